@@ -1,0 +1,14 @@
+//! holdfast's booking core: an event seat has at most one confirmed booking,
+//! whatever races, crashes, retries or late payments happen, and nothing
+//! charged is ever invisible.
+//!
+//! - [`model`]: the records (pure data).
+//! - [`store`]: the authoritative store ([`store::Store`], [`store::MemStore`], [`store::PgStore`]).
+//! - [`clock`], [`ids`]: injected time and ids, so the simulator decides both.
+
+#![warn(missing_docs)]
+
+pub mod clock;
+pub mod ids;
+pub mod model;
+pub mod store;

@@ -1,0 +1,360 @@
+//! The records of the booking domain: seats, orders, payment operations,
+//! bookings, compensations and the outbox. Pure data, no I/O.
+//!
+//! Every time is milliseconds since the Unix epoch *by the store's clock*
+//! (`*_at_ms`); every duration carries its unit (`*_ms`).
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// An event's identifier: 1..=64 characters of `[A-Za-z0-9_.-]`.
+pub type EventId = String;
+/// A seat's identifier within its event: same alphabet and length as [`EventId`].
+pub type SeatId = String;
+/// A user's identifier: same alphabet and length as [`EventId`].
+pub type UserId = String;
+
+/// Upper bound on the seats of one hold: a selection is small by construction.
+pub const MAX_SEATS_PER_HOLD: usize = 8;
+/// Upper bound on the seats of one event.
+pub const MAX_SEATS_PER_EVENT: usize = 100_000;
+/// Upper bound on a hold's time to live.
+pub const MAX_HOLD_TTL_MS: i64 = 60 * 60 * 1000;
+/// Upper bound on a payment's time to live.
+pub const MAX_PAYMENT_TTL_MS: i64 = 24 * 60 * 60 * 1000;
+/// Upper bound on an idempotency key's length.
+pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 128;
+
+macro_rules! string_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $variant:ident => $s:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name { $($(#[$vm])* $variant),+ }
+
+        impl $name {
+            /// Every variant, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            /// The stable name used in SQL, JSON and traces.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $s),+ }
+            }
+            /// Parses the stable name; `None` for anything else.
+            pub fn parse(s: &str) -> Option<Self> {
+                match s { $($s => Some($name::$variant),)+ _ => None }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+string_enum! {
+    /// Where a seat is in its life: `available -> held -> payment_pending -> sold`,
+    /// with `held -> available` (release, expiry) and `payment_pending -> available`
+    /// (payment failed, unresolved payment released after its deadline).
+    SeatState {
+        /// Nobody owns it.
+        Available => "available",
+        /// A holder owns it with a token until `hold_expires_at_ms`.
+        Held => "held",
+        /// An order's payment operation owns it.
+        PaymentPending => "payment_pending",
+        /// A confirmed booking owns it, for good.
+        Sold => "sold",
+    }
+}
+
+/// The transitions a seat may make, as a table: `(from, to)`.
+/// `held -> held` is a takeover of an expired hold (or a renewal by a new token).
+pub const SEAT_TRANSITIONS: &[(SeatState, SeatState)] = &[
+    (SeatState::Available, SeatState::Held),
+    (SeatState::Held, SeatState::Held),
+    (SeatState::Held, SeatState::Available),
+    (SeatState::Held, SeatState::PaymentPending),
+    (SeatState::PaymentPending, SeatState::Sold),
+    (SeatState::PaymentPending, SeatState::Available),
+];
+
+/// Whether `from -> to` is an allowed seat transition.
+pub fn seat_transition_allowed(from: SeatState, to: SeatState) -> bool {
+    SEAT_TRANSITIONS.contains(&(from, to))
+}
+
+string_enum! {
+    /// Where an order is. `pending`/`reconciling` own their seats; every other
+    /// state does not. `compensating`, `compensated` and `compensation_failed`
+    /// are orders that were charged without a ticket (a late success).
+    OrderStatus {
+        /// Payment dispatched or about to be; the seats are reserved for it.
+        Pending => "pending",
+        /// The provider's answer was lost; reconciliation asks until known. Seats stay reserved.
+        Reconciling => "reconciling",
+        /// Charged and booked.
+        Confirmed => "confirmed",
+        /// The provider declined; the seats were released. Nothing charged.
+        Failed => "failed",
+        /// Unresolved past its payment deadline; the seats were released and the decision recorded.
+        Released => "released",
+        /// Charged after the seats were released: a void/refund is under way.
+        Compensating => "compensating",
+        /// Charged after release, and the money went back.
+        Compensated => "compensated",
+        /// Charged after release, and giving the money back failed for good: operators must act.
+        CompensationFailed => "compensation_failed",
+    }
+}
+
+impl OrderStatus {
+    /// Whether an order in this state still owns (reserves) its seats.
+    pub fn owns_seats(self) -> bool {
+        matches!(self, OrderStatus::Pending | OrderStatus::Reconciling)
+    }
+}
+
+string_enum! {
+    /// What the payment provider has said about a payment operation.
+    PaymentStatus {
+        /// Not yet answered.
+        Pending => "pending",
+        /// Asked, and the answer was lost (timeout, 5xx after processing): neither success nor failure.
+        Unknown => "unknown",
+        /// Charged.
+        Succeeded => "succeeded",
+        /// Declined; nothing charged.
+        Failed => "failed",
+    }
+}
+
+string_enum! {
+    /// How a charge is given back.
+    CompensationKind {
+        /// Cancel an authorization before capture.
+        Void => "void",
+        /// Return captured money.
+        Refund => "refund",
+    }
+}
+
+string_enum! {
+    /// Where a compensation is. `failed` is final and visible to operators.
+    CompensationStatus {
+        /// Waiting for its next attempt (at `next_attempt_at_ms`).
+        Requested => "requested",
+        /// An attempt is under way.
+        InFlight => "in_flight",
+        /// The money went back.
+        Succeeded => "succeeded",
+        /// Attempts exhausted: operators must act.
+        Failed => "failed",
+    }
+}
+
+string_enum! {
+    /// What a dispatch event asks the dispatcher to do.
+    OutboxKind {
+        /// Ask the provider to charge a payment operation.
+        Charge => "charge",
+        /// Ask the provider to void/refund a compensation.
+        Compensate => "compensate",
+    }
+}
+
+string_enum! {
+    /// Where a dispatch event is.
+    OutboxStatus {
+        /// Waiting (or leased until `available_at_ms`).
+        Pending => "pending",
+        /// Handled; kept for audit, never deleted silently.
+        Done => "done",
+    }
+}
+
+/// One seat of one event: the record that decides who owns it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seat {
+    /// The event.
+    pub event_id: EventId,
+    /// The seat within the event.
+    pub seat_id: SeatId,
+    /// Current state.
+    pub state: SeatState,
+    /// Bumped by one on every change.
+    pub version: i64,
+    /// The current hold's token (`held`, `payment_pending`).
+    pub hold_token: Option<Uuid>,
+    /// The current holder (`held`, `payment_pending`, `sold`).
+    pub holder_id: Option<UserId>,
+    /// When the current hold expires (`held`, `payment_pending`).
+    pub hold_expires_at_ms: Option<i64>,
+    /// The order that reserves or bought the seat (`payment_pending`, `sold`).
+    pub order_id: Option<Uuid>,
+    /// The confirmed booking (`sold`).
+    pub booking_id: Option<Uuid>,
+}
+
+/// An event and its per-seat price.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    /// The event.
+    pub event_id: EventId,
+    /// Price of one seat, in cents.
+    pub price_cents: i64,
+    /// When it was created.
+    pub created_at_ms: i64,
+}
+
+/// A checkout: the seats of one hold, moving through payment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Order {
+    /// The event.
+    pub event_id: EventId,
+    /// Unique order id.
+    pub order_id: Uuid,
+    /// The buyer.
+    pub holder_id: UserId,
+    /// The hold token the order was created from.
+    pub hold_token: Uuid,
+    /// The seats, sorted.
+    pub seat_ids: Vec<SeatId>,
+    /// Total to charge, in cents.
+    pub amount_cents: i64,
+    /// Where the order is.
+    pub status: OrderStatus,
+    /// Its (one) payment operation; also the provider's idempotency key.
+    pub payment_op_id: Uuid,
+    /// After this instant an unresolved payment may be released.
+    pub payment_deadline_at_ms: i64,
+    /// The client's idempotency key for the checkout.
+    pub idempotency_key: String,
+    /// Why the order left the `pending`/`reconciling` states without a sale, when it did.
+    pub resolution_reason: Option<String>,
+    /// Created.
+    pub created_at_ms: i64,
+    /// Last changed.
+    pub updated_at_ms: i64,
+}
+
+/// One call (and its retries) to the payment provider for an order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaymentOp {
+    /// The event.
+    pub event_id: EventId,
+    /// Unique; used as the provider's idempotency key.
+    pub payment_op_id: Uuid,
+    /// The order it pays for.
+    pub order_id: Uuid,
+    /// Amount, in cents.
+    pub amount_cents: i64,
+    /// What the provider has said.
+    pub status: PaymentStatus,
+    /// The provider's payment id, once known.
+    pub provider_payment_id: Option<String>,
+    /// Last error seen talking to the provider.
+    pub last_error: Option<String>,
+    /// Last changed.
+    pub updated_at_ms: i64,
+}
+
+/// A confirmed booking: one per sold seat.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Booking {
+    /// The event.
+    pub event_id: EventId,
+    /// The seat.
+    pub seat_id: SeatId,
+    /// Unique booking id.
+    pub booking_id: Uuid,
+    /// The order that bought it.
+    pub order_id: Uuid,
+    /// The payment operation that paid for it.
+    pub payment_op_id: Uuid,
+    /// The buyer.
+    pub holder_id: UserId,
+    /// When it was confirmed.
+    pub created_at_ms: i64,
+}
+
+/// Money to give back: a charge that bought no ticket.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Compensation {
+    /// The event.
+    pub event_id: EventId,
+    /// Unique compensation id; also the provider's idempotency key for the refund.
+    pub compensation_id: Uuid,
+    /// The order that was charged.
+    pub order_id: Uuid,
+    /// The payment operation that was charged.
+    pub payment_op_id: Uuid,
+    /// Void or refund.
+    pub kind: CompensationKind,
+    /// Amount to give back, in cents.
+    pub amount_cents: i64,
+    /// Where it is.
+    pub status: CompensationStatus,
+    /// Attempts made so far.
+    pub attempts: i32,
+    /// Last error from the provider.
+    pub last_error: Option<String>,
+    /// Earliest instant of the next attempt (`requested`).
+    pub next_attempt_at_ms: i64,
+    /// Created.
+    pub created_at_ms: i64,
+    /// Last changed.
+    pub updated_at_ms: i64,
+}
+
+/// A durable dispatch event: work for the dispatcher, written in the same
+/// transaction as the state change that calls for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutboxEvent {
+    /// The event.
+    pub event_id: EventId,
+    /// Unique id.
+    pub outbox_id: Uuid,
+    /// What to do.
+    pub kind: OutboxKind,
+    /// The payment operation (`charge`) or compensation (`compensate`) concerned.
+    pub ref_id: Uuid,
+    /// Pending or done.
+    pub status: OutboxStatus,
+    /// Times it was claimed.
+    pub attempts: i32,
+    /// Claimable from this instant (a claim leases it until then).
+    pub available_at_ms: i64,
+    /// Last error while handling it.
+    pub last_error: Option<String>,
+    /// Created.
+    pub created_at_ms: i64,
+}
+
+/// Everything a store holds, in canonical order (sorted by key). Used by the
+/// differential test and by invariant checkers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// Events by id.
+    pub events: Vec<Event>,
+    /// Seats by (event, seat).
+    pub seats: Vec<Seat>,
+    /// Orders by (event, order id).
+    pub orders: Vec<Order>,
+    /// Payment operations by (event, id).
+    pub payment_ops: Vec<PaymentOp>,
+    /// Bookings by (event, seat, booking id).
+    pub bookings: Vec<Booking>,
+    /// Compensations by (event, id).
+    pub compensations: Vec<Compensation>,
+    /// Dispatch events by (event, id).
+    pub outbox: Vec<OutboxEvent>,
+}
+
+/// Whether `id` is a valid event, seat or user id.
+pub fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+}

@@ -1,0 +1,110 @@
+//! The named errors of the store.
+
+use crate::model::{EventId, SeatId};
+use uuid::Uuid;
+
+/// Why a store operation did not apply. Every variant but `Backend` is the
+/// caller's to handle (a 4xx); `Backend` is the store failing (a 503).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The request is malformed (bad id, empty or oversized selection, bad TTL, ...).
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// No such event.
+    #[error("unknown event {0}")]
+    UnknownEvent(EventId),
+    /// The event already exists.
+    #[error("event {0} already exists")]
+    EventExists(EventId),
+    /// A requested seat does not exist in the event.
+    #[error("unknown seat {seat_id} in event {event_id}")]
+    UnknownSeat {
+        /// The event.
+        event_id: EventId,
+        /// The first (in sorted order) unknown seat.
+        seat_id: SeatId,
+    },
+    /// A requested seat is owned by someone else (held, pending or sold).
+    #[error("seat {seat_id} of event {event_id} is not available")]
+    SeatUnavailable {
+        /// The event.
+        event_id: EventId,
+        /// The first (in sorted order) unavailable seat.
+        seat_id: SeatId,
+    },
+    /// No seat carries this hold token (never issued, released, or already checked out).
+    #[error("no hold with this token")]
+    HoldNotFound,
+    /// The token was once valid for these seats but another token owns them now.
+    #[error("stale hold token: the seats are owned by another hold")]
+    StaleToken,
+    /// The token is current but belongs to another user.
+    #[error("the hold belongs to another user")]
+    NotHolder,
+    /// The hold's deadline has passed by the store's clock.
+    #[error("the hold expired at {expired_at_ms}")]
+    HoldExpired {
+        /// When it expired.
+        expired_at_ms: i64,
+    },
+    /// The idempotency key was used before with a different request.
+    #[error("idempotency key reused with a different request")]
+    IdempotencyKeyReused,
+    /// No such order.
+    #[error("unknown order {0}")]
+    UnknownOrder(Uuid),
+    /// No such payment operation.
+    #[error("unknown payment operation {0}")]
+    UnknownPaymentOp(Uuid),
+    /// The provider's outcomes for an operation contradict each other.
+    #[error("payment operation {0} already has a contradicting outcome")]
+    PaymentConflict(Uuid),
+    /// The payment deadline has not passed yet.
+    #[error("payment deadline not passed (at {deadline_at_ms})")]
+    DeadlineNotPassed {
+        /// The deadline.
+        deadline_at_ms: i64,
+    },
+    /// The order no longer owns seats (already resolved).
+    #[error("order {0} is already resolved")]
+    OrderNotOpen(Uuid),
+    /// No such dispatch event.
+    #[error("unknown outbox event {0}")]
+    UnknownOutboxEvent(Uuid),
+    /// No such compensation.
+    #[error("unknown compensation {0}")]
+    UnknownCompensation(Uuid),
+    /// The compensation is not `requested` or not due yet.
+    #[error("compensation {0} is not due")]
+    CompensationNotDue(Uuid),
+    /// The backing store failed (connection, deadlock retries exhausted, ...).
+    #[error("store backend error: {0}")]
+    Backend(String),
+}
+
+impl StoreError {
+    /// A stable machine name, used as the problem `type` on HTTP and in traces.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            StoreError::InvalidInput(_) => "invalid-input",
+            StoreError::UnknownEvent(_) => "unknown-event",
+            StoreError::EventExists(_) => "event-exists",
+            StoreError::UnknownSeat { .. } => "unknown-seat",
+            StoreError::SeatUnavailable { .. } => "seat-unavailable",
+            StoreError::HoldNotFound => "hold-not-found",
+            StoreError::StaleToken => "stale-token",
+            StoreError::NotHolder => "not-holder",
+            StoreError::HoldExpired { .. } => "hold-expired",
+            StoreError::IdempotencyKeyReused => "idempotency-key-reused",
+            StoreError::UnknownOrder(_) => "unknown-order",
+            StoreError::UnknownPaymentOp(_) => "unknown-payment-op",
+            StoreError::PaymentConflict(_) => "payment-conflict",
+            StoreError::DeadlineNotPassed { .. } => "deadline-not-passed",
+            StoreError::OrderNotOpen(_) => "order-not-open",
+            StoreError::UnknownOutboxEvent(_) => "unknown-outbox-event",
+            StoreError::UnknownCompensation(_) => "unknown-compensation",
+            StoreError::CompensationNotDue(_) => "compensation-not-due",
+            StoreError::Backend(_) => "backend",
+        }
+    }
+}

@@ -1,0 +1,693 @@
+//! `MemStore`: the deterministic in-memory store the simulator runs against.
+//! One mutex makes every operation one atomic transaction; BTreeMaps make
+//! every iteration ordered. Time and ids come from injected sources.
+//! Every operation checks everything before it writes anything, so a refused
+//! operation changes nothing (no partial writes, no rollback needed).
+
+use super::decide::{check_checkout, check_holdable, diagnose_release};
+use super::types::*;
+use super::{Store, StoreError};
+use crate::clock::Clock;
+use crate::ids::IdSource;
+use crate::model::*;
+use async_trait::async_trait;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use uuid::Uuid;
+
+/// What an idempotency key committed to.
+#[derive(Debug, Clone)]
+struct IdemRecord {
+    hold_token: Uuid,
+    seat_ids: Vec<SeatId>,
+    order_id: Uuid,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    events: BTreeMap<EventId, Event>,
+    seats: BTreeMap<(EventId, SeatId), Seat>,
+    orders: BTreeMap<(EventId, Uuid), Order>,
+    order_event: BTreeMap<Uuid, EventId>,
+    payment_ops: BTreeMap<(EventId, Uuid), PaymentOp>,
+    payment_op_event: BTreeMap<Uuid, EventId>,
+    bookings: BTreeMap<(EventId, SeatId, Uuid), Booking>,
+    compensations: BTreeMap<(EventId, Uuid), Compensation>,
+    compensation_event: BTreeMap<Uuid, EventId>,
+    outbox: BTreeMap<(EventId, Uuid), OutboxEvent>,
+    idempotency: BTreeMap<(EventId, UserId, String), IdemRecord>,
+}
+
+/// The in-memory store. Cheap to clone (clones share state).
+#[derive(Clone)]
+pub struct MemStore {
+    inner: Arc<Mutex<Inner>>,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn IdSource>,
+    broken_checkout: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for MemStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemStore").finish_non_exhaustive()
+    }
+}
+
+impl MemStore {
+    /// An empty store whose clock is `clock` and whose ids come from `ids`.
+    pub fn new(clock: Arc<dyn Clock>, ids: Arc<dyn IdSource>) -> Self {
+        Self {
+            inner: Arc::new(Mutex::new(Inner::default())),
+            clock,
+            ids,
+            broken_checkout: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Test-only fault: checkout stops checking the token, holder and deadline
+    /// (the bug an unconditional `UPDATE ... SET state = 'payment_pending'` is).
+    /// Exists so tests can prove the harness catches a broken store.
+    #[doc(hidden)]
+    pub fn break_checkout_token_check(&self) {
+        self.broken_checkout.store(true, Ordering::SeqCst);
+    }
+
+    fn tx<T>(&self, f: impl FnOnce(&mut Inner, i64, &dyn IdSource) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let mut guard = self.inner.lock().expect("MemStore poisoned");
+        let now_ms = self.clock.now_ms();
+        f(&mut guard, now_ms, self.ids.as_ref())
+    }
+}
+
+impl Inner {
+    fn event(&self, event_id: &EventId) -> Result<&Event, StoreError> {
+        self.events.get(event_id).ok_or_else(|| StoreError::UnknownEvent(event_id.clone()))
+    }
+
+    fn locked_seats(&self, event_id: &EventId, sorted: &[SeatId]) -> Vec<Seat> {
+        sorted.iter().filter_map(|s| self.seats.get(&(event_id.clone(), s.clone())).cloned()).collect()
+    }
+
+    fn payment_op_key(&self, payment_op_id: Uuid) -> Result<(EventId, Uuid), StoreError> {
+        let ev = self.payment_op_event.get(&payment_op_id).ok_or(StoreError::UnknownPaymentOp(payment_op_id))?;
+        Ok((ev.clone(), payment_op_id))
+    }
+
+    fn order_of_op(&self, op: &PaymentOp) -> Order {
+        self.orders[&(op.event_id.clone(), op.order_id)].clone()
+    }
+
+    fn put_order(&mut self, order: Order) {
+        self.orders.insert((order.event_id.clone(), order.order_id), order);
+    }
+
+    fn put_op(&mut self, op: PaymentOp) {
+        self.payment_ops.insert((op.event_id.clone(), op.payment_op_id), op);
+    }
+
+    /// Returns the seats reserved by `order` to `available`.
+    fn free_order_seats(&mut self, order: &Order) {
+        for seat_id in &order.seat_ids {
+            let seat = self.seats.get_mut(&(order.event_id.clone(), seat_id.clone())).expect("order seat exists");
+            if seat.state == SeatState::PaymentPending && seat.order_id == Some(order.order_id) {
+                make_available(seat);
+            }
+        }
+    }
+
+    fn bookings_of_order(&self, order: &Order) -> Vec<Booking> {
+        self.bookings
+            .range((order.event_id.clone(), String::new(), Uuid::nil())..)
+            .take_while(|((ev, _, _), _)| ev == &order.event_id)
+            .map(|(_, b)| b)
+            .filter(|b| b.order_id == order.order_id)
+            .cloned()
+            .collect()
+    }
+
+    fn compensations_of_order(&self, order_id: Uuid) -> Vec<Compensation> {
+        self.compensations.values().filter(|c| c.order_id == order_id).cloned().collect()
+    }
+}
+
+fn make_available(seat: &mut Seat) {
+    seat.state = SeatState::Available;
+    seat.hold_token = None;
+    seat.holder_id = None;
+    seat.hold_expires_at_ms = None;
+    seat.order_id = None;
+    seat.booking_id = None;
+    seat.version += 1;
+}
+
+#[async_trait]
+impl Store for MemStore {
+    async fn now_ms(&self) -> Result<i64, StoreError> {
+        Ok(self.clock.now_ms())
+    }
+
+    async fn create_event(&self, req: &CreateEvent) -> Result<(), StoreError> {
+        let sorted = req.validate()?;
+        self.tx(|db, now_ms, _| {
+            if db.events.contains_key(&req.event_id) {
+                return Err(StoreError::EventExists(req.event_id.clone()));
+            }
+            db.events.insert(
+                req.event_id.clone(),
+                Event { event_id: req.event_id.clone(), price_cents: req.price_cents, created_at_ms: now_ms },
+            );
+            for seat_id in sorted {
+                db.seats.insert(
+                    (req.event_id.clone(), seat_id.clone()),
+                    Seat {
+                        event_id: req.event_id.clone(),
+                        seat_id,
+                        state: SeatState::Available,
+                        version: 0,
+                        hold_token: None,
+                        holder_id: None,
+                        hold_expires_at_ms: None,
+                        order_id: None,
+                        booking_id: None,
+                    },
+                );
+            }
+            Ok(())
+        })
+    }
+
+    async fn acquire_hold(&self, req: &AcquireHold) -> Result<HoldGrant, StoreError> {
+        let sorted = req.validate()?;
+        self.tx(|db, now_ms, ids| {
+            db.event(&req.event_id)?;
+            let locked = db.locked_seats(&req.event_id, &sorted);
+            check_holdable(&req.event_id, &sorted, &locked, now_ms)?;
+            let hold_token = ids.next_uuid();
+            let expires_at_ms = now_ms + req.ttl_ms;
+            let mut seats = Vec::with_capacity(sorted.len());
+            let mut reclaimed = Vec::new();
+            for old in locked {
+                if old.state == SeatState::Held {
+                    reclaimed.push(ReclaimedHold {
+                        seat_id: old.seat_id.clone(),
+                        expired_at_ms: old.hold_expires_at_ms.expect("held seat has a deadline"),
+                    });
+                }
+                let seat = db.seats.get_mut(&(req.event_id.clone(), old.seat_id.clone())).expect("locked");
+                seat.state = SeatState::Held;
+                seat.hold_token = Some(hold_token);
+                seat.holder_id = Some(req.holder_id.clone());
+                seat.hold_expires_at_ms = Some(expires_at_ms);
+                seat.order_id = None;
+                seat.booking_id = None;
+                seat.version += 1;
+                seats.push(HeldSeat { seat_id: seat.seat_id.clone(), version: seat.version });
+            }
+            Ok(HoldGrant {
+                event_id: req.event_id.clone(),
+                holder_id: req.holder_id.clone(),
+                hold_token,
+                seats,
+                expires_at_ms,
+                granted_at_ms: now_ms,
+                reclaimed,
+            })
+        })
+    }
+
+    async fn release_hold(&self, req: &ReleaseHold) -> Result<Vec<SeatId>, StoreError> {
+        req.validate()?;
+        self.tx(|db, _, _| {
+            db.event(&req.event_id)?;
+            let with_token: Vec<Seat> = db
+                .seats
+                .range((req.event_id.clone(), String::new())..)
+                .take_while(|((ev, _), _)| ev == &req.event_id)
+                .map(|(_, s)| s)
+                .filter(|s| s.hold_token == Some(req.hold_token))
+                .cloned()
+                .collect();
+            let releasable: Vec<&Seat> = with_token
+                .iter()
+                .filter(|s| s.state == SeatState::Held && s.holder_id.as_ref() == Some(&req.holder_id))
+                .collect();
+            if releasable.is_empty() {
+                return Err(diagnose_release(&with_token, &req.holder_id));
+            }
+            let mut released = Vec::with_capacity(releasable.len());
+            for s in releasable {
+                make_available(db.seats.get_mut(&(req.event_id.clone(), s.seat_id.clone())).expect("exists"));
+                released.push(s.seat_id.clone());
+            }
+            Ok(released)
+        })
+    }
+
+    async fn sweep_expired_holds(&self, limit_seats: u32) -> Result<Vec<ExpiredHold>, StoreError> {
+        self.tx(|db, now_ms, _| {
+            let mut due: Vec<(i64, EventId, SeatId)> = db
+                .seats
+                .values()
+                .filter(|s| s.state == SeatState::Held && s.hold_expires_at_ms.is_some_and(|t| t <= now_ms))
+                .map(|s| (s.hold_expires_at_ms.expect("held"), s.event_id.clone(), s.seat_id.clone()))
+                .collect();
+            due.sort();
+            due.truncate(limit_seats as usize);
+            let mut out = Vec::with_capacity(due.len());
+            for (expired_at_ms, event_id, seat_id) in due {
+                make_available(db.seats.get_mut(&(event_id.clone(), seat_id.clone())).expect("exists"));
+                out.push(ExpiredHold { event_id, seat_id, expired_at_ms, reclaimed_at_ms: now_ms });
+            }
+            Ok(out)
+        })
+    }
+
+    async fn begin_payment(&self, req: &BeginPayment) -> Result<BeginPaymentOutcome, StoreError> {
+        let sorted = req.validate()?;
+        let broken = self.broken_checkout.load(Ordering::SeqCst);
+        self.tx(|db, now_ms, ids| {
+            let price_cents = db.event(&req.event_id)?.price_cents;
+            let key = (req.event_id.clone(), req.holder_id.clone(), req.idempotency_key.clone());
+            if let Some(rec) = db.idempotency.get(&key) {
+                if rec.hold_token != req.hold_token || rec.seat_ids != sorted {
+                    return Err(StoreError::IdempotencyKeyReused);
+                }
+                let order = db.orders[&(req.event_id.clone(), rec.order_id)].clone();
+                return Ok(BeginPaymentOutcome { order, replayed: true });
+            }
+            let locked = db.locked_seats(&req.event_id, &sorted);
+            if broken {
+                // The deliberate bug: only existence and "not sold" are checked.
+                if locked.len() != sorted.len() || locked.iter().any(|s| s.state == SeatState::PaymentPending || s.state == SeatState::Sold) {
+                    check_checkout(&req.event_id, &sorted, &locked, req.hold_token, &req.holder_id, now_ms)?;
+                }
+            } else {
+                check_checkout(&req.event_id, &sorted, &locked, req.hold_token, &req.holder_id, now_ms)?;
+            }
+            let order_id = ids.next_uuid();
+            let payment_op_id = ids.next_uuid();
+            let outbox_id = ids.next_uuid();
+            let amount_cents = price_cents * sorted.len() as i64;
+            for seat_id in &sorted {
+                let seat = db.seats.get_mut(&(req.event_id.clone(), seat_id.clone())).expect("locked");
+                seat.state = SeatState::PaymentPending;
+                seat.order_id = Some(order_id);
+                if broken {
+                    seat.hold_token = Some(req.hold_token);
+                    seat.holder_id = Some(req.holder_id.clone());
+                }
+                seat.version += 1;
+            }
+            let order = Order {
+                event_id: req.event_id.clone(),
+                order_id,
+                holder_id: req.holder_id.clone(),
+                hold_token: req.hold_token,
+                seat_ids: sorted.clone(),
+                amount_cents,
+                status: OrderStatus::Pending,
+                payment_op_id,
+                payment_deadline_at_ms: now_ms + req.payment_ttl_ms,
+                idempotency_key: req.idempotency_key.clone(),
+                resolution_reason: None,
+                created_at_ms: now_ms,
+                updated_at_ms: now_ms,
+            };
+            db.put_order(order.clone());
+            db.order_event.insert(order_id, req.event_id.clone());
+            db.put_op(PaymentOp {
+                event_id: req.event_id.clone(),
+                payment_op_id,
+                order_id,
+                amount_cents,
+                status: PaymentStatus::Pending,
+                provider_payment_id: None,
+                last_error: None,
+                updated_at_ms: now_ms,
+            });
+            db.payment_op_event.insert(payment_op_id, req.event_id.clone());
+            db.outbox.insert(
+                (req.event_id.clone(), outbox_id),
+                OutboxEvent {
+                    event_id: req.event_id.clone(),
+                    outbox_id,
+                    kind: OutboxKind::Charge,
+                    ref_id: payment_op_id,
+                    status: OutboxStatus::Pending,
+                    attempts: 0,
+                    available_at_ms: now_ms,
+                    last_error: None,
+                    created_at_ms: now_ms,
+                },
+            );
+            db.idempotency.insert(key, IdemRecord { hold_token: req.hold_token, seat_ids: sorted, order_id });
+            Ok(BeginPaymentOutcome { order, replayed: false })
+        })
+    }
+
+    async fn record_payment_success(&self, req: &PaymentSuccess) -> Result<SaleOutcome, StoreError> {
+        if req.provider_payment_id.is_empty() || req.provider_payment_id.len() > 128 {
+            return Err(StoreError::InvalidInput("provider_payment_id must be 1..=128 characters".into()));
+        }
+        self.tx(|db, now_ms, ids| {
+            let key = db.payment_op_key(req.payment_op_id)?;
+            let mut op = db.payment_ops[&key].clone();
+            let mut order = db.order_of_op(&op);
+            match op.status {
+                PaymentStatus::Succeeded => {
+                    return Ok(if order.status == OrderStatus::Confirmed {
+                        let bookings = db.bookings_of_order(&order);
+                        SaleOutcome::Confirmed { order, bookings }
+                    } else {
+                        let compensation = db.compensations_of_order(order.order_id).into_iter().next().expect("charged order without a ticket has a compensation");
+                        SaleOutcome::Compensating { order, compensation }
+                    });
+                }
+                PaymentStatus::Failed => return Err(StoreError::PaymentConflict(op.payment_op_id)),
+                PaymentStatus::Pending | PaymentStatus::Unknown => {}
+            }
+            op.status = PaymentStatus::Succeeded;
+            op.provider_payment_id = Some(req.provider_payment_id.clone());
+            op.updated_at_ms = now_ms;
+            db.put_op(op.clone());
+            order.updated_at_ms = now_ms;
+            if order.status.owns_seats() {
+                let mut bookings = Vec::with_capacity(order.seat_ids.len());
+                for seat_id in &order.seat_ids {
+                    let booking_id = ids.next_uuid();
+                    let seat = db.seats.get_mut(&(order.event_id.clone(), seat_id.clone())).expect("order seat");
+                    assert!(
+                        seat.state == SeatState::PaymentPending && seat.order_id == Some(order.order_id),
+                        "an open order owns its seats"
+                    );
+                    seat.state = SeatState::Sold;
+                    seat.booking_id = Some(booking_id);
+                    seat.hold_expires_at_ms = None;
+                    seat.version += 1;
+                    let booking = Booking {
+                        event_id: order.event_id.clone(),
+                        seat_id: seat_id.clone(),
+                        booking_id,
+                        order_id: order.order_id,
+                        payment_op_id: op.payment_op_id,
+                        holder_id: order.holder_id.clone(),
+                        created_at_ms: now_ms,
+                    };
+                    db.bookings.insert((order.event_id.clone(), seat_id.clone(), booking_id), booking.clone());
+                    bookings.push(booking);
+                }
+                order.status = OrderStatus::Confirmed;
+                db.put_order(order.clone());
+                Ok(SaleOutcome::Confirmed { order, bookings })
+            } else {
+                let compensation_id = ids.next_uuid();
+                let outbox_id = ids.next_uuid();
+                let compensation = Compensation {
+                    event_id: order.event_id.clone(),
+                    compensation_id,
+                    order_id: order.order_id,
+                    payment_op_id: op.payment_op_id,
+                    kind: CompensationKind::Refund,
+                    amount_cents: op.amount_cents,
+                    status: CompensationStatus::Requested,
+                    attempts: 0,
+                    last_error: None,
+                    next_attempt_at_ms: now_ms,
+                    created_at_ms: now_ms,
+                    updated_at_ms: now_ms,
+                };
+                db.compensations.insert((order.event_id.clone(), compensation_id), compensation.clone());
+                db.compensation_event.insert(compensation_id, order.event_id.clone());
+                db.outbox.insert(
+                    (order.event_id.clone(), outbox_id),
+                    OutboxEvent {
+                        event_id: order.event_id.clone(),
+                        outbox_id,
+                        kind: OutboxKind::Compensate,
+                        ref_id: compensation_id,
+                        status: OutboxStatus::Pending,
+                        attempts: 0,
+                        available_at_ms: now_ms,
+                        last_error: None,
+                        created_at_ms: now_ms,
+                    },
+                );
+                order.status = OrderStatus::Compensating;
+                db.put_order(order.clone());
+                Ok(SaleOutcome::Compensating { order, compensation })
+            }
+        })
+    }
+
+    async fn record_payment_failure(&self, payment_op_id: Uuid, reason: &str) -> Result<Order, StoreError> {
+        let reason = bounded_text(reason);
+        self.tx(|db, now_ms, _| {
+            let key = db.payment_op_key(payment_op_id)?;
+            let mut op = db.payment_ops[&key].clone();
+            let mut order = db.order_of_op(&op);
+            match op.status {
+                PaymentStatus::Failed => return Ok(order),
+                PaymentStatus::Succeeded => return Err(StoreError::PaymentConflict(payment_op_id)),
+                PaymentStatus::Pending | PaymentStatus::Unknown => {}
+            }
+            op.status = PaymentStatus::Failed;
+            op.last_error = Some(reason.clone());
+            op.updated_at_ms = now_ms;
+            db.put_op(op);
+            if order.status.owns_seats() {
+                db.free_order_seats(&order);
+                order.status = OrderStatus::Failed;
+                order.resolution_reason = Some(format!("payment declined: {reason}"));
+                order.updated_at_ms = now_ms;
+                db.put_order(order.clone());
+            }
+            Ok(order)
+        })
+    }
+
+    async fn record_payment_unknown(&self, payment_op_id: Uuid, error: &str) -> Result<Order, StoreError> {
+        let error = bounded_text(error);
+        self.tx(|db, now_ms, _| {
+            let key = db.payment_op_key(payment_op_id)?;
+            let mut op = db.payment_ops[&key].clone();
+            let mut order = db.order_of_op(&op);
+            if matches!(op.status, PaymentStatus::Pending | PaymentStatus::Unknown) {
+                op.status = PaymentStatus::Unknown;
+                op.last_error = Some(error);
+                op.updated_at_ms = now_ms;
+                db.put_op(op);
+                if order.status == OrderStatus::Pending {
+                    order.status = OrderStatus::Reconciling;
+                    order.updated_at_ms = now_ms;
+                    db.put_order(order.clone());
+                }
+            }
+            Ok(order)
+        })
+    }
+
+    async fn release_unresolved_payment(&self, payment_op_id: Uuid, reason: &str) -> Result<Order, StoreError> {
+        let reason = bounded_text(reason);
+        self.tx(|db, now_ms, _| {
+            let key = db.payment_op_key(payment_op_id)?;
+            let op = db.payment_ops[&key].clone();
+            let mut order = db.order_of_op(&op);
+            if !order.status.owns_seats() {
+                return Err(StoreError::OrderNotOpen(order.order_id));
+            }
+            if now_ms < order.payment_deadline_at_ms {
+                return Err(StoreError::DeadlineNotPassed { deadline_at_ms: order.payment_deadline_at_ms });
+            }
+            db.free_order_seats(&order);
+            order.status = OrderStatus::Released;
+            order.resolution_reason = Some(reason);
+            order.updated_at_ms = now_ms;
+            db.put_order(order.clone());
+            Ok(order)
+        })
+    }
+
+    async fn claim_outbox(&self, limit: u32, lease_ms: i64) -> Result<Vec<OutboxEvent>, StoreError> {
+        if lease_ms < 1 {
+            return Err(StoreError::InvalidInput("lease_ms must be >= 1".into()));
+        }
+        self.tx(|db, now_ms, _| {
+            let mut due: Vec<(i64, i64, EventId, Uuid)> = db
+                .outbox
+                .values()
+                .filter(|o| o.status == OutboxStatus::Pending && o.available_at_ms <= now_ms)
+                .map(|o| (o.available_at_ms, o.created_at_ms, o.event_id.clone(), o.outbox_id))
+                .collect();
+            due.sort();
+            due.truncate(limit as usize);
+            let mut out = Vec::with_capacity(due.len());
+            for (_, _, event_id, outbox_id) in due {
+                let o = db.outbox.get_mut(&(event_id, outbox_id)).expect("exists");
+                o.attempts += 1;
+                o.available_at_ms = now_ms + lease_ms;
+                out.push(o.clone());
+            }
+            Ok(out)
+        })
+    }
+
+    async fn complete_outbox(&self, event_id: &EventId, outbox_id: Uuid) -> Result<(), StoreError> {
+        self.tx(|db, _, _| {
+            let o = db.outbox.get_mut(&(event_id.clone(), outbox_id)).ok_or(StoreError::UnknownOutboxEvent(outbox_id))?;
+            o.status = OutboxStatus::Done;
+            Ok(())
+        })
+    }
+
+    async fn retry_outbox(&self, event_id: &EventId, outbox_id: Uuid, error: &str, retry_after_ms: i64) -> Result<(), StoreError> {
+        if retry_after_ms < 0 {
+            return Err(StoreError::InvalidInput("retry_after_ms must be >= 0".into()));
+        }
+        let error = bounded_text(error);
+        self.tx(|db, now_ms, _| {
+            let o = db.outbox.get_mut(&(event_id.clone(), outbox_id)).ok_or(StoreError::UnknownOutboxEvent(outbox_id))?;
+            if o.status == OutboxStatus::Pending {
+                o.last_error = Some(error);
+                o.available_at_ms = now_ms + retry_after_ms;
+            }
+            Ok(())
+        })
+    }
+
+    async fn start_compensation_attempt(&self, compensation_id: Uuid) -> Result<Compensation, StoreError> {
+        self.tx(|db, now_ms, _| {
+            let ev = db.compensation_event.get(&compensation_id).ok_or(StoreError::UnknownCompensation(compensation_id))?.clone();
+            let c = db.compensations.get_mut(&(ev, compensation_id)).expect("indexed");
+            if c.status != CompensationStatus::Requested || c.next_attempt_at_ms > now_ms {
+                return Err(StoreError::CompensationNotDue(compensation_id));
+            }
+            c.status = CompensationStatus::InFlight;
+            c.attempts += 1;
+            c.updated_at_ms = now_ms;
+            Ok(c.clone())
+        })
+    }
+
+    async fn finish_compensation_attempt(&self, req: &CompensationResult) -> Result<Compensation, StoreError> {
+        req.validate()?;
+        self.tx(|db, now_ms, _| {
+            let id = req.compensation_id;
+            let ev = db.compensation_event.get(&id).ok_or(StoreError::UnknownCompensation(id))?.clone();
+            let mut c = db.compensations[&(ev.clone(), id)].clone();
+            if matches!(c.status, CompensationStatus::Succeeded | CompensationStatus::Failed) {
+                return Ok(c);
+            }
+            let mut order = db.orders[&(ev.clone(), c.order_id)].clone();
+            c.updated_at_ms = now_ms;
+            match &req.outcome {
+                Ok(()) => {
+                    c.status = CompensationStatus::Succeeded;
+                    order.status = OrderStatus::Compensated;
+                }
+                Err(e) => {
+                    c.last_error = Some(bounded_text(e));
+                    if c.attempts >= req.max_attempts {
+                        c.status = CompensationStatus::Failed;
+                        order.status = OrderStatus::CompensationFailed;
+                    } else {
+                        c.status = CompensationStatus::Requested;
+                        c.next_attempt_at_ms = now_ms + req.retry_after_ms;
+                    }
+                }
+            }
+            if order.status != db.orders[&(ev.clone(), c.order_id)].status {
+                order.updated_at_ms = now_ms;
+                db.put_order(order);
+            }
+            db.compensations.insert((ev, id), c.clone());
+            Ok(c)
+        })
+    }
+
+    async fn seat_map(&self, event_id: &EventId) -> Result<Vec<Seat>, StoreError> {
+        self.tx(|db, _, _| {
+            db.event(event_id)?;
+            Ok(db
+                .seats
+                .range((event_id.clone(), String::new())..)
+                .take_while(|((ev, _), _)| ev == event_id)
+                .map(|(_, s)| s.clone())
+                .collect())
+        })
+    }
+
+    async fn order(&self, order_id: Uuid) -> Result<Order, StoreError> {
+        self.tx(|db, _, _| {
+            let ev = db.order_event.get(&order_id).ok_or(StoreError::UnknownOrder(order_id))?;
+            Ok(db.orders[&(ev.clone(), order_id)].clone())
+        })
+    }
+
+    async fn payment_op(&self, payment_op_id: Uuid) -> Result<PaymentOp, StoreError> {
+        self.tx(|db, _, _| {
+            let key = db.payment_op_key(payment_op_id)?;
+            Ok(db.payment_ops[&key].clone())
+        })
+    }
+
+    async fn compensations_for_order(&self, order_id: Uuid) -> Result<Vec<Compensation>, StoreError> {
+        self.tx(|db, _, _| Ok(db.compensations_of_order(order_id)))
+    }
+
+    async fn bookings(&self, event_id: &EventId) -> Result<Vec<Booking>, StoreError> {
+        self.tx(|db, _, _| {
+            Ok(db
+                .bookings
+                .range((event_id.clone(), String::new(), Uuid::nil())..)
+                .take_while(|((ev, _, _), _)| ev == event_id)
+                .map(|(_, b)| b.clone())
+                .collect())
+        })
+    }
+
+    async fn open_payments(&self, limit: u32) -> Result<Vec<(Order, PaymentOp)>, StoreError> {
+        self.tx(|db, _, _| {
+            let mut open: Vec<&Order> = db.orders.values().filter(|o| o.status.owns_seats()).collect();
+            open.sort_by(|a, b| (a.payment_deadline_at_ms, &a.event_id, a.order_id).cmp(&(b.payment_deadline_at_ms, &b.event_id, b.order_id)));
+            Ok(open
+                .into_iter()
+                .take(limit as usize)
+                .map(|o| (o.clone(), db.payment_ops[&(o.event_id.clone(), o.payment_op_id)].clone()))
+                .collect())
+        })
+    }
+
+    async fn needs_resolution(&self) -> Result<Resolution, StoreError> {
+        self.tx(|db, _, _| {
+            Ok(Resolution {
+                orders: db
+                    .orders
+                    .values()
+                    .filter(|o| matches!(o.status, OrderStatus::Reconciling | OrderStatus::Compensating | OrderStatus::CompensationFailed))
+                    .cloned()
+                    .collect(),
+                compensations: db.compensations.values().filter(|c| compensation_open(c)).cloned().collect(),
+            })
+        })
+    }
+
+    async fn snapshot(&self) -> Result<Snapshot, StoreError> {
+        self.tx(|db, _, _| {
+            Ok(Snapshot {
+                events: db.events.values().cloned().collect(),
+                seats: db.seats.values().cloned().collect(),
+                orders: db.orders.values().cloned().collect(),
+                payment_ops: db.payment_ops.values().cloned().collect(),
+                bookings: db.bookings.values().cloned().collect(),
+                compensations: db.compensations.values().cloned().collect(),
+                outbox: db.outbox.values().cloned().collect(),
+            })
+        })
+    }
+}
+
+/// Error and reason texts are stored bounded: at most 500 characters.
+pub(crate) fn bounded_text(s: &str) -> String {
+    s.chars().take(500).collect()
+}

@@ -1,0 +1,131 @@
+//! The authoritative seat store: the [`Store`] trait, whose every write is one
+//! short transaction making one conditional ownership change, and its two
+//! implementations, [`MemStore`] (deterministic, simulation) and [`PgStore`]
+//! (PostgreSQL, production). The differential test keeps them identical.
+
+mod decide;
+mod error;
+mod mem;
+mod pg;
+mod types;
+
+pub use error::StoreError;
+pub use mem::MemStore;
+pub use pg::PgStore;
+pub use types::*;
+
+use crate::model::{
+    Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, Snapshot,
+};
+use async_trait::async_trait;
+use uuid::Uuid;
+
+/// The authoritative store. Every method is one short transaction; none is
+/// held open across a caller's await on anything but the store itself.
+///
+/// Writes that change ownership are conditional on the current state, token,
+/// holder and deadline, judged by the store's own clock. A write that does not
+/// apply changes nothing and returns a named [`StoreError`].
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// The store's clock, in ms since the Unix epoch: the time that decides expiry.
+    async fn now_ms(&self) -> Result<i64, StoreError>;
+
+    /// Creates an event with its seats, all `available`.
+    /// Errors: `InvalidInput` (bad ids, no seats, duplicates, too many, negative price), `EventExists`.
+    async fn create_event(&self, req: &CreateEvent) -> Result<(), StoreError>;
+
+    /// Holds every seat of `req.seat_ids` for `req.holder_id` for `req.ttl_ms`,
+    /// or none of them. Seats are locked in sorted order; expired holds are taken over.
+    /// Errors: `InvalidInput`, `UnknownEvent`, `UnknownSeat`, `SeatUnavailable`.
+    async fn acquire_hold(&self, req: &AcquireHold) -> Result<HoldGrant, StoreError>;
+
+    /// Releases a hold by its holder. The token and holder must match a `held` seat set.
+    /// Errors: `InvalidInput`, `UnknownEvent`, `HoldNotFound`, `NotHolder`.
+    async fn release_hold(&self, req: &ReleaseHold) -> Result<Vec<SeatId>, StoreError>;
+
+    /// Returns expired holds to `available` (at most `limit_seats` seats), oldest deadline first.
+    async fn sweep_expired_holds(&self, limit_seats: u32) -> Result<Vec<ExpiredHold>, StoreError>;
+
+    /// Moves a live hold to `payment_pending` and creates its order, payment
+    /// operation and charge dispatch event, and records the idempotency key, in
+    /// one transaction. A retry with the same key and the same hold returns the
+    /// committed order (`replayed = true`) and writes nothing.
+    /// Errors: `InvalidInput`, `UnknownEvent`, `HoldNotFound`, `StaleToken`,
+    /// `NotHolder`, `HoldExpired`, `IdempotencyKeyReused`.
+    async fn begin_payment(&self, req: &BeginPayment) -> Result<BeginPaymentOutcome, StoreError>;
+
+    /// The provider says the operation was charged. While the order still owns
+    /// its seats: sells them and creates one booking per seat. Otherwise: records
+    /// the charge and opens a tracked compensation (never a second ticket).
+    /// Idempotent: a repeat returns the first outcome.
+    /// Errors: `UnknownPaymentOp`, `PaymentConflict` (it was recorded as declined).
+    async fn record_payment_success(&self, req: &PaymentSuccess) -> Result<SaleOutcome, StoreError>;
+
+    /// The provider declined the operation: releases the seats, order `failed`.
+    /// Idempotent for an already failed operation.
+    /// Errors: `UnknownPaymentOp`, `PaymentConflict` (already charged).
+    async fn record_payment_failure(&self, payment_op_id: Uuid, reason: &str) -> Result<Order, StoreError>;
+
+    /// The provider's answer was lost: order `reconciling`; the seats stay reserved.
+    /// A no-op for an order that is already resolved.
+    /// Errors: `UnknownPaymentOp`.
+    async fn record_payment_unknown(&self, payment_op_id: Uuid, error: &str) -> Result<Order, StoreError>;
+
+    /// Releases the seats of an unresolved payment whose deadline has passed by
+    /// the store's clock, recording the decision and `reason`.
+    /// Errors: `UnknownPaymentOp`, `DeadlineNotPassed`, `OrderNotOpen`.
+    async fn release_unresolved_payment(&self, payment_op_id: Uuid, reason: &str) -> Result<Order, StoreError>;
+
+    /// Claims up to `limit` due dispatch events, leasing each for `lease_ms`
+    /// (a crashed dispatcher's claim comes back after the lease). Oldest first.
+    async fn claim_outbox(&self, limit: u32, lease_ms: i64) -> Result<Vec<OutboxEvent>, StoreError>;
+
+    /// Marks a dispatch event done. Idempotent.
+    /// Errors: `UnknownOutboxEvent`.
+    async fn complete_outbox(&self, event_id: &EventId, outbox_id: Uuid) -> Result<(), StoreError>;
+
+    /// Records a failed attempt on a dispatch event and makes it due again at
+    /// `now + retry_after_ms`. Errors: `UnknownOutboxEvent`.
+    async fn retry_outbox(&self, event_id: &EventId, outbox_id: Uuid, error: &str, retry_after_ms: i64) -> Result<(), StoreError>;
+
+    /// Starts an attempt on a due `requested` compensation: `in_flight`, attempts + 1.
+    /// Errors: `UnknownCompensation`, `CompensationNotDue`.
+    async fn start_compensation_attempt(&self, compensation_id: Uuid) -> Result<Compensation, StoreError>;
+
+    /// Records an attempt's result. Success: `succeeded` and the order `compensated`.
+    /// Failure: back to `requested` due at `now + retry_after_ms`, or `failed` (and the
+    /// order `compensation_failed`) once `attempts >= max_attempts`. Idempotent on final states.
+    /// Errors: `UnknownCompensation`.
+    async fn finish_compensation_attempt(&self, req: &CompensationResult) -> Result<Compensation, StoreError>;
+
+    /// The seats of an event, sorted by seat id. Errors: `UnknownEvent`.
+    async fn seat_map(&self, event_id: &EventId) -> Result<Vec<Seat>, StoreError>;
+
+    /// One order. Errors: `UnknownOrder`.
+    async fn order(&self, order_id: Uuid) -> Result<Order, StoreError>;
+
+    /// One payment operation. Errors: `UnknownPaymentOp`.
+    async fn payment_op(&self, payment_op_id: Uuid) -> Result<PaymentOp, StoreError>;
+
+    /// The compensations of an order, by id.
+    async fn compensations_for_order(&self, order_id: Uuid) -> Result<Vec<Compensation>, StoreError>;
+
+    /// Every booking of an event, sorted by seat.
+    async fn bookings(&self, event_id: &EventId) -> Result<Vec<Booking>, StoreError>;
+
+    /// Orders that still own seats without a known outcome (`pending`, `reconciling`),
+    /// oldest deadline first, at most `limit`: the reconciler's work list.
+    async fn open_payments(&self, limit: u32) -> Result<Vec<(Order, PaymentOp)>, StoreError>;
+
+    /// What operators must see: every order charged without a ticket whose
+    /// compensation has not succeeded, every `reconciling` order, and every
+    /// compensation not yet succeeded.
+    async fn needs_resolution(&self) -> Result<Resolution, StoreError>;
+
+    /// Everything, in canonical order. For checkers and tests; not for hot paths.
+    async fn snapshot(&self) -> Result<Snapshot, StoreError>;
+}
+
+/// Convenience re-export of the seat id type for the trait's signatures.
+pub use crate::model::SeatId;

@@ -1,0 +1,268 @@
+//! Requests and results of the [`Store`](super::Store) operations, with the
+//! input validation both stores share (so they refuse exactly the same inputs).
+
+use super::StoreError;
+use crate::model::{
+    valid_id, Booking, Compensation, CompensationStatus, EventId, Order, SeatId,
+    UserId, MAX_HOLD_TTL_MS, MAX_IDEMPOTENCY_KEY_LEN, MAX_PAYMENT_TTL_MS, MAX_SEATS_PER_EVENT,
+    MAX_SEATS_PER_HOLD,
+};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// Create an event with its seats.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreateEvent {
+    /// The new event's id.
+    pub event_id: EventId,
+    /// Its seats; unique, 1..=[`MAX_SEATS_PER_EVENT`].
+    pub seat_ids: Vec<SeatId>,
+    /// Price of one seat in cents, >= 0.
+    pub price_cents: i64,
+}
+
+/// Hold seats.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AcquireHold {
+    /// The event.
+    pub event_id: EventId,
+    /// The selection: unique, 1..=[`MAX_SEATS_PER_HOLD`] (any order; locked sorted).
+    pub seat_ids: Vec<SeatId>,
+    /// Who holds.
+    pub holder_id: UserId,
+    /// How long, 1..=[`MAX_HOLD_TTL_MS`].
+    pub ttl_ms: i64,
+}
+
+/// A seat of a granted hold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeldSeat {
+    /// The seat.
+    pub seat_id: SeatId,
+    /// Its version after the hold.
+    pub version: i64,
+}
+
+/// An expired hold that a new hold took over (an abandoned hold, reclaimed inline).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReclaimedHold {
+    /// The seat.
+    pub seat_id: SeatId,
+    /// When the old hold expired.
+    pub expired_at_ms: i64,
+}
+
+/// A granted hold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HoldGrant {
+    /// The event.
+    pub event_id: EventId,
+    /// The holder.
+    pub holder_id: UserId,
+    /// The new token; every seat of the selection carries it.
+    pub hold_token: Uuid,
+    /// The seats, sorted, with their new versions.
+    pub seats: Vec<HeldSeat>,
+    /// When the hold expires, by the store's clock.
+    pub expires_at_ms: i64,
+    /// The store's clock when the hold was granted.
+    pub granted_at_ms: i64,
+    /// Expired holds taken over by this one, sorted by seat.
+    pub reclaimed: Vec<ReclaimedHold>,
+}
+
+/// Release a hold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReleaseHold {
+    /// The event.
+    pub event_id: EventId,
+    /// The holder.
+    pub holder_id: UserId,
+    /// The hold's token.
+    pub hold_token: Uuid,
+}
+
+/// A hold the sweeper returned to `available`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExpiredHold {
+    /// The event.
+    pub event_id: EventId,
+    /// The seat.
+    pub seat_id: SeatId,
+    /// When it expired.
+    pub expired_at_ms: i64,
+    /// When the sweeper reclaimed it (store clock); minus `expired_at_ms` is the expiry lag.
+    pub reclaimed_at_ms: i64,
+}
+
+/// Check out a hold: begin its payment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BeginPayment {
+    /// The event.
+    pub event_id: EventId,
+    /// The buyer; must be the holder.
+    pub holder_id: UserId,
+    /// The hold's token; must be current.
+    pub hold_token: Uuid,
+    /// The hold's seats; must be exactly the seats the token holds.
+    pub seat_ids: Vec<SeatId>,
+    /// The client's idempotency key (1..=[`MAX_IDEMPOTENCY_KEY_LEN`] printable ASCII), scoped to the holder.
+    pub idempotency_key: String,
+    /// How long the payment may stay unresolved before its seats may be released, 1..=[`MAX_PAYMENT_TTL_MS`].
+    pub payment_ttl_ms: i64,
+}
+
+/// The result of [`BeginPayment`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BeginPaymentOutcome {
+    /// The order, as it is now.
+    pub order: Order,
+    /// True when the idempotency key found an order committed earlier.
+    pub replayed: bool,
+}
+
+/// The provider says a payment operation was charged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaymentSuccess {
+    /// The operation.
+    pub payment_op_id: Uuid,
+    /// The provider's payment id.
+    pub provider_payment_id: String,
+}
+
+/// The result of [`PaymentSuccess`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SaleOutcome {
+    /// The seats were sold: one booking per seat.
+    Confirmed {
+        /// The order, now `confirmed`.
+        order: Order,
+        /// Its bookings, sorted by seat.
+        bookings: Vec<Booking>,
+    },
+    /// The order no longer owned its seats: a compensation was opened.
+    Compensating {
+        /// The order, now `compensating`.
+        order: Order,
+        /// The compensation to carry out.
+        compensation: Compensation,
+    },
+}
+
+/// The result of one compensation attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompensationResult {
+    /// The compensation.
+    pub compensation_id: Uuid,
+    /// `Ok(())` when the money went back, else the provider's error.
+    pub outcome: Result<(), String>,
+    /// When failed and attempts remain: the delay before the next attempt.
+    pub retry_after_ms: i64,
+    /// Attempts allowed in all; reaching it makes the compensation `failed`.
+    pub max_attempts: i32,
+}
+
+/// What operators must see.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resolution {
+    /// Orders charged without a ticket whose money is not back yet, and orders
+    /// whose payment outcome is unknown (`reconciling`), by (event, order id).
+    pub orders: Vec<Order>,
+    /// Compensations not yet `succeeded`, by (event, id).
+    pub compensations: Vec<Compensation>,
+}
+
+/// Whether a compensation is still open for operators.
+pub fn compensation_open(c: &Compensation) -> bool {
+    c.status != CompensationStatus::Succeeded
+}
+
+fn check_id(what: &str, id: &str) -> Result<(), StoreError> {
+    if valid_id(id) {
+        Ok(())
+    } else {
+        Err(StoreError::InvalidInput(format!(
+            "{what} must be 1..=64 characters of [A-Za-z0-9_.-]"
+        )))
+    }
+}
+
+/// Sorts `seat_ids`, refusing invalid, duplicate, empty or oversized lists.
+fn sorted_unique(seat_ids: &[SeatId], max: usize) -> Result<Vec<SeatId>, StoreError> {
+    if seat_ids.is_empty() {
+        return Err(StoreError::InvalidInput("seat_ids must not be empty".into()));
+    }
+    if seat_ids.len() > max {
+        return Err(StoreError::InvalidInput(format!("at most {max} seats")));
+    }
+    for s in seat_ids {
+        check_id("seat_id", s)?;
+    }
+    let mut sorted = seat_ids.to_vec();
+    sorted.sort();
+    if sorted.windows(2).any(|w| w[0] == w[1]) {
+        return Err(StoreError::InvalidInput("seat_ids must be unique".into()));
+    }
+    Ok(sorted)
+}
+
+impl CreateEvent {
+    /// Validates the request; returns the seats sorted.
+    pub fn validate(&self) -> Result<Vec<SeatId>, StoreError> {
+        check_id("event_id", &self.event_id)?;
+        if self.price_cents < 0 || self.price_cents > 100_000_000 {
+            return Err(StoreError::InvalidInput("price_cents must be 0..=100000000".into()));
+        }
+        sorted_unique(&self.seat_ids, MAX_SEATS_PER_EVENT)
+    }
+}
+
+impl AcquireHold {
+    /// Validates the request; returns the seats sorted.
+    pub fn validate(&self) -> Result<Vec<SeatId>, StoreError> {
+        check_id("event_id", &self.event_id)?;
+        check_id("holder_id", &self.holder_id)?;
+        if self.ttl_ms < 1 || self.ttl_ms > MAX_HOLD_TTL_MS {
+            return Err(StoreError::InvalidInput(format!("ttl_ms must be 1..={MAX_HOLD_TTL_MS}")));
+        }
+        sorted_unique(&self.seat_ids, MAX_SEATS_PER_HOLD)
+    }
+}
+
+impl ReleaseHold {
+    /// Validates the request.
+    pub fn validate(&self) -> Result<(), StoreError> {
+        check_id("event_id", &self.event_id)?;
+        check_id("holder_id", &self.holder_id)
+    }
+}
+
+impl BeginPayment {
+    /// Validates the request; returns the seats sorted.
+    pub fn validate(&self) -> Result<Vec<SeatId>, StoreError> {
+        check_id("event_id", &self.event_id)?;
+        check_id("holder_id", &self.holder_id)?;
+        let k = &self.idempotency_key;
+        if k.is_empty() || k.len() > MAX_IDEMPOTENCY_KEY_LEN || !k.bytes().all(|b| (0x21..0x7f).contains(&b)) {
+            return Err(StoreError::InvalidInput(format!(
+                "idempotency_key must be 1..={MAX_IDEMPOTENCY_KEY_LEN} printable ASCII characters"
+            )));
+        }
+        if self.payment_ttl_ms < 1 || self.payment_ttl_ms > MAX_PAYMENT_TTL_MS {
+            return Err(StoreError::InvalidInput(format!(
+                "payment_ttl_ms must be 1..={MAX_PAYMENT_TTL_MS}"
+            )));
+        }
+        sorted_unique(&self.seat_ids, MAX_SEATS_PER_HOLD)
+    }
+}
+
+impl CompensationResult {
+    /// Validates the request.
+    pub fn validate(&self) -> Result<(), StoreError> {
+        if self.max_attempts < 1 || self.retry_after_ms < 0 {
+            return Err(StoreError::InvalidInput("max_attempts >= 1 and retry_after_ms >= 0".into()));
+        }
+        Ok(())
+    }
+}
