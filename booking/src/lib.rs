@@ -12,3 +12,6 @@ pub mod clock;
 pub mod ids;
 pub mod model;
 pub mod store;
+pub mod sweeper;
+pub mod http;
+pub mod metrics;

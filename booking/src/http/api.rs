@@ -1,0 +1,150 @@
+//! The JSON bodies of the HTTP API, shared by the service, its clients and
+//! the simulator.
+
+use crate::model::{Booking, CompensationKind, CompensationStatus, Order, OrderStatus, Seat, SeatState};
+use crate::store::{HeldSeat, HoldGrant};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// `POST /v1/events` (admin).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateEventBody {
+    /// The event id.
+    pub event_id: String,
+    /// Its seats.
+    pub seat_ids: Vec<String>,
+    /// Price per seat, cents.
+    pub price_cents: i64,
+}
+
+/// One seat as the public seat map shows it: no tokens, no holders.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatView {
+    /// The seat.
+    pub seat_id: String,
+    /// Its state.
+    pub state: SeatState,
+    /// Its version.
+    pub version: i64,
+    /// When a hold on it expires (informative countdown; the store's clock decides).
+    pub hold_expires_at_ms: Option<i64>,
+}
+
+impl From<&Seat> for SeatView {
+    fn from(s: &Seat) -> Self {
+        Self {
+            seat_id: s.seat_id.clone(),
+            state: s.state,
+            version: s.version,
+            hold_expires_at_ms: if s.state == SeatState::Held { s.hold_expires_at_ms } else { None },
+        }
+    }
+}
+
+/// `GET /v1/events/{event_id}/seats`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatMapView {
+    /// The event.
+    pub event_id: String,
+    /// Its seats, sorted.
+    pub seats: Vec<SeatView>,
+}
+
+/// `POST /v1/events/{event_id}/holds`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HoldBody {
+    /// The selection.
+    pub seat_ids: Vec<String>,
+}
+
+/// A granted hold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HoldView {
+    /// The event.
+    pub event_id: String,
+    /// The token to check out or release with.
+    pub hold_token: Uuid,
+    /// The seats with their versions.
+    pub seats: Vec<HeldSeat>,
+    /// Deadline by the store's clock.
+    pub expires_at_ms: i64,
+}
+
+impl From<&HoldGrant> for HoldView {
+    fn from(g: &HoldGrant) -> Self {
+        Self { event_id: g.event_id.clone(), hold_token: g.hold_token, seats: g.seats.clone(), expires_at_ms: g.expires_at_ms }
+    }
+}
+
+/// `DELETE /v1/events/{event_id}/holds/{hold_token}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReleaseView {
+    /// Seats released.
+    pub released: Vec<String>,
+}
+
+/// `POST /v1/events/{event_id}/holds/{hold_token}/checkout`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckoutBody {
+    /// The seats of the hold to buy.
+    pub seat_ids: Vec<String>,
+}
+
+/// The compensation of an order charged without a ticket.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompensationView {
+    /// Void or refund.
+    pub kind: CompensationKind,
+    /// Where it is.
+    pub status: CompensationStatus,
+    /// Attempts so far.
+    pub attempts: i32,
+    /// Last provider error.
+    pub last_error: Option<String>,
+}
+
+/// An order as its buyer sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OrderView {
+    /// The order.
+    pub order_id: Uuid,
+    /// The event.
+    pub event_id: String,
+    /// Where it is.
+    pub status: OrderStatus,
+    /// The seats.
+    pub seat_ids: Vec<String>,
+    /// Amount, cents.
+    pub amount_cents: i64,
+    /// After this instant an unresolved payment may be released.
+    pub payment_deadline_at_ms: i64,
+    /// Why it was released or failed, if it was.
+    pub resolution_reason: Option<String>,
+    /// Its bookings (confirmed orders).
+    pub booking_ids: Vec<Uuid>,
+    /// Its compensation, if it was charged without a ticket.
+    pub compensation: Option<CompensationView>,
+    /// True when this answer came from an idempotent retry.
+    pub replayed: bool,
+}
+
+impl OrderView {
+    /// Builds the view of `order` with its `bookings` and compensation.
+    pub fn new(order: &Order, bookings: &[Booking], compensation: Option<CompensationView>, replayed: bool) -> Self {
+        Self {
+            order_id: order.order_id,
+            event_id: order.event_id.clone(),
+            status: order.status,
+            seat_ids: order.seat_ids.clone(),
+            amount_cents: order.amount_cents,
+            payment_deadline_at_ms: order.payment_deadline_at_ms,
+            resolution_reason: order.resolution_reason.clone(),
+            booking_ids: bookings.iter().filter(|b| b.order_id == order.order_id).map(|b| b.booking_id).collect(),
+            compensation,
+            replayed,
+        }
+    }
+}

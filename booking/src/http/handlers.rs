@@ -1,0 +1,212 @@
+//! The request handlers: each authenticates, validates, makes one store call
+//! (the store decides), and answers. No handler reads "available" and then writes.
+
+use super::api::*;
+use super::problem::Problem;
+use super::state::{AppState, CommitPoint};
+use crate::metrics::CheckoutOutcome;
+use crate::model::{Order, valid_id};
+use crate::store::{AcquireHold, BeginPayment, CreateEvent, ReleaseHold, StoreError};
+use axum::Json;
+use axum::extract::{FromRequest, FromRequestParts, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use std::sync::atomic::Ordering;
+use uuid::Uuid;
+
+/// JSON body extractor whose rejections are problem documents.
+#[derive(Debug, FromRequest)]
+#[from_request(via(axum::Json), rejection(Problem))]
+pub struct ApiJson<T>(pub T);
+
+/// Path extractor whose rejections are problem documents.
+#[derive(Debug, FromRequestParts)]
+#[from_request(via(axum::extract::Path), rejection(Problem))]
+pub struct ApiPath<T>(pub T);
+
+fn check_event_id(event_id: &str) -> Result<(), Problem> {
+    if valid_id(event_id) { Ok(()) } else { Err(Problem::bad_request("event_id must be 1..=64 characters of [A-Za-z0-9_.-]")) }
+}
+
+/// `POST /v1/events` (admin): creates an event with its seats.
+pub async fn create_event(State(st): State<AppState>, headers: HeaderMap, ApiJson(body): ApiJson<CreateEventBody>) -> Result<Response, Problem> {
+    st.admin(&headers)?;
+    st.store
+        .create_event(&CreateEvent { event_id: body.event_id.clone(), seat_ids: body.seat_ids, price_cents: body.price_cents })
+        .await?;
+    st.cache.invalidate(&body.event_id).await;
+    Ok((StatusCode::CREATED, Json(serde_json::json!({ "event_id": body.event_id })) ).into_response())
+}
+
+/// `GET /v1/events/{event_id}/seats`: the seat map, from the cache when it has it.
+pub async fn seat_map(State(st): State<AppState>, headers: HeaderMap, ApiPath(event_id): ApiPath<String>) -> Result<Response, Problem> {
+    check_event_id(&event_id)?;
+    st.user(&headers, Some(&event_id))?;
+    let (body, source) = match st.cache.get(&event_id).await {
+        Some(b) => (Bytes::from(b), "cache"),
+        None => {
+            let seats = st.store.seat_map(&event_id).await?;
+            let view = SeatMapView { event_id: event_id.clone(), seats: seats.iter().map(SeatView::from).collect() };
+            let body = serde_json::to_vec(&view).expect("seat map serializes");
+            st.cache.put(&event_id, &body).await;
+            (Bytes::from(body), "store")
+        }
+    };
+    let mut resp = (StatusCode::OK, body).into_response();
+    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp.headers_mut().insert("x-holdfast-source", HeaderValue::from_static(source));
+    Ok(resp)
+}
+
+/// `POST /v1/events/{event_id}/holds`: holds seats for the caller, all or nothing.
+pub async fn hold(State(st): State<AppState>, headers: HeaderMap, ApiPath(event_id): ApiPath<String>, ApiJson(body): ApiJson<HoldBody>) -> Result<Response, Problem> {
+    check_event_id(&event_id)?;
+    let user = st.user(&headers, Some(&event_id))?;
+    if let Err(retry_s) = st.rate_limit.check(&user.sub) {
+        st.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
+        return Err(Problem::rate_limited(retry_s));
+    }
+    let req = AcquireHold { event_id: event_id.clone(), seat_ids: body.seat_ids, holder_id: user.sub, ttl_ms: st.config.hold_ttl_ms };
+    let grant = match st.store.acquire_hold(&req).await {
+        Ok(g) => g,
+        Err(e) => {
+            if matches!(e, StoreError::SeatUnavailable { .. }) {
+                st.metrics.holds_refused_contention.fetch_add(1, Ordering::Relaxed);
+            }
+            return Err(e.into());
+        }
+    };
+    st.metrics.holds_acquired.fetch_add(1, Ordering::Relaxed);
+    for r in &grant.reclaimed {
+        st.metrics.hold_expired(grant.granted_at_ms - r.expired_at_ms);
+    }
+    st.cache.invalidate(&event_id).await;
+    st.hooks.after_commit(CommitPoint::Hold).await;
+    Ok((StatusCode::CREATED, Json(HoldView::from(&grant))).into_response())
+}
+
+/// `DELETE /v1/events/{event_id}/holds/{hold_token}`: the holder gives seats back.
+pub async fn release(State(st): State<AppState>, headers: HeaderMap, ApiPath((event_id, hold_token)): ApiPath<(String, Uuid)>) -> Result<Response, Problem> {
+    check_event_id(&event_id)?;
+    let user = st.user(&headers, Some(&event_id))?;
+    let released = st.store.release_hold(&ReleaseHold { event_id: event_id.clone(), holder_id: user.sub, hold_token }).await?;
+    st.cache.invalidate(&event_id).await;
+    st.hooks.after_commit(CommitPoint::Release).await;
+    Ok(Json(ReleaseView { released }).into_response())
+}
+
+/// The header carrying a checkout's idempotency key.
+pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+/// `POST /v1/events/{event_id}/holds/{hold_token}/checkout`: begins payment.
+/// A retry with the same `Idempotency-Key` returns the same order, whatever happened since.
+pub async fn checkout(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    ApiPath((event_id, hold_token)): ApiPath<(String, Uuid)>,
+    ApiJson(body): ApiJson<CheckoutBody>,
+) -> Result<Response, Problem> {
+    check_event_id(&event_id)?;
+    let user = st.user(&headers, Some(&event_id))?;
+    let key = headers
+        .get(IDEMPOTENCY_KEY)
+        .ok_or_else(|| Problem::new(StatusCode::BAD_REQUEST, "idempotency-key-required", "checkout requires an Idempotency-Key header"))?
+        .to_str()
+        .map_err(|_| Problem::bad_request("Idempotency-Key must be printable ASCII"))?
+        .to_string();
+    let req = BeginPayment {
+        event_id: event_id.clone(),
+        holder_id: user.sub,
+        hold_token,
+        seat_ids: body.seat_ids,
+        idempotency_key: key,
+        payment_ttl_ms: st.config.payment_ttl_ms,
+    };
+    let outcome = match st.store.begin_payment(&req).await {
+        Ok(o) => o,
+        Err(e) => {
+            st.metrics.checkout(CheckoutOutcome::Refused);
+            return Err(e.into());
+        }
+    };
+    if outcome.replayed {
+        st.metrics.checkout(CheckoutOutcome::Replayed);
+    } else {
+        st.metrics.checkout(CheckoutOutcome::Created);
+        st.dispatch_wake.notify_one();
+        st.cache.invalidate(&event_id).await;
+        st.hooks.after_commit(CommitPoint::Checkout).await;
+    }
+    let view = order_view(&st, &outcome.order, outcome.replayed).await?;
+    let status = if outcome.replayed { StatusCode::OK } else { StatusCode::CREATED };
+    Ok((status, Json(view)).into_response())
+}
+
+async fn order_view(st: &AppState, order: &Order, replayed: bool) -> Result<OrderView, Problem> {
+    let bookings = if order.status == crate::model::OrderStatus::Confirmed { st.store.bookings(&order.event_id).await? } else { Vec::new() };
+    let compensation = st.store.compensations_for_order(order.order_id).await?.into_iter().next().map(|c| CompensationView {
+        kind: c.kind,
+        status: c.status,
+        attempts: c.attempts,
+        last_error: c.last_error,
+    });
+    Ok(OrderView::new(order, &bookings, compensation, replayed))
+}
+
+/// `GET /v1/orders/{order_id}`: the order's status, for its buyer (or an operator).
+pub async fn order(State(st): State<AppState>, headers: HeaderMap, ApiPath(order_id): ApiPath<Uuid>) -> Result<Response, Problem> {
+    let user = st.user(&headers, None)?;
+    let order = match st.store.order(order_id).await {
+        Ok(o) => o,
+        Err(StoreError::UnknownOrder(_)) => return Err(Problem::not_found("no such order")),
+        Err(e) => return Err(e.into()),
+    };
+    if order.holder_id != user.sub && !user.admin {
+        // Do not reveal other users' orders.
+        return Err(Problem::not_found("no such order"));
+    }
+    Ok(Json(order_view(&st, &order, false).await?).into_response())
+}
+
+/// `POST /v1/webhooks/provider`: the payment provider's signed callbacks.
+pub async fn webhook(State(st): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<Response, Problem> {
+    let sink = st.webhooks.as_ref().ok_or_else(|| Problem::not_found("payments are not configured"))?;
+    sink.receive(&headers, &body).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `GET /v1/admin/unresolved` (admin): charged-but-unfulfilled orders, reconciling orders and open compensations.
+pub async fn unresolved(State(st): State<AppState>, headers: HeaderMap) -> Result<Response, Problem> {
+    st.admin(&headers)?;
+    let r = st.store.needs_resolution().await?;
+    st.metrics.unresolved.store((r.orders.len() + r.compensations.len()) as i64, Ordering::Relaxed);
+    Ok(Json(r).into_response())
+}
+
+/// `GET /healthz`: the process is up and the store answers.
+pub async fn healthz(State(st): State<AppState>) -> Response {
+    match st.store.now_ms().await {
+        Ok(_) => (StatusCode::OK, "ok").into_response(),
+        Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "store unavailable").into_response(),
+    }
+}
+
+/// `GET /metrics`: Prometheus text.
+pub async fn metrics(State(st): State<AppState>) -> Response {
+    let mut resp = st.metrics.render().into_response();
+    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));
+    resp
+}
+
+/// `GET /openapi.json`: the API description.
+pub async fn openapi() -> Response {
+    let mut resp = super::OPENAPI_JSON.into_response();
+    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp
+}
+
+/// Any other route: a problem document, not an empty 404.
+pub async fn fallback() -> Problem {
+    Problem::not_found("no such route")
+}

@@ -1,0 +1,144 @@
+//! RFC 9457 problem details: every error the API returns, with a stable
+//! `type` per domain error. Bad input is a 4xx; only the store failing is a 5xx.
+
+use crate::store::StoreError;
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+
+/// The media type of a problem document.
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// A problem document (RFC 9457).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problem {
+    /// A stable URI naming the kind of problem: `urn:holdfast:problem:<kind>`.
+    #[serde(rename = "type")]
+    pub type_uri: String,
+    /// A short human summary of the kind.
+    pub title: String,
+    /// The HTTP status.
+    pub status: u16,
+    /// This occurrence, in words.
+    pub detail: String,
+    /// Seconds to wait before retrying (429 only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_after_s: Option<u64>,
+}
+
+impl Problem {
+    /// A problem of `kind` with `status` and `detail`.
+    pub fn new(status: StatusCode, kind: &str, detail: impl Into<String>) -> Self {
+        Self {
+            type_uri: format!("urn:holdfast:problem:{kind}"),
+            title: kind.replace('-', " "),
+            status: status.as_u16(),
+            detail: detail.into(),
+            retry_after_s: None,
+        }
+    }
+
+    /// 400 with kind `bad-request`.
+    pub fn bad_request(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "bad-request", detail)
+    }
+
+    /// 401: missing or invalid credentials.
+    pub fn unauthorized(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", detail)
+    }
+
+    /// 403: authenticated, not allowed.
+    pub fn forbidden(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "forbidden", detail)
+    }
+
+    /// 404 with kind `not-found`.
+    pub fn not_found(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not-found", detail)
+    }
+
+    /// 429 with a retry delay.
+    pub fn rate_limited(retry_after_s: u64) -> Self {
+        let mut p = Self::new(StatusCode::TOO_MANY_REQUESTS, "rate-limited", "too many hold attempts; retry later");
+        p.retry_after_s = Some(retry_after_s);
+        p
+    }
+
+    /// The kind: the last segment of the `type` URI.
+    pub fn kind(&self) -> &str {
+        self.type_uri.rsplit(':').next().unwrap_or("")
+    }
+}
+
+impl From<StoreError> for Problem {
+    fn from(e: StoreError) -> Self {
+        let status = match &e {
+            StoreError::InvalidInput(_) => StatusCode::BAD_REQUEST,
+            StoreError::UnknownEvent(_)
+            | StoreError::UnknownSeat { .. }
+            | StoreError::UnknownOrder(_)
+            | StoreError::UnknownPaymentOp(_)
+            | StoreError::UnknownOutboxEvent(_)
+            | StoreError::UnknownCompensation(_)
+            | StoreError::HoldNotFound => StatusCode::NOT_FOUND,
+            StoreError::EventExists(_)
+            | StoreError::SeatUnavailable { .. }
+            | StoreError::StaleToken
+            | StoreError::PaymentConflict(_)
+            | StoreError::DeadlineNotPassed { .. }
+            | StoreError::OrderNotOpen(_)
+            | StoreError::CompensationNotDue(_) => StatusCode::CONFLICT,
+            StoreError::NotHolder => StatusCode::FORBIDDEN,
+            StoreError::HoldExpired { .. } => StatusCode::GONE,
+            StoreError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
+            StoreError::Backend(_) => StatusCode::SERVICE_UNAVAILABLE,
+        };
+        let detail = match &e {
+            // Never leak backend internals to clients.
+            StoreError::Backend(_) => "the booking store is unavailable; retry with the same idempotency key".to_string(),
+            other => other.to_string(),
+        };
+        Problem::new(status, e.kind(), detail)
+    }
+}
+
+impl From<JsonRejection> for Problem {
+    fn from(r: JsonRejection) -> Self {
+        let status = r.status();
+        let kind = match status {
+            StatusCode::PAYLOAD_TOO_LARGE => "payload-too-large",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported-media-type",
+            _ => "bad-request",
+        };
+        let status = if status.is_client_error() { status } else { StatusCode::BAD_REQUEST };
+        Problem::new(status, kind, r.body_text())
+    }
+}
+
+impl From<PathRejection> for Problem {
+    fn from(r: PathRejection) -> Self {
+        Problem::bad_request(r.body_text())
+    }
+}
+
+impl From<QueryRejection> for Problem {
+    fn from(r: QueryRejection) -> Self {
+        Problem::bad_request(r.body_text())
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let retry = self.retry_after_s;
+        let body = serde_json::to_vec(&self).expect("problem serializes");
+        let mut resp = (status, body).into_response();
+        resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        if let Some(s) = retry {
+            resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(s));
+        }
+        resp
+    }
+}

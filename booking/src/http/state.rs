@@ -1,0 +1,119 @@
+//! The service's shared state and its configuration.
+
+use super::auth::{Authenticator, Claims};
+use super::cache::SeatMapCache;
+use super::problem::Problem;
+use super::rate_limit::RateLimiter;
+use crate::metrics::Metrics;
+use crate::store::Store;
+use async_trait::async_trait;
+use axum::http::HeaderMap;
+use std::sync::Arc;
+use tokio::sync::Notify;
+
+/// Tunables of the service. Every limit has a unit in its name.
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    /// How long a hold lasts, by the store's clock.
+    pub hold_ttl_ms: i64,
+    /// How long a payment may stay unresolved before its seats may be released.
+    pub payment_ttl_ms: i64,
+    /// Hold attempts one user may make per minute.
+    pub hold_attempts_per_minute: u32,
+    /// Largest request body accepted.
+    pub max_body_bytes: usize,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> Self {
+        Self { hold_ttl_ms: 5 * 60_000, payment_ttl_ms: 2 * 60_000, hold_attempts_per_minute: 60, max_body_bytes: 64 * 1024 }
+    }
+}
+
+/// Where a handler has just committed a store write and not yet answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitPoint {
+    /// A hold was granted.
+    Hold,
+    /// A hold was released.
+    Release,
+    /// A checkout began payment.
+    Checkout,
+}
+
+/// Fault hooks the simulator uses to crash a service between a store commit
+/// and its response. Production uses [`NoHooks`].
+#[async_trait]
+pub trait FaultHooks: Send + Sync + 'static {
+    /// Called after the store committed and before the response leaves. An
+    /// implementation may never return (the response is lost, as in a crash).
+    async fn after_commit(&self, point: CommitPoint);
+}
+
+/// No faults.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoHooks;
+
+#[async_trait]
+impl FaultHooks for NoHooks {
+    async fn after_commit(&self, _: CommitPoint) {}
+}
+
+/// Receives the payment provider's webhooks: verifies and applies them.
+#[async_trait]
+pub trait WebhookSink: Send + Sync + 'static {
+    /// Verifies `body` against `headers` (signature) and applies it. Errors are 4xx problems.
+    async fn receive(&self, headers: &HeaderMap, body: &[u8]) -> Result<(), Problem>;
+}
+
+/// Everything a handler needs.
+#[derive(Clone)]
+pub struct AppState {
+    /// The authority.
+    pub store: Arc<dyn Store>,
+    /// The seat-map cache (never consulted by writes).
+    pub cache: Arc<dyn SeatMapCache>,
+    /// Verifies user and admin tokens.
+    pub auth: Authenticator,
+    /// Hold-attempt limiter.
+    pub rate_limit: Arc<RateLimiter>,
+    /// Counters.
+    pub metrics: Arc<Metrics>,
+    /// Tunables.
+    pub config: ServiceConfig,
+    /// Crash-injection hooks.
+    pub hooks: Arc<dyn FaultHooks>,
+    /// The payment webhook receiver, if payments are wired.
+    pub webhooks: Option<Arc<dyn WebhookSink>>,
+    /// Woken after each checkout so the dispatcher need not wait for its next poll.
+    pub dispatch_wake: Arc<Notify>,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+impl AppState {
+    /// Authenticates a user request and checks it may touch `event_id` (if given).
+    pub fn user(&self, headers: &HeaderMap, event_id: Option<&str>) -> Result<Claims, Problem> {
+        let value = headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+        let claims = self.auth.verify_header(value)?;
+        if let Some(ev) = event_id
+            && !claims.allows_event(ev)
+        {
+            return Err(Problem::forbidden(format!("not authorised for event {ev}")));
+        }
+        Ok(claims)
+    }
+
+    /// Authenticates an operator request.
+    pub fn admin(&self, headers: &HeaderMap) -> Result<Claims, Problem> {
+        let claims = self.user(headers, None)?;
+        if !claims.admin {
+            return Err(Problem::forbidden("admin credential required"));
+        }
+        Ok(claims)
+    }
+}

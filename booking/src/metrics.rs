@@ -1,0 +1,147 @@
+//! Service metrics: counters and gauges the service and the payment workflow
+//! update, rendered in Prometheus text format. Lock-free atomics; labels are
+//! fixed enums, so the series count is bounded.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+/// Outcomes of a checkout request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckoutOutcome {
+    /// A new order was created.
+    Created,
+    /// An idempotent retry found the committed order.
+    Replayed,
+    /// Refused (stale token, expired, not holder, ...).
+    Refused,
+}
+
+/// Outcomes of a payment as the workflow learns them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaymentOutcome {
+    /// Charged and booked.
+    Succeeded,
+    /// Declined.
+    Failed,
+    /// Answer lost; reconciling.
+    Unknown,
+    /// Charged after release: compensating.
+    LateSuccess,
+    /// Unresolved past its deadline: seats released.
+    Released,
+}
+
+/// All counters of one service process.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    /// Holds granted.
+    pub holds_acquired: AtomicU64,
+    /// Holds refused because a seat was owned by someone else.
+    pub holds_refused_contention: AtomicU64,
+    /// Holds that expired without checkout (reclaimed by the sweeper or by a takeover).
+    pub holds_expired_unused: AtomicU64,
+    /// Sum of expiry lags (reclaim time minus expiry time), ms.
+    pub expiry_lag_ms_sum: AtomicU64,
+    /// Largest expiry lag seen, ms.
+    pub expiry_lag_ms_max: AtomicU64,
+    /// Checkouts that created an order.
+    pub checkouts_created: AtomicU64,
+    /// Checkouts answered from an idempotency key.
+    pub checkouts_replayed: AtomicU64,
+    /// Checkouts refused.
+    pub checkouts_refused: AtomicU64,
+    /// Payments by outcome.
+    pub payments_succeeded: AtomicU64,
+    /// Payments declined.
+    pub payments_failed: AtomicU64,
+    /// Payments whose answer was lost.
+    pub payments_unknown: AtomicU64,
+    /// Payments that succeeded after their seats were released.
+    pub payments_late_success: AtomicU64,
+    /// Unresolved payments released after their deadline.
+    pub payments_released: AtomicU64,
+    /// Orders and compensations needing resolution, as last counted.
+    pub unresolved: AtomicI64,
+    /// Requests refused by the per-user rate limit.
+    pub rate_limited: AtomicU64,
+}
+
+impl Metrics {
+    /// Records one expired, unused hold reclaimed `lag_ms` after its deadline.
+    pub fn hold_expired(&self, lag_ms: i64) {
+        let lag = u64::try_from(lag_ms.max(0)).unwrap_or(0);
+        self.holds_expired_unused.fetch_add(1, Ordering::Relaxed);
+        self.expiry_lag_ms_sum.fetch_add(lag, Ordering::Relaxed);
+        self.expiry_lag_ms_max.fetch_max(lag, Ordering::Relaxed);
+    }
+
+    /// Records a checkout outcome.
+    pub fn checkout(&self, outcome: CheckoutOutcome) {
+        let c = match outcome {
+            CheckoutOutcome::Created => &self.checkouts_created,
+            CheckoutOutcome::Replayed => &self.checkouts_replayed,
+            CheckoutOutcome::Refused => &self.checkouts_refused,
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Records a payment outcome.
+    pub fn payment(&self, outcome: PaymentOutcome) {
+        let c = match outcome {
+            PaymentOutcome::Succeeded => &self.payments_succeeded,
+            PaymentOutcome::Failed => &self.payments_failed,
+            PaymentOutcome::Unknown => &self.payments_unknown,
+            PaymentOutcome::LateSuccess => &self.payments_late_success,
+            PaymentOutcome::Released => &self.payments_released,
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Renders every metric in Prometheus text exposition format.
+    pub fn render(&self) -> String {
+        let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let mut out = String::with_capacity(2048);
+        let mut counter = |name: &str, help: &str, samples: &[(&str, u64)]| {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+            for (labels, v) in samples {
+                let _ = writeln!(out, "{name}{labels} {v}");
+            }
+        };
+        counter("holdfast_holds_acquired_total", "Holds granted.", &[("", g(&self.holds_acquired))]);
+        counter("holdfast_holds_refused_contention_total", "Holds refused because a seat was owned by someone else.", &[("", g(&self.holds_refused_contention))]);
+        counter("holdfast_holds_expired_unused_total", "Holds that expired without checkout (abandoned).", &[("", g(&self.holds_expired_unused))]);
+        counter("holdfast_hold_expiry_lag_ms_sum", "Sum over reclaimed holds of (reclaim time - expiry time), ms.", &[("", g(&self.expiry_lag_ms_sum))]);
+        counter(
+            "holdfast_checkouts_total",
+            "Checkout requests by outcome.",
+            &[
+                ("{outcome=\"created\"}", g(&self.checkouts_created)),
+                ("{outcome=\"replayed\"}", g(&self.checkouts_replayed)),
+                ("{outcome=\"refused\"}", g(&self.checkouts_refused)),
+            ],
+        );
+        counter(
+            "holdfast_payments_total",
+            "Payment outcomes learnt by the workflow.",
+            &[
+                ("{outcome=\"succeeded\"}", g(&self.payments_succeeded)),
+                ("{outcome=\"failed\"}", g(&self.payments_failed)),
+                ("{outcome=\"unknown\"}", g(&self.payments_unknown)),
+                ("{outcome=\"late_success\"}", g(&self.payments_late_success)),
+                ("{outcome=\"released\"}", g(&self.payments_released)),
+            ],
+        );
+        counter("holdfast_rate_limited_total", "Requests refused by the per-user hold rate limit.", &[("", g(&self.rate_limited))]);
+        let _ = writeln!(
+            out,
+            "# HELP holdfast_hold_expiry_lag_ms_max Largest expiry lag seen, ms.\n# TYPE holdfast_hold_expiry_lag_ms_max gauge\nholdfast_hold_expiry_lag_ms_max {}",
+            g(&self.expiry_lag_ms_max)
+        );
+        let _ = writeln!(
+            out,
+            "# HELP holdfast_unresolved Orders and compensations needing resolution.\n# TYPE holdfast_unresolved gauge\nholdfast_unresolved {}",
+            self.unresolved.load(Ordering::Relaxed)
+        );
+        out
+    }
+}
