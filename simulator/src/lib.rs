@@ -1,1 +1,9 @@
-//! placeholder
+//! holdfast's deterministic simulator: a seeded turmoil world that runs the
+//! real booking service, payment workflow and fake provider, injects faults,
+//! records a trace and checks invariants on the authoritative records.
+
+#![warn(missing_docs)]
+
+pub mod client;
+pub mod net;
+pub mod sim_clock;

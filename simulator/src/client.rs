@@ -1,0 +1,100 @@
+//! The virtual users' HTTP client: hyper over turmoil, every request bounded
+//! by a timeout. An answer is a status and a JSON body; no answer is
+//! [`Reply::Unknown`] (Jepsen's `:info`), never a failure.
+
+use crate::net::SimConnector;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::Value;
+use std::time::Duration;
+
+/// The answer to one request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// An HTTP answer arrived.
+    Answered {
+        /// Its status.
+        status: u16,
+        /// Its body as JSON (`Null` if empty or not JSON).
+        body: Value,
+    },
+    /// No answer: timeout, connection refused or reset, host down.
+    Unknown(String),
+}
+
+/// One request.
+#[derive(Debug, Clone)]
+pub struct Call<'a> {
+    /// `GET`, `POST`, `DELETE`.
+    pub method: &'a str,
+    /// Path and query.
+    pub path: String,
+    /// Bearer token.
+    pub token: Option<&'a str>,
+    /// Idempotency key header.
+    pub idempotency_key: Option<&'a str>,
+    /// JSON body.
+    pub body: Option<Value>,
+}
+
+/// A client bound to one service host (`host:port`).
+#[derive(Clone)]
+pub struct SimClient {
+    client: Client<SimConnector, Full<Bytes>>,
+    authority: String,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for SimClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimClient").field("authority", &self.authority).finish_non_exhaustive()
+    }
+}
+
+impl SimClient {
+    /// A client for `authority` (`host:port`) whose requests give up after `timeout`.
+    pub fn new(authority: impl Into<String>, timeout: Duration) -> Self {
+        let client = Client::builder(TokioExecutor::new()).pool_max_idle_per_host(4).build(SimConnector);
+        Self { client, authority: authority.into(), timeout }
+    }
+
+    /// The service this client talks to.
+    pub fn authority(&self) -> &str {
+        &self.authority
+    }
+
+    /// Sends `call` and waits at most the timeout for the whole answer.
+    pub async fn send(&self, call: Call<'_>) -> Reply {
+        let mut b = http::Request::builder().method(call.method).uri(format!("http://{}{}", self.authority, call.path));
+        if let Some(t) = call.token {
+            b = b.header("authorization", format!("Bearer {t}"));
+        }
+        if let Some(k) = call.idempotency_key {
+            b = b.header("idempotency-key", k);
+        }
+        let body = match &call.body {
+            Some(v) => {
+                b = b.header("content-type", "application/json");
+                Full::new(Bytes::from(v.to_string()))
+            }
+            None => Full::new(Bytes::new()),
+        };
+        let req = match b.body(body) {
+            Ok(r) => r,
+            Err(e) => return Reply::Unknown(format!("bad request: {e}")),
+        };
+        let fut = async {
+            let resp = self.client.request(req).await.map_err(|e| format!("transport: {e}"))?;
+            let status = resp.status().as_u16();
+            let bytes = resp.into_body().collect().await.map_err(|e| format!("body: {e}"))?.to_bytes();
+            Ok::<_, String>((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
+        };
+        match tokio::time::timeout(self.timeout, fut).await {
+            Ok(Ok((status, body))) => Reply::Answered { status, body },
+            Ok(Err(e)) => Reply::Unknown(e),
+            Err(_) => Reply::Unknown("timeout".into()),
+        }
+    }
+}
