@@ -12,3 +12,4 @@ pub mod clock;
 pub mod ids;
 pub mod model;
 pub mod store;
+pub mod payment;
