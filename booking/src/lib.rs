@@ -5,6 +5,8 @@
 //! - [`model`]: the records (pure data).
 //! - [`store`]: the authoritative store ([`store::Store`], [`store::MemStore`], [`store::PgStore`]).
 //! - [`clock`], [`ids`]: injected time and ids, so the simulator decides both.
+//! - [`payment`]: the payment provider seam and the payment workflow.
+//! - [`fake_provider`]: a stateful fake payment provider with fault knobs.
 
 #![warn(missing_docs)]
 
@@ -12,4 +14,5 @@ pub mod clock;
 pub mod ids;
 pub mod model;
 pub mod store;
+pub mod fake_provider;
 pub mod payment;
