@@ -61,7 +61,12 @@ pub struct InvalidConfig(pub &'static str);
 impl WorkflowConfig {
     /// Checks the preconditions.
     pub fn validate(&self) -> Result<(), InvalidConfig> {
-        let checks: [(bool, &'static str); 8] = [
+        let day_ms = super::dispatch::MAX_DELAY_MS;
+        let checks: [(bool, &'static str); 9] = [
+            (
+                self.outbox_lease_ms <= day_ms && self.retry_backoff_cap_ms <= day_ms && self.compensation_backoff_cap_ms <= day_ms,
+                "lease and backoff caps must be <= a day",
+            ),
             (self.dispatch_batch > 0, "dispatch_batch must be > 0"),
             (self.outbox_lease_ms > 0, "outbox_lease_ms must be > 0"),
             (self.max_charge_attempts > 0, "max_charge_attempts must be > 0"),

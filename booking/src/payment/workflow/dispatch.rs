@@ -20,6 +20,9 @@ use crate::payment::provider::{CreatePayment, ProviderError, ProviderPayment, Pr
 use crate::store::{CompensationResult, PaymentSuccess, SaleOutcome, StoreError};
 use serde::{Deserialize, Serialize};
 
+/// Upper bound on any delay the workflow asks the store for: a day (the store's bound).
+pub const MAX_DELAY_MS: i64 = 24 * 60 * 60 * 1000;
+
 /// What one dispatch pass did, for metrics and tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DispatchReport {
@@ -72,7 +75,7 @@ impl Workflow {
     }
 
     async fn retry_row(&self, row: &OutboxEvent, why: &str, after_ms: i64) -> Result<(), StoreError> {
-        self.store.retry_outbox(&row.event_id, row.outbox_id, why, after_ms.max(0)).await
+        self.store.retry_outbox(&row.event_id, row.outbox_id, why, after_ms.clamp(0, MAX_DELAY_MS)).await
     }
 
     async fn dispatch_charge(&self, row: &OutboxEvent, report: &mut DispatchReport) -> Result<(), StoreError> {
