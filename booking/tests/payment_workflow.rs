@@ -368,6 +368,26 @@ pub async fn refund_webhook_before_answer(f: StoreFactory) {
     assert_eq!(w.provider.calls().3, 1, "no refund call after the webhook settled it");
 }
 
+/// A dispatcher crashed between starting a refund attempt and recording its
+/// result: after the row's lease the next dispatcher redoes the attempt (the
+/// refund key makes that safe) instead of leaving it `in_flight` forever.
+pub async fn interrupted_refund_attempt_is_taken_over(f: StoreFactory) {
+    let (w, order) = late_success_world(f).await;
+    let comp = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
+    // The crashed dispatcher: claimed the row and started the attempt, then died.
+    let claimed = w.store.claim_outbox(16, test_config().outbox_lease_ms).await.unwrap();
+    assert!(claimed.iter().any(|o| o.ref_id == comp.compensation_id));
+    let started = w.store.start_compensation_attempt(comp.compensation_id).await.unwrap();
+    assert_eq!(started.status, CompensationStatus::InFlight);
+    assert_eq!(w.wf.dispatch_once().await.unwrap().claimed, 0, "leased");
+    w.clock.advance_ms(test_config().outbox_lease_ms);
+    let r = w.wf.dispatch_once().await.unwrap();
+    assert_eq!(r.refunds_succeeded, 1);
+    assert_eq!(w.order(&order).await.status, OrderStatus::Compensated);
+    assert!(all_outbox_done(&w).await);
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
 /// A webhook for a payment this store never created is a named error.
 pub async fn webhook_for_unknown_payment(f: StoreFactory) {
     let w = World::new(f).await;
@@ -402,7 +422,7 @@ macro_rules! payment_scenarios {
                 success, provider_declines, unknown_then_success, unknown_then_success_on_retry,
                 unknown_then_failure, unknown_past_deadline_released, late_success_after_release_refunded,
                 late_success_found_by_cancel, refund_fails_twice_then_succeeds, refund_fails_for_good_visible,
-                duplicate_and_reordered_webhooks, refund_webhook_before_answer, webhook_for_unknown_payment,
+                duplicate_and_reordered_webhooks, refund_webhook_before_answer, interrupted_refund_attempt_is_taken_over, webhook_for_unknown_payment,
                 run_loop_dispatches_and_stops);
         }
     };

@@ -4,7 +4,7 @@
 //! - [`dispatch`]: claims outbox rows and calls the provider outside any transaction.
 //! - [`reconcile`]: asks the provider about unknown payments; releases at the deadline.
 //! - [`webhooks`]: applies provider webhooks; duplicates and reordering change nothing.
-//! - [`config`]: limits.
+//! - [`config`], the limits.
 //!
 //! The store's clock decides every deadline; `tokio::time` only paces the
 //! loop, so the workflow runs unchanged inside turmoil.
