@@ -5,6 +5,10 @@
 //! - [`model`]: the records (pure data).
 //! - [`store`]: the authoritative store ([`store::Store`], [`store::MemStore`], [`store::PgStore`]).
 //! - [`clock`], [`ids`]: injected time and ids, so the simulator decides both.
+//! - [`payment`]: the payment provider seam and the payment workflow.
+//! - [`fake_provider`]: a stateful fake payment provider with fault knobs.
+//! - [`http`]: the bookingd router; [`service`]: wiring shared by bookingd and the simulator.
+//! - [`sweeper`]: returns expired holds; [`metrics`]: counters in Prometheus format.
 
 #![warn(missing_docs)]
 
@@ -12,6 +16,9 @@ pub mod clock;
 pub mod ids;
 pub mod model;
 pub mod store;
-pub mod sweeper;
+pub mod fake_provider;
 pub mod http;
 pub mod metrics;
+pub mod payment;
+pub mod service;
+pub mod sweeper;

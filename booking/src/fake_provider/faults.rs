@@ -1,0 +1,91 @@
+//! The fake provider's fault knobs. Every probability is in `0.0..=1.0`;
+//! draws come from the provider's seeded RNG, in request order.
+
+use serde::{Deserialize, Serialize};
+
+/// Fault knobs, settable at construction and via `POST /admin/faults`.
+/// Missing JSON fields take their (fault-free) defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Faults {
+    /// Added to every `/v1` request before it is handled, in ms.
+    pub latency_ms: u64,
+    /// Probability that a `/v1` request fails with a 503 before it is processed.
+    pub error_rate: f64,
+    /// Probability that a create or refund is processed but its response is
+    /// lost (the client gets a 500): an unknown outcome.
+    pub lost_response_rate: f64,
+    /// Probability that a new payment is declined (`card_declined`).
+    pub decline_rate: f64,
+    /// Probability that a new payment answers `processing` and succeeds only
+    /// after `late_success_delay_ms` (then a `payment_succeeded` webhook).
+    pub late_success_rate: f64,
+    /// Delay of a late success, in ms.
+    pub late_success_delay_ms: u64,
+    /// Each webhook is delivered after a uniform delay in `0..=webhook_delay_ms`.
+    pub webhook_delay_ms: u64,
+    /// Probability that a webhook is delivered twice (each copy with its own delay).
+    pub webhook_duplicate_rate: f64,
+    /// Probability that a webhook is held back an extra `2 * webhook_delay_ms + 1` ms,
+    /// so that later events overtake it.
+    pub webhook_reorder_rate: f64,
+    /// Probability that a webhook is never delivered.
+    pub webhook_drop_rate: f64,
+    /// Probability that a refund attempt fails (402), retryable.
+    pub refund_failure_rate: f64,
+    /// Every refund key fails its first N attempts (402).
+    pub refund_fail_first_n: u32,
+}
+
+impl Default for Faults {
+    fn default() -> Self {
+        Self {
+            latency_ms: 0,
+            error_rate: 0.0,
+            lost_response_rate: 0.0,
+            decline_rate: 0.0,
+            late_success_rate: 0.0,
+            late_success_delay_ms: 0,
+            webhook_delay_ms: 0,
+            webhook_duplicate_rate: 0.0,
+            webhook_reorder_rate: 0.0,
+            webhook_drop_rate: 0.0,
+            refund_failure_rate: 0.0,
+            refund_fail_first_n: 0,
+        }
+    }
+}
+
+/// Upper bound on every delay knob: 1 hour.
+pub const MAX_FAULT_DELAY_MS: u64 = 60 * 60 * 1000;
+
+impl Faults {
+    /// Checks every probability is in `0..=1` and every delay <= [`MAX_FAULT_DELAY_MS`].
+    pub fn validate(&self) -> Result<(), String> {
+        let probs = [
+            ("error_rate", self.error_rate),
+            ("lost_response_rate", self.lost_response_rate),
+            ("decline_rate", self.decline_rate),
+            ("late_success_rate", self.late_success_rate),
+            ("webhook_duplicate_rate", self.webhook_duplicate_rate),
+            ("webhook_reorder_rate", self.webhook_reorder_rate),
+            ("webhook_drop_rate", self.webhook_drop_rate),
+            ("refund_failure_rate", self.refund_failure_rate),
+        ];
+        for (name, p) in probs {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(format!("{name} must be in 0..=1"));
+            }
+        }
+        for (name, d) in [
+            ("latency_ms", self.latency_ms),
+            ("late_success_delay_ms", self.late_success_delay_ms),
+            ("webhook_delay_ms", self.webhook_delay_ms),
+        ] {
+            if d > MAX_FAULT_DELAY_MS {
+                return Err(format!("{name} must be <= {MAX_FAULT_DELAY_MS}"));
+            }
+        }
+        Ok(())
+    }
+}

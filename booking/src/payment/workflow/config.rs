@@ -1,0 +1,120 @@
+//! The workflow's limits, each with its unit.
+
+use serde::{Deserialize, Serialize};
+
+/// Limits and intervals of the payment [`Workflow`](super::Workflow).
+///
+/// Preconditions (checked by [`WorkflowConfig::validate`]): every count and
+/// interval > 0, every base <= its cap.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkflowConfig {
+    /// Outbox rows claimed per dispatch pass.
+    pub dispatch_batch: u32,
+    /// How long a claim leases an outbox row: a crashed dispatcher's row comes back after it.
+    /// Must exceed the provider call timeout.
+    pub outbox_lease_ms: i64,
+    /// How many times a charge is sent to the provider (same idempotency key)
+    /// while its order owns its seats; after that its outbox row waits for the
+    /// payment deadline, and the reconciler decides.
+    pub max_charge_attempts: i32,
+    /// First retry delay of an outbox row; doubles per attempt.
+    pub retry_backoff_base_ms: i64,
+    /// Upper bound on an outbox row's retry delay.
+    pub retry_backoff_cap_ms: i64,
+    /// Open payments examined per reconcile pass.
+    pub reconcile_batch: u32,
+    /// How often [`Workflow::run`](super::Workflow::run) dispatches.
+    pub dispatch_interval_ms: u64,
+    /// How often [`Workflow::run`](super::Workflow::run) reconciles.
+    pub reconcile_interval_ms: u64,
+    /// Refund attempts before a compensation is `failed` (visible to operators).
+    pub max_compensation_attempts: i32,
+    /// First delay between refund attempts; doubles per attempt.
+    pub compensation_backoff_base_ms: i64,
+    /// Upper bound on the delay between refund attempts.
+    pub compensation_backoff_cap_ms: i64,
+}
+
+impl Default for WorkflowConfig {
+    fn default() -> Self {
+        Self {
+            dispatch_batch: 32,
+            outbox_lease_ms: 30_000,
+            max_charge_attempts: 5,
+            retry_backoff_base_ms: 500,
+            retry_backoff_cap_ms: 30_000,
+            reconcile_batch: 64,
+            dispatch_interval_ms: 200,
+            reconcile_interval_ms: 1_000,
+            max_compensation_attempts: 8,
+            compensation_backoff_base_ms: 1_000,
+            compensation_backoff_cap_ms: 60_000,
+        }
+    }
+}
+
+/// A [`WorkflowConfig`] field out of range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid workflow config: {0}")]
+pub struct InvalidConfig(pub &'static str);
+
+impl WorkflowConfig {
+    /// Checks the preconditions.
+    pub fn validate(&self) -> Result<(), InvalidConfig> {
+        let day_ms = super::dispatch::MAX_DELAY_MS;
+        let checks: [(bool, &'static str); 9] = [
+            (
+                self.outbox_lease_ms <= day_ms && self.retry_backoff_cap_ms <= day_ms && self.compensation_backoff_cap_ms <= day_ms,
+                "lease and backoff caps must be <= a day",
+            ),
+            (self.dispatch_batch > 0, "dispatch_batch must be > 0"),
+            (self.outbox_lease_ms > 0, "outbox_lease_ms must be > 0"),
+            (self.max_charge_attempts > 0, "max_charge_attempts must be > 0"),
+            (0 < self.retry_backoff_base_ms && self.retry_backoff_base_ms <= self.retry_backoff_cap_ms, "0 < retry_backoff_base_ms <= retry_backoff_cap_ms"),
+            (self.reconcile_batch > 0, "reconcile_batch must be > 0"),
+            (self.dispatch_interval_ms > 0 && self.reconcile_interval_ms > 0, "intervals must be > 0"),
+            (self.max_compensation_attempts > 0, "max_compensation_attempts must be > 0"),
+            (
+                0 < self.compensation_backoff_base_ms && self.compensation_backoff_base_ms <= self.compensation_backoff_cap_ms,
+                "0 < compensation_backoff_base_ms <= compensation_backoff_cap_ms",
+            ),
+        ];
+        match checks.iter().find(|(ok, _)| !ok) {
+            Some((_, why)) => Err(InvalidConfig(why)),
+            None => Ok(()),
+        }
+    }
+
+    /// Delay before retrying an outbox row claimed `attempts` times (>= 1).
+    pub fn retry_backoff_ms(&self, attempts: i32) -> i64 {
+        backoff_ms(self.retry_backoff_base_ms, self.retry_backoff_cap_ms, attempts)
+    }
+
+    /// Delay after the `attempts`-th (>= 1) failed refund attempt.
+    pub fn compensation_backoff_ms(&self, attempts: i32) -> i64 {
+        backoff_ms(self.compensation_backoff_base_ms, self.compensation_backoff_cap_ms, attempts)
+    }
+}
+
+/// `min(cap, base * 2^(attempts-1))`, without overflow.
+fn backoff_ms(base_ms: i64, cap_ms: i64, attempts: i32) -> i64 {
+    let shift = attempts.saturating_sub(1).clamp(0, 30) as u32;
+    base_ms.saturating_mul(1i64 << shift).min(cap_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        let c = WorkflowConfig::default();
+        assert_eq!(c.retry_backoff_ms(1), 500);
+        assert_eq!(c.retry_backoff_ms(2), 1_000);
+        assert_eq!(c.retry_backoff_ms(3), 2_000);
+        assert_eq!(c.retry_backoff_ms(1_000), 30_000);
+        assert_eq!(c.retry_backoff_ms(0), 500);
+        assert!(c.validate().is_ok());
+        assert!(WorkflowConfig { retry_backoff_cap_ms: 1, ..c }.validate().is_err());
+    }
+}

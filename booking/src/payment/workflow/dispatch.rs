@@ -1,0 +1,237 @@
+//! The dispatcher: claims due outbox rows and carries each out with the
+//! provider, outside any store transaction.
+//!
+//! A charge row lives until its payment operation has a final outcome
+//! (succeeded or failed). While the order owns its seats the charge is sent
+//! (same idempotency key) at most `max_charge_attempts` times; an unknown
+//! answer marks the order `reconciling` and retries with backoff. Once the
+//! order no longer owns its seats (released at its deadline) and the outcome
+//! is still unknown, the payment is canceled at the provider: either it was
+//! never charged (recorded failed) or it was (recorded success, which opens a
+//! compensation). Rows are never dropped: every exit is `complete_outbox`
+//! after a final outcome, or `retry_outbox` with the reason.
+//!
+//! A compensate row carries out one refund attempt per claim and lives until
+//! its compensation is `succeeded` or `failed`.
+
+use super::Workflow;
+use crate::model::{CompensationStatus, OutboxEvent, OutboxKind, PaymentStatus};
+use crate::payment::provider::{CreatePayment, ProviderError, ProviderPayment, ProviderStatus, RefundStatus};
+use crate::store::{CompensationResult, PaymentSuccess, SaleOutcome, StoreError};
+use serde::{Deserialize, Serialize};
+
+/// Upper bound on any delay the workflow asks the store for: a day (the store's bound).
+pub const MAX_DELAY_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// What one dispatch pass did, for metrics and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DispatchReport {
+    /// Outbox rows claimed.
+    pub claimed: u32,
+    /// Charges that ended in a booking.
+    pub confirmed: u32,
+    /// Charges the provider declined (or canceled).
+    pub declined: u32,
+    /// Charges whose outcome stayed unknown this pass.
+    pub unknown: u32,
+    /// Charges that succeeded for an order without its seats: compensation opened.
+    pub compensations_opened: u32,
+    /// Refund attempts that succeeded.
+    pub refunds_succeeded: u32,
+    /// Refund attempts that failed and will be retried.
+    pub refunds_retrying: u32,
+    /// Compensations that failed for good (operators must act).
+    pub refunds_failed: u32,
+    /// Rows left for a later pass because the store failed.
+    pub errors: u32,
+}
+
+/// How a provider answer changed the payment.
+pub(super) enum Applied {
+    /// The operation has a final outcome.
+    Final,
+    /// Still undecided, with the reason.
+    Pending(String),
+}
+
+impl Workflow {
+    /// Claims up to `dispatch_batch` due outbox rows and handles each.
+    /// Rows whose handling hit a store error stay leased and come back after
+    /// `outbox_lease_ms`. Errors only when the claim itself fails.
+    pub async fn dispatch_once(&self) -> Result<DispatchReport, StoreError> {
+        let rows = self.store.claim_outbox(self.config.dispatch_batch, self.config.outbox_lease_ms).await?;
+        let mut report = DispatchReport { claimed: rows.len() as u32, ..DispatchReport::default() };
+        for row in rows {
+            let r = match row.kind {
+                OutboxKind::Charge => self.dispatch_charge(&row, &mut report).await,
+                OutboxKind::Compensate => self.dispatch_compensation(&row, &mut report).await,
+            };
+            if let Err(e) = r {
+                report.errors += 1;
+                tracing::warn!(outbox_id = %row.outbox_id, error = %e, "dispatch left for retry after lease");
+            }
+        }
+        Ok(report)
+    }
+
+    async fn retry_row(&self, row: &OutboxEvent, why: &str, after_ms: i64) -> Result<(), StoreError> {
+        self.store.retry_outbox(&row.event_id, row.outbox_id, why, after_ms.clamp(0, MAX_DELAY_MS)).await
+    }
+
+    async fn dispatch_charge(&self, row: &OutboxEvent, report: &mut DispatchReport) -> Result<(), StoreError> {
+        let op = self.store.payment_op(row.ref_id).await?;
+        if matches!(op.status, PaymentStatus::Succeeded | PaymentStatus::Failed) {
+            return self.store.complete_outbox(&row.event_id, row.outbox_id).await;
+        }
+        let order = self.store.order(op.order_id).await?;
+        let backoff_ms = self.config.retry_backoff_ms(row.attempts);
+        if !order.status.owns_seats() {
+            // Released with the outcome unknown: make sure it can never be charged.
+            let answer = self.provider.cancel_payment(op.payment_op_id).await;
+            return match answer {
+                Ok(p) => match self.apply_payment(op.payment_op_id, &p, report).await? {
+                    Applied::Final => self.store.complete_outbox(&row.event_id, row.outbox_id).await,
+                    Applied::Pending(why) => self.retry_row(row, &why, backoff_ms).await,
+                },
+                Err(e) => {
+                    report.unknown += 1;
+                    self.retry_row(row, &format!("cancel after release: {e}"), backoff_ms).await
+                }
+            };
+        }
+        if row.attempts > self.config.max_charge_attempts {
+            report.unknown += 1;
+            let now_ms = self.store.now_ms().await?;
+            let until_deadline_ms = order.payment_deadline_at_ms - now_ms;
+            return self
+                .retry_row(row, "charge attempts exhausted; awaiting reconciliation", until_deadline_ms.max(backoff_ms))
+                .await;
+        }
+        let req = CreatePayment { idempotency_key: op.payment_op_id, amount_cents: op.amount_cents, order_id: op.order_id };
+        let answer = match self.provider.create_payment(&req).await {
+            // A refusal of the request (e.g. the key is known with other
+            // parameters) says nothing about an earlier request: look it up.
+            Err(ProviderError::Refused { status, detail }) => match self.provider.fetch_payment(op.payment_op_id).await {
+                Ok(Some(p)) => Ok(p),
+                Ok(None) => Ok(ProviderPayment {
+                    provider_payment_id: String::new(),
+                    status: ProviderStatus::Failed { reason: format!("refused ({status}): {detail}") },
+                }),
+                Err(e) => Err(e),
+            },
+            other => other,
+        };
+        match answer {
+            Ok(p) => match self.apply_payment(op.payment_op_id, &p, report).await? {
+                Applied::Final => self.store.complete_outbox(&row.event_id, row.outbox_id).await,
+                Applied::Pending(why) => self.retry_row(row, &why, backoff_ms).await,
+            },
+            Err(ProviderError::Unreachable(e)) => {
+                // Never sent: nothing happened at the provider; the order stays as it is.
+                self.retry_row(row, &format!("provider unreachable: {e}"), backoff_ms).await
+            }
+            Err(e) => {
+                report.unknown += 1;
+                let why = e.to_string();
+                self.store.record_payment_unknown(op.payment_op_id, &why).await?;
+                self.retry_row(row, &why, backoff_ms).await
+            }
+        }
+    }
+
+    /// Records a definite provider record of a payment. `Final` when the
+    /// operation now has a final outcome in the store.
+    pub(super) async fn apply_payment(
+        &self,
+        payment_op_id: uuid::Uuid,
+        p: &ProviderPayment,
+        report: &mut DispatchReport,
+    ) -> Result<Applied, StoreError> {
+        match &p.status {
+            ProviderStatus::Succeeded => {
+                let req = PaymentSuccess { payment_op_id, provider_payment_id: p.provider_payment_id.clone() };
+                match self.store.record_payment_success(&req).await {
+                    Ok(SaleOutcome::Confirmed { .. }) => report.confirmed += 1,
+                    Ok(SaleOutcome::Compensating { .. }) => report.compensations_opened += 1,
+                    Err(StoreError::PaymentConflict(id)) => {
+                        tracing::error!(payment_op_id = %id, "provider says succeeded, store recorded failed");
+                    }
+                    Err(e) => return Err(e),
+                }
+                Ok(Applied::Final)
+            }
+            ProviderStatus::Failed { reason } => {
+                match self.store.record_payment_failure(payment_op_id, reason).await {
+                    Ok(_) => report.declined += 1,
+                    Err(StoreError::PaymentConflict(id)) => {
+                        tracing::error!(payment_op_id = %id, "provider says failed, store recorded succeeded");
+                    }
+                    Err(e) => return Err(e),
+                }
+                Ok(Applied::Final)
+            }
+            ProviderStatus::Processing => {
+                report.unknown += 1;
+                let why = "provider: payment processing";
+                self.store.record_payment_unknown(payment_op_id, why).await?;
+                Ok(Applied::Pending(why.into()))
+            }
+        }
+    }
+
+    async fn dispatch_compensation(&self, row: &OutboxEvent, report: &mut DispatchReport) -> Result<(), StoreError> {
+        let comp = match self.store.start_compensation_attempt(row.ref_id).await {
+            Ok(c) => c,
+            Err(StoreError::CompensationNotDue(id)) => {
+                // Not `requested`-and-due: find out why (the store has no single-compensation read).
+                let open = self.store.needs_resolution().await?.compensations.into_iter().find(|c| c.compensation_id == id);
+                match open {
+                    None => return self.store.complete_outbox(&row.event_id, row.outbox_id).await, // succeeded
+                    Some(c) if c.status == CompensationStatus::Failed => {
+                        report.refunds_failed += 1;
+                        return self.store.complete_outbox(&row.event_id, row.outbox_id).await;
+                    }
+                    // An attempt interrupted by a crash (its row's lease lapsed): redo it,
+                    // the refund key makes that safe.
+                    Some(c) if c.status == CompensationStatus::InFlight => c,
+                    Some(c) => {
+                        let now_ms = self.store.now_ms().await?;
+                        return self.retry_row(row, "compensation not due yet", c.next_attempt_at_ms - now_ms).await;
+                    }
+                }
+            }
+            Err(e) => return Err(e),
+        };
+        let outcome = match self.provider.refund(comp.compensation_id, comp.payment_op_id, comp.amount_cents).await {
+            Ok(RefundStatus::Succeeded) => Ok(()),
+            Ok(RefundStatus::Failed { reason }) => Err(format!("refund failed: {reason}")),
+            Err(e) => Err(e.to_string()),
+        };
+        let retry_after_ms = self.config.compensation_backoff_ms(comp.attempts);
+        let done = self
+            .store
+            .finish_compensation_attempt(&CompensationResult {
+                compensation_id: comp.compensation_id,
+                outcome,
+                retry_after_ms,
+                max_attempts: self.config.max_compensation_attempts,
+            })
+            .await?;
+        match done.status {
+            CompensationStatus::Succeeded => {
+                report.refunds_succeeded += 1;
+                self.store.complete_outbox(&row.event_id, row.outbox_id).await
+            }
+            CompensationStatus::Failed => {
+                report.refunds_failed += 1;
+                tracing::error!(compensation_id = %done.compensation_id, "compensation failed for good");
+                self.store.complete_outbox(&row.event_id, row.outbox_id).await
+            }
+            CompensationStatus::Requested | CompensationStatus::InFlight => {
+                report.refunds_retrying += 1;
+                let why = done.last_error.clone().unwrap_or_else(|| "refund retry".into());
+                self.retry_row(row, &why, retry_after_ms).await
+            }
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! [`Workflow`]: drives every payment operation to a booking, a release, or a
+//! tracked compensation.
+//!
+//! - [`dispatch`]: claims outbox rows and calls the provider outside any transaction.
+//! - [`reconcile`]: asks the provider about unknown payments; releases at the deadline.
+//! - [`webhooks`]: applies provider webhooks; duplicates and reordering change nothing.
+//! - [`config`], the limits.
+//!
+//! The store's clock decides every deadline; `tokio::time` only paces the
+//! loop, so the workflow runs unchanged inside turmoil.
+
+pub mod config;
+pub mod dispatch;
+pub mod reconcile;
+pub mod webhooks;
+
+pub use config::{InvalidConfig, WorkflowConfig};
+pub use dispatch::DispatchReport;
+pub use reconcile::ReconcileReport;
+pub use webhooks::WebhookOutcome;
+
+use super::provider::PaymentProvider;
+use crate::model::{Order, OrderStatus, PaymentOp, PaymentStatus};
+use crate::store::{Resolution, Store, StoreError};
+use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+use uuid::Uuid;
+
+/// Why a workflow step did not complete.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorkflowError {
+    /// The store refused or failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A webhook names a payment this store never created.
+    #[error("webhook for unknown payment {0}")]
+    UnknownPayment(Uuid),
+    /// A refund webhook without a refund key.
+    #[error("refund webhook without refund_key")]
+    MissingRefundKey,
+}
+
+/// What operators must look at.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OperatorView {
+    /// From [`Store::needs_resolution`]: charged-without-ticket orders whose money
+    /// is not back, `reconciling` orders, and compensations not yet succeeded.
+    pub resolution: Resolution,
+    /// Orders released at their deadline whose payment outcome is still not
+    /// known (possibly charged): the dispatcher is canceling them at the provider.
+    pub released_unresolved: Vec<(Order, PaymentOp)>,
+}
+
+/// The payment workflow. Cheap to share (`Arc`); every method may run
+/// concurrently on several hosts: the store's conditional writes and the
+/// provider's idempotency keys make repeats harmless.
+pub struct Workflow {
+    store: Arc<dyn Store>,
+    provider: Arc<dyn PaymentProvider>,
+    config: WorkflowConfig,
+    wake: Notify,
+}
+
+impl std::fmt::Debug for Workflow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workflow").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+impl Workflow {
+    /// A workflow over `store` and `provider`. Errors when `config` is invalid.
+    pub fn new(store: Arc<dyn Store>, provider: Arc<dyn PaymentProvider>, config: WorkflowConfig) -> Result<Self, InvalidConfig> {
+        config.validate()?;
+        Ok(Self { store, provider, config, wake: Notify::new() })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &WorkflowConfig {
+        &self.config
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// Asks [`run`](Self::run) to dispatch now (e.g. right after a checkout
+    /// wrote a charge row) instead of at its next tick. Never blocks.
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Dispatches and reconciles on `tokio::time` intervals until `shutdown`
+    /// completes. Each pass is bounded by the batch sizes; shutdown is
+    /// observed between passes. Pass errors are logged and retried next tick.
+    pub async fn run(&self, shutdown: impl Future<Output = ()> + Send) {
+        use tokio::time::{interval, MissedTickBehavior};
+        let mut dispatch_tick = interval(Duration::from_millis(self.config.dispatch_interval_ms));
+        dispatch_tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let mut reconcile_tick = interval(Duration::from_millis(self.config.reconcile_interval_ms));
+        reconcile_tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                biased;
+                _ = &mut shutdown => break,
+                _ = dispatch_tick.tick() => self.dispatch_logged().await,
+                _ = self.wake.notified() => self.dispatch_logged().await,
+                _ = reconcile_tick.tick() => {
+                    if let Err(e) = self.reconcile_once().await {
+                        tracing::warn!(error = %e, "reconcile pass failed");
+                    }
+                }
+            }
+        }
+    }
+
+    async fn dispatch_logged(&self) {
+        if let Err(e) = self.dispatch_once().await {
+            tracing::warn!(error = %e, "dispatch pass failed");
+        }
+    }
+
+    /// Everything operators must resolve: [`Store::needs_resolution`] plus
+    /// released orders whose payment outcome is still unknown. Reads a
+    /// snapshot: an operator read, not for hot paths.
+    pub async fn operator_view(&self) -> Result<OperatorView, WorkflowError> {
+        let resolution = self.store.needs_resolution().await?;
+        let snap = self.store.snapshot().await?;
+        let released_unresolved = snap
+            .orders
+            .iter()
+            .filter(|o| o.status == OrderStatus::Released)
+            .filter_map(|o| {
+                let op = snap.payment_ops.iter().find(|p| p.payment_op_id == o.payment_op_id)?;
+                matches!(op.status, PaymentStatus::Pending | PaymentStatus::Unknown).then(|| (o.clone(), op.clone()))
+            })
+            .collect();
+        Ok(OperatorView { resolution, released_unresolved })
+    }
+}

@@ -1,0 +1,89 @@
+//! Applying provider webhooks. The store's idempotency does the work: a
+//! success recorded twice returns the first outcome; a success for an order
+//! that no longer owns its seats opens a compensation (never a second ticket);
+//! a contradicting outcome after the first is refused by the store and
+//! reported as [`WebhookOutcome::Conflict`]. Hence duplicates and reordering
+//! change nothing after the first event that decided the payment.
+//!
+//! The caller verifies the signature first ([`crate::payment::webhook::verify_and_parse`]).
+
+use super::{Workflow, WorkflowError};
+use crate::model::CompensationStatus;
+use crate::payment::webhook::{WebhookEvent, WebhookKind};
+use crate::store::{CompensationResult, PaymentSuccess, SaleOutcome, StoreError};
+use serde::{Deserialize, Serialize};
+
+/// What a webhook changed. Every variant is a 2xx for the provider.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum WebhookOutcome {
+    /// The payment is (or already was) confirmed with bookings.
+    Confirmed,
+    /// The payment succeeded without seats: a compensation is open (or was).
+    Compensating,
+    /// The payment is (or already was) recorded declined.
+    Declined,
+    /// The event contradicts the outcome recorded first; nothing changed.
+    Conflict,
+    /// The refund is recorded succeeded (now or before).
+    RefundSucceeded,
+    /// Nothing to do (e.g. a failed refund attempt: the dispatcher tracks attempts).
+    Ignored,
+}
+
+impl Workflow {
+    /// Applies a verified webhook. Idempotent.
+    /// Errors: `UnknownPayment` (no such payment operation), `MissingRefundKey`, `Store`.
+    pub async fn handle_webhook(&self, event: &WebhookEvent) -> Result<WebhookOutcome, WorkflowError> {
+        let unknown = |e: StoreError| match e {
+            StoreError::UnknownPaymentOp(id) => WorkflowError::UnknownPayment(id),
+            other => WorkflowError::Store(other),
+        };
+        match event.kind {
+            WebhookKind::PaymentSucceeded => {
+                let req = PaymentSuccess {
+                    payment_op_id: event.payment_key,
+                    provider_payment_id: event.provider_payment_id.clone(),
+                };
+                match self.store.record_payment_success(&req).await {
+                    Ok(SaleOutcome::Confirmed { .. }) => Ok(WebhookOutcome::Confirmed),
+                    Ok(SaleOutcome::Compensating { .. }) => {
+                        self.wake();
+                        Ok(WebhookOutcome::Compensating)
+                    }
+                    Err(StoreError::PaymentConflict(_)) => Ok(WebhookOutcome::Conflict),
+                    Err(e) => Err(unknown(e)),
+                }
+            }
+            WebhookKind::PaymentFailed => {
+                let reason = event.failure_reason.as_deref().unwrap_or("declined (webhook)");
+                match self.store.record_payment_failure(event.payment_key, reason).await {
+                    Ok(_) => Ok(WebhookOutcome::Declined),
+                    Err(StoreError::PaymentConflict(_)) => Ok(WebhookOutcome::Conflict),
+                    Err(e) => Err(unknown(e)),
+                }
+            }
+            WebhookKind::RefundSucceeded => {
+                let compensation_id = event.refund_key.ok_or(WorkflowError::MissingRefundKey)?;
+                let done = self
+                    .store
+                    .finish_compensation_attempt(&CompensationResult {
+                        compensation_id,
+                        outcome: Ok(()),
+                        retry_after_ms: 0,
+                        max_attempts: self.config.max_compensation_attempts,
+                    })
+                    .await?;
+                Ok(match done.status {
+                    CompensationStatus::Succeeded => WebhookOutcome::RefundSucceeded,
+                    // Already failed for good: operators see it; the provider's word is logged.
+                    _ => {
+                        tracing::error!(%compensation_id, "refund succeeded at the provider after the compensation was marked failed");
+                        WebhookOutcome::Conflict
+                    }
+                })
+            }
+            WebhookKind::RefundFailed => Ok(WebhookOutcome::Ignored),
+        }
+    }
+}

@@ -1,0 +1,439 @@
+//! The payment workflow's paths, on a store with a manual clock and a scripted
+//! provider. Every scenario is generic over the store: `payment_scenarios!`
+//! instantiates them for each factory (MemStore here; PgStore is one more line).
+
+mod payment_support;
+
+use booking::model::{CompensationStatus, OrderStatus, OutboxStatus, PaymentStatus, SeatState};
+use booking::payment::provider::ProviderStatus;
+use booking::payment::webhook::{WebhookEvent, WebhookKind};
+use booking::payment::workflow::WebhookOutcome;
+use payment_support::*;
+
+async fn seat_state(w: &World, seat: &str) -> SeatState {
+    w.store.seat_map(&"ev".to_string()).await.unwrap().into_iter().find(|s| s.seat_id == seat).unwrap().state
+}
+
+async fn all_outbox_done(w: &World) -> bool {
+    w.snapshot().await.outbox.iter().all(|o| o.status == OutboxStatus::Done)
+}
+
+fn event(kind: WebhookKind, seq: u64, key: uuid::Uuid, refund_key: Option<uuid::Uuid>) -> WebhookEvent {
+    WebhookEvent {
+        provider_event_id: format!("evt_{seq}"),
+        sequence: seq,
+        kind,
+        payment_key: key,
+        provider_payment_id: "pay_1".into(),
+        refund_key,
+        failure_reason: matches!(kind, WebhookKind::PaymentFailed).then(|| "card_declined".into()),
+        created_at_ms: T0_MS,
+    }
+}
+
+/// Charged at once: confirmed, booked, the outbox row done, no second call.
+pub async fn success(f: StoreFactory) {
+    let w = World::new(f).await;
+    let order = w.checkout("alice", &["A1", "A2"]).await;
+    let r = w.wf.dispatch_once().await.unwrap();
+    assert_eq!((r.claimed, r.confirmed), (1, 1));
+    let o = w.order(&order).await;
+    assert_eq!(o.status, OrderStatus::Confirmed);
+    assert_eq!(w.store.bookings(&"ev".into()).await.unwrap().len(), 2);
+    assert_eq!(seat_state(&w, "A1").await, SeatState::Sold);
+    assert!(all_outbox_done(&w).await);
+    w.clock.advance_ms(60_000);
+    assert_eq!(w.wf.dispatch_once().await.unwrap().claimed, 0);
+    assert_eq!(w.provider.calls().0, 1, "one create call");
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// A definite decline: failed, seats free, nothing charged, row done.
+pub async fn provider_declines(f: StoreFactory) {
+    let w = World::new(f).await;
+    w.provider.script_creates(&[CreateScript::Decline]);
+    let order = w.checkout("alice", &["A1"]).await;
+    let r = w.wf.dispatch_once().await.unwrap();
+    assert_eq!(r.declined, 1);
+    let o = w.order(&order).await;
+    assert_eq!(o.status, OrderStatus::Failed);
+    assert!(o.resolution_reason.unwrap().contains("card_declined"));
+    assert_eq!(seat_state(&w, "A1").await, SeatState::Available);
+    assert_eq!(w.store.payment_op(order.payment_op_id).await.unwrap().status, PaymentStatus::Failed);
+    assert!(all_outbox_done(&w).await);
+    assert!(w.provider.charged().is_empty());
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// Charged but the answer lost: reconciling with the seat reserved, then the
+/// reconciler learns the success; the outbox row ends without a second charge.
+pub async fn unknown_then_success(f: StoreFactory) {
+    let w = World::new(f).await;
+    w.provider.script_creates(&[CreateScript::ChargedAnswerLost]);
+    let order = w.checkout("alice", &["A1"]).await;
+    assert_eq!(w.wf.dispatch_once().await.unwrap().unknown, 1);
+    assert_eq!(w.order(&order).await.status, OrderStatus::Reconciling);
+    assert_eq!(seat_state(&w, "A1").await, SeatState::PaymentPending);
+    assert_eq!(w.store.payment_op(order.payment_op_id).await.unwrap().status, PaymentStatus::Unknown);
+    // Visible while unknown.
+    assert!(w.store.needs_resolution().await.unwrap().orders.iter().any(|o| o.order_id == order.order_id));
+    let r = w.wf.reconcile_once().await.unwrap();
+    assert_eq!((r.fetched, r.succeeded), (1, 1));
+    assert_eq!(w.order(&order).await.status, OrderStatus::Confirmed);
+    assert_eq!(seat_state(&w, "A1").await, SeatState::Sold);
+    w.clock.advance_ms(test_config().retry_backoff_base_ms);
+    let r = w.wf.dispatch_once().await.unwrap();
+    assert_eq!(r.claimed, 1, "the charge row comes back and is completed");
+    assert!(all_outbox_done(&w).await);
+    assert_eq!(w.provider.calls().0, 1, "no second create once the outcome was known");
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// A lost request (never processed) is retried by the dispatcher with the same key.
+pub async fn unknown_then_success_on_retry(f: StoreFactory) {
+    let w = World::new(f).await;
+    w.provider.script_creates(&[CreateScript::LostBeforeProcessing, CreateScript::Succeed]);
+    let order = w.checkout("alice", &["A1"]).await;
+    assert_eq!(w.wf.dispatch_once().await.unwrap().unknown, 1);
+    assert_eq!(w.order(&order).await.status, OrderStatus::Reconciling);
+    // Not due before its backoff.
+    assert_eq!(w.wf.dispatch_once().await.unwrap().claimed, 0);
+    // The reconciler finds no record: not a failure, the seat stays reserved.
+    let r = w.wf.reconcile_once().await.unwrap();
+    assert_eq!((r.still_unknown, r.released, r.failed), (1, 0, 0));
+    assert_eq!(seat_state(&w, "A1").await, SeatState::PaymentPending);
+    w.clock.advance_ms(test_config().retry_backoff_base_ms);
+    assert_eq!(w.wf.dispatch_once().await.unwrap().confirmed, 1);
+    assert_eq!(w.order(&order).await.status, OrderStatus::Confirmed);
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// Processing, then declined: the reconciler records the failure and frees the seat.
+pub async fn unknown_then_failure(f: StoreFactory) {
+    let w = World::new(f).await;
+    w.provider.script_creates(&[CreateScript::Processing]);
+    let order = w.checkout("alice", &["A1"]).await;
+    assert_eq!(w.wf.dispatch_once().await.unwrap().unknown, 1);
+    assert_eq!(w.order(&order).await.status, OrderStatus::Reconciling);
+    assert_eq!(w.wf.reconcile_once().await.unwrap().still_unknown, 1);
+    w.provider.settle(order.payment_op_id, false);
+    assert_eq!(w.wf.reconcile_once().await.unwrap().failed, 1);
+    assert_eq!(w.order(&order).await.status, OrderStatus::Failed);
+    assert_eq!(seat_state(&w, "A1").await, SeatState::Available);
+    w.clock.advance_ms(test_config().retry_backoff_cap_ms);
+    w.wf.dispatch_once().await.unwrap();
+    assert!(all_outbox_done(&w).await);
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// Never answered: kept until the deadline, then released with the reason;
+/// the dispatcher then cancels at the provider, so a late arrival cannot charge.
+pub async fn unknown_past_deadline_released(f: StoreFactory) {
+    let w = World::new(f).await;
+    let lost = [CreateScript::LostBeforeProcessing; 8];
+    w.provider.script_creates(&lost);
+    let order = w.checkout("alice", &["A1"]).await;
+    // Dispatch until the charge attempts are exhausted.
+    for _ in 0..6 {
+        w.wf.dispatch_once().await.unwrap();
+        w.clock.advance_ms(test_config().retry_backoff_cap_ms);
+        assert_eq!(w.wf.reconcile_once().await.unwrap().released, 0, "before the deadline nothing is released");
+        assert_eq!(seat_state(&w, "A1").await, SeatState::PaymentPending);
+    }
+    assert_eq!(w.provider.calls().0, test_config().max_charge_attempts as u32, "create bounded by max_charge_attempts");
+    w.clock.set_ms(order.payment_deadline_at_ms);
+    let r = w.wf.reconcile_once().await.unwrap();
+    assert_eq!(r.released, 1);
+    let o = w.order(&order).await;
+    assert_eq!(o.status, OrderStatus::Released);
+    assert!(o.resolution_reason.as_deref().unwrap().contains("unresolved at its deadline"), "{o:?}");
+    assert_eq!(seat_state(&w, "A1").await, SeatState::Available);
+    // Released with the outcome unknown: visible to operators until canceled.
+    let view = w.wf.operator_view().await.unwrap();
+    assert_eq!(view.released_unresolved.len(), 1);
+    // The charge row now cancels.
+    w.clock.advance_ms(test_config().retry_backoff_cap_ms);
+    let r = w.wf.dispatch_once().await.unwrap();
+    assert_eq!(r.declined, 1, "canceled = never charged");
+    assert_eq!(w.provider.calls().2, 1);
+    assert_eq!(w.store.payment_op(order.payment_op_id).await.unwrap().status, PaymentStatus::Failed);
+    assert_eq!(w.order(&order).await.status, OrderStatus::Released, "a release stays a release");
+    assert!(all_outbox_done(&w).await);
+    assert!(w.wf.operator_view().await.unwrap().released_unresolved.is_empty());
+    // The in-flight request finally arrives: the provider refuses to charge it.
+    let late = booking::payment::provider::CreatePayment { idempotency_key: order.payment_op_id, amount_cents: 1_500, order_id: order.order_id };
+    use booking::payment::PaymentProvider;
+    let p = w.provider.create_payment(&late).await.unwrap();
+    assert!(matches!(p.status, ProviderStatus::Failed { .. }));
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// Processing at the deadline: released; the success arrives after (webhook):
+/// a compensation, carried out by the dispatcher; never a second ticket.
+pub async fn late_success_after_release_refunded(f: StoreFactory) {
+    let w = World::new(f).await;
+    w.provider.script_creates(&[CreateScript::Processing]);
+    let order = w.checkout("alice", &["A1"]).await;
+    w.wf.dispatch_once().await.unwrap();
+    w.clock.set_ms(order.payment_deadline_at_ms + 1);
+    assert_eq!(w.wf.reconcile_once().await.unwrap().released, 1);
+    // Bob buys the freed seat.
+    let bob = w.checkout("bob", &["A1"]).await;
+    w.provider.settle(order.payment_op_id, true); // Alice's payment succeeds late
+    let out = w.wf.handle_webhook(&event(WebhookKind::PaymentSucceeded, 1, order.payment_op_id, None)).await.unwrap();
+    assert_eq!(out, WebhookOutcome::Compensating);
+    assert_eq!(w.order(&order).await.status, OrderStatus::Compensating);
+    let res = w.store.needs_resolution().await.unwrap();
+    assert!(res.orders.iter().any(|o| o.order_id == order.order_id));
+    assert_eq!(res.compensations.len(), 1);
+    w.assert_nothing_charged_is_hidden(true).await;
+    let r = w.wf.dispatch_once().await.unwrap();
+    assert_eq!(r.refunds_succeeded, 1);
+    assert_eq!(r.confirmed, 1, "bob's charge");
+    assert_eq!(w.order(&order).await.status, OrderStatus::Compensated);
+    assert_eq!(w.order(&bob).await.status, OrderStatus::Confirmed);
+    let bookings = w.store.bookings(&"ev".into()).await.unwrap();
+    assert_eq!(bookings.len(), 1);
+    assert_eq!(bookings[0].order_id, bob.order_id, "one ticket, bob's");
+    let comps = w.store.compensations_for_order(order.order_id).await.unwrap();
+    assert_eq!((comps[0].status, comps[0].attempts), (CompensationStatus::Succeeded, 1));
+    assert_eq!(w.provider.refunded().get(&order.payment_op_id), Some(&1_500));
+    // The charge row of alice ends too (its op is now final).
+    w.clock.advance_ms(test_config().retry_backoff_cap_ms);
+    w.wf.dispatch_once().await.unwrap();
+    assert!(all_outbox_done(&w).await);
+    assert_eq!(w.store.needs_resolution().await.unwrap(), Default::default());
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// Processing at the deadline, so released; the payment succeeds before the
+/// dispatcher's post-release cancel reaches the provider, and no webhook ever
+/// comes: the cancel answer discovers the charge and opens a compensation.
+pub async fn late_success_found_by_cancel(f: StoreFactory) {
+    let w = World::new(f).await;
+    w.provider.script_creates(&[CreateScript::Processing]);
+    let order = w.checkout("alice", &["A1"]).await;
+    w.wf.dispatch_once().await.unwrap();
+    w.clock.set_ms(order.payment_deadline_at_ms);
+    assert_eq!(w.wf.reconcile_once().await.unwrap().released, 1);
+    w.provider.settle(order.payment_op_id, true); // succeeds before the cancel reaches it
+    w.clock.advance_ms(test_config().retry_backoff_cap_ms);
+    let r = w.wf.dispatch_once().await.unwrap();
+    assert_eq!(r.compensations_opened, 1);
+    assert_eq!(w.order(&order).await.status, OrderStatus::Compensating);
+    let r = w.wf.dispatch_once().await.unwrap();
+    assert_eq!(r.refunds_succeeded, 1);
+    assert_eq!(w.order(&order).await.status, OrderStatus::Compensated);
+    assert!(all_outbox_done(&w).await);
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+async fn late_success_world(f: StoreFactory) -> (World, booking::model::Order) {
+    let w = World::new(f).await;
+    w.provider.script_creates(&[CreateScript::Processing]);
+    let order = w.checkout("alice", &["A1"]).await;
+    w.wf.dispatch_once().await.unwrap();
+    w.clock.set_ms(order.payment_deadline_at_ms);
+    w.wf.reconcile_once().await.unwrap();
+    w.provider.settle(order.payment_op_id, true);
+    w.wf.handle_webhook(&event(WebhookKind::PaymentSucceeded, 1, order.payment_op_id, None)).await.unwrap();
+    (w, order)
+}
+
+/// The refund fails twice, then succeeds; attempts and errors are tracked, the
+/// backoff is honoured.
+pub async fn refund_fails_twice_then_succeeds(f: StoreFactory) {
+    let (w, order) = late_success_world(f).await;
+    w.provider.script_refunds(&[RefundScript::Fail, RefundScript::Unknown]);
+    assert_eq!(w.wf.dispatch_once().await.unwrap().refunds_retrying, 1);
+    let c = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
+    assert_eq!((c.status, c.attempts), (CompensationStatus::Requested, 1));
+    assert!(c.last_error.as_deref().unwrap().contains("insufficient_balance"));
+    assert_eq!(w.wf.dispatch_once().await.unwrap().refunds_retrying, 0, "not before its backoff");
+    w.clock.advance_ms(test_config().compensation_backoff_ms(1));
+    assert_eq!(w.wf.dispatch_once().await.unwrap().refunds_retrying, 1);
+    w.clock.advance_ms(test_config().compensation_backoff_ms(2));
+    assert_eq!(w.wf.dispatch_once().await.unwrap().refunds_succeeded, 1);
+    let c = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
+    assert_eq!((c.status, c.attempts), (CompensationStatus::Succeeded, 3));
+    assert_eq!(w.order(&order).await.status, OrderStatus::Compensated);
+    assert_eq!(w.provider.calls().3, 3);
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// The refund fails for good: `failed`, and visible to operators for good.
+pub async fn refund_fails_for_good_visible(f: StoreFactory) {
+    let (w, order) = late_success_world(f).await;
+    w.provider.script_refunds(&[RefundScript::Fail; 10]);
+    for _ in 0..10 {
+        w.wf.dispatch_once().await.unwrap();
+        w.clock.advance_ms(test_config().compensation_backoff_cap_ms);
+    }
+    assert_eq!(w.provider.calls().3, test_config().max_compensation_attempts as u32, "bounded attempts");
+    let c = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
+    assert_eq!(c.status, CompensationStatus::Failed);
+    assert_eq!(w.order(&order).await.status, OrderStatus::CompensationFailed);
+    let res = w.store.needs_resolution().await.unwrap();
+    assert!(res.orders.iter().any(|o| o.order_id == order.order_id && o.status == OrderStatus::CompensationFailed));
+    assert!(res.compensations.iter().any(|x| x.compensation_id == c.compensation_id));
+    assert!(all_outbox_done(&w).await, "the row ends; the record stays visible");
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// Duplicates and every reordering of the webhooks of one payment change
+/// nothing after the first that decided it.
+pub async fn duplicate_and_reordered_webhooks(f: StoreFactory) {
+    let evs = |key| {
+        vec![
+            event(WebhookKind::PaymentSucceeded, 1, key, None),
+            event(WebhookKind::PaymentSucceeded, 1, key, None),
+            event(WebhookKind::PaymentFailed, 2, key, None),
+            event(WebhookKind::RefundFailed, 3, key, None),
+        ]
+    };
+    let perms: Vec<[usize; 4]> = {
+        let mut v = Vec::new();
+        for a in 0..4 {
+            for b in 0..4 {
+                for c in 0..4 {
+                    for d in 0..4 {
+                        let p = [a, b, c, d];
+                        if (0..4).all(|i| p.contains(&i)) {
+                            v.push(p);
+                        }
+                    }
+                }
+            }
+        }
+        v
+    };
+    assert_eq!(perms.len(), 24);
+    for perm in perms {
+        let w = World::new(f).await;
+        let order = w.checkout("alice", &["A1"]).await;
+        let list = evs(order.payment_op_id);
+        let mut after_first: Option<booking::model::Snapshot> = None;
+        let mut first_kind = None;
+        for i in perm {
+            w.wf.handle_webhook(&list[i]).await.unwrap();
+            let snap = w.snapshot().await;
+            let decisive = matches!(list[i].kind, WebhookKind::PaymentSucceeded | WebhookKind::PaymentFailed);
+            match &after_first {
+                Some(s) => assert_eq!(&snap, s, "perm {perm:?}: event {i} changed the records"),
+                None if decisive => {
+                    first_kind = Some(list[i].kind);
+                    after_first = Some(snap);
+                }
+                None => assert_eq!(w.order(&order).await.status, OrderStatus::Pending, "a refund event decides nothing"),
+            }
+        }
+        let expected = if first_kind == Some(WebhookKind::PaymentSucceeded) { OrderStatus::Confirmed } else { OrderStatus::Failed };
+        assert_eq!(w.order(&order).await.status, expected, "perm {perm:?}");
+        // Whichever came first, the booking count matches the outcome.
+        let n = w.store.bookings(&"ev".into()).await.unwrap().len();
+        assert_eq!(n, usize::from(expected == OrderStatus::Confirmed));
+        w.assert_nothing_charged_is_hidden(false).await;
+    }
+    // After a late success: payment and refund events, duplicated and reordered.
+    let (w, order) = late_success_world(f).await;
+    w.wf.dispatch_once().await.unwrap();
+    let comp = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
+    let settled = w.snapshot().await;
+    let key = order.payment_op_id;
+    for e in [
+        event(WebhookKind::RefundSucceeded, 3, key, Some(comp.compensation_id)),
+        event(WebhookKind::PaymentSucceeded, 1, key, None),
+        event(WebhookKind::RefundSucceeded, 3, key, Some(comp.compensation_id)),
+        event(WebhookKind::PaymentSucceeded, 1, key, None),
+    ] {
+        w.wf.handle_webhook(&e).await.unwrap();
+        assert_eq!(w.snapshot().await, settled);
+    }
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// A refund-succeeded webhook ahead of the dispatcher's own answer settles the
+/// compensation; the dispatcher then completes its row without refunding twice.
+pub async fn refund_webhook_before_answer(f: StoreFactory) {
+    let (w, order) = late_success_world(f).await;
+    w.provider.script_refunds(&[RefundScript::Unknown]);
+    assert_eq!(w.wf.dispatch_once().await.unwrap().refunds_retrying, 1);
+    let comp = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
+    let out = w.wf.handle_webhook(&event(WebhookKind::RefundSucceeded, 5, order.payment_op_id, Some(comp.compensation_id))).await.unwrap();
+    assert_eq!(out, WebhookOutcome::RefundSucceeded);
+    assert_eq!(w.order(&order).await.status, OrderStatus::Compensated);
+    w.clock.advance_ms(test_config().compensation_backoff_cap_ms);
+    w.wf.dispatch_once().await.unwrap();
+    assert!(all_outbox_done(&w).await);
+    assert_eq!(w.provider.calls().3, 1, "no refund call after the webhook settled it");
+}
+
+/// A dispatcher crashed between starting a refund attempt and recording its
+/// result: after the row's lease the next dispatcher redoes the attempt (the
+/// refund key makes that safe) instead of leaving it `in_flight` forever.
+pub async fn interrupted_refund_attempt_is_taken_over(f: StoreFactory) {
+    let (w, order) = late_success_world(f).await;
+    let comp = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
+    // The crashed dispatcher: claimed the row and started the attempt, then died.
+    let claimed = w.store.claim_outbox(16, test_config().outbox_lease_ms).await.unwrap();
+    assert!(claimed.iter().any(|o| o.ref_id == comp.compensation_id));
+    let started = w.store.start_compensation_attempt(comp.compensation_id).await.unwrap();
+    assert_eq!(started.status, CompensationStatus::InFlight);
+    assert_eq!(w.wf.dispatch_once().await.unwrap().claimed, 0, "leased");
+    w.clock.advance_ms(test_config().outbox_lease_ms);
+    let r = w.wf.dispatch_once().await.unwrap();
+    assert_eq!(r.refunds_succeeded, 1);
+    assert_eq!(w.order(&order).await.status, OrderStatus::Compensated);
+    assert!(all_outbox_done(&w).await);
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// A webhook for a payment this store never created is a named error.
+pub async fn webhook_for_unknown_payment(f: StoreFactory) {
+    let w = World::new(f).await;
+    let id = uuid::Uuid::from_u128(42);
+    let err = w.wf.handle_webhook(&event(WebhookKind::PaymentSucceeded, 1, id, None)).await.unwrap_err();
+    assert_eq!(err, booking::payment::WorkflowError::UnknownPayment(id));
+}
+
+/// `run` drives dispatch and reconcile on tokio time and stops on shutdown.
+pub async fn run_loop_dispatches_and_stops(f: StoreFactory) {
+    let w = std::sync::Arc::new(World::new(f).await);
+    let order = w.checkout("alice", &["A1"]).await;
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let w2 = w.clone();
+    let h = tokio::spawn(async move { w2.wf.run(async { let _ = rx.await; }).await });
+    for _ in 0..100 {
+        if w.order(&order).await.status == OrderStatus::Confirmed {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(w.order(&order).await.status, OrderStatus::Confirmed);
+    tx.send(()).unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(5), h).await.expect("run stops on shutdown").unwrap();
+}
+
+macro_rules! payment_scenarios {
+    ($store:ident, $factory:path) => {
+        mod $store {
+            use super::*;
+            payment_scenarios!(@each $factory;
+                success, provider_declines, unknown_then_success, unknown_then_success_on_retry,
+                unknown_then_failure, unknown_past_deadline_released, late_success_after_release_refunded,
+                late_success_found_by_cancel, refund_fails_twice_then_succeeds, refund_fails_for_good_visible,
+                duplicate_and_reordered_webhooks, refund_webhook_before_answer, interrupted_refund_attempt_is_taken_over, webhook_for_unknown_payment,
+                run_loop_dispatches_and_stops);
+        }
+    };
+    (@each $factory:path; $($name:ident),+) => {
+        $(
+            #[tokio::test]
+            async fn $name() {
+                super::$name($factory).await;
+            }
+        )+
+    };
+}
+
+payment_scenarios!(mem, payment_support::mem_store);
