@@ -30,6 +30,8 @@ pub struct TraceEvent {
 }
 
 /// What happened. Serialized with a `type` tag in snake_case.
+// Seat changes dominate the trace, so boxing them would not save memory.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum TraceKind {

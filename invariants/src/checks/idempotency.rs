@@ -85,15 +85,15 @@ pub fn check_idempotency(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) ->
                     }
                 }
                 Answer::Fail { seq, error_kind } => {
-                    if let Some((ok_seq, order_id)) = first_ok.first() {
-                        if !cfg.is_transient(error_kind) {
-                            out.push(Violation::new(
-                                Invariant::IdempotentRetry,
-                                subject(k),
-                                format!("answered order {order_id}, then a retry failed with {error_kind}"),
-                                vec![*ok_seq, *seq],
-                            ));
-                        }
+                    if let Some((ok_seq, order_id)) = first_ok.first()
+                        && !cfg.is_transient(error_kind)
+                    {
+                        out.push(Violation::new(
+                            Invariant::IdempotentRetry,
+                            subject(k),
+                            format!("answered order {order_id}, then a retry failed with {error_kind}"),
+                            vec![*ok_seq, *seq],
+                        ));
                     }
                 }
             }

@@ -5,7 +5,7 @@
 mod bookings;
 mod hidden_charges;
 mod idempotency;
-mod index;
+pub(crate) mod index;
 mod liveness;
 mod refunds;
 mod stale_authority;

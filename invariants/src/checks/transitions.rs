@@ -54,15 +54,14 @@ pub fn check_transitions(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -
         }
         if let (Some((last_seq, last_version)), Some(seat)) =
             (prev, snap.seats.iter().find(|s| s.event_id == event_id && s.seat_id == seat_id))
+            && seat.version < last_version
         {
-            if seat.version < last_version {
-                out.push(Violation::new(
-                    Invariant::VersionMonotonic,
-                    subject(),
-                    format!("final record has version {} but version {last_version} was written", seat.version),
-                    vec![last_seq],
-                ));
-            }
+            out.push(Violation::new(
+                Invariant::VersionMonotonic,
+                subject(),
+                format!("final record has version {} but version {last_version} was written", seat.version),
+                vec![last_seq],
+            ));
         }
     }
     out
