@@ -1,0 +1,157 @@
+//! No hidden charged orders: every charge (a `charged` event at the provider,
+//! or a payment operation the store records as succeeded) is a booking, a
+//! compensation record, or an order still open for reconciliation
+//! (`pending`/`reconciling`, whose lateness the liveness check judges); and
+//! every compensation not yet succeeded is in the operators' list: its order
+//! is `compensating`, `compensation_failed` or `reconciling`.
+
+use super::index::{charges, compensation_changes, order_changes};
+use crate::{Config, Invariant, Subject, TraceEvent, Violation};
+use booking::model::{CompensationStatus, OrderStatus, PaymentStatus, Snapshot};
+use std::collections::BTreeSet;
+use uuid::Uuid;
+
+/// Checks [`Invariant::NoHiddenCharge`] and [`Invariant::CompensationVisible`].
+pub fn check_hidden_charges(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> Vec<Violation> {
+    let charges = charges(trace);
+    let mut charged: BTreeSet<Uuid> = charges.keys().copied().collect();
+    charged.extend(snap.payment_ops.iter().filter(|op| op.status == PaymentStatus::Succeeded).map(|op| op.payment_op_id));
+    let mut out = Vec::new();
+    for op_id in charged {
+        let booked = snap.bookings.iter().any(|b| b.payment_op_id == op_id);
+        let compensated = snap.compensations.iter().any(|c| c.payment_op_id == op_id);
+        let op = snap.payment_ops.iter().find(|op| op.payment_op_id == op_id);
+        let order = op.and_then(|op| snap.orders.iter().find(|o| o.order_id == op.order_id));
+        let open = order.is_some_and(|o| o.status.owns_seats());
+        if booked || compensated || open {
+            continue;
+        }
+        let detail = match (op, order) {
+            (None, _) => "charged, but the store has no such payment operation".to_string(),
+            (Some(op), None) => format!("charged, but the store has no order {}", op.order_id),
+            (Some(_), Some(o)) => {
+                format!("charged, but order {} is {} with no booking and no compensation", o.order_id, o.status)
+            }
+        };
+        let witnesses = charges.get(&op_id).and_then(|c| c.first()).map(|(seq, _)| vec![*seq]).unwrap_or_default();
+        out.push(Violation::new(Invariant::NoHiddenCharge, Subject::PaymentOp { payment_op_id: op_id }, detail, witnesses));
+    }
+
+    let comp_changes = compensation_changes(trace);
+    let ord_changes = order_changes(trace);
+    for c in &snap.compensations {
+        if c.status == CompensationStatus::Succeeded {
+            continue;
+        }
+        let order = snap.orders.iter().find(|o| o.order_id == c.order_id);
+        let listed = order.is_some_and(|o| {
+            matches!(o.status, OrderStatus::Compensating | OrderStatus::CompensationFailed | OrderStatus::Reconciling)
+        });
+        if listed {
+            continue;
+        }
+        let detail = match order {
+            None => format!("{} compensation of unknown order {}", c.status, c.order_id),
+            Some(o) => format!("{} compensation, but order {} is {}: not in the operators' list", c.status, o.order_id, o.status),
+        };
+        let mut witnesses = Vec::new();
+        if let Some((seq, _)) = comp_changes.get(&c.compensation_id).and_then(|cs| cs.first()) {
+            witnesses.push(*seq);
+        }
+        if let Some((seq, _)) = ord_changes.get(&c.order_id).and_then(|cs| cs.last()) {
+            witnesses.push(*seq);
+        }
+        out.push(Violation::new(
+            Invariant::CompensationVisible,
+            Subject::Compensation { compensation_id: c.compensation_id },
+            detail,
+            witnesses,
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::World;
+    use crate::trace::PaymentEvent;
+    use crate::TraceKind;
+
+    /// Sold, declined, late success compensated, late success compensating,
+    /// and a charge still reconciling: all visible.
+    #[test]
+    fn every_kind_of_charge_accounted_for_is_clean() {
+        let mut w = World::new(&["A", "B", "C", "D", "E"]);
+        let t = w.hold("u1", &["A"], 60_000);
+        let o1 = w.checkout("u1", t, "k", 10_000);
+        w.charge(o1);
+        let t = w.hold("u2", &["B"], 60_000);
+        let o2 = w.checkout("u2", t, "k", 10_000);
+        w.decline(o2);
+        let t = w.hold("u3", &["C"], 60_000);
+        let o3 = w.checkout("u3", t, "k", 10_000);
+        let t = w.hold("u4", &["D"], 60_000);
+        let o4 = w.checkout("u4", t, "k", 10_000);
+        let t = w.hold("u5", &["E"], 60_000);
+        let o5 = w.checkout("u5", t, "k", 10_000);
+        w.unknown(o3);
+        w.unknown(o4);
+        w.unknown(o5);
+        w.advance(10_000);
+        w.release_unresolved(o3);
+        w.release_unresolved(o4);
+        w.charge(o3);
+        let comp = w.snap.compensations[0].compensation_id;
+        w.refund(comp);
+        w.charge(o4);
+        w.record(TraceKind::Payment(PaymentEvent::Charged {
+            payment_op_id: w.order(o5).payment_op_id,
+            amount_cents: 1_000,
+            provider_payment_id: "p5".into(),
+        }));
+        assert_eq!(check_hidden_charges(&w.snap, w.trace.events(), &w.config()), vec![]);
+    }
+
+    /// A late success silently dropped: charged, order released, no compensation.
+    #[test]
+    fn charge_after_release_without_compensation_is_reported() {
+        let mut w = World::new(&["A"]);
+        let t = w.hold("u1", &["A"], 60_000);
+        let o = w.checkout("u1", t, "k", 10_000);
+        w.advance(10_000);
+        w.release_unresolved(o);
+        let op = w.order(o).payment_op_id;
+        let charged = w.record(TraceKind::Payment(PaymentEvent::Charged {
+            payment_op_id: op,
+            amount_cents: 1_000,
+            provider_payment_id: "p".into(),
+        }));
+        let v = check_hidden_charges(&w.snap, w.trace.events(), &w.config());
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert_eq!(v[0].invariant, Invariant::NoHiddenCharge);
+        assert_eq!(v[0].subject, Subject::PaymentOp { payment_op_id: op });
+        assert_eq!(v[0].witnesses, vec![charged]);
+        assert_eq!(v[0].detail, format!("charged, but order {o} is released with no booking and no compensation"));
+    }
+
+    /// A compensation requested while its order says `released`: operators never see it.
+    #[test]
+    fn open_compensation_of_unlisted_order_is_reported() {
+        let mut w = World::new(&["A"]);
+        let t = w.hold("u1", &["A"], 60_000);
+        let o = w.checkout("u1", t, "k", 10_000);
+        w.advance(10_000);
+        w.release_unresolved(o);
+        let order_released = w.last_seq();
+        let order = w.order(o).clone();
+        w.charge_without_store(&order);
+        let comp = w.open_compensation(&order);
+        let created = w.last_seq();
+        let v = check_hidden_charges(&w.snap, w.trace.events(), &w.config());
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert_eq!(v[0].invariant, Invariant::CompensationVisible);
+        assert_eq!(v[0].subject, Subject::Compensation { compensation_id: comp });
+        assert_eq!(v[0].witnesses, vec![order_released, created]);
+    }
+}

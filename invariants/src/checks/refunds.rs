@@ -1,0 +1,173 @@
+//! Refunds: never more refunded than charged, and no refund twice. Judged on
+//! the provider's ledger in the trace (`charged` / `refunded` events) and on
+//! the final compensation records (succeeded compensations against the
+//! payment operation they give back).
+
+use super::index::{charges, compensation_changes, refunds};
+use crate::{Config, Invariant, Subject, TraceEvent, Violation};
+use booking::model::{CompensationStatus, CompensationStatus as CS, PaymentStatus, Snapshot};
+use std::collections::{BTreeMap, BTreeSet};
+use uuid::Uuid;
+
+/// Checks [`Invariant::RefundBounded`] and [`Invariant::NoDoubleRefund`].
+pub fn check_refunds(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> Vec<Violation> {
+    let charges = charges(trace);
+    let refunds = refunds(trace);
+    let comp_changes = compensation_changes(trace);
+    let mut out = Vec::new();
+    let mut reported: BTreeSet<(Invariant, Uuid)> = BTreeSet::new();
+
+    // The provider's ledger.
+    for (op_id, rs) in &refunds {
+        let cs = charges.get(op_id).map(Vec::as_slice).unwrap_or_default();
+        let subject = Subject::PaymentOp { payment_op_id: *op_id };
+        let mut seen: BTreeMap<Uuid, u64> = BTreeMap::new();
+        for (seq, comp, _) in rs {
+            if let Some(first) = seen.get(comp) {
+                out.push(Violation::new(
+                    Invariant::NoDoubleRefund,
+                    subject.clone(),
+                    format!("compensation {comp} refunded twice"),
+                    vec![*first, *seq],
+                ));
+                reported.insert((Invariant::NoDoubleRefund, *op_id));
+                break;
+            }
+            seen.insert(*comp, *seq);
+        }
+        if !reported.contains(&(Invariant::NoDoubleRefund, *op_id)) && !cs.is_empty() && rs.len() > cs.len() {
+            out.push(Violation::new(
+                Invariant::NoDoubleRefund,
+                subject.clone(),
+                format!("{} refunds of {} charge(s)", rs.len(), cs.len()),
+                rs.iter().take(cs.len() + 1).map(|r| r.0).collect(),
+            ));
+            reported.insert((Invariant::NoDoubleRefund, *op_id));
+        }
+        let charged: i64 = cs.iter().map(|c| c.1).sum();
+        let mut refunded = 0i64;
+        for (seq, _, amount) in rs {
+            refunded += amount;
+            if refunded > charged {
+                let mut witnesses: Vec<u64> = cs.iter().map(|c| c.0).collect();
+                witnesses.push(*seq);
+                out.push(Violation::new(
+                    Invariant::RefundBounded,
+                    subject.clone(),
+                    format!("refunded {refunded} cents of {charged} charged"),
+                    witnesses,
+                ));
+                reported.insert((Invariant::RefundBounded, *op_id));
+                break;
+            }
+        }
+    }
+
+    // The final records: succeeded compensations per operation.
+    let mut succeeded: BTreeMap<Uuid, Vec<&booking::model::Compensation>> = BTreeMap::new();
+    for c in &snap.compensations {
+        if c.status == CompensationStatus::Succeeded {
+            succeeded.entry(c.payment_op_id).or_default().push(c);
+        }
+    }
+    let success_seq = |id: Uuid| -> Option<u64> {
+        comp_changes.get(&id)?.iter().find(|(_, c)| c.to == CS::Succeeded).map(|(s, _)| *s)
+    };
+    for (op_id, comps) in &succeeded {
+        let subject = Subject::PaymentOp { payment_op_id: *op_id };
+        if comps.len() > 1 && !reported.contains(&(Invariant::NoDoubleRefund, *op_id)) {
+            out.push(Violation::new(
+                Invariant::NoDoubleRefund,
+                subject.clone(),
+                format!("{} succeeded compensations", comps.len()),
+                comps.iter().filter_map(|c| success_seq(c.compensation_id)).take(2).collect(),
+            ));
+        }
+        if reported.contains(&(Invariant::RefundBounded, *op_id)) {
+            continue;
+        }
+        let refunded: i64 = comps.iter().map(|c| c.amount_cents).sum();
+        let op = snap.payment_ops.iter().find(|p| p.payment_op_id == *op_id);
+        let charged = op.filter(|p| p.status == PaymentStatus::Succeeded).map_or(0, |p| p.amount_cents);
+        if refunded > charged {
+            out.push(Violation::new(
+                Invariant::RefundBounded,
+                subject,
+                format!("compensations gave back {refunded} cents of {charged} charged"),
+                comps.iter().filter_map(|c| success_seq(c.compensation_id)).collect(),
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::World;
+    use crate::trace::PaymentEvent;
+    use crate::TraceKind;
+
+    fn late_success(w: &mut World) -> (Uuid, Uuid, u64) {
+        let t = w.hold("u1", &["A"], 60_000);
+        let o = w.checkout("u1", t, "k", 10_000);
+        w.advance(10_000);
+        w.release_unresolved(o);
+        let charged = w.charge(o);
+        (w.order(o).payment_op_id, w.snap.compensations[0].compensation_id, charged)
+    }
+
+    #[test]
+    fn one_refund_of_one_late_charge_is_clean() {
+        let mut w = World::new(&["A"]);
+        let (_, comp, _) = late_success(&mut w);
+        w.refund(comp);
+        assert_eq!(check_refunds(&w.snap, w.trace.events(), &w.config()), vec![]);
+    }
+
+    #[test]
+    fn refund_twice_is_reported() {
+        let mut w = World::new(&["A"]);
+        let (op, comp, _) = late_success(&mut w);
+        let first = w.refund(comp);
+        let second = w.record(TraceKind::Payment(PaymentEvent::Refunded { compensation_id: comp, payment_op_id: op, amount_cents: 1_000 }));
+        let v = check_refunds(&w.snap, w.trace.events(), &w.config());
+        assert_eq!(v.len(), 2, "{v:?}");
+        assert_eq!(v[0].invariant, Invariant::NoDoubleRefund);
+        assert_eq!(v[0].subject, Subject::PaymentOp { payment_op_id: op });
+        assert_eq!(v[0].witnesses, vec![first, second]);
+        assert_eq!(v[0].detail, format!("compensation {comp} refunded twice"));
+        assert_eq!(v[1].invariant, Invariant::RefundBounded);
+        assert_eq!(v[1].detail, "refunded 2000 cents of 1000 charged");
+    }
+
+    #[test]
+    fn refund_larger_than_charge_is_reported() {
+        let mut w = World::new(&["A"]);
+        let (op, comp, charged) = late_success(&mut w);
+        let refund = w.record(TraceKind::Payment(PaymentEvent::Refunded { compensation_id: comp, payment_op_id: op, amount_cents: 1_500 }));
+        let v = check_refunds(&w.snap, w.trace.events(), &w.config());
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert_eq!(v[0].invariant, Invariant::RefundBounded);
+        assert_eq!(v[0].subject, Subject::PaymentOp { payment_op_id: op });
+        assert_eq!(v[0].witnesses, vec![charged, refund]);
+    }
+
+    #[test]
+    fn two_succeeded_compensations_in_the_records_are_reported() {
+        let mut w = World::new(&["A"]);
+        let (op, comp, _) = late_success(&mut w);
+        w.refund(comp);
+        let first = w.last_seq() - 1; // the compensation's change to succeeded precedes the order's
+        let mut dup = w.snap.compensations[0].clone();
+        dup.compensation_id = w.uuid();
+        w.snap.compensations.push(dup);
+        let v = check_refunds(&w.snap, w.trace.events(), &w.config());
+        assert_eq!(v.len(), 2, "{v:?}");
+        assert_eq!(v[0].invariant, Invariant::NoDoubleRefund);
+        assert_eq!(v[0].subject, Subject::PaymentOp { payment_op_id: op });
+        assert_eq!(v[0].witnesses, vec![first]);
+        assert_eq!(v[1].invariant, Invariant::RefundBounded);
+        assert_eq!(v[1].detail, "compensations gave back 2000 cents of 1000 charged");
+    }
+}

@@ -1,0 +1,73 @@
+//! What the checkers need to know about the run besides its records and trace:
+//! the final store time, when faults stopped, and the liveness bounds.
+
+use crate::trace::{PhaseMark, TraceEvent, TraceKind};
+use serde::{Deserialize, Serialize};
+
+/// Default bound on the time between a hold's deadline and its reclaim.
+pub const DEFAULT_SWEEP_BOUND_MS: i64 = 5_000;
+/// Default bound on the time between a payment's deadline and its resolution.
+pub const DEFAULT_RECONCILE_BOUND_MS: i64 = 30_000;
+/// Default bound on the time a compensation may stay open.
+pub const DEFAULT_COMPENSATION_BOUND_MS: i64 = 60_000;
+
+/// The checkers' parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Config {
+    /// The store's clock when the final records were read (end of the settle phase).
+    pub final_store_now_ms: i64,
+    /// The store's clock when faults stopped. Liveness deadlines are counted
+    /// from `max(deadline, faults_end_ms)`: during faults the system may lag.
+    pub faults_end_ms: i64,
+    /// How long after its deadline (or the end of faults) a hold may stay held, >= 0.
+    pub sweep_bound_ms: i64,
+    /// How long after its payment deadline (or the end of faults) a payment may stay unresolved, >= 0.
+    pub reconcile_bound_ms: i64,
+    /// How long after its creation (or the end of faults) a compensation may stay open, >= 0.
+    pub compensation_bound_ms: i64,
+    /// Error kinds that say "try again" rather than "this did not and will not
+    /// apply" (a retry may still succeed): not a contradiction of an earlier ok.
+    pub transient_error_kinds: Vec<String>,
+}
+
+impl Config {
+    /// A config with the default bounds and transient error kinds.
+    ///
+    /// Precondition: `faults_end_ms <= final_store_now_ms` (asserted).
+    pub fn new(final_store_now_ms: i64, faults_end_ms: i64) -> Self {
+        assert!(faults_end_ms <= final_store_now_ms, "faults must end before the final read");
+        Self {
+            final_store_now_ms,
+            faults_end_ms,
+            sweep_bound_ms: DEFAULT_SWEEP_BOUND_MS,
+            reconcile_bound_ms: DEFAULT_RECONCILE_BOUND_MS,
+            compensation_bound_ms: DEFAULT_COMPENSATION_BOUND_MS,
+            transient_error_kinds: ["backend", "unavailable", "timeout", "overloaded", "rate-limited"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        }
+    }
+
+    /// A config with default bounds whose times come from the trace's phase
+    /// markers (`fault_phase_end`, `settle_end`); `None` when either is missing.
+    pub fn from_phases(trace: &[TraceEvent]) -> Option<Self> {
+        let mut fault_end = None;
+        let mut settle_end = None;
+        for e in trace {
+            if let TraceKind::Phase { phase, store_now_ms } = &e.kind {
+                match phase {
+                    PhaseMark::FaultPhaseEnd => fault_end = Some(*store_now_ms),
+                    PhaseMark::SettleEnd => settle_end = Some(*store_now_ms),
+                }
+            }
+        }
+        let (f, s) = (fault_end?, settle_end?);
+        (f <= s).then(|| Self::new(s, f))
+    }
+
+    /// Whether `error_kind` is transient (see [`Config::transient_error_kinds`]).
+    pub fn is_transient(&self, error_kind: &str) -> bool {
+        self.transient_error_kinds.iter().any(|k| k == error_kind)
+    }
+}

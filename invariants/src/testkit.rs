@@ -1,0 +1,437 @@
+//! Test fixtures: a tiny, obviously-correct model of the store that keeps a
+//! [`Snapshot`] and records the trace the simulator would record. Clean
+//! fixtures come from it; violating fixtures tamper with its output.
+
+use crate::trace::{
+    Authority, ChangeCause, ClientOp, CompensationChange, OpResult, OrderChange, PaymentEvent,
+    PhaseMark, SeatChange, Trace, TraceKind,
+};
+use crate::Config;
+use booking::model::{
+    Booking, Compensation, CompensationKind, CompensationStatus, Event, Order, OrderStatus,
+    PaymentOp, PaymentStatus, Seat, SeatState, Snapshot,
+};
+use uuid::Uuid;
+
+/// Price of one seat in the fixtures.
+pub const PRICE_CENTS: i64 = 1_000;
+
+/// The fixture world: one event `ev`, a store clock, a trace.
+pub struct World {
+    pub snap: Snapshot,
+    pub trace: Trace,
+    pub now_ms: i64,
+    pub faults_end_ms: i64,
+    next_id: u128,
+    next_op: u64,
+}
+
+impl World {
+    /// One event `ev` with `seats`, all available at version 0, at store time 1000.
+    pub fn new(seats: &[&str]) -> Self {
+        let mut snap = Snapshot::default();
+        snap.events.push(Event { event_id: "ev".into(), price_cents: PRICE_CENTS, created_at_ms: 0 });
+        for s in seats {
+            snap.seats.push(Seat {
+                event_id: "ev".into(),
+                seat_id: (*s).into(),
+                state: SeatState::Available,
+                version: 0,
+                hold_token: None,
+                holder_id: None,
+                hold_expires_at_ms: None,
+                order_id: None,
+                booking_id: None,
+            });
+        }
+        Self { snap, trace: Trace::new(100_000), now_ms: 1_000, faults_end_ms: 1_000, next_id: 1, next_op: 1 }
+    }
+
+    pub fn uuid(&mut self) -> Uuid {
+        self.next_id += 1;
+        Uuid::from_u128(self.next_id)
+    }
+
+    pub fn advance(&mut self, ms: i64) {
+        self.now_ms += ms;
+    }
+
+    pub fn last_seq(&self) -> u64 {
+        self.trace.events().last().expect("non-empty trace").seq
+    }
+
+    pub fn record(&mut self, kind: TraceKind) -> u64 {
+        let at = self.now_ms;
+        self.trace.record(at, kind).expect("fixture trace within limit")
+    }
+
+    pub fn config(&self) -> Config {
+        Config::new(self.now_ms, self.faults_end_ms)
+    }
+
+    /// Marks the end of the fault phase now.
+    pub fn end_faults(&mut self) {
+        self.faults_end_ms = self.now_ms;
+        let now = self.now_ms;
+        self.record(TraceKind::Phase { phase: PhaseMark::FaultPhaseEnd, store_now_ms: now });
+    }
+
+    pub fn seat(&self, seat_id: &str) -> &Seat {
+        self.snap.seats.iter().find(|s| s.seat_id == seat_id).expect("fixture seat")
+    }
+
+    fn seat_mut(&mut self, seat_id: &str) -> &mut Seat {
+        self.snap.seats.iter_mut().find(|s| s.seat_id == seat_id).expect("fixture seat")
+    }
+
+    pub fn order(&self, order_id: Uuid) -> &Order {
+        self.snap.orders.iter().find(|o| o.order_id == order_id).expect("fixture order")
+    }
+
+    fn order_mut(&mut self, order_id: Uuid) -> &mut Order {
+        self.snap.orders.iter_mut().find(|o| o.order_id == order_id).expect("fixture order")
+    }
+
+    /// Applies `f` to a seat and records the change; returns its seq.
+    pub fn change_seat(&mut self, seat_id: &str, cause: ChangeCause, authority: Authority, f: impl FnOnce(&mut Seat)) -> u64 {
+        let now = self.now_ms;
+        let before = self.seat(seat_id).clone();
+        let seat = self.seat_mut(seat_id);
+        f(seat);
+        seat.version += 1;
+        let after = seat.clone();
+        self.record(TraceKind::SeatChange(SeatChange::new(cause, now, authority, &before, &after)))
+    }
+
+    fn op_id(&mut self) -> u64 {
+        self.next_op += 1;
+        self.next_op
+    }
+
+    /// A client invokes `op` and gets `result`: returns (invoke seq, answer seq).
+    pub fn client(&mut self, client: &str, op: ClientOp, result: Result<OpResult, &str>) -> (u64, u64) {
+        let op_id = self.op_id();
+        let i = self.record(TraceKind::Invoke { op_id, client: client.into(), op });
+        let a = match result {
+            Ok(result) => self.record(TraceKind::Ok { op_id, result }),
+            Err(kind) => self.record(TraceKind::Fail { op_id, error_kind: kind.into() }),
+        };
+        (i, a)
+    }
+
+    /// `user` holds `seats` for `ttl_ms` (taking over expired holds). Panics if not holdable.
+    pub fn hold(&mut self, user: &str, seats: &[&str], ttl_ms: i64) -> Uuid {
+        let token = self.uuid();
+        let now = self.now_ms;
+        for s in seats {
+            let seat = self.seat(s);
+            let holdable = seat.state == SeatState::Available
+                || (seat.state == SeatState::Held && seat.hold_expires_at_ms.is_some_and(|t| t <= now));
+            assert!(holdable, "fixture hold on an unholdable seat {s}");
+            self.change_seat(s, ChangeCause::Hold, Authority::new_hold(user), |seat| {
+                seat.state = SeatState::Held;
+                seat.hold_token = Some(token);
+                seat.holder_id = Some(user.into());
+                seat.hold_expires_at_ms = Some(now + ttl_ms);
+            });
+        }
+        let op = ClientOp::Hold { event_id: "ev".into(), seat_ids: seats.iter().map(|s| s.to_string()).collect() };
+        let res = OpResult::Held { hold_token: token, seat_ids: seats.iter().map(|s| s.to_string()).collect(), expires_at_ms: now + ttl_ms };
+        self.client(user, op, Ok(res));
+        token
+    }
+
+    /// `user` asks for `seats` and is refused (contention).
+    pub fn hold_refused(&mut self, user: &str, seats: &[&str]) -> u64 {
+        let op = ClientOp::Hold { event_id: "ev".into(), seat_ids: seats.iter().map(|s| s.to_string()).collect() };
+        self.client(user, op, Err("seat-unavailable")).1
+    }
+
+    /// `user` releases its hold `token`.
+    pub fn release(&mut self, user: &str, token: Uuid) {
+        let seats: Vec<String> = self.snap.seats.iter().filter(|s| s.hold_token == Some(token)).map(|s| s.seat_id.clone()).collect();
+        for s in &seats {
+            self.change_seat(s, ChangeCause::Release, Authority::token(token, user), clear_hold);
+        }
+        self.client(user, ClientOp::Release { event_id: "ev".into(), hold_token: token }, Ok(OpResult::Released { seat_ids: seats }));
+    }
+
+    /// The sweeper reclaims every expired hold.
+    pub fn sweep(&mut self) -> Vec<u64> {
+        let now = self.now_ms;
+        let expired: Vec<String> = self
+            .snap
+            .seats
+            .iter()
+            .filter(|s| s.state == SeatState::Held && s.hold_expires_at_ms.is_some_and(|t| t <= now))
+            .map(|s| s.seat_id.clone())
+            .collect();
+        expired.iter().map(|s| self.change_seat(s, ChangeCause::Sweep, Authority::none(), clear_hold)).collect()
+    }
+
+    /// `user` checks out its hold `token` with `key`: order, payment op, seats pending.
+    pub fn checkout(&mut self, user: &str, token: Uuid, key: &str, payment_ttl_ms: i64) -> Uuid {
+        let now = self.now_ms;
+        let seats: Vec<String> = self.snap.seats.iter().filter(|s| s.hold_token == Some(token)).map(|s| s.seat_id.clone()).collect();
+        for s in &seats {
+            let seat = self.seat(s);
+            assert!(seat.state == SeatState::Held && seat.hold_expires_at_ms.is_some_and(|t| t > now), "fixture checkout of a dead hold");
+        }
+        let order_id = self.uuid();
+        let payment_op_id = self.uuid();
+        let order = Order {
+            event_id: "ev".into(),
+            order_id,
+            holder_id: user.into(),
+            hold_token: token,
+            seat_ids: seats.clone(),
+            amount_cents: PRICE_CENTS * seats.len() as i64,
+            status: OrderStatus::Pending,
+            payment_op_id,
+            payment_deadline_at_ms: now + payment_ttl_ms,
+            idempotency_key: key.into(),
+            resolution_reason: None,
+            created_at_ms: now,
+            updated_at_ms: now,
+        };
+        for s in &seats {
+            self.change_seat(s, ChangeCause::Checkout, Authority::token(token, user), |seat| {
+                seat.state = SeatState::PaymentPending;
+                seat.order_id = Some(order_id);
+            });
+        }
+        self.record(TraceKind::OrderChange(OrderChange::new(None, &order, now)));
+        self.snap.payment_ops.push(PaymentOp {
+            event_id: "ev".into(),
+            payment_op_id,
+            order_id,
+            amount_cents: order.amount_cents,
+            status: PaymentStatus::Pending,
+            provider_payment_id: None,
+            last_error: None,
+            updated_at_ms: now,
+        });
+        self.snap.orders.push(order);
+        self.answer_checkout(user, token, key, order_id, false);
+        order_id
+    }
+
+    /// A checkout request (first or retry) answered with `order_id`; returns the answer's seq.
+    pub fn answer_checkout(&mut self, user: &str, token: Uuid, key: &str, order_id: Uuid, replayed: bool) -> u64 {
+        let seats = self.order_seats(order_id);
+        let status = self.order(order_id).status;
+        let op = ClientOp::Checkout { event_id: "ev".into(), hold_token: token, seat_ids: seats, idempotency_key: key.into() };
+        self.client(user, op, Ok(OpResult::CheckedOut { order_id, status, booking_ids: vec![], replayed })).1
+    }
+
+    fn order_seats(&self, order_id: Uuid) -> Vec<String> {
+        self.snap.orders.iter().find(|o| o.order_id == order_id).map(|o| o.seat_ids.clone()).unwrap_or_default()
+    }
+
+    fn set_order_status(&mut self, order_id: Uuid, status: OrderStatus) -> u64 {
+        let now = self.now_ms;
+        let before = self.order(order_id).clone();
+        let o = self.order_mut(order_id);
+        o.status = status;
+        o.updated_at_ms = now;
+        let after = o.clone();
+        self.record(TraceKind::OrderChange(OrderChange::new(Some(&before), &after, now)))
+    }
+
+    fn op_status(&mut self, order_id: Uuid, status: PaymentStatus) {
+        let op_id = self.order(order_id).payment_op_id;
+        let op = self.snap.payment_ops.iter_mut().find(|p| p.payment_op_id == op_id).expect("fixture op");
+        op.status = status;
+    }
+
+    /// The provider charges the order's operation; the store sells (order
+    /// still owns its seats) or opens a compensation. Returns the Charged seq.
+    pub fn charge(&mut self, order_id: Uuid) -> u64 {
+        let order = self.order(order_id).clone();
+        let charged = self.record(TraceKind::Payment(PaymentEvent::Charged {
+            payment_op_id: order.payment_op_id,
+            amount_cents: order.amount_cents,
+            provider_payment_id: format!("pp-{}", order.payment_op_id.as_u128()),
+        }));
+        self.op_status(order_id, PaymentStatus::Succeeded);
+        if order.status.owns_seats() {
+            for s in &order.seat_ids {
+                let booking_id = self.uuid();
+                let now = self.now_ms;
+                self.snap.bookings.push(Booking {
+                    event_id: "ev".into(),
+                    seat_id: s.clone(),
+                    booking_id,
+                    order_id,
+                    payment_op_id: order.payment_op_id,
+                    holder_id: order.holder_id.clone(),
+                    created_at_ms: now,
+                });
+                self.change_seat(s, ChangeCause::Sale, Authority::order(&order), |seat| {
+                    seat.state = SeatState::Sold;
+                    seat.booking_id = Some(booking_id);
+                    seat.hold_expires_at_ms = None;
+                });
+            }
+            self.set_order_status(order_id, OrderStatus::Confirmed);
+        } else {
+            self.open_compensation(&order);
+            self.set_order_status(order_id, OrderStatus::Compensating);
+        }
+        charged
+    }
+
+    /// Opens a compensation for a charged order; returns its id.
+    pub fn open_compensation(&mut self, order: &Order) -> Uuid {
+        let now = self.now_ms;
+        let c = Compensation {
+            event_id: "ev".into(),
+            compensation_id: self.uuid(),
+            order_id: order.order_id,
+            payment_op_id: order.payment_op_id,
+            kind: CompensationKind::Refund,
+            amount_cents: order.amount_cents,
+            status: CompensationStatus::Requested,
+            attempts: 0,
+            last_error: None,
+            next_attempt_at_ms: now,
+            created_at_ms: now,
+            updated_at_ms: now,
+        };
+        self.record(TraceKind::CompensationChange(CompensationChange::new(None, &c, now)));
+        let id = c.compensation_id;
+        self.snap.compensations.push(c);
+        id
+    }
+
+    /// The provider declines: seats back to available, order failed.
+    pub fn decline(&mut self, order_id: Uuid) {
+        let order = self.order(order_id).clone();
+        self.record(TraceKind::Payment(PaymentEvent::Declined { payment_op_id: order.payment_op_id }));
+        self.op_status(order_id, PaymentStatus::Failed);
+        for s in &order.seat_ids {
+            self.change_seat(s, ChangeCause::PaymentDeclined, Authority::order(&order), clear_hold);
+        }
+        self.set_order_status(order_id, OrderStatus::Failed);
+    }
+
+    /// The payment's answer was lost: order reconciling.
+    pub fn unknown(&mut self, order_id: Uuid) {
+        let op = self.order(order_id).payment_op_id;
+        self.record(TraceKind::Payment(PaymentEvent::Unknown { payment_op_id: op, reason: "timeout".into() }));
+        self.op_status(order_id, PaymentStatus::Unknown);
+        self.set_order_status(order_id, OrderStatus::Reconciling);
+    }
+
+    /// The unresolved payment's seats are released after its deadline.
+    pub fn release_unresolved(&mut self, order_id: Uuid) {
+        let order = self.order(order_id).clone();
+        for s in &order.seat_ids {
+            self.change_seat(s, ChangeCause::UnresolvedReleased, Authority::order(&order), clear_hold);
+        }
+        self.set_order_status(order_id, OrderStatus::Released);
+    }
+
+    /// The provider refunds a compensation; it succeeds and the order is compensated.
+    /// Returns the Refunded seq.
+    pub fn refund(&mut self, compensation_id: Uuid) -> u64 {
+        let now = self.now_ms;
+        let c = self.snap.compensations.iter().find(|c| c.compensation_id == compensation_id).expect("fixture comp").clone();
+        let seq = self.record(TraceKind::Payment(PaymentEvent::Refunded {
+            compensation_id,
+            payment_op_id: c.payment_op_id,
+            amount_cents: c.amount_cents,
+        }));
+        let cm = self.snap.compensations.iter_mut().find(|c| c.compensation_id == compensation_id).expect("fixture comp");
+        cm.status = CompensationStatus::Succeeded;
+        cm.attempts += 1;
+        cm.updated_at_ms = now;
+        let after = cm.clone();
+        self.record(TraceKind::CompensationChange(CompensationChange::new(Some(&c), &after, now)));
+        self.set_order_status(c.order_id, OrderStatus::Compensated);
+        seq
+    }
+
+    /// A broken store sells an already sold seat again to `user` (new order,
+    /// succeeded op, second booking). Returns the sale's seq.
+    pub fn force_resell(&mut self, seat_id: &str, user: &str) -> u64 {
+        let now = self.now_ms;
+        let (order_id, op_id, booking_id, token) = (self.uuid(), self.uuid(), self.uuid(), self.uuid());
+        let order = Order {
+            event_id: "ev".into(),
+            order_id,
+            holder_id: user.into(),
+            hold_token: token,
+            seat_ids: vec![seat_id.into()],
+            amount_cents: PRICE_CENTS,
+            status: OrderStatus::Confirmed,
+            payment_op_id: op_id,
+            payment_deadline_at_ms: now + 60_000,
+            idempotency_key: "forced".into(),
+            resolution_reason: None,
+            created_at_ms: now,
+            updated_at_ms: now,
+        };
+        self.snap.payment_ops.push(PaymentOp {
+            event_id: "ev".into(),
+            payment_op_id: op_id,
+            order_id,
+            amount_cents: PRICE_CENTS,
+            status: PaymentStatus::Succeeded,
+            provider_payment_id: None,
+            last_error: None,
+            updated_at_ms: now,
+        });
+        self.snap.bookings.push(Booking {
+            event_id: "ev".into(),
+            seat_id: seat_id.into(),
+            booking_id,
+            order_id,
+            payment_op_id: op_id,
+            holder_id: user.into(),
+            created_at_ms: now,
+        });
+        let seq = self.change_seat(seat_id, ChangeCause::Sale, Authority::order(&order), |seat| {
+            seat.holder_id = Some(user.into());
+            seat.hold_token = Some(token);
+            seat.order_id = Some(order_id);
+            seat.booking_id = Some(booking_id);
+        });
+        self.snap.orders.push(order);
+        seq
+    }
+}
+
+/// Clears a seat's ownership: back to available.
+pub fn clear_hold(seat: &mut Seat) {
+    seat.state = SeatState::Available;
+    seat.hold_token = None;
+    seat.holder_id = None;
+    seat.hold_expires_at_ms = None;
+    seat.order_id = None;
+    seat.booking_id = None;
+}
+
+impl World {
+    /// The provider charges the order's operation and the store never hears of it.
+    pub fn charge_without_store(&mut self, order: &Order) -> u64 {
+        self.record(TraceKind::Payment(PaymentEvent::Charged {
+            payment_op_id: order.payment_op_id,
+            amount_cents: order.amount_cents,
+            provider_payment_id: format!("pp-{}", order.payment_op_id.as_u128()),
+        }))
+    }
+}
+
+impl World {
+    /// The seq of the last recorded change of `seat_id`.
+    pub fn last_change_of(&self, seat_id: &str) -> u64 {
+        self.trace
+            .events()
+            .iter()
+            .rev()
+            .find(|e| matches!(&e.kind, TraceKind::SeatChange(c) if c.seat_id == seat_id))
+            .expect("fixture seat changed")
+            .seq
+    }
+}

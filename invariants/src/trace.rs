@@ -1,0 +1,635 @@
+//! The run's history, Jepsen style: every client operation as invoked and
+//! then ok / fail / unknown, every store transition with the store's clock and
+//! the authority it was made with, every money movement at the provider, every
+//! injected fault and the phase markers. No wall-clock field anywhere: the
+//! same seed gives the same trace byte for byte (see [`crate::hash`]).
+//!
+//! Times: `at_ms` is simulated time (ms since the simulation's epoch) when the
+//! event was recorded; every `store_now_ms` is the store's clock at the write,
+//! the clock that decides expiry. Checkers judge by `store_now_ms`.
+
+use booking::model::{
+    Compensation, CompensationStatus, EventId, Order, OrderStatus, Seat, SeatId, SeatState,
+    UserId,
+};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// Identifies one client operation: its `Invoke` and its one completion share it.
+pub type OpId = u64;
+
+/// One line of the trace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceEvent {
+    /// Position in the trace: 0, 1, 2, ... (assigned by [`Trace::record`]).
+    pub seq: u64,
+    /// Simulated time when it was recorded, in ms since the simulation's epoch.
+    pub at_ms: i64,
+    /// What happened.
+    pub kind: TraceKind,
+}
+
+/// What happened. Serialized with a `type` tag in snake_case.
+// Seat changes dominate the trace, so boxing them would not save memory.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TraceKind {
+    /// A client sent a request.
+    Invoke {
+        /// The operation's id.
+        op_id: OpId,
+        /// The user (virtual client) sending it.
+        client: UserId,
+        /// The request.
+        op: ClientOp,
+    },
+    /// The request's answer arrived and says it applied (or answered a query).
+    Ok {
+        /// The operation's id.
+        op_id: OpId,
+        /// The answer.
+        result: OpResult,
+    },
+    /// The request's answer arrived and says it did not apply.
+    Fail {
+        /// The operation's id.
+        op_id: OpId,
+        /// The stable error name (`StoreError::kind`, the problem `type` on HTTP).
+        error_kind: String,
+    },
+    /// No answer (timeout, connection lost, host crashed): neither ok nor fail.
+    Unknown {
+        /// The operation's id.
+        op_id: OpId,
+        /// Why the answer is unknown.
+        reason: String,
+    },
+    /// A seat record changed in the store.
+    SeatChange(SeatChange),
+    /// An order was created or changed status in the store.
+    OrderChange(OrderChange),
+    /// A compensation was created or changed status in the store.
+    CompensationChange(CompensationChange),
+    /// The provider moved money or answered about it.
+    Payment(PaymentEvent),
+    /// A fault was injected (or lifted).
+    Fault {
+        /// Which fault.
+        kind: FaultKind,
+        /// Where and how (host, user, link, duration): free text, deterministic.
+        detail: String,
+    },
+    /// A phase of the run ended.
+    Phase {
+        /// Which phase.
+        phase: PhaseMark,
+        /// The store's clock at that moment.
+        store_now_ms: i64,
+    },
+}
+
+/// A client request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum ClientOp {
+    /// Hold seats.
+    Hold {
+        /// The event.
+        event_id: EventId,
+        /// The selection.
+        seat_ids: Vec<SeatId>,
+    },
+    /// Release a hold.
+    Release {
+        /// The event.
+        event_id: EventId,
+        /// The hold's token.
+        hold_token: Uuid,
+    },
+    /// Check out a hold: begin its payment.
+    Checkout {
+        /// The event.
+        event_id: EventId,
+        /// The hold's token (possibly stale, possibly another user's).
+        hold_token: Uuid,
+        /// The seats.
+        seat_ids: Vec<SeatId>,
+        /// The client's idempotency key; a retry reuses it.
+        idempotency_key: String,
+    },
+    /// Ask where an order is.
+    OrderStatus {
+        /// The order.
+        order_id: Uuid,
+    },
+}
+
+/// A successful answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub enum OpResult {
+    /// The hold was granted.
+    Held {
+        /// The new token.
+        hold_token: Uuid,
+        /// The seats, sorted.
+        seat_ids: Vec<SeatId>,
+        /// The deadline by the store's clock.
+        expires_at_ms: i64,
+    },
+    /// The hold was released.
+    Released {
+        /// The seats it freed.
+        seat_ids: Vec<SeatId>,
+    },
+    /// The checkout was accepted (or replayed by its idempotency key).
+    CheckedOut {
+        /// The order.
+        order_id: Uuid,
+        /// Its status in the answer.
+        status: OrderStatus,
+        /// Its bookings, when the answer already carries them.
+        booking_ids: Vec<Uuid>,
+        /// True when the idempotency key found an order committed earlier.
+        replayed: bool,
+    },
+    /// An order's status.
+    OrderStatus {
+        /// The order.
+        order_id: Uuid,
+        /// Its status.
+        status: OrderStatus,
+        /// Its bookings (confirmed orders).
+        booking_ids: Vec<Uuid>,
+    },
+}
+
+/// Why a seat changed: which store operation made the write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeCause {
+    /// `acquire_hold`: available (or expired held) to held under a new token.
+    Hold,
+    /// `release_hold` by the holder with its token.
+    Release,
+    /// The sweeper returned an expired hold to available.
+    Sweep,
+    /// `begin_payment`: held to payment_pending with the current token.
+    Checkout,
+    /// `record_payment_success` while the order owned the seat: sold.
+    Sale,
+    /// `record_payment_failure`: the order's seat back to available.
+    PaymentDeclined,
+    /// `release_unresolved_payment` after the payment deadline.
+    UnresolvedReleased,
+}
+
+impl ChangeCause {
+    /// The stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeCause::Hold => "hold",
+            ChangeCause::Release => "release",
+            ChangeCause::Sweep => "sweep",
+            ChangeCause::Checkout => "checkout",
+            ChangeCause::Sale => "sale",
+            ChangeCause::PaymentDeclined => "payment_declined",
+            ChangeCause::UnresolvedReleased => "unresolved_released",
+        }
+    }
+}
+
+/// What the writer presented to justify a seat change. Fields not relevant to
+/// the cause are `None` (the sweeper presents nothing; a new hold presents
+/// only its holder).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Authority {
+    /// The hold token presented (release, checkout; sale: the order's token).
+    pub token: Option<Uuid>,
+    /// The user on whose behalf the write was made.
+    pub holder: Option<UserId>,
+    /// The order presented (sale, payment declined, unresolved release).
+    pub order_id: Option<Uuid>,
+    /// The order's payment deadline (unresolved release), store clock.
+    pub payment_deadline_at_ms: Option<i64>,
+}
+
+impl Authority {
+    /// No authority: the sweeper.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// A new hold by `holder` (no token presented).
+    pub fn new_hold(holder: &str) -> Self {
+        Self { holder: Some(holder.to_owned()), ..Self::default() }
+    }
+
+    /// A hold token presented by `holder` (release, checkout).
+    pub fn token(token: Uuid, holder: &str) -> Self {
+        Self { token: Some(token), holder: Some(holder.to_owned()), ..Self::default() }
+    }
+
+    /// An order acting on its seats (sale, payment declined, unresolved release).
+    pub fn order(order: &Order) -> Self {
+        Self {
+            token: Some(order.hold_token),
+            holder: Some(order.holder_id.clone()),
+            order_id: Some(order.order_id),
+            payment_deadline_at_ms: Some(order.payment_deadline_at_ms),
+        }
+    }
+}
+
+/// A seat record's ownership fields at one moment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatImage {
+    /// State.
+    pub state: SeatState,
+    /// Version.
+    pub version: i64,
+    /// Hold token.
+    pub hold_token: Option<Uuid>,
+    /// Holder.
+    pub holder_id: Option<UserId>,
+    /// Hold deadline, store clock.
+    pub hold_expires_at_ms: Option<i64>,
+    /// Order reserving or owning the seat.
+    pub order_id: Option<Uuid>,
+    /// Booking (sold).
+    pub booking_id: Option<Uuid>,
+}
+
+impl From<&Seat> for SeatImage {
+    fn from(s: &Seat) -> Self {
+        Self {
+            state: s.state,
+            version: s.version,
+            hold_token: s.hold_token,
+            holder_id: s.holder_id.clone(),
+            hold_expires_at_ms: s.hold_expires_at_ms,
+            order_id: s.order_id,
+            booking_id: s.booking_id,
+        }
+    }
+}
+
+/// One write to one seat record, recorded inside the store's transaction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatChange {
+    /// The event.
+    pub event_id: EventId,
+    /// The seat.
+    pub seat_id: SeatId,
+    /// The operation that wrote it.
+    pub cause: ChangeCause,
+    /// The store's clock at the write.
+    pub store_now_ms: i64,
+    /// What the writer presented.
+    pub authority: Authority,
+    /// The record just before the write (as the write saw it).
+    pub before: SeatImage,
+    /// The record just after.
+    pub after: SeatImage,
+}
+
+impl SeatChange {
+    /// Records a write from the row before and after it.
+    ///
+    /// Precondition: `before` and `after` are the same seat (asserted).
+    pub fn new(cause: ChangeCause, store_now_ms: i64, authority: Authority, before: &Seat, after: &Seat) -> Self {
+        assert!(
+            before.event_id == after.event_id && before.seat_id == after.seat_id,
+            "SeatChange of two different seats"
+        );
+        Self {
+            event_id: after.event_id.clone(),
+            seat_id: after.seat_id.clone(),
+            cause,
+            store_now_ms,
+            authority,
+            before: before.into(),
+            after: after.into(),
+        }
+    }
+
+    /// State before the write.
+    pub fn from(&self) -> SeatState {
+        self.before.state
+    }
+
+    /// State after the write.
+    pub fn to(&self) -> SeatState {
+        self.after.state
+    }
+
+    /// Version after the write.
+    pub fn version(&self) -> i64 {
+        self.after.version
+    }
+
+    /// The seat's key.
+    pub fn seat_key(&self) -> (EventId, SeatId) {
+        (self.event_id.clone(), self.seat_id.clone())
+    }
+}
+
+/// An order created (`from: None`) or moved to another status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OrderChange {
+    /// The event.
+    pub event_id: EventId,
+    /// The order.
+    pub order_id: Uuid,
+    /// The buyer.
+    pub holder_id: UserId,
+    /// Its payment operation.
+    pub payment_op_id: Uuid,
+    /// Status before (`None`: created).
+    pub from: Option<OrderStatus>,
+    /// Status after.
+    pub to: OrderStatus,
+    /// Its payment deadline, store clock.
+    pub payment_deadline_at_ms: i64,
+    /// The store's clock at the write.
+    pub store_now_ms: i64,
+}
+
+impl OrderChange {
+    /// Records an order write from the record before (`None` when created) and after.
+    pub fn new(before: Option<&Order>, after: &Order, store_now_ms: i64) -> Self {
+        Self {
+            event_id: after.event_id.clone(),
+            order_id: after.order_id,
+            holder_id: after.holder_id.clone(),
+            payment_op_id: after.payment_op_id,
+            from: before.map(|o| o.status),
+            to: after.status,
+            payment_deadline_at_ms: after.payment_deadline_at_ms,
+            store_now_ms,
+        }
+    }
+}
+
+/// A compensation created (`from: None`) or moved to another status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompensationChange {
+    /// The compensation.
+    pub compensation_id: Uuid,
+    /// The order that was charged.
+    pub order_id: Uuid,
+    /// The payment operation that was charged.
+    pub payment_op_id: Uuid,
+    /// Status before (`None`: created).
+    pub from: Option<CompensationStatus>,
+    /// Status after.
+    pub to: CompensationStatus,
+    /// Attempts made so far.
+    pub attempts: i32,
+    /// The store's clock at the write.
+    pub store_now_ms: i64,
+}
+
+impl CompensationChange {
+    /// Records a compensation write from the record before (`None` when created) and after.
+    pub fn new(before: Option<&Compensation>, after: &Compensation, store_now_ms: i64) -> Self {
+        Self {
+            compensation_id: after.compensation_id,
+            order_id: after.order_id,
+            payment_op_id: after.payment_op_id,
+            from: before.map(|c| c.status),
+            to: after.status,
+            attempts: after.attempts,
+            store_now_ms,
+        }
+    }
+}
+
+/// What happened at the payment provider (the fake provider records these:
+/// it is the ledger of money actually moved).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "payment", rename_all = "snake_case")]
+pub enum PaymentEvent {
+    /// Money was taken. Recorded once per real charge: a provider that honours
+    /// idempotency records one per payment operation however often it is asked.
+    Charged {
+        /// The payment operation (the provider's idempotency key).
+        payment_op_id: Uuid,
+        /// Amount, in cents.
+        amount_cents: i64,
+        /// The provider's payment id.
+        provider_payment_id: String,
+    },
+    /// The provider declined; nothing taken.
+    Declined {
+        /// The payment operation.
+        payment_op_id: Uuid,
+    },
+    /// The caller got no usable answer (timeout, 5xx): the outcome is unknown to it.
+    Unknown {
+        /// The payment operation.
+        payment_op_id: Uuid,
+        /// Why.
+        reason: String,
+    },
+    /// Money went back. Recorded once per real refund/void.
+    Refunded {
+        /// The compensation (the provider's idempotency key for the refund).
+        compensation_id: Uuid,
+        /// The payment operation refunded.
+        payment_op_id: Uuid,
+        /// Amount, in cents.
+        amount_cents: i64,
+    },
+    /// A refund/void attempt failed; nothing went back.
+    RefundFailed {
+        /// The compensation.
+        compensation_id: Uuid,
+        /// The payment operation.
+        payment_op_id: Uuid,
+        /// The provider's error.
+        reason: String,
+    },
+    /// A callback (webhook) reached the service.
+    CallbackDelivered {
+        /// The payment operation.
+        payment_op_id: Uuid,
+        /// What the callback says.
+        status: booking::model::PaymentStatus,
+        /// A repeat of a callback already delivered.
+        duplicate: bool,
+        /// Delivered after the order's payment deadline.
+        late: bool,
+    },
+}
+
+/// Which fault was injected or lifted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKind {
+    /// A client stopped (GC pause, closed laptop).
+    ClientPaused,
+    /// A paused client resumed with its old requests.
+    ClientResumed,
+    /// An old token or checkout request was replayed.
+    StaleTokenReplay,
+    /// A payment callback or answer was held back.
+    CallbackDelayed,
+    /// A payment callback was delivered twice.
+    CallbackDuplicated,
+    /// Payment callbacks were delivered out of order.
+    CallbackReordered,
+    /// A service host crashed after the store committed, before it answered.
+    CrashAfterCommit,
+    /// A crashed host restarted.
+    HostRestarted,
+    /// The provider was told to answer "unknown" (timeout after processing).
+    ProviderUnknown,
+    /// The provider was told to fail a request.
+    ProviderError,
+    /// The provider was told to succeed after the payment deadline.
+    ProviderLateSuccess,
+    /// The provider was told to fail a refund.
+    RefundFailure,
+    /// A network partition started.
+    PartitionStarted,
+    /// A network partition was repaired.
+    PartitionRepaired,
+    /// Extra latency on a link.
+    LinkLatency,
+    /// A host's clock was skewed.
+    ClockSkewed,
+    /// The expiry sweeper stalled.
+    SweeperStalled,
+    /// The expiry sweeper resumed.
+    SweeperResumed,
+}
+
+/// Phase markers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseMark {
+    /// Faults stop here; the settle phase begins.
+    FaultPhaseEnd,
+    /// The settle phase ended; checks run on the state at this point.
+    SettleEnd,
+}
+
+/// Why a trace refused an event.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TraceError {
+    /// The trace reached its limit.
+    #[error("trace full: limit of {limit} events reached")]
+    Full {
+        /// The limit.
+        limit: usize,
+    },
+    /// A JSON line did not parse.
+    #[error("trace line {line}: {message}")]
+    Parse {
+        /// 1-based line number.
+        line: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// Sequence numbers are not 0, 1, 2, ...
+    #[error("trace line {line}: expected seq {expected}, found {found}")]
+    Sequence {
+        /// 1-based line number.
+        line: usize,
+        /// The seq expected.
+        expected: u64,
+        /// The seq found.
+        found: u64,
+    },
+}
+
+/// Default bound on a trace's length.
+pub const DEFAULT_TRACE_LIMIT_EVENTS: usize = 10_000_000;
+
+/// A trace being recorded: assigns sequence numbers, bounded in length.
+#[derive(Debug, Clone)]
+pub struct Trace {
+    events: Vec<TraceEvent>,
+    limit_events: usize,
+}
+
+impl Default for Trace {
+    fn default() -> Self {
+        Self::new(DEFAULT_TRACE_LIMIT_EVENTS)
+    }
+}
+
+impl Trace {
+    /// An empty trace holding at most `limit_events` events (>= 1, asserted).
+    pub fn new(limit_events: usize) -> Self {
+        assert!(limit_events >= 1, "trace limit must be >= 1");
+        Self { events: Vec::new(), limit_events }
+    }
+
+    /// Appends an event at simulated time `at_ms`; returns its seq.
+    /// Errors: [`TraceError::Full`] once the limit is reached (nothing recorded).
+    pub fn record(&mut self, at_ms: i64, kind: TraceKind) -> Result<u64, TraceError> {
+        if self.events.len() >= self.limit_events {
+            return Err(TraceError::Full { limit: self.limit_events });
+        }
+        let seq = self.events.len() as u64;
+        self.events.push(TraceEvent { seq, at_ms, kind });
+        Ok(seq)
+    }
+
+    /// The events so far, in order.
+    pub fn events(&self) -> &[TraceEvent] {
+        &self.events
+    }
+
+    /// Number of events.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Whether no event was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// The events, consuming the trace.
+    pub fn into_events(self) -> Vec<TraceEvent> {
+        self.events
+    }
+}
+
+/// One event as its canonical JSON line (no trailing newline): the form that
+/// is hashed and written to trace files.
+pub fn to_json_line(event: &TraceEvent) -> String {
+    serde_json::to_string(event).expect("trace events always serialize")
+}
+
+/// The whole trace as JSON lines, each terminated by `\n`.
+pub fn to_json_lines(events: &[TraceEvent]) -> String {
+    let mut out = String::new();
+    for e in events {
+        out.push_str(&to_json_line(e));
+        out.push('\n');
+    }
+    out
+}
+
+/// Parses JSON lines (blank lines ignored) and checks seqs run 0, 1, 2, ...
+pub fn from_json_lines(text: &str) -> Result<Vec<TraceEvent>, TraceError> {
+    let mut out: Vec<TraceEvent> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let event: TraceEvent =
+            serde_json::from_str(line).map_err(|e| TraceError::Parse { line: i + 1, message: e.to_string() })?;
+        let expected = out.len() as u64;
+        if event.seq != expected {
+            return Err(TraceError::Sequence { line: i + 1, expected, found: event.seq });
+        }
+        out.push(event);
+    }
+    Ok(out)
+}

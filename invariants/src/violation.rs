@@ -1,0 +1,186 @@
+//! What a checker reports: the invariant broken, the record it concerns, and
+//! the trace events that witness it.
+
+use booking::model::{EventId, SeatId, UserId};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use uuid::Uuid;
+
+/// The invariants, with stable names (used in reports, JSON and scenario files).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Invariant {
+    /// At most one confirmed booking per (event, seat).
+    OneBookingPerSeat,
+    /// Every sold seat has exactly one booking tied to a succeeded payment, and
+    /// every booking belongs to a seat sold to it.
+    SoldSeatPaid,
+    /// Every charge is a booking or a compensation record (or still open for reconciliation).
+    NoHiddenCharge,
+    /// Every compensation not yet succeeded is in the operators' list.
+    CompensationVisible,
+    /// Every ownership change was made with the authority current and unexpired by the store's clock.
+    NoStaleAuthority,
+    /// All answers to one idempotency key name one order; never two charges.
+    IdempotentRetry,
+    /// Never more refunded than charged.
+    RefundBounded,
+    /// No refund twice.
+    NoDoubleRefund,
+    /// A seat's version rises by one on every change and never goes back.
+    VersionMonotonic,
+    /// Seat states move only along `booking::model::SEAT_TRANSITIONS`.
+    AllowedTransition,
+    /// Liveness: no seat held past its deadline plus the sweep bound.
+    HoldReclaimed,
+    /// Liveness: no payment unresolved past its deadline plus the reconciliation bound.
+    PaymentResolved,
+    /// Liveness: every compensation finished (succeeded) or flagged (failed) within its bound.
+    CompensationSettled,
+}
+
+impl Invariant {
+    /// Every invariant, in declaration order.
+    pub const ALL: &'static [Invariant] = &[
+        Invariant::OneBookingPerSeat,
+        Invariant::SoldSeatPaid,
+        Invariant::NoHiddenCharge,
+        Invariant::CompensationVisible,
+        Invariant::NoStaleAuthority,
+        Invariant::IdempotentRetry,
+        Invariant::RefundBounded,
+        Invariant::NoDoubleRefund,
+        Invariant::VersionMonotonic,
+        Invariant::AllowedTransition,
+        Invariant::HoldReclaimed,
+        Invariant::PaymentResolved,
+        Invariant::CompensationSettled,
+    ];
+
+    /// The stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Invariant::OneBookingPerSeat => "one-booking-per-seat",
+            Invariant::SoldSeatPaid => "sold-seat-paid",
+            Invariant::NoHiddenCharge => "no-hidden-charge",
+            Invariant::CompensationVisible => "compensation-visible",
+            Invariant::NoStaleAuthority => "no-stale-authority",
+            Invariant::IdempotentRetry => "idempotent-retry",
+            Invariant::RefundBounded => "refund-bounded",
+            Invariant::NoDoubleRefund => "no-double-refund",
+            Invariant::VersionMonotonic => "version-monotonic",
+            Invariant::AllowedTransition => "allowed-transition",
+            Invariant::HoldReclaimed => "hold-reclaimed",
+            Invariant::PaymentResolved => "payment-resolved",
+            Invariant::CompensationSettled => "compensation-settled",
+        }
+    }
+
+    /// Parses a stable name.
+    pub fn parse(name: &str) -> Option<Invariant> {
+        Invariant::ALL.iter().copied().find(|i| i.as_str() == name)
+    }
+
+    /// Whether this is a liveness invariant (judged after faults stop).
+    pub fn is_liveness(self) -> bool {
+        matches!(self, Invariant::HoldReclaimed | Invariant::PaymentResolved | Invariant::CompensationSettled)
+    }
+}
+
+impl fmt::Display for Invariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The record a violation concerns.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "subject", rename_all = "snake_case")]
+pub enum Subject {
+    /// A seat.
+    Seat {
+        /// The event.
+        event_id: EventId,
+        /// The seat.
+        seat_id: SeatId,
+    },
+    /// An order.
+    Order {
+        /// The order.
+        order_id: Uuid,
+    },
+    /// A payment operation.
+    PaymentOp {
+        /// The operation.
+        payment_op_id: Uuid,
+    },
+    /// A compensation.
+    Compensation {
+        /// The compensation.
+        compensation_id: Uuid,
+    },
+    /// A client's idempotency key (scoped to event and holder, as the store scopes it).
+    IdempotencyKey {
+        /// The event.
+        event_id: EventId,
+        /// The client.
+        holder_id: UserId,
+        /// The key.
+        key: String,
+    },
+}
+
+impl Subject {
+    /// A seat subject.
+    pub fn seat(event_id: &str, seat_id: &str) -> Self {
+        Subject::Seat { event_id: event_id.to_owned(), seat_id: seat_id.to_owned() }
+    }
+}
+
+impl fmt::Display for Subject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Subject::Seat { event_id, seat_id } => write!(f, "seat {event_id}/{seat_id}"),
+            Subject::Order { order_id } => write!(f, "order {order_id}"),
+            Subject::PaymentOp { payment_op_id } => write!(f, "payment-op {payment_op_id}"),
+            Subject::Compensation { compensation_id } => write!(f, "compensation {compensation_id}"),
+            Subject::IdempotencyKey { event_id, holder_id, key } => {
+                write!(f, "idempotency-key {event_id}/{holder_id}/{key}")
+            }
+        }
+    }
+}
+
+/// One broken invariant.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Violation {
+    /// Which invariant.
+    pub invariant: Invariant,
+    /// The seat, order, operation, compensation or key it concerns.
+    pub subject: Subject,
+    /// What was wrong, in one line.
+    pub detail: String,
+    /// The trace seqs that witness it (the fewest that do), ascending. Empty
+    /// when only the final records show it.
+    pub witnesses: Vec<u64>,
+}
+
+impl Violation {
+    /// A violation; `witnesses` are sorted and deduplicated.
+    pub fn new(invariant: Invariant, subject: Subject, detail: impl Into<String>, mut witnesses: Vec<u64>) -> Self {
+        witnesses.sort_unstable();
+        witnesses.dedup();
+        Self { invariant, subject, detail: detail.into(), witnesses }
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}: {}", self.invariant, self.subject, self.detail)?;
+        if !self.witnesses.is_empty() {
+            let seqs: Vec<String> = self.witnesses.iter().map(u64::to_string).collect();
+            write!(f, " (witnesses: seq {})", seqs.join(", "))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,235 @@
+//! The scenario file's shape: one struct per TOML table, every table
+//! `deny_unknown_fields`. Field docs state units and allowed ranges; the
+//! loader ([`crate::Scenario::parse`]) enforces them.
+
+use serde::{Deserialize, Serialize};
+
+/// A scenario: a workload composed with fault workloads, phase durations,
+/// default seeds and the expected outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Unique name: 1..=64 characters of `[a-z0-9-]`.
+    pub name: String,
+    /// One line shown by `simulator list`.
+    pub description: String,
+    /// Swarm testing: each fault of `faults` is switched on or off and
+    /// weighted per seed (see [`crate::SwarmDraw`]). Needs at least one fault.
+    #[serde(default)]
+    pub swarm: bool,
+    /// Who does what.
+    pub workload: Workload,
+    /// Which faults, how often, how long. Absent faults are off.
+    #[serde(default)]
+    pub faults: Faults,
+    /// How long the fault phase and the settle phase last.
+    pub phases: Phases,
+    /// The seeds a plain `run` uses.
+    pub seeds: Seeds,
+    /// What a run must conclude.
+    pub expect: Expect,
+    /// Where it was loaded from (a path, or `library:<file>`); not in the file.
+    #[serde(skip)]
+    pub origin: String,
+}
+
+/// An inclusive range of milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RangeMs {
+    /// Lower bound, ms, >= 0.
+    pub min: i64,
+    /// Upper bound, ms, >= `min`.
+    pub max: i64,
+}
+
+/// The users and what they do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    /// Events on sale, 1..=100.
+    pub events: u32,
+    /// Seats of each event, 1..=100000.
+    pub seats_per_event: u32,
+    /// Seats per event in the hot set (the first ones), 0..=`seats_per_event`.
+    pub hot_seats: u32,
+    /// Probability that a selection is drawn from the hot set (0 when `hot_seats` is 0).
+    pub hot_share: f64,
+    /// Virtual users, 1..=100000.
+    pub users: u32,
+    /// Client hosts the users are spread over, 1..=64.
+    pub client_hosts: u32,
+    /// `bookingd` hosts, 1..=16.
+    pub server_hosts: u32,
+    /// Pause between a user's steps, ms.
+    pub think_time_ms: RangeMs,
+    /// Probability that a selection has more than one (adjacent) seat.
+    pub multi_seat_share: f64,
+    /// Largest selection, 1..=8.
+    pub max_seats_per_hold: u32,
+    /// Probability that a user with a hold checks out.
+    pub checkout_share: f64,
+    /// Probability that a user with a hold walks away without releasing it.
+    pub abandon_share: f64,
+    /// Hold time to live, ms, 1..=3600000.
+    pub hold_ttl_ms: i64,
+    /// Time a payment may stay unresolved before its seats may be released, ms, 1..=86400000.
+    pub payment_ttl_ms: i64,
+}
+
+/// The fault workloads. Each is optional; absent means off.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Faults {
+    /// Users stop past their hold's deadline and resume with their old requests.
+    pub paused_client: Option<PausedClient>,
+    /// Old hold tokens and checkout requests are replayed, by their user and by others.
+    pub stale_token: Option<StaleToken>,
+    /// Payment callbacks and provider answers arrive late, twice, or out of order.
+    pub delayed_callback: Option<DelayedCallback>,
+    /// A service host crashes after the store committed, before it answers.
+    pub crash_after_commit: Option<CrashAfterCommit>,
+    /// The payment provider misbehaves.
+    pub provider: Option<Provider>,
+    /// Network partitions and latency.
+    pub network: Option<Network>,
+    /// Service hosts' clocks disagree (the store's clock decides).
+    pub clock_skew: Option<ClockSkew>,
+    /// The expiry sweeper stops for a while.
+    pub sweeper_stall: Option<SweeperStall>,
+}
+
+/// Paused clients.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PausedClient {
+    /// Probability that a user pauses right after acquiring a hold.
+    pub probability: f64,
+    /// How long it stays paused, ms, 1..=3600000 (exceed `hold_ttl_ms` to outlive the hold).
+    pub pause_ms: i64,
+}
+
+/// Stale token replays.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StaleToken {
+    /// Probability that a finished user's old release or checkout request is replayed
+    /// (by itself or, half the time, by another user).
+    pub probability: f64,
+}
+
+/// Delayed, duplicated, reordered payment callbacks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelayedCallback {
+    /// Probability that a payment's callback (or the provider's answer) is held back.
+    pub probability: f64,
+    /// How long it is held back, ms, 1..=3600000 (exceed `payment_ttl_ms` to arrive after the deadline).
+    pub delay_ms: i64,
+    /// Probability that a callback is delivered twice.
+    pub duplicate_probability: f64,
+    /// Probability that a callback is delivered after a later one.
+    pub reorder_probability: f64,
+}
+
+/// Crashes between commit and acknowledgement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrashAfterCommit {
+    /// Probability that a committed write's response is lost to a crash of its host.
+    pub probability: f64,
+    /// Time until the crashed host restarts, ms, 1..=3600000.
+    pub restart_after_ms: i64,
+}
+
+/// Payment provider behaviour.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Provider {
+    /// Probability that a charge is processed but its answer is lost (unknown).
+    pub unknown_probability: f64,
+    /// Probability that a charge is declined.
+    pub decline_probability: f64,
+    /// Probability that a request fails with an error before processing (retryable).
+    pub error_rate: f64,
+    /// Provider response time, ms.
+    pub latency_ms: RangeMs,
+    /// Probability that an unknown charge succeeds only after the payment deadline.
+    pub late_success_probability: f64,
+    /// Probability that a refund/void attempt fails.
+    pub refund_failure_probability: f64,
+}
+
+/// Network faults between users, services and the provider.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Network {
+    /// Probability per simulated second that a random link is partitioned.
+    pub partition_probability: f64,
+    /// How long a partition lasts, ms, 1..=3600000.
+    pub partition_ms: i64,
+    /// Extra latency on every message, ms.
+    pub latency_ms: RangeMs,
+}
+
+/// Clock skew between service hosts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClockSkew {
+    /// Each service host's clock is off by up to this much either way, ms, 1..=3600000.
+    pub max_skew_ms: i64,
+}
+
+/// A stalled expiry sweeper.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweeperStall {
+    /// When the stall starts, ms from the start of the run, >= 0.
+    pub from_ms: i64,
+    /// When it ends, ms from the start of the run, > `from_ms`; past the end of
+    /// the settle phase means never (a broken expiry process).
+    pub to_ms: i64,
+}
+
+/// Phase durations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Phases {
+    /// Users and faults run for this long, ms, 1..=3600000.
+    pub fault_ms: i64,
+    /// Then faults stop and the system must settle within this long, ms, 1..=3600000.
+    pub settle_ms: i64,
+}
+
+/// Default seeds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Seeds {
+    /// `"A..B"` (B excluded) or `"A..=B"`; see [`crate::SeedRange`].
+    pub default: String,
+}
+
+/// Whether a run must pass or must be caught failing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// No invariant may be violated.
+    Pass,
+    /// The checks must report a violation (of each of `expect.violations`, when given).
+    Fail,
+}
+
+/// What the run must conclude.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// Pass or fail.
+    pub outcome: Outcome,
+    /// With `outcome = "fail"`: invariants (stable names, see
+    /// [`crate::INVARIANT_NAMES`]) each seed must violate. Empty: any.
+    #[serde(default)]
+    pub violations: Vec<String>,
+    /// The metrics' classification every seed must get (see [`crate::CLASSIFICATION_NAMES`]).
+    #[serde(default)]
+    pub classification: Option<String>,
+}

@@ -1,0 +1,206 @@
+//! Swarm testing: per seed, switch each configured fault on or off and weight
+//! it, so that different seeds explore different fault mixes (a fault that
+//! masks another is absent in some seeds). Pure and deterministic: the seed
+//! alone decides, through a tiny splitmix64 stream.
+
+use crate::model::Faults;
+use serde::{Deserialize, Serialize};
+
+/// The faults a scenario can configure, in file order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKind {
+    /// `faults.paused_client`.
+    PausedClient,
+    /// `faults.stale_token`.
+    StaleToken,
+    /// `faults.delayed_callback`.
+    DelayedCallback,
+    /// `faults.crash_after_commit`.
+    CrashAfterCommit,
+    /// `faults.provider`.
+    Provider,
+    /// `faults.network`.
+    Network,
+    /// `faults.clock_skew`.
+    ClockSkew,
+    /// `faults.sweeper_stall`.
+    SweeperStall,
+}
+
+impl FaultKind {
+    /// Every kind, in file order.
+    pub const ALL: &'static [FaultKind] = &[
+        FaultKind::PausedClient,
+        FaultKind::StaleToken,
+        FaultKind::DelayedCallback,
+        FaultKind::CrashAfterCommit,
+        FaultKind::Provider,
+        FaultKind::Network,
+        FaultKind::ClockSkew,
+        FaultKind::SweeperStall,
+    ];
+
+    /// The table name under `faults`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FaultKind::PausedClient => "paused_client",
+            FaultKind::StaleToken => "stale_token",
+            FaultKind::DelayedCallback => "delayed_callback",
+            FaultKind::CrashAfterCommit => "crash_after_commit",
+            FaultKind::Provider => "provider",
+            FaultKind::Network => "network",
+            FaultKind::ClockSkew => "clock_skew",
+            FaultKind::SweeperStall => "sweeper_stall",
+        }
+    }
+}
+
+impl Faults {
+    /// Whether the fault of `kind` is configured.
+    pub fn has(&self, kind: FaultKind) -> bool {
+        match kind {
+            FaultKind::PausedClient => self.paused_client.is_some(),
+            FaultKind::StaleToken => self.stale_token.is_some(),
+            FaultKind::DelayedCallback => self.delayed_callback.is_some(),
+            FaultKind::CrashAfterCommit => self.crash_after_commit.is_some(),
+            FaultKind::Provider => self.provider.is_some(),
+            FaultKind::Network => self.network.is_some(),
+            FaultKind::ClockSkew => self.clock_skew.is_some(),
+            FaultKind::SweeperStall => self.sweeper_stall.is_some(),
+        }
+    }
+
+    /// The configured kinds, in file order.
+    pub fn kinds(&self) -> Vec<FaultKind> {
+        FaultKind::ALL.iter().copied().filter(|k| self.has(*k)).collect()
+    }
+}
+
+/// One step of splitmix64: advances `state` and returns the next output.
+pub fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A uniform draw in `[0, 1)` from the stream.
+fn unit(state: &mut u64) -> f64 {
+    (splitmix64(state) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// Lowest weight a switched-on fault gets.
+pub const MIN_SWARM_WEIGHT: f64 = 0.25;
+
+/// Salt that separates the swarm stream from other uses of the seed.
+const SWARM_SALT: u64 = 0x5357_4152_4D00_0001; // "SWARM"
+
+/// The per-seed fault mix: for each kind, on with a weight in
+/// `[MIN_SWARM_WEIGHT, 1]`, or off. Every kind is drawn (configured or not) so
+/// that a kind's draw does not depend on which others the file configures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SwarmDraw {
+    /// The seed it was drawn from.
+    pub seed: u64,
+    /// `(kind, weight)` for each kind switched on, in file order; absent kinds are off.
+    pub on: Vec<(FaultKind, f64)>,
+}
+
+impl SwarmDraw {
+    /// Draws the mix for `seed`: each kind on with probability 1/2.
+    pub fn new(seed: u64) -> SwarmDraw {
+        let mut state = seed ^ SWARM_SALT;
+        let mut on = Vec::new();
+        for kind in FaultKind::ALL {
+            let switch = unit(&mut state);
+            let weight = MIN_SWARM_WEIGHT + (1.0 - MIN_SWARM_WEIGHT) * unit(&mut state);
+            if switch < 0.5 {
+                on.push((*kind, weight));
+            }
+        }
+        SwarmDraw { seed, on }
+    }
+
+    /// The weight of `kind`, or `None` when it is off.
+    pub fn weight(&self, kind: FaultKind) -> Option<f64> {
+        self.on.iter().find(|(k, _)| *k == kind).map(|(_, w)| *w)
+    }
+
+    /// `faults` with the kinds that are off removed and every probability of
+    /// the kinds that are on multiplied by their weight (clock skew: its
+    /// maximum skew; a sweeper stall is on or off). Durations are unchanged.
+    pub fn apply(&self, faults: &Faults) -> Faults {
+        let w = |k| self.weight(k);
+        let scale = |p: f64, weight: f64| (p * weight).clamp(0.0, 1.0);
+        Faults {
+            paused_client: faults.paused_client.clone().zip(w(FaultKind::PausedClient)).map(|(mut f, k)| {
+                f.probability = scale(f.probability, k);
+                f
+            }),
+            stale_token: faults.stale_token.clone().zip(w(FaultKind::StaleToken)).map(|(mut f, k)| {
+                f.probability = scale(f.probability, k);
+                f
+            }),
+            delayed_callback: faults.delayed_callback.clone().zip(w(FaultKind::DelayedCallback)).map(|(mut f, k)| {
+                f.probability = scale(f.probability, k);
+                f.duplicate_probability = scale(f.duplicate_probability, k);
+                f.reorder_probability = scale(f.reorder_probability, k);
+                f
+            }),
+            crash_after_commit: faults.crash_after_commit.clone().zip(w(FaultKind::CrashAfterCommit)).map(|(mut f, k)| {
+                f.probability = scale(f.probability, k);
+                f
+            }),
+            provider: faults.provider.clone().zip(w(FaultKind::Provider)).map(|(mut f, k)| {
+                f.unknown_probability = scale(f.unknown_probability, k);
+                f.decline_probability = scale(f.decline_probability, k);
+                f.error_rate = scale(f.error_rate, k);
+                f.late_success_probability = scale(f.late_success_probability, k);
+                f.refund_failure_probability = scale(f.refund_failure_probability, k);
+                f
+            }),
+            network: faults.network.clone().zip(w(FaultKind::Network)).map(|(mut f, k)| {
+                f.partition_probability = scale(f.partition_probability, k);
+                f
+            }),
+            clock_skew: faults.clock_skew.clone().zip(w(FaultKind::ClockSkew)).map(|(mut f, k)| {
+                f.max_skew_ms = ((f.max_skew_ms as f64 * k).round() as i64).max(1);
+                f
+            }),
+            sweeper_stall: faults.sweeper_stall.clone().filter(|_| w(FaultKind::SweeperStall).is_some()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splitmix64_matches_the_reference_stream() {
+        // Reference values of splitmix64 seeded with 0.
+        let mut s = 0u64;
+        assert_eq!(splitmix64(&mut s), 0xE220_A839_7B1D_CDAF);
+        assert_eq!(splitmix64(&mut s), 0x6E78_9E6A_A1B9_65F4);
+    }
+
+    #[test]
+    fn draws_are_deterministic_and_vary_by_seed() {
+        assert_eq!(SwarmDraw::new(7), SwarmDraw::new(7));
+        let distinct: std::collections::BTreeSet<Vec<FaultKind>> =
+            (0..64).map(|s| SwarmDraw::new(s).on.iter().map(|(k, _)| *k).collect()).collect();
+        assert!(distinct.len() > 16, "only {} distinct mixes in 64 seeds", distinct.len());
+        for seed in 0..64 {
+            for (_, w) in SwarmDraw::new(seed).on {
+                assert!((MIN_SWARM_WEIGHT..=1.0).contains(&w), "weight {w}");
+            }
+        }
+        // Every kind is on in some seed and off in another.
+        for kind in FaultKind::ALL {
+            let on = (0..64).filter(|s| SwarmDraw::new(*s).weight(*kind).is_some()).count();
+            assert!(on > 0 && on < 64, "{kind:?} on in {on} of 64 seeds");
+        }
+    }
+}
