@@ -79,9 +79,9 @@ CREATE TABLE payment_ops (
 CREATE UNIQUE INDEX payment_ops_by_id ON payment_ops (payment_op_id);
 
 -- One row per sold seat. The partial unique index below is the promise itself:
--- status 'cancelled' is reserved for a future cancellation flow (no operation writes it;
--- the store reads confirmed bookings only).
 -- a second confirmed booking for a seat is impossible in the database.
+-- Status 'cancelled' is reserved for a future cancellation flow (no operation
+-- writes it yet; the store reads confirmed bookings only).
 CREATE TABLE bookings (
     event_id      TEXT COLLATE "C" NOT NULL,
     seat_id       TEXT COLLATE "C" NOT NULL,
