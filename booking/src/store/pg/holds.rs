@@ -152,14 +152,19 @@ pub(super) async fn release_hold(c: &mut PgConnection, req: &ReleaseHold) -> Res
 
 /// Body of [`Store::sweep_expired_holds`](crate::store::Store::sweep_expired_holds):
 /// skips seats another transaction has locked (they are being changed anyway).
+/// The due set is a MATERIALIZED CTE: as a plain subquery in FROM the planner
+/// may rescan it, and a rescan past the rows this statement already updated
+/// finds more of them, breaking the LIMIT (the differential test caught it).
 pub(super) async fn sweep_expired_holds(c: &mut PgConnection, now_ms: i64, limit_seats: u32) -> Result<Vec<ExpiredHold>, Fail> {
     let rows = sqlx::query(
-        "UPDATE seats s SET state = 'available', hold_token = NULL, holder_id = NULL, \
+        "WITH d AS MATERIALIZED ( \
+             SELECT event_id, seat_id, hold_expires_at_ms FROM seats \
+             WHERE state = 'held' AND hold_expires_at_ms <= $1 \
+             ORDER BY hold_expires_at_ms, event_id, seat_id LIMIT $2 \
+             FOR UPDATE SKIP LOCKED) \
+         UPDATE seats s SET state = 'available', hold_token = NULL, holder_id = NULL, \
                 hold_expires_at_ms = NULL, order_id = NULL, booking_id = NULL, version = s.version + 1 \
-         FROM (SELECT event_id, seat_id, hold_expires_at_ms FROM seats \
-               WHERE state = 'held' AND hold_expires_at_ms <= $1 \
-               ORDER BY hold_expires_at_ms, event_id, seat_id LIMIT $2 \
-               FOR UPDATE SKIP LOCKED) d \
+         FROM d \
          WHERE s.event_id = d.event_id AND s.seat_id = d.seat_id \
            AND s.state = 'held' AND s.hold_expires_at_ms <= $1 \
          RETURNING s.event_id, s.seat_id, d.hold_expires_at_ms AS expired_at_ms",

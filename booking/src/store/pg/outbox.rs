@@ -9,14 +9,17 @@ use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
 /// Body of [`Store::claim_outbox`](crate::store::Store::claim_outbox): skips
-/// events another dispatcher has locked right now.
+/// events another dispatcher has locked right now. The due set is a
+/// MATERIALIZED CTE so the LIMIT holds (see `holds::sweep_expired_holds`).
 pub(super) async fn claim_outbox(c: &mut PgConnection, now_ms: i64, limit: u32, lease_ms: i64) -> Result<Vec<OutboxEvent>, Fail> {
     let rows = sqlx::query(
-        "UPDATE outbox o SET attempts = o.attempts + 1, available_at_ms = $2 \
-         FROM (SELECT event_id, outbox_id, available_at_ms FROM outbox \
-               WHERE status = 'pending' AND available_at_ms <= $1 \
-               ORDER BY available_at_ms, created_at_ms, event_id, outbox_id LIMIT $3 \
-               FOR UPDATE SKIP LOCKED) d \
+        "WITH d AS MATERIALIZED ( \
+             SELECT event_id, outbox_id, available_at_ms FROM outbox \
+             WHERE status = 'pending' AND available_at_ms <= $1 \
+             ORDER BY available_at_ms, created_at_ms, event_id, outbox_id LIMIT $3 \
+             FOR UPDATE SKIP LOCKED) \
+         UPDATE outbox o SET attempts = o.attempts + 1, available_at_ms = $2 \
+         FROM d \
          WHERE o.event_id = d.event_id AND o.outbox_id = d.outbox_id \
            AND o.status = 'pending' AND o.available_at_ms <= $1 \
          RETURNING o.event_id, o.outbox_id, o.kind, o.ref_id, o.status, o.attempts, o.available_at_ms, \
