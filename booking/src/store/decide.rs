@@ -65,6 +65,19 @@ pub fn check_checkout(
     Ok(())
 }
 
+/// Checks that a checkout names the whole hold: every seat still `held` under
+/// the token (`held_with_token`, the event's seats carrying it in state `held`)
+/// is among `requested` (sorted). Checked after [`check_checkout`] passed, so a
+/// hold is paid all or nothing, as it was taken.
+pub fn check_whole_hold(requested: &[String], held_with_token: &[String]) -> Result<(), StoreError> {
+    match held_with_token.iter().find(|s| requested.binary_search(s).is_err()) {
+        Some(missing) => Err(StoreError::InvalidInput(format!(
+            "seat_ids must be every seat of the hold; {missing} is missing"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Diagnoses a release that matched no `held` seat, from the seats carrying the token.
 pub fn diagnose_release(with_token: &[Seat], holder: &UserId) -> StoreError {
     if with_token.is_empty() {

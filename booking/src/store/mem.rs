@@ -4,7 +4,7 @@
 //! Every operation checks everything before it writes anything, so a refused
 //! operation changes nothing (no partial writes, no rollback needed).
 
-use super::decide::{check_checkout, check_holdable, diagnose_release};
+use super::decide::{check_checkout, check_holdable, check_whole_hold, diagnose_release};
 use super::types::*;
 use super::{Store, StoreError};
 use crate::clock::Clock;
@@ -83,6 +83,14 @@ impl MemStore {
 impl Inner {
     fn event(&self, event_id: &EventId) -> Result<&Event, StoreError> {
         self.events.get(event_id).ok_or_else(|| StoreError::UnknownEvent(event_id.clone()))
+    }
+
+    /// The seats of one event, sorted by seat id.
+    fn event_seats<'a>(&'a self, event_id: &'a EventId) -> impl Iterator<Item = &'a Seat> + 'a {
+        self.seats
+            .range((event_id.clone(), String::new())..)
+            .take_while(move |((ev, _), _)| ev == event_id)
+            .map(|(_, s)| s)
     }
 
     fn locked_seats(&self, event_id: &EventId, sorted: &[SeatId]) -> Vec<Seat> {
@@ -284,6 +292,12 @@ impl Store for MemStore {
                 }
             } else {
                 check_checkout(&req.event_id, &sorted, &locked, req.hold_token, &req.holder_id, now_ms)?;
+                let held_with_token: Vec<SeatId> = db
+                    .event_seats(&req.event_id)
+                    .filter(|s| s.state == SeatState::Held && s.hold_token == Some(req.hold_token))
+                    .map(|s| s.seat_id.clone())
+                    .collect();
+                check_whole_hold(&sorted, &held_with_token)?;
             }
             let order_id = ids.next_uuid();
             let payment_op_id = ids.next_uuid();
@@ -347,9 +361,7 @@ impl Store for MemStore {
     }
 
     async fn record_payment_success(&self, req: &PaymentSuccess) -> Result<SaleOutcome, StoreError> {
-        if req.provider_payment_id.is_empty() || req.provider_payment_id.len() > 128 {
-            return Err(StoreError::InvalidInput("provider_payment_id must be 1..=128 characters".into()));
-        }
+        req.validate()?;
         self.tx(|db, now_ms, ids| {
             let key = db.payment_op_key(req.payment_op_id)?;
             let mut op = db.payment_ops[&key].clone();
@@ -509,9 +521,7 @@ impl Store for MemStore {
     }
 
     async fn claim_outbox(&self, limit: u32, lease_ms: i64) -> Result<Vec<OutboxEvent>, StoreError> {
-        if lease_ms < 1 {
-            return Err(StoreError::InvalidInput("lease_ms must be >= 1".into()));
-        }
+        validate_lease_ms(lease_ms)?;
         self.tx(|db, now_ms, _| {
             let mut due: Vec<(i64, i64, EventId, Uuid)> = db
                 .outbox
@@ -541,9 +551,7 @@ impl Store for MemStore {
     }
 
     async fn retry_outbox(&self, event_id: &EventId, outbox_id: Uuid, error: &str, retry_after_ms: i64) -> Result<(), StoreError> {
-        if retry_after_ms < 0 {
-            return Err(StoreError::InvalidInput("retry_after_ms must be >= 0".into()));
-        }
+        validate_retry_after_ms(retry_after_ms)?;
         let error = bounded_text(error);
         self.tx(|db, now_ms, _| {
             let o = db.outbox.get_mut(&(event_id.clone(), outbox_id)).ok_or(StoreError::UnknownOutboxEvent(outbox_id))?;
@@ -687,7 +695,3 @@ impl Store for MemStore {
     }
 }
 
-/// Error and reason texts are stored bounded: at most 500 characters.
-pub(crate) fn bounded_text(s: &str) -> String {
-    s.chars().take(500).collect()
-}

@@ -11,7 +11,7 @@ mod types;
 
 pub use error::StoreError;
 pub use mem::MemStore;
-pub use pg::PgStore;
+pub use pg::{PgClock, PgStore};
 pub use types::*;
 
 use crate::model::{

@@ -260,9 +260,53 @@ impl BeginPayment {
 impl CompensationResult {
     /// Validates the request.
     pub fn validate(&self) -> Result<(), StoreError> {
-        if self.max_attempts < 1 || self.retry_after_ms < 0 {
-            return Err(StoreError::InvalidInput("max_attempts >= 1 and retry_after_ms >= 0".into()));
+        if self.max_attempts < 1 || !(0..=MAX_RETRY_DELAY_MS).contains(&self.retry_after_ms) {
+            return Err(StoreError::InvalidInput(format!(
+                "max_attempts >= 1 and retry_after_ms 0..={MAX_RETRY_DELAY_MS}"
+            )));
         }
         Ok(())
     }
+}
+
+impl PaymentSuccess {
+    /// Validates the request: the provider's payment id is 1..=128 bytes and
+    /// holds no NUL (which no SQL text column can store).
+    pub fn validate(&self) -> Result<(), StoreError> {
+        let p = &self.provider_payment_id;
+        if p.is_empty() || p.len() > 128 || p.contains('\0') {
+            return Err(StoreError::InvalidInput("provider_payment_id must be 1..=128 characters".into()));
+        }
+        Ok(())
+    }
+}
+
+/// Upper bound on an outbox lease and on any retry delay: a day. Keeps
+/// `now + delay` far from overflow and every wait bounded.
+pub const MAX_RETRY_DELAY_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// Validates an outbox lease: 1..=[`MAX_RETRY_DELAY_MS`].
+pub fn validate_lease_ms(lease_ms: i64) -> Result<(), StoreError> {
+    if !(1..=MAX_RETRY_DELAY_MS).contains(&lease_ms) {
+        return Err(StoreError::InvalidInput(format!("lease_ms must be 1..={MAX_RETRY_DELAY_MS}")));
+    }
+    Ok(())
+}
+
+/// Validates a retry delay: 0..=[`MAX_RETRY_DELAY_MS`].
+pub fn validate_retry_after_ms(retry_after_ms: i64) -> Result<(), StoreError> {
+    if !(0..=MAX_RETRY_DELAY_MS).contains(&retry_after_ms) {
+        return Err(StoreError::InvalidInput(format!("retry_after_ms must be 0..={MAX_RETRY_DELAY_MS}")));
+    }
+    Ok(())
+}
+
+/// Upper bound on a stored error or reason text, in characters.
+pub const MAX_TEXT_CHARS: usize = 500;
+
+/// Error and reason texts are stored bounded (at most [`MAX_TEXT_CHARS`]
+/// characters) and without NUL characters (which SQL text cannot hold), so
+/// both stores record exactly the same text.
+pub fn bounded_text(s: &str) -> String {
+    s.chars().filter(|&c| c != '\0').take(MAX_TEXT_CHARS).collect()
 }

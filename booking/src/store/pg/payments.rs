@@ -1,0 +1,455 @@
+//! The payment transitions: begin a payment (checkout), and record what the
+//! provider said (success, failure, unknown) or release an unresolved payment.
+//! Locks are taken in one order everywhere: payment op, then order, then seats
+//! (sorted), so these transactions cannot deadlock each other.
+
+use super::holds::{lock_seats, require_event};
+use super::rows::{self, booking_cols, comp_cols, op_cols, order_cols};
+use super::tx::{ensure, Fail, TxIds};
+use crate::model::{
+    Booking, Compensation, CompensationKind, CompensationStatus, Order, OrderStatus, OutboxKind, PaymentOp,
+    PaymentStatus, SeatId,
+};
+use crate::store::decide::{check_checkout, check_whole_hold};
+use crate::store::{BeginPayment, BeginPaymentOutcome, PaymentSuccess, SaleOutcome, StoreError};
+use sqlx::{PgConnection, Row};
+use uuid::Uuid;
+
+/// Reads one order by its key.
+async fn order_by_key(c: &mut PgConnection, event_id: &str, order_id: Uuid, for_update: bool) -> Result<Order, Fail> {
+    let q = if for_update {
+        concat!("SELECT ", order_cols!(), " FROM orders WHERE event_id = $1 AND order_id = $2 FOR UPDATE")
+    } else {
+        concat!("SELECT ", order_cols!(), " FROM orders WHERE event_id = $1 AND order_id = $2")
+    };
+    let row = sqlx::query(q).bind(event_id).bind(order_id).fetch_optional(&mut *c).await?;
+    match row {
+        Some(r) => rows::order(&r),
+        None => Err(Fail::Broken(format!("order {order_id} of event {event_id} is missing"))),
+    }
+}
+
+/// Locks a payment operation and its order (in that order).
+async fn lock_op_and_order(c: &mut PgConnection, payment_op_id: Uuid) -> Result<(PaymentOp, Order), Fail> {
+    let row = sqlx::query(concat!("SELECT ", op_cols!(), " FROM payment_ops WHERE payment_op_id = $1 FOR UPDATE"))
+        .bind(payment_op_id)
+        .fetch_optional(&mut *c)
+        .await?
+        .ok_or(StoreError::UnknownPaymentOp(payment_op_id))?;
+    let op = rows::payment_op(&row)?;
+    let order = order_by_key(c, &op.event_id, op.order_id, true).await?;
+    Ok((op, order))
+}
+
+/// Writes an order's status, reason and update time, guarded by its previous status.
+async fn update_order(c: &mut PgConnection, before: &Order, after: &Order) -> Result<(), Fail> {
+    let n = sqlx::query(
+        "UPDATE orders SET status = $3, resolution_reason = $4, updated_at_ms = $5 \
+         WHERE event_id = $1 AND order_id = $2 AND status = $6",
+    )
+    .bind(&after.event_id)
+    .bind(after.order_id)
+    .bind(after.status.as_str())
+    .bind(&after.resolution_reason)
+    .bind(after.updated_at_ms)
+    .bind(before.status.as_str())
+    .execute(&mut *c)
+    .await?
+    .rows_affected();
+    ensure(n == 1, || format!("order {} changed under its lock", after.order_id))
+}
+
+/// Returns the seats still reserved by `order` to `available` (seats locked sorted first).
+async fn free_order_seats(c: &mut PgConnection, order: &Order) -> Result<(), Fail> {
+    lock_seats(c, &order.event_id, &order.seat_ids).await?;
+    sqlx::query(
+        "UPDATE seats SET state = 'available', hold_token = NULL, holder_id = NULL, \
+                hold_expires_at_ms = NULL, order_id = NULL, booking_id = NULL, version = version + 1 \
+         WHERE event_id = $1 AND seat_id = ANY($2) AND state = 'payment_pending' AND order_id = $3",
+    )
+    .bind(&order.event_id)
+    .bind(&order.seat_ids)
+    .bind(order.order_id)
+    .execute(&mut *c)
+    .await?;
+    Ok(())
+}
+
+/// Inserts a pending dispatch event.
+async fn insert_outbox(c: &mut PgConnection, event_id: &str, outbox_id: Uuid, kind: OutboxKind, ref_id: Uuid, now_ms: i64) -> Result<(), Fail> {
+    sqlx::query(
+        "INSERT INTO outbox (event_id, outbox_id, kind, ref_id, status, attempts, available_at_ms, last_error, created_at_ms) \
+         VALUES ($1, $2, $3, $4, 'pending', 0, $5, NULL, $5)",
+    )
+    .bind(event_id)
+    .bind(outbox_id)
+    .bind(kind.as_str())
+    .bind(ref_id)
+    .bind(now_ms)
+    .execute(&mut *c)
+    .await?;
+    Ok(())
+}
+
+/// Body of [`Store::begin_payment`](crate::store::Store::begin_payment).
+///
+/// The idempotency key is inserted first (`ON CONFLICT DO NOTHING`): a
+/// concurrent retry with the same key waits on the unique key, then finds the
+/// committed order. A refused checkout rolls the key back with everything else.
+pub(super) async fn begin_payment(
+    c: &mut PgConnection,
+    now_ms: i64,
+    ids: &TxIds,
+    req: &BeginPayment,
+    sorted: &[SeatId],
+) -> Result<BeginPaymentOutcome, Fail> {
+    let price_cents = require_event(c, &req.event_id).await?;
+    let fresh = sqlx::query(
+        "INSERT INTO idempotency_keys (event_id, holder_id, idempotency_key, hold_token, seat_ids, order_id, created_at_ms) \
+         VALUES ($1, $2, $3, $4, $5, NULL, $6) ON CONFLICT DO NOTHING RETURNING order_id",
+    )
+    .bind(&req.event_id)
+    .bind(&req.holder_id)
+    .bind(&req.idempotency_key)
+    .bind(req.hold_token)
+    .bind(sorted)
+    .bind(now_ms)
+    .fetch_optional(&mut *c)
+    .await?;
+    if fresh.is_none() {
+        let rec = sqlx::query(
+            "SELECT hold_token, seat_ids, order_id FROM idempotency_keys \
+             WHERE event_id = $1 AND holder_id = $2 AND idempotency_key = $3",
+        )
+        .bind(&req.event_id)
+        .bind(&req.holder_id)
+        .bind(&req.idempotency_key)
+        .fetch_one(&mut *c)
+        .await?;
+        let token: Uuid = rec.try_get("hold_token")?;
+        let seat_ids: Vec<SeatId> = rec.try_get("seat_ids")?;
+        if token != req.hold_token || seat_ids != sorted {
+            return Err(StoreError::IdempotencyKeyReused.into());
+        }
+        let order_id: Option<Uuid> = rec.try_get("order_id")?;
+        let order_id = order_id.ok_or_else(|| Fail::Broken("committed idempotency key without an order".into()))?;
+        let order = order_by_key(c, &req.event_id, order_id, false).await?;
+        return Ok(BeginPaymentOutcome { order, replayed: true });
+    }
+    let locked = lock_seats(c, &req.event_id, sorted).await?;
+    check_checkout(&req.event_id, sorted, &locked, req.hold_token, &req.holder_id, now_ms)?;
+    let held_with_token: Vec<SeatId> = sqlx::query(
+        "SELECT seat_id FROM seats WHERE event_id = $1 AND hold_token = $2 AND state = 'held' ORDER BY seat_id",
+    )
+    .bind(&req.event_id)
+    .bind(req.hold_token)
+    .fetch_all(&mut *c)
+    .await?
+    .iter()
+    .map(|r| r.try_get("seat_id"))
+    .collect::<Result<_, _>>()?;
+    check_whole_hold(sorted, &held_with_token)?;
+
+    let order_id = ids.next_uuid();
+    let payment_op_id = ids.next_uuid();
+    let outbox_id = ids.next_uuid();
+    let amount_cents = price_cents * sorted.len() as i64;
+    let n = sqlx::query(
+        "UPDATE seats SET state = 'payment_pending', order_id = $3, version = version + 1 \
+         WHERE event_id = $1 AND seat_id = ANY($2) AND state = 'held' \
+           AND hold_token = $4 AND holder_id = $5 AND hold_expires_at_ms > $6",
+    )
+    .bind(&req.event_id)
+    .bind(sorted)
+    .bind(order_id)
+    .bind(req.hold_token)
+    .bind(&req.holder_id)
+    .bind(now_ms)
+    .execute(&mut *c)
+    .await?
+    .rows_affected();
+    ensure(n == sorted.len() as u64, || format!("checkout moved {n} of {} locked seats", sorted.len()))?;
+    let order = Order {
+        event_id: req.event_id.clone(),
+        order_id,
+        holder_id: req.holder_id.clone(),
+        hold_token: req.hold_token,
+        seat_ids: sorted.to_vec(),
+        amount_cents,
+        status: OrderStatus::Pending,
+        payment_op_id,
+        payment_deadline_at_ms: now_ms + req.payment_ttl_ms,
+        idempotency_key: req.idempotency_key.clone(),
+        resolution_reason: None,
+        created_at_ms: now_ms,
+        updated_at_ms: now_ms,
+    };
+    sqlx::query(
+        "INSERT INTO orders (event_id, order_id, holder_id, hold_token, seat_ids, amount_cents, status, payment_op_id, \
+                             payment_deadline_at_ms, idempotency_key, resolution_reason, created_at_ms, updated_at_ms) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $11)",
+    )
+    .bind(&order.event_id)
+    .bind(order.order_id)
+    .bind(&order.holder_id)
+    .bind(order.hold_token)
+    .bind(&order.seat_ids)
+    .bind(order.amount_cents)
+    .bind(order.status.as_str())
+    .bind(order.payment_op_id)
+    .bind(order.payment_deadline_at_ms)
+    .bind(&order.idempotency_key)
+    .bind(now_ms)
+    .execute(&mut *c)
+    .await?;
+    sqlx::query(
+        "INSERT INTO payment_ops (event_id, payment_op_id, order_id, amount_cents, status, provider_payment_id, last_error, updated_at_ms) \
+         VALUES ($1, $2, $3, $4, 'pending', NULL, NULL, $5)",
+    )
+    .bind(&req.event_id)
+    .bind(payment_op_id)
+    .bind(order_id)
+    .bind(amount_cents)
+    .bind(now_ms)
+    .execute(&mut *c)
+    .await?;
+    insert_outbox(c, &req.event_id, outbox_id, OutboxKind::Charge, payment_op_id, now_ms).await?;
+    let n = sqlx::query(
+        "UPDATE idempotency_keys SET order_id = $4 \
+         WHERE event_id = $1 AND holder_id = $2 AND idempotency_key = $3 AND order_id IS NULL",
+    )
+    .bind(&req.event_id)
+    .bind(&req.holder_id)
+    .bind(&req.idempotency_key)
+    .bind(order_id)
+    .execute(&mut *c)
+    .await?
+    .rows_affected();
+    ensure(n == 1, || "idempotency key changed under its lock".into())?;
+    Ok(BeginPaymentOutcome { order, replayed: false })
+}
+
+/// The bookings of an order, sorted by (seat, booking id).
+async fn bookings_of_order(c: &mut PgConnection, order: &Order) -> Result<Vec<Booking>, Fail> {
+    let rows = sqlx::query(concat!(
+        "SELECT ",
+        booking_cols!(),
+        " FROM bookings WHERE event_id = $1 AND order_id = $2 AND status = 'confirmed' ORDER BY seat_id, booking_id"
+    ))
+    .bind(&order.event_id)
+    .bind(order.order_id)
+    .fetch_all(&mut *c)
+    .await?;
+    rows::all(&rows, rows::booking)
+}
+
+/// The compensations of an order, by id.
+pub(super) async fn compensations_of_order(c: &mut PgConnection, order_id: Uuid) -> Result<Vec<Compensation>, Fail> {
+    let rows = sqlx::query(concat!(
+        "SELECT ",
+        comp_cols!(),
+        " FROM compensations WHERE order_id = $1 ORDER BY event_id, compensation_id"
+    ))
+    .bind(order_id)
+    .fetch_all(&mut *c)
+    .await?;
+    rows::all(&rows, rows::compensation)
+}
+
+/// Body of [`Store::record_payment_success`](crate::store::Store::record_payment_success).
+pub(super) async fn record_payment_success(
+    c: &mut PgConnection,
+    now_ms: i64,
+    ids: &TxIds,
+    req: &PaymentSuccess,
+) -> Result<SaleOutcome, Fail> {
+    let (op, before) = lock_op_and_order(c, req.payment_op_id).await?;
+    match op.status {
+        PaymentStatus::Succeeded => {
+            return if before.status == OrderStatus::Confirmed {
+                let bookings = bookings_of_order(c, &before).await?;
+                Ok(SaleOutcome::Confirmed { order: before, bookings })
+            } else {
+                let compensation = compensations_of_order(c, before.order_id)
+                    .await?
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| Fail::Broken("charged order without a ticket has no compensation".into()))?;
+                Ok(SaleOutcome::Compensating { order: before, compensation })
+            };
+        }
+        PaymentStatus::Failed => return Err(StoreError::PaymentConflict(op.payment_op_id).into()),
+        PaymentStatus::Pending | PaymentStatus::Unknown => {}
+    }
+    let n = sqlx::query(
+        "UPDATE payment_ops SET status = 'succeeded', provider_payment_id = $3, updated_at_ms = $4 \
+         WHERE event_id = $1 AND payment_op_id = $2 AND status IN ('pending', 'unknown')",
+    )
+    .bind(&op.event_id)
+    .bind(op.payment_op_id)
+    .bind(&req.provider_payment_id)
+    .bind(now_ms)
+    .execute(&mut *c)
+    .await?
+    .rows_affected();
+    ensure(n == 1, || "payment op changed under its lock".into())?;
+    let mut order = before.clone();
+    order.updated_at_ms = now_ms;
+    if before.status.owns_seats() {
+        lock_seats(c, &order.event_id, &order.seat_ids).await?;
+        let booking_ids: Vec<Uuid> = order.seat_ids.iter().map(|_| ids.next_uuid()).collect();
+        let n = sqlx::query(
+            "UPDATE seats s SET state = 'sold', booking_id = v.booking_id, hold_expires_at_ms = NULL, version = s.version + 1 \
+             FROM UNNEST($2::text[], $3::uuid[]) AS v(seat_id, booking_id) \
+             WHERE s.event_id = $1 AND s.seat_id = v.seat_id AND s.state = 'payment_pending' AND s.order_id = $4",
+        )
+        .bind(&order.event_id)
+        .bind(&order.seat_ids)
+        .bind(&booking_ids)
+        .bind(order.order_id)
+        .execute(&mut *c)
+        .await?
+        .rows_affected();
+        ensure(n == order.seat_ids.len() as u64, || format!("an open order owns its seats: sold {n} of {}", order.seat_ids.len()))?;
+        sqlx::query(
+            "INSERT INTO bookings (event_id, seat_id, booking_id, order_id, payment_op_id, holder_id, status, created_at_ms) \
+             SELECT $1, v.seat_id, v.booking_id, $4, $5, $6, 'confirmed', $7 \
+             FROM UNNEST($2::text[], $3::uuid[]) AS v(seat_id, booking_id)",
+        )
+        .bind(&order.event_id)
+        .bind(&order.seat_ids)
+        .bind(&booking_ids)
+        .bind(order.order_id)
+        .bind(op.payment_op_id)
+        .bind(&order.holder_id)
+        .bind(now_ms)
+        .execute(&mut *c)
+        .await?;
+        order.status = OrderStatus::Confirmed;
+        update_order(c, &before, &order).await?;
+        let bookings = order
+            .seat_ids
+            .iter()
+            .zip(&booking_ids)
+            .map(|(seat_id, &booking_id)| Booking {
+                event_id: order.event_id.clone(),
+                seat_id: seat_id.clone(),
+                booking_id,
+                order_id: order.order_id,
+                payment_op_id: op.payment_op_id,
+                holder_id: order.holder_id.clone(),
+                created_at_ms: now_ms,
+            })
+            .collect();
+        Ok(SaleOutcome::Confirmed { order, bookings })
+    } else {
+        let compensation_id = ids.next_uuid();
+        let outbox_id = ids.next_uuid();
+        let compensation = Compensation {
+            event_id: order.event_id.clone(),
+            compensation_id,
+            order_id: order.order_id,
+            payment_op_id: op.payment_op_id,
+            kind: CompensationKind::Refund,
+            amount_cents: op.amount_cents,
+            status: CompensationStatus::Requested,
+            attempts: 0,
+            last_error: None,
+            next_attempt_at_ms: now_ms,
+            created_at_ms: now_ms,
+            updated_at_ms: now_ms,
+        };
+        sqlx::query(
+            "INSERT INTO compensations (event_id, compensation_id, order_id, payment_op_id, kind, amount_cents, status, \
+                                        attempts, last_error, next_attempt_at_ms, created_at_ms, updated_at_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 0, NULL, $8, $8, $8)",
+        )
+        .bind(&compensation.event_id)
+        .bind(compensation_id)
+        .bind(compensation.order_id)
+        .bind(compensation.payment_op_id)
+        .bind(compensation.kind.as_str())
+        .bind(compensation.amount_cents)
+        .bind(compensation.status.as_str())
+        .bind(now_ms)
+        .execute(&mut *c)
+        .await?;
+        insert_outbox(c, &order.event_id, outbox_id, OutboxKind::Compensate, compensation_id, now_ms).await?;
+        order.status = OrderStatus::Compensating;
+        update_order(c, &before, &order).await?;
+        Ok(SaleOutcome::Compensating { order, compensation })
+    }
+}
+
+/// Body of [`Store::record_payment_failure`](crate::store::Store::record_payment_failure); `reason` is bounded.
+pub(super) async fn record_payment_failure(c: &mut PgConnection, now_ms: i64, payment_op_id: Uuid, reason: &str) -> Result<Order, Fail> {
+    let (op, before) = lock_op_and_order(c, payment_op_id).await?;
+    match op.status {
+        PaymentStatus::Failed => return Ok(before),
+        PaymentStatus::Succeeded => return Err(StoreError::PaymentConflict(payment_op_id).into()),
+        PaymentStatus::Pending | PaymentStatus::Unknown => {}
+    }
+    set_op_outcome(c, &op, PaymentStatus::Failed, reason, now_ms).await?;
+    if !before.status.owns_seats() {
+        return Ok(before);
+    }
+    free_order_seats(c, &before).await?;
+    let mut order = before.clone();
+    order.status = OrderStatus::Failed;
+    order.resolution_reason = Some(format!("payment declined: {reason}"));
+    order.updated_at_ms = now_ms;
+    update_order(c, &before, &order).await?;
+    Ok(order)
+}
+
+/// Records a failed or unknown outcome on a payment operation still pending or unknown.
+async fn set_op_outcome(c: &mut PgConnection, op: &PaymentOp, status: PaymentStatus, error: &str, now_ms: i64) -> Result<(), Fail> {
+    let n = sqlx::query(
+        "UPDATE payment_ops SET status = $3, last_error = $4, updated_at_ms = $5 \
+         WHERE event_id = $1 AND payment_op_id = $2 AND status IN ('pending', 'unknown')",
+    )
+    .bind(&op.event_id)
+    .bind(op.payment_op_id)
+    .bind(status.as_str())
+    .bind(error)
+    .bind(now_ms)
+    .execute(&mut *c)
+    .await?
+    .rows_affected();
+    ensure(n == 1, || "payment op changed under its lock".into())
+}
+
+/// Body of [`Store::record_payment_unknown`](crate::store::Store::record_payment_unknown); `error` is bounded.
+pub(super) async fn record_payment_unknown(c: &mut PgConnection, now_ms: i64, payment_op_id: Uuid, error: &str) -> Result<Order, Fail> {
+    let (op, before) = lock_op_and_order(c, payment_op_id).await?;
+    if !matches!(op.status, PaymentStatus::Pending | PaymentStatus::Unknown) {
+        return Ok(before);
+    }
+    set_op_outcome(c, &op, PaymentStatus::Unknown, error, now_ms).await?;
+    if before.status != OrderStatus::Pending {
+        return Ok(before);
+    }
+    let mut order = before.clone();
+    order.status = OrderStatus::Reconciling;
+    order.updated_at_ms = now_ms;
+    update_order(c, &before, &order).await?;
+    Ok(order)
+}
+
+/// Body of [`Store::release_unresolved_payment`](crate::store::Store::release_unresolved_payment); `reason` is bounded.
+pub(super) async fn release_unresolved_payment(c: &mut PgConnection, now_ms: i64, payment_op_id: Uuid, reason: &str) -> Result<Order, Fail> {
+    let (_op, before) = lock_op_and_order(c, payment_op_id).await?;
+    if !before.status.owns_seats() {
+        return Err(StoreError::OrderNotOpen(before.order_id).into());
+    }
+    if now_ms < before.payment_deadline_at_ms {
+        return Err(StoreError::DeadlineNotPassed { deadline_at_ms: before.payment_deadline_at_ms }.into());
+    }
+    free_order_seats(c, &before).await?;
+    let mut order = before.clone();
+    order.status = OrderStatus::Released;
+    order.resolution_reason = Some(reason.to_string());
+    order.updated_at_ms = now_ms;
+    update_order(c, &before, &order).await?;
+    Ok(order)
+}

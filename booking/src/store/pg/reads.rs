@@ -1,0 +1,150 @@
+//! The reads: seat map, one order or payment operation, bookings, the
+//! reconciler's and the operators' lists, and the canonical snapshot. Every
+//! ORDER BY is MemStore's BTreeMap order (text is `COLLATE "C"`, UUIDs compare
+//! bytewise in both).
+
+use super::rows::{self, booking_cols, comp_cols, op_cols, order_cols, outbox_cols, seat_cols};
+use super::tx::Fail;
+use crate::model::{Booking, Compensation, Order, PaymentOp, Seat, Snapshot};
+use crate::store::{Resolution, StoreError};
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+/// The seats of an event, sorted (the event may not exist: empty).
+pub(super) async fn seats_of_event(c: &mut PgConnection, event_id: &str) -> Result<Vec<Seat>, Fail> {
+    let rows = sqlx::query(concat!("SELECT ", seat_cols!(), " FROM seats WHERE event_id = $1 ORDER BY seat_id"))
+        .bind(event_id)
+        .fetch_all(&mut *c)
+        .await?;
+    rows::all(&rows, rows::seat)
+}
+
+/// One order by id.
+pub(super) async fn order(c: &mut PgConnection, order_id: Uuid) -> Result<Order, Fail> {
+    let row = sqlx::query(concat!("SELECT ", order_cols!(), " FROM orders WHERE order_id = $1"))
+        .bind(order_id)
+        .fetch_optional(&mut *c)
+        .await?
+        .ok_or(StoreError::UnknownOrder(order_id))?;
+    rows::order(&row)
+}
+
+/// One payment operation by id.
+pub(super) async fn payment_op(c: &mut PgConnection, payment_op_id: Uuid) -> Result<PaymentOp, Fail> {
+    let row = sqlx::query(concat!("SELECT ", op_cols!(), " FROM payment_ops WHERE payment_op_id = $1"))
+        .bind(payment_op_id)
+        .fetch_optional(&mut *c)
+        .await?
+        .ok_or(StoreError::UnknownPaymentOp(payment_op_id))?;
+    rows::payment_op(&row)
+}
+
+/// The confirmed bookings of an event, by (seat, booking id).
+pub(super) async fn bookings(c: &mut PgConnection, event_id: &str) -> Result<Vec<Booking>, Fail> {
+    let rows = sqlx::query(concat!(
+        "SELECT ",
+        booking_cols!(),
+        " FROM bookings WHERE event_id = $1 AND status = 'confirmed' ORDER BY seat_id, booking_id"
+    ))
+    .bind(event_id)
+    .fetch_all(&mut *c)
+    .await?;
+    rows::all(&rows, rows::booking)
+}
+
+/// Open orders (oldest deadline first, at most `limit`) with their payment operations.
+pub(super) async fn open_payments(c: &mut PgConnection, limit: u32) -> Result<Vec<(Order, PaymentOp)>, Fail> {
+    let rows = sqlx::query(concat!(
+        "SELECT ",
+        order_cols!(),
+        " FROM orders WHERE status IN ('pending', 'reconciling') \
+          ORDER BY payment_deadline_at_ms, event_id, order_id LIMIT $1"
+    ))
+    .bind(i64::from(limit))
+    .fetch_all(&mut *c)
+    .await?;
+    let orders = rows::all(&rows, rows::order)?;
+    let op_ids: Vec<Uuid> = orders.iter().map(|o| o.payment_op_id).collect();
+    let rows = sqlx::query(concat!("SELECT ", op_cols!(), " FROM payment_ops WHERE payment_op_id = ANY($1)"))
+        .bind(&op_ids)
+        .fetch_all(&mut *c)
+        .await?;
+    let ops = rows::all(&rows, rows::payment_op)?;
+    orders
+        .into_iter()
+        .map(|o| {
+            let op = ops
+                .iter()
+                .find(|p| p.payment_op_id == o.payment_op_id)
+                .cloned()
+                .ok_or_else(|| Fail::Broken(format!("order {} without its payment op", o.order_id)))?;
+            Ok((o, op))
+        })
+        .collect()
+}
+
+/// What operators must see.
+pub(super) async fn needs_resolution(c: &mut PgConnection) -> Result<Resolution, Fail> {
+    let rows = sqlx::query(concat!(
+        "SELECT ",
+        order_cols!(),
+        " FROM orders WHERE status IN ('reconciling', 'compensating', 'compensation_failed') ORDER BY event_id, order_id"
+    ))
+    .fetch_all(&mut *c)
+    .await?;
+    let orders = rows::all(&rows, rows::order)?;
+    let rows = sqlx::query(concat!(
+        "SELECT ",
+        comp_cols!(),
+        " FROM compensations WHERE status <> 'succeeded' ORDER BY event_id, compensation_id"
+    ))
+    .fetch_all(&mut *c)
+    .await?;
+    let compensations: Vec<Compensation> = rows::all(&rows, rows::compensation)?;
+    Ok(Resolution { orders, compensations })
+}
+
+/// Everything, in canonical order.
+pub(super) async fn snapshot(c: &mut PgConnection) -> Result<Snapshot, Fail> {
+    macro_rules! all {
+        ($cols:ident, $table:literal, $order:literal, $f:path) => {{
+            let rows = sqlx::query(concat!("SELECT ", $cols!(), " FROM ", $table, " ORDER BY ", $order))
+                .fetch_all(&mut *c)
+                .await?;
+            rows::all(&rows, $f)?
+        }};
+    }
+    let events = {
+        let rows = sqlx::query("SELECT event_id, price_cents, created_at_ms FROM events ORDER BY event_id")
+            .fetch_all(&mut *c)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                use sqlx::Row;
+                Ok(crate::model::Event {
+                    event_id: r.try_get("event_id")?,
+                    price_cents: r.try_get("price_cents")?,
+                    created_at_ms: r.try_get("created_at_ms")?,
+                })
+            })
+            .collect::<Result<Vec<_>, Fail>>()?
+    };
+    Ok(Snapshot {
+        events,
+        seats: all!(seat_cols, "seats", "event_id, seat_id", rows::seat),
+        orders: all!(order_cols, "orders", "event_id, order_id", rows::order),
+        payment_ops: all!(op_cols, "payment_ops", "event_id, payment_op_id", rows::payment_op),
+        bookings: {
+            let rows = sqlx::query(concat!(
+                "SELECT ",
+                booking_cols!(),
+                " FROM bookings WHERE status = 'confirmed' ORDER BY event_id, seat_id, booking_id"
+            ))
+            .fetch_all(&mut *c)
+            .await?;
+            rows::all(&rows, rows::booking)?
+        },
+        compensations: all!(comp_cols, "compensations", "event_id, compensation_id", rows::compensation),
+        outbox: all!(outbox_cols, "outbox", "event_id, outbox_id", rows::outbox),
+    })
+}

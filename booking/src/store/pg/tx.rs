@@ -1,0 +1,158 @@
+//! One short transaction per operation: the store's clock read first, a
+//! bounded retry on serialization failures and deadlocks, and the mapping of
+//! database failures onto [`StoreError`].
+
+use crate::ids::IdSource;
+use crate::store::StoreError;
+use std::sync::{Arc, Mutex};
+use uuid::Uuid;
+
+/// Attempts per operation before a serialization failure or deadlock becomes
+/// `StoreError::Backend`.
+pub(super) const MAX_TX_ATTEMPTS: u32 = 8;
+
+/// Backoff before retry `attempt` (1-based), in ms: linear, bounded.
+pub(super) fn retry_backoff_ms(attempt: u32) -> u64 {
+    u64::from(attempt.min(MAX_TX_ATTEMPTS)) * 2
+}
+
+/// The name of the unique index that is the promise itself.
+pub(super) const ONE_CONFIRMED_BOOKING_INDEX: &str = "bookings_one_confirmed_per_seat";
+
+/// Why a transaction body stopped.
+#[derive(Debug)]
+pub(super) enum Fail {
+    /// The store refused the operation (a named error); roll back, no retry.
+    Refused(StoreError),
+    /// The database failed; retried when transient.
+    Db(sqlx::Error),
+    /// An invariant the SQL above should guarantee did not hold: a bug.
+    Broken(String),
+}
+
+impl From<sqlx::Error> for Fail {
+    fn from(e: sqlx::Error) -> Self {
+        Fail::Db(e)
+    }
+}
+
+impl From<StoreError> for Fail {
+    fn from(e: StoreError) -> Self {
+        Fail::Refused(e)
+    }
+}
+
+/// `Ok(())` when `holds`, else a [`Fail::Broken`] naming `what`.
+pub(super) fn ensure(holds: bool, what: impl FnOnce() -> String) -> Result<(), Fail> {
+    if holds { Ok(()) } else { Err(Fail::Broken(what())) }
+}
+
+/// Whether a database error is transient: serialization failure (40001) or deadlock (40P01).
+pub(super) fn retryable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Database(db) => matches!(db.code().as_deref(), Some("40001") | Some("40P01")),
+        _ => false,
+    }
+}
+
+/// Maps a database error onto `StoreError::Backend`, naming the one-booking
+/// invariant when its index fired (which only a bug above the database can cause).
+pub(super) fn backend(e: sqlx::Error) -> StoreError {
+    if let sqlx::Error::Database(db) = &e {
+        if db.constraint() == Some(ONE_CONFIRMED_BOOKING_INDEX) {
+            return StoreError::Backend(format!(
+                "invariant violated: a second confirmed booking for one seat was refused by {ONE_CONFIRMED_BOOKING_INDEX}: {db}"
+            ));
+        }
+    }
+    StoreError::Backend(e.to_string())
+}
+
+/// Maps a final failure onto the caller's error.
+pub(super) fn into_store_error(f: Fail) -> StoreError {
+    match f {
+        Fail::Refused(e) => e,
+        Fail::Db(e) => backend(e),
+        Fail::Broken(what) => StoreError::Backend(format!("invariant violated: {what}")),
+    }
+}
+
+/// The ids of one operation. A retried attempt gets the same ids again, in the
+/// same order, so a retry consumes no more of the [`IdSource`] than one
+/// successful attempt would (and the differential test stays exact).
+pub(super) struct TxIds {
+    source: Arc<dyn IdSource>,
+    /// (ids drawn so far, index of the next one to hand out).
+    state: Mutex<(Vec<Uuid>, usize)>,
+}
+
+impl TxIds {
+    /// Ids for one operation, drawn lazily from `source`.
+    pub(super) fn new(source: Arc<dyn IdSource>) -> Self {
+        Self { source, state: Mutex::new((Vec::new(), 0)) }
+    }
+
+    /// The next id of this attempt.
+    pub(super) fn next_uuid(&self) -> Uuid {
+        let mut guard = self.state.lock().expect("TxIds poisoned");
+        let (drawn, next) = &mut *guard;
+        if *next == drawn.len() {
+            drawn.push(self.source.next_uuid());
+        }
+        let id = drawn[*next];
+        *next += 1;
+        id
+    }
+
+    /// Starts a new attempt: hands out the same ids again.
+    pub(super) fn rewind(&self) {
+        self.state.lock().expect("TxIds poisoned").1 = 0;
+    }
+}
+
+/// Runs `$body` (an expression producing a future of `Result<T, Fail>`, with
+/// `$c: &mut PgConnection`, `$now: i64` and `$ids: &TxIds` in scope) in one
+/// transaction of `$store`: commits on `Ok`, rolls back on any `Err`, retries
+/// transient failures up to [`MAX_TX_ATTEMPTS`] times with the same ids.
+macro_rules! in_tx {
+    ($store:expr, |$c:ident, $now:ident, $ids:ident| $body:expr) => {{
+        let store: &$crate::store::pg::PgStore = $store;
+        let tx_ids = $crate::store::pg::tx::TxIds::new(store.ids.clone());
+        let mut attempt: u32 = 0;
+        loop {
+            attempt += 1;
+            assert!(attempt <= $crate::store::pg::tx::MAX_TX_ATTEMPTS, "retry loop is bounded");
+            let mut tx = store.pool.begin().await.map_err($crate::store::pg::tx::backend)?;
+            let outcome: Result<_, $crate::store::pg::tx::Fail> = async {
+                let $now: i64 = store.tx_now_ms(&mut tx).await?;
+                let $c: &mut sqlx::PgConnection = &mut tx;
+                let $ids: &$crate::store::pg::tx::TxIds = &tx_ids;
+                $body.await
+            }
+            .await;
+            let outcome = match outcome {
+                Ok(v) => tx.commit().await.map(|()| v).map_err($crate::store::pg::tx::Fail::Db),
+                Err(f) => {
+                    // A failed rollback leaves nothing committed: the connection is discarded.
+                    let _ = tx.rollback().await;
+                    Err(f)
+                }
+            };
+            match outcome {
+                Ok(v) => break Ok(v),
+                Err($crate::store::pg::tx::Fail::Db(e))
+                    if $crate::store::pg::tx::retryable(&e)
+                        && attempt < $crate::store::pg::tx::MAX_TX_ATTEMPTS =>
+                {
+                    tx_ids.rewind();
+                    tokio::time::sleep(std::time::Duration::from_millis(
+                        $crate::store::pg::tx::retry_backoff_ms(attempt),
+                    ))
+                    .await;
+                }
+                Err(f) => break Err($crate::store::pg::tx::into_store_error(f)),
+            }
+        }
+    }};
+}
+pub(super) use in_tx;

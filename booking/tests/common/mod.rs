@@ -1,0 +1,87 @@
+//! Test support: a fresh PostgreSQL database per test, migrated, dropped at the end.
+//!
+//! The server is `HOLDFAST_TEST_DATABASE_URL` (a URL of its maintenance
+//! database), default `postgres://postgres@127.0.0.1:5432/postgres`.
+
+#![allow(dead_code)] // each test binary uses part of this module
+
+use booking::clock::ManualClock;
+use booking::ids::{IdSource, RandomIds, SeededIds};
+use booking::store::{MemStore, PgClock, PgStore};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// The server's maintenance database URL.
+pub fn admin_url() -> String {
+    std::env::var("HOLDFAST_TEST_DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+/// A database of its own for one test. Call [`TestDb::drop_db`] at the end;
+/// a panicking test leaves its `holdfast_test_*` database behind for inspection.
+pub struct TestDb {
+    /// The database's name.
+    pub name: String,
+    /// A pool on it (migrated).
+    pub pool: PgPool,
+}
+
+impl TestDb {
+    /// Creates and migrates a fresh database; `max_connections` sizes the pool.
+    pub async fn create(max_connections: u32) -> TestDb {
+        let name = format!("holdfast_test_{}", RandomIds.next_uuid().simple());
+        let mut admin = PgConnection::connect(&admin_url()).await.expect("connect to the test server");
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut admin)
+            .await
+            .expect("create test database");
+        admin.close().await.expect("close admin connection");
+        let opts = PgConnectOptions::from_str(&admin_url()).expect("valid url").database(&name).disable_statement_logging();
+        let pool = PgPoolOptions::new()
+            .max_connections(max_connections)
+            .acquire_timeout(std::time::Duration::from_secs(30))
+            .connect_with(opts)
+            .await
+            .expect("connect to the test database");
+        PgStore::migrate(&pool).await.expect("migrate");
+        TestDb { name, pool }
+    }
+
+    /// A store on this database with a manual clock and seeded ids.
+    pub fn manual_store(&self, clock: Arc<ManualClock>, seed: u64) -> PgStore {
+        PgStore::new(self.pool.clone(), PgClock::Manual(clock), Arc::new(SeededIds::new(seed)))
+    }
+
+    /// A store on this database judging time by the database's clock.
+    pub fn db_clock_store(&self, seed: u64) -> PgStore {
+        PgStore::new(self.pool.clone(), PgClock::Database, Arc::new(SeededIds::new(seed)))
+    }
+
+    /// Empties every table (between property-test cases).
+    pub async fn truncate(&self) {
+        sqlx::query(
+            "TRUNCATE events, seats, orders, payment_ops, bookings, compensations, outbox, idempotency_keys",
+        )
+        .execute(&self.pool)
+        .await
+        .expect("truncate");
+    }
+
+    /// Closes the pool and drops the database.
+    pub async fn drop_db(self) {
+        self.pool.close().await;
+        let mut admin = PgConnection::connect(&admin_url()).await.expect("connect to the test server");
+        sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name)))
+            .execute(&mut admin)
+            .await
+            .expect("drop test database");
+        let _ = admin.close().await;
+    }
+}
+
+/// A MemStore with its own manual clock at `start_ms` and seeded ids.
+pub fn mem_store(start_ms: i64, seed: u64) -> (MemStore, Arc<ManualClock>) {
+    let clock = ManualClock::new(start_ms);
+    (MemStore::new(clock.clone(), Arc::new(SeededIds::new(seed))), clock)
+}
