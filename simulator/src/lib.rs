@@ -7,3 +7,10 @@
 pub mod client;
 pub mod net;
 pub mod sim_clock;
+pub mod faults;
+pub mod plan;
+pub mod provider_host;
+pub mod recorder;
+pub mod runner;
+pub mod user;
+pub mod world;

@@ -1,1 +1,256 @@
-fn main(){}
+//! `simulator`: run the scenario library (or one scenario file) over seeds,
+//! replay one seed, list scenarios. Exit 0 when every seed passed, 1 when
+//! any failed, 2 on bad usage.
+
+use clap::{Parser, Subcommand};
+use simulator::plan::{self, Plan};
+use simulator::runner::{self, SeedVerdict, Summary};
+use std::io::{IsTerminal, Write};
+use std::ops::Range;
+use std::process::ExitCode;
+
+/// holdfast's deterministic simulator.
+#[derive(Debug, Parser)]
+#[command(name = "simulator", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// One scenario per line: name, then a one-line description.
+    List,
+    /// Run scenarios over seeds and check every invariant.
+    Run(RunArgs),
+    /// Run one seed, print its verdict and trace hash (last line: `trace-hash: <hex>`).
+    Replay(ReplayArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// A library scenario to run (repeatable); default: the whole library.
+    #[arg(long = "scenario")]
+    scenarios: Vec<String>,
+    /// A scenario file outside the library (repeatable).
+    #[arg(long = "scenario-file")]
+    files: Vec<String>,
+    /// Seed range `A..B` (B exclusive); default: each scenario's own default range.
+    #[arg(long, value_parser = parse_range, conflicts_with = "seed")]
+    seeds: Option<Range<u64>>,
+    /// One seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Print one JSON object per seed and one per scenario summary, instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// Run every seed twice and fail on any differing trace hash.
+    #[arg(long)]
+    check_determinism: bool,
+    /// Worlds run in parallel (each world is single-threaded and deterministic).
+    #[arg(long, default_value_t = 2)]
+    jobs: usize,
+    /// TESTING ONLY: the store's checkout skips its token check (proves the harness catches it).
+    #[arg(long, hide = true)]
+    break_checkout: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct ReplayArgs {
+    /// The library scenario.
+    #[arg(long, required_unless_present = "scenario_file", conflicts_with = "scenario_file")]
+    scenario: Option<String>,
+    /// A scenario file outside the library.
+    #[arg(long)]
+    scenario_file: Option<String>,
+    /// The seed.
+    #[arg(long)]
+    seed: u64,
+    /// Write the trace as JSON lines to this file.
+    #[arg(long)]
+    trace: Option<String>,
+    /// TESTING ONLY: see `run --break-checkout`.
+    #[arg(long, hide = true)]
+    break_checkout: bool,
+}
+
+fn parse_range(s: &str) -> Result<Range<u64>, String> {
+    let (a, b) = s.split_once("..").ok_or_else(|| format!("expected A..B, got {s}"))?;
+    let a: u64 = a.parse().map_err(|_| format!("bad range start {a}"))?;
+    let b: u64 = b.parse().map_err(|_| format!("bad range end {b}"))?;
+    if a >= b {
+        return Err(format!("empty range {s}"));
+    }
+    Ok(a..b)
+}
+
+fn usage_error(msg: String) -> ExitCode {
+    eprintln!("simulator: {msg}");
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::List => {
+            for p in plan::library() {
+                println!("{:<28} {}", p.name, p.description);
+            }
+            ExitCode::SUCCESS
+        }
+        Command::Run(args) => run(args),
+        Command::Replay(args) => replay(args),
+    }
+}
+
+fn select(names: &[String], files: &[String], broken: bool) -> Result<Vec<Plan>, String> {
+    let mut plans = Vec::new();
+    if names.is_empty() && files.is_empty() {
+        plans = plan::library();
+    }
+    for n in names {
+        plans.push(plan::find(n).ok_or_else(|| format!("unknown scenario {n}; `simulator list` shows them"))?);
+    }
+    for f in files {
+        plans.push(plan::from_file(f)?);
+    }
+    if broken {
+        for p in &mut plans {
+            p.break_checkout = true;
+        }
+    }
+    Ok(plans)
+}
+
+/// Wall-clock timing of the runner itself (not simulated code).
+#[allow(clippy::disallowed_methods)]
+fn wall_now() -> std::time::Instant {
+    std::time::Instant::now()
+}
+
+fn run(args: RunArgs) -> ExitCode {
+    let plans = match select(&args.scenarios, &args.files, args.break_checkout) {
+        Ok(p) => p,
+        Err(e) => return usage_error(e),
+    };
+    let jobs = args.jobs.clamp(1, 64);
+    let tty = std::io::stderr().is_terminal();
+    let mut summaries = Vec::new();
+    let mut failed_any = false;
+    for plan in &plans {
+        let seeds: Vec<u64> = match (&args.seeds, args.seed) {
+            (Some(r), _) => r.clone().collect(),
+            (None, Some(s)) => vec![s],
+            (None, None) => plan.default_seeds.clone().collect(),
+        };
+        let started = wall_now();
+        let verdicts = run_seeds(plan, &seeds, jobs, args.check_determinism, tty);
+        let wall_s = started.elapsed().as_secs_f64().max(1e-9);
+        let passed = verdicts.iter().filter(|v| v.passed).count() as u64;
+        let sim_s: f64 = verdicts.iter().map(|v| v.simulated_ms as f64 / 1000.0).sum::<f64>() * if args.check_determinism { 2.0 } else { 1.0 };
+        let summary = Summary {
+            scenario: plan.name.clone(),
+            seeds: seeds.len() as u64,
+            passed,
+            failed: seeds.len() as u64 - passed,
+            wall_s,
+            seeds_per_s: seeds.len() as f64 / wall_s,
+            sim_per_wall: sim_s / wall_s,
+        };
+        for v in &verdicts {
+            if args.json {
+                println!("{}", serde_json::to_string(&serde_json::json!({ "seed_verdict": v })).expect("serializes"));
+            } else if !v.passed {
+                println!("FAIL {} seed {}", v.scenario, v.seed);
+                for f in &v.failures {
+                    println!("  {f}");
+                }
+                println!("  replay: {}", v.replay);
+            }
+        }
+        if args.json {
+            println!("{}", serde_json::to_string(&serde_json::json!({ "summary": summary })).expect("serializes"));
+        }
+        failed_any |= summary.failed > 0;
+        summaries.push(summary);
+    }
+    if !args.json {
+        println!("{:<28} {:>6} {:>6} {:>6} {:>10} {:>12}", "scenario", "seeds", "passed", "failed", "seeds/s", "sim-s/wall-s");
+        for s in &summaries {
+            println!("{:<28} {:>6} {:>6} {:>6} {:>10.1} {:>12.0}", s.scenario, s.seeds, s.passed, s.failed, s.seeds_per_s, s.sim_per_wall);
+        }
+        let (seeds, failed): (u64, u64) = summaries.iter().fold((0, 0), |(a, b), s| (a + s.seeds, b + s.failed));
+        println!("{} passed, {} failed", seeds - failed, failed);
+    }
+    if failed_any { ExitCode::from(1) } else { ExitCode::SUCCESS }
+}
+
+fn run_seeds(plan: &Plan, seeds: &[u64], jobs: usize, twice: bool, tty: bool) -> Vec<SeedVerdict> {
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let mut verdicts: Vec<Option<SeedVerdict>> = vec![None; seeds.len()];
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots = std::sync::Mutex::new(&mut verdicts);
+    // Runner-level parallelism: independent worlds on scoped threads. Each
+    // world is single-threaded and decided by its seed alone.
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(seeds.len()).max(1) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    if i >= seeds.len() {
+                        return;
+                    }
+                    let (_, mut verdict) = runner::run_seed(plan, seeds[i]);
+                    if twice {
+                        let (_, again) = runner::run_seed(plan, seeds[i]);
+                        if again.trace_hash != verdict.trace_hash {
+                            verdict.passed = false;
+                            verdict.failures.push(format!("nondeterminism: trace hash {} then {}", verdict.trace_hash, again.trace_hash));
+                        }
+                    }
+                    slots.lock().expect("poisoned")[i] = Some(verdict);
+                    let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                    if tty {
+                        eprint!("\r{:<28} {n}/{}", plan.name, seeds.len());
+                        let _ = std::io::stderr().flush();
+                    }
+                }
+            });
+        }
+    });
+    if tty {
+        eprintln!();
+    }
+    verdicts.into_iter().map(|v| v.expect("every seed ran")).collect()
+}
+
+fn replay(args: ReplayArgs) -> ExitCode {
+    let names: Vec<String> = args.scenario.into_iter().collect();
+    let files: Vec<String> = args.scenario_file.into_iter().collect();
+    let plan = match select(&names, &files, args.break_checkout) {
+        Ok(mut p) if p.len() == 1 => p.remove(0),
+        Ok(_) => return usage_error("replay takes one scenario".into()),
+        Err(e) => return usage_error(e),
+    };
+    let (out, verdict) = runner::run_seed(&plan, args.seed);
+    if let Some(path) = &args.trace
+        && let Err(e) = std::fs::write(path, invariants::trace::to_json_lines(&out.trace))
+    {
+        return usage_error(format!("cannot write {path}: {e}"));
+    }
+    println!("scenario: {}", plan.name);
+    println!("seed: {}", args.seed);
+    println!("verdict: {}", if verdict.passed { "pass" } else { "fail" });
+    for v in &out.violations {
+        println!("violation: {v}");
+    }
+    for f in verdict.failures.iter().filter(|f| !f.starts_with("expected")) {
+        if !out.violations.iter().any(|v| &v.to_string() == f) {
+            println!("failure: {f}");
+        }
+    }
+    println!("metrics: {}", serde_json::to_string(&out.metrics).expect("serializes"));
+    println!("trace-events: {}", out.trace.len());
+    println!("trace-hash: {}", out.trace_hash);
+    if verdict.passed { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}

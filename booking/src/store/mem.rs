@@ -6,6 +6,7 @@
 
 use super::decide::{check_checkout, check_holdable, check_whole_hold, diagnose_release};
 use super::types::*;
+use super::observer::{Presented, SeatWriteCause, StoreObserver};
 use super::{Store, StoreError};
 use crate::clock::Clock;
 use crate::ids::IdSource;
@@ -24,7 +25,7 @@ struct IdemRecord {
     order_id: Uuid,
 }
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Inner {
     events: BTreeMap<EventId, Event>,
     seats: BTreeMap<(EventId, SeatId), Seat>,
@@ -37,6 +38,26 @@ struct Inner {
     compensation_event: BTreeMap<Uuid, EventId>,
     outbox: BTreeMap<(EventId, Uuid), OutboxEvent>,
     idempotency: BTreeMap<(EventId, UserId, String), IdemRecord>,
+    /// The observer, told of every write when its transaction ends.
+    observer: Option<Arc<dyn StoreObserver>>,
+    /// The running transaction's journal: before-images of what it touched.
+    journal: Journal,
+}
+
+/// What the running transaction touched, for the observer.
+#[derive(Default)]
+struct Journal {
+    cause: Option<SeatWriteCause>,
+    presented: Presented,
+    seats: BTreeMap<(EventId, SeatId), Seat>,
+    orders: Vec<(Option<Order>, (EventId, Uuid))>,
+    compensations: Vec<(Option<Compensation>, (EventId, Uuid))>,
+}
+
+impl std::fmt::Debug for Journal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Journal").field("seats", &self.seats.len()).finish_non_exhaustive()
+    }
 }
 
 /// The in-memory store. Cheap to clone (clones share state).
@@ -65,6 +86,13 @@ impl MemStore {
         }
     }
 
+    /// Reports every committed write to `observer`, inside the transaction,
+    /// in commit order (seats by key, then orders, then compensations).
+    pub fn with_observer(self, observer: Arc<dyn StoreObserver>) -> Self {
+        self.inner.lock().expect("MemStore poisoned").observer = Some(observer);
+        self
+    }
+
     /// Test-only fault: checkout stops checking the token, holder and deadline
     /// (the bug an unconditional `UPDATE ... SET state = 'payment_pending'` is).
     /// Exists so tests can prove the harness catches a broken store.
@@ -76,11 +104,77 @@ impl MemStore {
     fn tx<T>(&self, f: impl FnOnce(&mut Inner, i64, &dyn IdSource) -> Result<T, StoreError>) -> Result<T, StoreError> {
         let mut guard = self.inner.lock().expect("MemStore poisoned");
         let now_ms = self.clock.now_ms();
-        f(&mut guard, now_ms, self.ids.as_ref())
+        let out = f(&mut guard, now_ms, self.ids.as_ref());
+        let journal = std::mem::take(&mut guard.journal);
+        if let Some(obs) = guard.observer.clone() {
+            guard.report(obs.as_ref(), journal, now_ms);
+        }
+        out
     }
 }
 
 impl Inner {
+    /// Sets what the running operation is and what its writer presented.
+    fn begin(&mut self, cause: SeatWriteCause, presented: Presented) {
+        self.journal.cause = Some(cause);
+        self.journal.presented = presented;
+    }
+
+    fn seat_mut(&mut self, key: &(EventId, SeatId)) -> Option<&mut Seat> {
+        let seat = self.seats.get_mut(key)?;
+        if self.observer.is_some() {
+            self.journal.seats.entry(key.clone()).or_insert_with(|| seat.clone());
+        }
+        Some(seat)
+    }
+
+    fn compensation_mut(&mut self, key: &(EventId, Uuid)) -> Option<&mut Compensation> {
+        let c = self.compensations.get_mut(key)?;
+        if self.observer.is_some() {
+            self.journal.compensations.push((Some(c.clone()), key.clone()));
+        }
+        Some(c)
+    }
+
+    fn put_compensation(&mut self, c: Compensation) {
+        let key = (c.event_id.clone(), c.compensation_id);
+        let before = self.compensations.insert(key.clone(), c);
+        if self.observer.is_some() {
+            self.journal.compensations.push((before, key));
+        }
+    }
+
+    /// Tells `obs` of every change the journal recorded (no-ops skipped).
+    fn report(&self, obs: &dyn StoreObserver, journal: Journal, now_ms: i64) {
+        let cause = journal.cause.unwrap_or(SeatWriteCause::Hold);
+        for (key, before) in &journal.seats {
+            let after = &self.seats[key];
+            if after != before {
+                obs.seat_written(cause, now_ms, &journal.presented, before, after);
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for (before, key) in &journal.orders {
+            if !seen.insert(key.clone()) {
+                continue;
+            }
+            let after = &self.orders[key];
+            if before.as_ref().is_none_or(|b| b.status != after.status) {
+                obs.order_written(before.as_ref(), after, now_ms);
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for (before, key) in &journal.compensations {
+            if !seen.insert(key.clone()) {
+                continue;
+            }
+            let after = &self.compensations[key];
+            if before.as_ref() != Some(after) {
+                obs.compensation_written(before.as_ref(), after, now_ms);
+            }
+        }
+    }
+
     fn event(&self, event_id: &EventId) -> Result<&Event, StoreError> {
         self.events.get(event_id).ok_or_else(|| StoreError::UnknownEvent(event_id.clone()))
     }
@@ -107,7 +201,11 @@ impl Inner {
     }
 
     fn put_order(&mut self, order: Order) {
-        self.orders.insert((order.event_id.clone(), order.order_id), order);
+        let key = (order.event_id.clone(), order.order_id);
+        let before = self.orders.insert(key.clone(), order);
+        if self.observer.is_some() {
+            self.journal.orders.push((before, key));
+        }
     }
 
     fn put_op(&mut self, op: PaymentOp) {
@@ -117,7 +215,7 @@ impl Inner {
     /// Returns the seats reserved by `order` to `available`.
     fn free_order_seats(&mut self, order: &Order) {
         for seat_id in &order.seat_ids {
-            let seat = self.seats.get_mut(&(order.event_id.clone(), seat_id.clone())).expect("order seat exists");
+            let seat = self.seat_mut(&(order.event_id.clone(), seat_id.clone())).expect("order seat exists");
             if seat.state == SeatState::PaymentPending && seat.order_id == Some(order.order_id) {
                 make_available(seat);
             }
@@ -188,6 +286,7 @@ impl Store for MemStore {
     async fn acquire_hold(&self, req: &AcquireHold) -> Result<HoldGrant, StoreError> {
         let sorted = req.validate()?;
         self.tx(|db, now_ms, ids| {
+            db.begin(SeatWriteCause::Hold, Presented { holder: Some(req.holder_id.clone()), ..Presented::default() });
             db.event(&req.event_id)?;
             let locked = db.locked_seats(&req.event_id, &sorted);
             check_holdable(&req.event_id, &sorted, &locked, now_ms)?;
@@ -202,7 +301,7 @@ impl Store for MemStore {
                         expired_at_ms: old.hold_expires_at_ms.expect("held seat has a deadline"),
                     });
                 }
-                let seat = db.seats.get_mut(&(req.event_id.clone(), old.seat_id.clone())).expect("locked");
+                let seat = db.seat_mut(&(req.event_id.clone(), old.seat_id.clone())).expect("locked");
                 seat.state = SeatState::Held;
                 seat.hold_token = Some(hold_token);
                 seat.holder_id = Some(req.holder_id.clone());
@@ -227,6 +326,7 @@ impl Store for MemStore {
     async fn release_hold(&self, req: &ReleaseHold) -> Result<Vec<SeatId>, StoreError> {
         req.validate()?;
         self.tx(|db, _, _| {
+            db.begin(SeatWriteCause::Release, Presented { token: Some(req.hold_token), holder: Some(req.holder_id.clone()), order: None });
             db.event(&req.event_id)?;
             let with_token: Vec<Seat> = db
                 .seats
@@ -245,7 +345,7 @@ impl Store for MemStore {
             }
             let mut released = Vec::with_capacity(releasable.len());
             for s in releasable {
-                make_available(db.seats.get_mut(&(req.event_id.clone(), s.seat_id.clone())).expect("exists"));
+                make_available(db.seat_mut(&(req.event_id.clone(), s.seat_id.clone())).expect("exists"));
                 released.push(s.seat_id.clone());
             }
             Ok(released)
@@ -254,6 +354,7 @@ impl Store for MemStore {
 
     async fn sweep_expired_holds(&self, limit_seats: u32) -> Result<Vec<ExpiredHold>, StoreError> {
         self.tx(|db, now_ms, _| {
+            db.begin(SeatWriteCause::Sweep, Presented::default());
             let mut due: Vec<(i64, EventId, SeatId)> = db
                 .seats
                 .values()
@@ -264,7 +365,7 @@ impl Store for MemStore {
             due.truncate(limit_seats as usize);
             let mut out = Vec::with_capacity(due.len());
             for (expired_at_ms, event_id, seat_id) in due {
-                make_available(db.seats.get_mut(&(event_id.clone(), seat_id.clone())).expect("exists"));
+                make_available(db.seat_mut(&(event_id.clone(), seat_id.clone())).expect("exists"));
                 out.push(ExpiredHold { event_id, seat_id, expired_at_ms, reclaimed_at_ms: now_ms });
             }
             Ok(out)
@@ -275,6 +376,7 @@ impl Store for MemStore {
         let sorted = req.validate()?;
         let broken = self.broken_checkout.load(Ordering::SeqCst);
         self.tx(|db, now_ms, ids| {
+            db.begin(SeatWriteCause::Checkout, Presented { token: Some(req.hold_token), holder: Some(req.holder_id.clone()), order: None });
             let price_cents = db.event(&req.event_id)?.price_cents;
             let key = (req.event_id.clone(), req.holder_id.clone(), req.idempotency_key.clone());
             if let Some(rec) = db.idempotency.get(&key) {
@@ -304,7 +406,7 @@ impl Store for MemStore {
             let outbox_id = ids.next_uuid();
             let amount_cents = price_cents * sorted.len() as i64;
             for seat_id in &sorted {
-                let seat = db.seats.get_mut(&(req.event_id.clone(), seat_id.clone())).expect("locked");
+                let seat = db.seat_mut(&(req.event_id.clone(), seat_id.clone())).expect("locked");
                 seat.state = SeatState::PaymentPending;
                 seat.order_id = Some(order_id);
                 if broken {
@@ -366,6 +468,7 @@ impl Store for MemStore {
             let key = db.payment_op_key(req.payment_op_id)?;
             let mut op = db.payment_ops[&key].clone();
             let mut order = db.order_of_op(&op);
+            db.begin(SeatWriteCause::Sale, Presented { token: Some(order.hold_token), holder: Some(order.holder_id.clone()), order: Some(order.clone()) });
             match op.status {
                 PaymentStatus::Succeeded => {
                     return Ok(if order.status == OrderStatus::Confirmed {
@@ -388,7 +491,7 @@ impl Store for MemStore {
                 let mut bookings = Vec::with_capacity(order.seat_ids.len());
                 for seat_id in &order.seat_ids {
                     let booking_id = ids.next_uuid();
-                    let seat = db.seats.get_mut(&(order.event_id.clone(), seat_id.clone())).expect("order seat");
+                    let seat = db.seat_mut(&(order.event_id.clone(), seat_id.clone())).expect("order seat");
                     assert!(
                         seat.state == SeatState::PaymentPending && seat.order_id == Some(order.order_id),
                         "an open order owns its seats"
@@ -429,7 +532,7 @@ impl Store for MemStore {
                     created_at_ms: now_ms,
                     updated_at_ms: now_ms,
                 };
-                db.compensations.insert((order.event_id.clone(), compensation_id), compensation.clone());
+                db.put_compensation(compensation.clone());
                 db.compensation_event.insert(compensation_id, order.event_id.clone());
                 db.outbox.insert(
                     (order.event_id.clone(), outbox_id),
@@ -458,6 +561,7 @@ impl Store for MemStore {
             let key = db.payment_op_key(payment_op_id)?;
             let mut op = db.payment_ops[&key].clone();
             let mut order = db.order_of_op(&op);
+            db.begin(SeatWriteCause::PaymentDeclined, Presented { token: Some(order.hold_token), holder: Some(order.holder_id.clone()), order: Some(order.clone()) });
             match op.status {
                 PaymentStatus::Failed => return Ok(order),
                 PaymentStatus::Succeeded => return Err(StoreError::PaymentConflict(payment_op_id)),
@@ -484,6 +588,7 @@ impl Store for MemStore {
             let key = db.payment_op_key(payment_op_id)?;
             let mut op = db.payment_ops[&key].clone();
             let mut order = db.order_of_op(&op);
+            db.begin(SeatWriteCause::PaymentDeclined, Presented { token: Some(order.hold_token), holder: Some(order.holder_id.clone()), order: Some(order.clone()) });
             if matches!(op.status, PaymentStatus::Pending | PaymentStatus::Unknown) {
                 op.status = PaymentStatus::Unknown;
                 op.last_error = Some(error);
@@ -505,6 +610,7 @@ impl Store for MemStore {
             let key = db.payment_op_key(payment_op_id)?;
             let op = db.payment_ops[&key].clone();
             let mut order = db.order_of_op(&op);
+            db.begin(SeatWriteCause::UnresolvedReleased, Presented { token: Some(order.hold_token), holder: Some(order.holder_id.clone()), order: Some(order.clone()) });
             if !order.status.owns_seats() {
                 return Err(StoreError::OrderNotOpen(order.order_id));
             }
@@ -566,7 +672,7 @@ impl Store for MemStore {
     async fn start_compensation_attempt(&self, compensation_id: Uuid) -> Result<Compensation, StoreError> {
         self.tx(|db, now_ms, _| {
             let ev = db.compensation_event.get(&compensation_id).ok_or(StoreError::UnknownCompensation(compensation_id))?.clone();
-            let c = db.compensations.get_mut(&(ev, compensation_id)).expect("indexed");
+            let c = db.compensation_mut(&(ev, compensation_id)).expect("indexed");
             if c.status != CompensationStatus::Requested || c.next_attempt_at_ms > now_ms {
                 return Err(StoreError::CompensationNotDue(compensation_id));
             }
@@ -608,7 +714,7 @@ impl Store for MemStore {
                 order.updated_at_ms = now_ms;
                 db.put_order(order);
             }
-            db.compensations.insert((ev, id), c.clone());
+            db.put_compensation(c.clone());
             Ok(c)
         })
     }

@@ -6,11 +6,13 @@
 mod decide;
 mod error;
 mod mem;
+mod observer;
 mod pg;
 mod types;
 
 pub use error::StoreError;
 pub use mem::MemStore;
+pub use observer::{Presented, SeatWriteCause, StoreObserver};
 pub use pg::{PgClock, PgStore};
 pub use types::*;
 

@@ -1,0 +1,229 @@
+//! `bookingd`: the holdfast booking service on PostgreSQL (authority), Redis
+//! (seat-map cache) and an HTTP payment provider.
+
+use booking::clock::{Clock, SystemClock};
+use booking::http::auth::{Authenticator, Claims};
+use booking::http::cache::{NoCache, RedisCache, SeatMapCache};
+use booking::http::{CommitPoint, FaultHooks, NoHooks, ServiceConfig, serve};
+use booking::ids::RandomIds;
+use booking::payment::http_provider::HttpProvider;
+use booking::payment::workflow::WorkflowConfig;
+use booking::service::{Service, ServiceParts};
+use booking::store::{PgClock, PgStore};
+use booking::sweeper::SweeperConfig;
+use clap::{Parser, Subcommand, ValueEnum};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The holdfast booking service: seat holds, checkout, payment workflow.
+///
+/// Secrets come from the environment: HOLDFAST_TOKEN_SECRET (signs user
+/// tokens) and HOLDFAST_WEBHOOK_SECRET (verifies provider webhooks), each at
+/// least 16 bytes.
+#[derive(Debug, Parser)]
+#[command(name = "bookingd", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Migrate the database, then serve the API until SIGINT/SIGTERM (graceful).
+    Serve(ServeArgs),
+    /// Apply the database migrations and exit.
+    Migrate {
+        /// PostgreSQL URL of the authoritative store.
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: String,
+    },
+    /// Print a signed user (or admin) token, for demos and tests.
+    IssueToken {
+        /// The user id the token names.
+        #[arg(long)]
+        user: String,
+        /// Events the user may touch, comma separated; `*` for all.
+        #[arg(long, value_delimiter = ',', default_value = "*")]
+        events: Vec<String>,
+        /// Lifetime in seconds.
+        #[arg(long, default_value_t = 3600)]
+        ttl_s: i64,
+        /// Make an operator (admin) credential.
+        #[arg(long)]
+        admin: bool,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
+    /// PostgreSQL URL of the authoritative store.
+    #[arg(long, env = "DATABASE_URL")]
+    database_url: String,
+    /// Redis URL for the seat-map cache; without it (or if Redis is down at start) reads go to the store.
+    #[arg(long, env = "REDIS_URL")]
+    redis_url: Option<String>,
+    /// Base URL of the payment provider (e.g. http://127.0.0.1:9000).
+    #[arg(long, env = "PROVIDER_URL")]
+    provider_url: String,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: String,
+    /// How long a hold lasts (the database's clock decides).
+    #[arg(long, default_value_t = 300_000)]
+    hold_ttl_ms: i64,
+    /// How long a payment may stay unresolved before its seats may be released.
+    #[arg(long, default_value_t = 120_000)]
+    payment_ttl_ms: i64,
+    /// Hold attempts one user may make per minute (then 429 with Retry-After).
+    #[arg(long, default_value_t = 60)]
+    hold_attempts_per_minute: u32,
+    /// Seat-map cache entry lifetime.
+    #[arg(long, default_value_t = 1_000)]
+    cache_ttl_ms: u64,
+    /// Timeout of one call to the payment provider.
+    #[arg(long, default_value_t = 5_000)]
+    provider_timeout_ms: u64,
+    /// Maximum PostgreSQL connections.
+    #[arg(long, default_value_t = 16)]
+    max_db_connections: u32,
+    /// TESTING ONLY: exit abruptly right after the store commits this kind of
+    /// write, before the client gets its answer (crash-safety tests).
+    #[arg(long, value_enum, hide = true)]
+    crash_after_commit: Option<CrashPoint>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CrashPoint {
+    Hold,
+    Checkout,
+}
+
+/// Exits the process after a commit: the answer is lost, as in a crash.
+struct CrashHooks(CrashPoint);
+
+#[async_trait::async_trait]
+impl FaultHooks for CrashHooks {
+    async fn after_commit(&self, point: CommitPoint) {
+        let hit = matches!((self.0, point), (CrashPoint::Hold, CommitPoint::Hold) | (CrashPoint::Checkout, CommitPoint::Checkout));
+        if hit {
+            eprintln!("bookingd: crash-after-commit at {point:?} (test fault)");
+            std::process::exit(86);
+        }
+    }
+}
+
+fn secret(name: &str) -> Result<Vec<u8>, String> {
+    let v = std::env::var(name).map_err(|_| format!("{name} must be set (at least 16 bytes)"))?;
+    if v.len() < 16 {
+        return Err(format!("{name} must be at least 16 bytes"));
+    }
+    Ok(v.into_bytes())
+}
+
+async fn pool(url: &str, max: u32) -> Result<sqlx::PgPool, String> {
+    sqlx::postgres::PgPoolOptions::new()
+        .max_connections(max)
+        .acquire_timeout(Duration::from_secs(5))
+        .connect(url)
+        .await
+        .map_err(|e| format!("cannot connect to the database: {e}"))
+}
+
+async fn run_serve(args: ServeArgs) -> Result<(), String> {
+    let token_secret = secret("HOLDFAST_TOKEN_SECRET")?;
+    let webhook_secret = secret("HOLDFAST_WEBHOOK_SECRET")?;
+    let pool = pool(&args.database_url, args.max_db_connections).await?;
+    PgStore::migrate(&pool).await.map_err(|e| format!("migration failed: {e}"))?;
+    let store = Arc::new(PgStore::new(pool, PgClock::Database, Arc::new(RandomIds)));
+    let cache: Arc<dyn SeatMapCache> = match &args.redis_url {
+        Some(url) => match RedisCache::connect(url, args.cache_ttl_ms, "holdfast").await {
+            Ok(c) => Arc::new(c),
+            Err(e) => {
+                tracing::warn!(error = %e, "redis unavailable at start; serving seat maps from the store");
+                Arc::new(NoCache)
+            }
+        },
+        None => Arc::new(NoCache),
+    };
+    let provider = HttpProvider::with_http(&args.provider_url, Duration::from_millis(args.provider_timeout_ms)).map_err(|e| format!("--provider-url: {e}"))?;
+    let hooks: Arc<dyn FaultHooks> = match args.crash_after_commit {
+        Some(p) => Arc::new(CrashHooks(p)),
+        None => Arc::new(NoHooks),
+    };
+    let service = Arc::new(
+        Service::new(ServiceParts {
+            store,
+            cache,
+            provider: Arc::new(provider),
+            clock: Arc::new(SystemClock),
+            token_secret,
+            webhook_secret,
+            config: ServiceConfig {
+                hold_ttl_ms: args.hold_ttl_ms,
+                payment_ttl_ms: args.payment_ttl_ms,
+                hold_attempts_per_minute: args.hold_attempts_per_minute,
+                ..ServiceConfig::default()
+            },
+            workflow: WorkflowConfig::default(),
+            sweeper: SweeperConfig::default(),
+            hooks,
+        })
+        .map_err(|e| e.to_string())?,
+    );
+    let listener = tokio::net::TcpListener::bind(&args.listen).await.map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+    println!("bookingd listening on {}", listener.local_addr().map_err(|e| e.to_string())?);
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let background = {
+        let service = service.clone();
+        tokio::spawn(async move { service.run_background(stop_rx).await })
+    };
+    serve(listener, service.router(), shutdown_signal()).await.map_err(|e| e.to_string())?;
+    let _ = stop_tx.send(true);
+    let _ = background.await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}
+
+#[tokio::main]
+async fn main() {
+    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into())).init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(args) => run_serve(args).await,
+        Command::Migrate { database_url } => async {
+            let pool = pool(&database_url, 2).await?;
+            PgStore::migrate(&pool).await.map_err(|e| format!("migration failed: {e}"))?;
+            println!("migrations applied");
+            Ok(())
+        }
+        .await,
+        Command::IssueToken { user, events, ttl_s, admin } => (|| {
+            let secret = secret("HOLDFAST_TOKEN_SECRET")?;
+            if !booking::model::valid_id(&user) {
+                return Err("--user must be 1..=64 characters of [A-Za-z0-9_.-]".to_string());
+            }
+            let clock = Arc::new(SystemClock);
+            let claims = Claims { sub: user, events, exp_ms: clock.now_ms() + ttl_s * 1000, admin };
+            println!("{}", Authenticator::new(&secret, clock).issue(&claims));
+            Ok(())
+        })(),
+    };
+    if let Err(e) = result {
+        eprintln!("bookingd: {e}");
+        std::process::exit(2);
+    }
+}

@@ -1,0 +1,229 @@
+//! Wiring: one function builds the service — router, payment workflow, hold
+//! sweeper — from its parts, the same way in `bookingd` and in the simulator.
+//! Only the parts differ: store, cache, provider transport, clock, hooks.
+
+use crate::clock::Clock;
+use crate::http::auth::Authenticator;
+use crate::http::cache::SeatMapCache;
+use crate::http::problem::Problem;
+use crate::http::rate_limit::RateLimiter;
+use crate::http::{AppState, FaultHooks, ServiceConfig, WebhookSink, router};
+use crate::metrics::{Metrics, PaymentOutcome};
+use crate::payment::provider::PaymentProvider;
+use crate::payment::webhook::{SIGNATURE_HEADER, TIMESTAMP_HEADER, WebhookError, verify_and_parse};
+use crate::payment::workflow::{DispatchReport, InvalidConfig, ReconcileReport, WebhookOutcome, Workflow, WorkflowConfig, WorkflowError};
+use crate::store::{Store, StoreError};
+use crate::sweeper::{self, SweeperConfig};
+use async_trait::async_trait;
+use axum::Router;
+use axum::http::{HeaderMap, StatusCode};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Everything a service instance is made of.
+pub struct ServiceParts {
+    /// The authority.
+    pub store: Arc<dyn Store>,
+    /// Seat-map cache.
+    pub cache: Arc<dyn SeatMapCache>,
+    /// The payment provider client.
+    pub provider: Arc<dyn PaymentProvider>,
+    /// This host's clock (token expiry, rate limits, webhook timestamps). Never decides seat expiry.
+    pub clock: Arc<dyn Clock>,
+    /// Secret for user tokens, >= 16 bytes.
+    pub token_secret: Vec<u8>,
+    /// Secret shared with the provider for webhook signatures, >= 16 bytes.
+    pub webhook_secret: Vec<u8>,
+    /// Service tunables.
+    pub config: ServiceConfig,
+    /// Payment workflow tunables.
+    pub workflow: WorkflowConfig,
+    /// Sweeper tunables.
+    pub sweeper: SweeperConfig,
+    /// Fault hooks (production: [`crate::http::NoHooks`]).
+    pub hooks: Arc<dyn FaultHooks>,
+}
+
+/// A built service: its state (for the router) and its background work.
+pub struct Service {
+    state: AppState,
+    workflow: Arc<Workflow>,
+    sweeper: SweeperConfig,
+    sweeper_stalled: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service").finish_non_exhaustive()
+    }
+}
+
+/// Why a service could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// The workflow configuration is invalid.
+    #[error("invalid workflow config: {0:?}")]
+    Workflow(InvalidConfig),
+    /// A secret is shorter than 16 bytes.
+    #[error("{0} must be at least 16 bytes")]
+    ShortSecret(&'static str),
+}
+
+/// Verifies provider webhooks and applies them through the workflow.
+struct WorkflowWebhooks {
+    workflow: Arc<Workflow>,
+    secret: Vec<u8>,
+    clock: Arc<dyn Clock>,
+    metrics: Arc<Metrics>,
+}
+
+#[async_trait]
+impl WebhookSink for WorkflowWebhooks {
+    async fn receive(&self, headers: &HeaderMap, body: &[u8]) -> Result<(), Problem> {
+        let h = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        let event = verify_and_parse(
+            &self.secret,
+            h(TIMESTAMP_HEADER),
+            h(SIGNATURE_HEADER),
+            body,
+            self.clock.now_ms(),
+            crate::payment::webhook::DEFAULT_TOLERANCE_MS,
+        )
+        .map_err(|e| match e {
+            WebhookError::BadBody(_) => Problem::new(StatusCode::BAD_REQUEST, "bad-webhook", e.to_string()),
+            other => Problem::new(StatusCode::UNAUTHORIZED, "bad-webhook-signature", other.to_string()),
+        })?;
+        match self.workflow.handle_webhook(&event).await {
+            Ok(outcome) => {
+                match outcome {
+                    WebhookOutcome::Confirmed => self.metrics.payment(PaymentOutcome::Succeeded),
+                    WebhookOutcome::Compensating => self.metrics.payment(PaymentOutcome::LateSuccess),
+                    WebhookOutcome::Declined => self.metrics.payment(PaymentOutcome::Failed),
+                    _ => {}
+                }
+                Ok(())
+            }
+            Err(WorkflowError::UnknownPayment(id)) => Err(Problem::not_found(format!("unknown payment {id}"))),
+            Err(WorkflowError::MissingRefundKey) => Err(Problem::bad_request("refund webhook without refund_key")),
+            Err(WorkflowError::Store(e @ StoreError::Backend(_))) => Err(e.into()),
+            Err(WorkflowError::Store(e)) => Err(Problem::new(StatusCode::CONFLICT, e.kind(), e.to_string())),
+        }
+    }
+}
+
+impl Service {
+    /// Builds a service from `parts`.
+    pub fn new(parts: ServiceParts) -> Result<Self, ServiceError> {
+        if parts.token_secret.len() < 16 {
+            return Err(ServiceError::ShortSecret("token secret"));
+        }
+        if parts.webhook_secret.len() < 16 {
+            return Err(ServiceError::ShortSecret("webhook secret"));
+        }
+        let metrics = Arc::new(Metrics::default());
+        let workflow = Arc::new(Workflow::new(parts.store.clone(), parts.provider, parts.workflow).map_err(ServiceError::Workflow)?);
+        let webhooks = Arc::new(WorkflowWebhooks {
+            workflow: workflow.clone(),
+            secret: parts.webhook_secret,
+            clock: parts.clock.clone(),
+            metrics: metrics.clone(),
+        });
+        let state = AppState {
+            store: parts.store,
+            cache: parts.cache,
+            auth: Authenticator::new(&parts.token_secret, parts.clock.clone()),
+            rate_limit: Arc::new(RateLimiter::new(parts.config.hold_attempts_per_minute, 100_000, parts.clock)),
+            metrics,
+            config: parts.config,
+            hooks: parts.hooks,
+            webhooks: Some(webhooks),
+            dispatch_wake: Arc::new(tokio::sync::Notify::new()),
+        };
+        Ok(Self { state, workflow, sweeper: parts.sweeper, sweeper_stalled: Arc::new(AtomicBool::new(false)) })
+    }
+
+    /// The router to serve.
+    pub fn router(&self) -> Router {
+        router(self.state.clone())
+    }
+
+    /// The shared state (metrics, store, ...).
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// The payment workflow.
+    pub fn workflow(&self) -> &Arc<Workflow> {
+        &self.workflow
+    }
+
+    /// Uses `switch` to stall the hold sweeper while it is true (fault injection).
+    pub fn with_sweeper_stall(mut self, switch: Arc<AtomicBool>) -> Self {
+        self.sweeper_stalled = switch;
+        self
+    }
+
+    /// Runs the payment workflow and the hold sweeper until `shutdown` is true.
+    /// Each tick's work is bounded by the configured batch sizes.
+    pub async fn run_background(&self, mut shutdown: tokio::sync::watch::Receiver<bool>) {
+        let wf = &self.workflow;
+        let cfg = wf.config().clone();
+        let metrics = &self.state.metrics;
+        let mut dispatch_tick = tokio::time::interval(Duration::from_millis(cfg.dispatch_interval_ms));
+        dispatch_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut reconcile_tick = tokio::time::interval(Duration::from_millis(cfg.reconcile_interval_ms));
+        reconcile_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut sweep_tick = tokio::time::interval(Duration::from_millis(self.sweeper.interval_ms));
+        sweep_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let wake = self.state.dispatch_wake.clone();
+        loop {
+            if *shutdown.borrow() {
+                return;
+            }
+            tokio::select! {
+                biased;
+                _ = shutdown.changed() => {}
+                _ = wake.notified() => record_dispatch(metrics, wf.dispatch_once().await),
+                _ = dispatch_tick.tick() => record_dispatch(metrics, wf.dispatch_once().await),
+                _ = reconcile_tick.tick() => record_reconcile(metrics, wf.reconcile_once().await),
+                _ = sweep_tick.tick() => {
+                    if !self.sweeper_stalled.load(Ordering::SeqCst)
+                        && let Err(e) = sweeper::sweep_tick(self.state.store.as_ref(), metrics, &self.sweeper).await
+                    {
+                        tracing::warn!(error = %e, "hold sweep failed; retrying next tick");
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn add(metrics: &Metrics, outcome: PaymentOutcome, n: u32) {
+    for _ in 0..n {
+        metrics.payment(outcome);
+    }
+}
+
+fn record_dispatch(metrics: &Metrics, r: Result<DispatchReport, StoreError>) {
+    match r {
+        Ok(r) => {
+            add(metrics, PaymentOutcome::Succeeded, r.confirmed);
+            add(metrics, PaymentOutcome::Failed, r.declined);
+            add(metrics, PaymentOutcome::Unknown, r.unknown);
+            add(metrics, PaymentOutcome::LateSuccess, r.compensations_opened);
+        }
+        Err(e) => tracing::warn!(error = %e, "dispatch pass failed"),
+    }
+}
+
+fn record_reconcile(metrics: &Metrics, r: Result<ReconcileReport, StoreError>) {
+    match r {
+        Ok(r) => {
+            add(metrics, PaymentOutcome::Succeeded, r.succeeded);
+            add(metrics, PaymentOutcome::Failed, r.failed);
+            add(metrics, PaymentOutcome::Released, r.released);
+        }
+        Err(e) => tracing::warn!(error = %e, "reconcile pass failed"),
+    }
+}

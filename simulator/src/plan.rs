@@ -1,0 +1,129 @@
+//! From a scenario file to the world of one seed: the workload becomes
+//! virtual users, each fault table becomes knobs on the world, the provider
+//! or the users. Swarm scenarios switch and weigh faults per seed.
+
+use crate::provider_host::ProviderFaults;
+use crate::user::UserParams;
+use crate::world::WorldConfig;
+use scenarios::{Outcome, Scenario};
+use std::ops::Range;
+
+/// A scenario ready to run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Scenario name.
+    pub name: String,
+    /// One line.
+    pub description: String,
+    /// The file it came from when outside the library (for the replay line).
+    pub file: Option<String>,
+    /// Its default seeds.
+    pub default_seeds: Range<u64>,
+    /// True when the scenario expects an invariant violation (e.g. broken expiry).
+    pub expect_violation: bool,
+    /// Invariants the scenario expects violated (all of them must be).
+    pub expect_violations: Vec<String>,
+    /// The metrics classification it expects, if any.
+    pub expect_classification: Option<String>,
+    /// Test-only: the store's checkout skips its token check.
+    pub break_checkout: bool,
+    scenario: Scenario,
+}
+
+/// turmoil's tick: 10 ms of simulated time per step.
+pub const TICK_MS: u64 = 10;
+
+impl Plan {
+    /// A plan for `scenario`; `file` is its path when it is not from the library.
+    pub fn new(scenario: Scenario, file: Option<String>) -> Self {
+        let seeds = scenario.default_seeds();
+        Self {
+            name: scenario.name.clone(),
+            description: scenario.description.clone(),
+            file,
+            default_seeds: seeds.iter(),
+            expect_violation: scenario.expect.outcome == Outcome::Fail,
+            expect_violations: scenario.expect.violations.clone(),
+            expect_classification: scenario.expect.classification.clone(),
+            break_checkout: false,
+            scenario,
+        }
+    }
+
+    /// The world of `seed`.
+    pub fn world_for(&self, seed: u64) -> WorldConfig {
+        let s = &self.scenario;
+        let w = &s.workload;
+        let f = s.faults_for_seed(seed);
+        let mut provider = ProviderFaults::default();
+        if let Some(p) = &f.provider {
+            provider.lost_response_rate = p.unknown_probability;
+            provider.decline_rate = p.decline_probability;
+            provider.error_rate = p.error_rate;
+            provider.latency_ms = ((p.latency_ms.min + p.latency_ms.max) / 2).max(0) as u64;
+            provider.late_success_rate = p.late_success_probability;
+            provider.late_success_delay_ms = (w.payment_ttl_ms + 5_000) as u64;
+            provider.refund_failure_rate = p.refund_failure_probability;
+        }
+        if let Some(d) = &f.delayed_callback {
+            provider.webhook_delay_ms = d.delay_ms as u64;
+            provider.webhook_duplicate_rate = d.duplicate_probability;
+            provider.webhook_reorder_rate = d.reorder_probability;
+            provider.late_success_rate = provider.late_success_rate.max(d.probability);
+            provider.late_success_delay_ms = provider.late_success_delay_ms.max(d.delay_ms as u64);
+        }
+        WorldConfig {
+            server_hosts: w.server_hosts as usize,
+            client_hosts: w.client_hosts as usize,
+            users: w.users as usize,
+            events: w.events as usize,
+            seats_per_event: w.seats_per_event as usize,
+            user: UserParams {
+                events: Vec::new(),
+                hot_seats: w.hot_seats as usize,
+                hot_share: w.hot_share,
+                multi_seat_share: w.multi_seat_share,
+                max_seats_per_hold: w.max_seats_per_hold as usize,
+                checkout_share: w.checkout_share,
+                abandon_share: w.abandon_share,
+                think_ms: (w.think_time_ms.min.max(0) as u64, w.think_time_ms.max.max(0) as u64),
+                pause: f.paused_client.as_ref().map(|p| (p.probability, p.pause_ms as u64)),
+                stale_replay: f.stale_token.as_ref().map(|t| t.probability),
+                active_until_ms: s.phases.fault_ms as u64,
+                max_flows: 500,
+                max_attempts: 4,
+                max_status_polls: 10,
+            },
+            hold_ttl_ms: w.hold_ttl_ms,
+            payment_ttl_ms: w.payment_ttl_ms,
+            fault_ms: s.phases.fault_ms as u64,
+            settle_ms: s.phases.settle_ms as u64,
+            crash: f.crash_after_commit.as_ref().map(|c| (c.probability, c.restart_after_ms as u64)),
+            provider,
+            partitions: f.network.as_ref().filter(|n| n.partition_probability > 0.0).map(|n| (n.partition_probability, n.partition_ms as u64)),
+            max_latency_ms: f.network.as_ref().map(|n| n.latency_ms.max.max(2) as u64),
+            clock_skew_ms: f.clock_skew.as_ref().map(|c| c.max_skew_ms).unwrap_or(0),
+            sweeper_stall: f.sweeper_stall.as_ref().map(|st| (st.from_ms as u64, st.to_ms as u64)),
+            break_checkout: self.break_checkout,
+            tick_ms: TICK_MS,
+        }
+    }
+}
+
+/// The library, in name order.
+pub fn library() -> Vec<Plan> {
+    let mut all: Vec<Plan> = scenarios::library().into_iter().map(|s| Plan::new(s, None)).collect();
+    all.sort_by(|a, b| a.name.cmp(&b.name));
+    all
+}
+
+/// A library scenario by name.
+pub fn find(name: &str) -> Option<Plan> {
+    scenarios::find(name).map(|s| Plan::new(s, None))
+}
+
+/// A scenario file outside the library.
+pub fn from_file(path: &str) -> Result<Plan, String> {
+    let s = Scenario::load(std::path::Path::new(path)).map_err(|e| e.to_string())?;
+    Ok(Plan::new(s, Some(path.to_string())))
+}

@@ -1,0 +1,74 @@
+//! The provider host: the real fake provider app on turmoil, its webhooks
+//! delivered to the service hosts over simulated HTTP (next host on failure),
+//! its fault knobs switched off when the fault phase ends, and its ledger —
+//! the money that actually moved — appended to the trace after the run.
+
+use crate::net::{SimConnector, SimListener};
+use crate::recorder::Recorder;
+use crate::sim_clock::SimClock;
+use async_trait::async_trait;
+use booking::fake_provider::webhook_sender::{HttpWebhookTransport, WebhookTransport};
+use booking::fake_provider::{FakeProvider, Faults, app};
+use bytes::Bytes;
+use invariants::trace::PaymentEvent;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The provider's port.
+pub const PROVIDER_PORT: u16 = 9000;
+
+/// The provider's fault knobs during the fault phase.
+pub type ProviderFaults = Faults;
+
+/// Delivers a webhook to the first service host that accepts it.
+struct AnyService(Vec<HttpWebhookTransport<SimConnector>>);
+
+#[async_trait]
+impl WebhookTransport for AnyService {
+    async fn deliver(&self, timestamp_ms: i64, signature: &str, body: Bytes) -> Result<(), String> {
+        let mut last = String::from("no service hosts");
+        for t in &self.0 {
+            match t.deliver(timestamp_ms, signature, body.clone()).await {
+                Ok(()) => return Ok(()),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+}
+
+/// Installs the provider host; returns the provider's shared state.
+pub fn install(sim: &mut turmoil::Sim<'_>, seed: u64, faults: Faults, services: &[String], webhook_secret: &[u8]) -> FakeProvider {
+    let transports = services
+        .iter()
+        .map(|s| {
+            HttpWebhookTransport::new(SimConnector, &format!("http://{s}:{}/v1/webhooks/provider", crate::world::SERVICE_PORT), Duration::from_secs(2))
+                .expect("webhook url is valid")
+        })
+        .collect();
+    let provider = FakeProvider::new(seed, faults, Arc::new(SimClock::new(0)), Some(Arc::new(AnyService(transports))), webhook_secret)
+        .expect("scenario provider faults are valid");
+    let shared = provider.clone();
+    sim.host("provider", move || {
+        let provider = shared.clone();
+        async move {
+            booking::http::serve(SimListener::bind(PROVIDER_PORT).await?, app(provider), std::future::pending()).await?;
+            Ok(())
+        }
+    });
+    provider
+}
+
+/// Appends the provider's ledger — every charge and refund that really
+/// happened, in key order — to the trace.
+pub fn record_ledger(provider: &FakeProvider, recorder: &Recorder) {
+    let ledger = provider.ledger();
+    for p in &ledger.payments {
+        if p.status == "succeeded" {
+            recorder.payment(PaymentEvent::Charged { payment_op_id: p.idempotency_key, amount_cents: p.amount_cents, provider_payment_id: p.id.clone() });
+        }
+    }
+    for r in &ledger.refunds {
+        recorder.payment(PaymentEvent::Refunded { compensation_id: r.idempotency_key, payment_op_id: r.payment_key, amount_cents: r.amount_cents });
+    }
+}

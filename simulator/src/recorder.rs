@@ -1,0 +1,145 @@
+//! The run's recorder: one shared trace that virtual users, fault injection
+//! and the store (as a [`StoreObserver`]) append to, in the order things
+//! happen in the single-threaded simulation.
+
+use booking::model::{Compensation, Order, Seat};
+use booking::store::{Presented, SeatWriteCause, StoreObserver};
+use invariants::trace::{
+    Authority, ChangeCause, ClientOp, CompensationChange, FaultKind, OpId, OpResult, OrderChange, PaymentEvent, PhaseMark,
+    SeatChange, Trace, TraceEvent, TraceKind,
+};
+use std::sync::{Arc, Mutex};
+
+/// Bound on one run's trace length.
+pub const TRACE_LIMIT_EVENTS: usize = 2_000_000;
+
+#[derive(Debug)]
+struct Inner {
+    trace: Trace,
+    next_op_id: OpId,
+    overflowed: bool,
+}
+
+/// A shared, cloneable handle on the run's trace. `at_ms` arguments are the
+/// simulated time in ms since the simulation's epoch.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    inner: Arc<Mutex<Inner>>,
+    epoch_ms: i64,
+}
+
+impl Recorder {
+    /// An empty recorder; store times are converted to trace times by subtracting `epoch_ms`.
+    pub fn new(epoch_ms: i64) -> Self {
+        Self { inner: Arc::new(Mutex::new(Inner { trace: Trace::new(TRACE_LIMIT_EVENTS), next_op_id: 0, overflowed: false })), epoch_ms }
+    }
+
+    fn push(&self, at_ms: i64, kind: TraceKind) -> Option<u64> {
+        let mut g = self.inner.lock().expect("recorder poisoned");
+        match g.trace.record(at_ms, kind) {
+            Ok(seq) => Some(seq),
+            Err(_) => {
+                g.overflowed = true;
+                None
+            }
+        }
+    }
+
+    /// Simulated time now, ms since the epoch (0 outside a host).
+    pub fn now_ms() -> i64 {
+        turmoil::sim_elapsed().map(|d| i64::try_from(d.as_millis()).expect("fits")).unwrap_or(0)
+    }
+
+    /// Records a client's request; returns its op id.
+    pub fn invoke(&self, client: &str, op: ClientOp) -> OpId {
+        let op_id = {
+            let mut g = self.inner.lock().expect("recorder poisoned");
+            g.next_op_id += 1;
+            g.next_op_id
+        };
+        self.push(Self::now_ms(), TraceKind::Invoke { op_id, client: client.to_string(), op });
+        op_id
+    }
+
+    /// Records a successful answer.
+    pub fn ok(&self, op_id: OpId, result: OpResult) {
+        self.push(Self::now_ms(), TraceKind::Ok { op_id, result });
+    }
+
+    /// Records a refusal with its stable error kind.
+    pub fn fail(&self, op_id: OpId, error_kind: &str) {
+        self.push(Self::now_ms(), TraceKind::Fail { op_id, error_kind: error_kind.to_string() });
+    }
+
+    /// Records a request whose outcome is unknown.
+    pub fn unknown(&self, op_id: OpId, reason: &str) {
+        self.push(Self::now_ms(), TraceKind::Unknown { op_id, reason: reason.to_string() });
+    }
+
+    /// Records a fault at `at_ms`.
+    pub fn fault_at(&self, at_ms: i64, kind: FaultKind, detail: String) {
+        self.push(at_ms, TraceKind::Fault { kind, detail });
+    }
+
+    /// Records a fault now.
+    pub fn fault(&self, kind: FaultKind, detail: String) {
+        self.fault_at(Self::now_ms(), kind, detail);
+    }
+
+    /// Records a provider-side money event.
+    pub fn payment(&self, event: PaymentEvent) {
+        self.push(Self::now_ms(), TraceKind::Payment(event));
+    }
+
+    /// Records a phase marker.
+    pub fn phase(&self, at_ms: i64, phase: PhaseMark, store_now_ms: i64) {
+        self.push(at_ms, TraceKind::Phase { phase, store_now_ms });
+    }
+
+    /// Whether the trace hit its length bound (the run is then inconclusive).
+    pub fn overflowed(&self) -> bool {
+        self.inner.lock().expect("recorder poisoned").overflowed
+    }
+
+    /// The events so far.
+    pub fn events(&self) -> Vec<TraceEvent> {
+        self.inner.lock().expect("recorder poisoned").trace.events().to_vec()
+    }
+
+    fn store_at(&self, store_now_ms: i64) -> i64 {
+        store_now_ms - self.epoch_ms
+    }
+}
+
+fn cause(c: SeatWriteCause) -> ChangeCause {
+    match c {
+        SeatWriteCause::Hold => ChangeCause::Hold,
+        SeatWriteCause::Release => ChangeCause::Release,
+        SeatWriteCause::Sweep => ChangeCause::Sweep,
+        SeatWriteCause::Checkout => ChangeCause::Checkout,
+        SeatWriteCause::Sale => ChangeCause::Sale,
+        SeatWriteCause::PaymentDeclined => ChangeCause::PaymentDeclined,
+        SeatWriteCause::UnresolvedReleased => ChangeCause::UnresolvedReleased,
+    }
+}
+
+impl StoreObserver for Recorder {
+    fn seat_written(&self, c: SeatWriteCause, now_ms: i64, presented: &Presented, before: &Seat, after: &Seat) {
+        let authority = match (&presented.order, presented.token, &presented.holder) {
+            (Some(order), _, _) => Authority::order(order),
+            (None, Some(token), Some(holder)) => Authority::token(token, holder),
+            (None, None, Some(holder)) => Authority::new_hold(holder),
+            _ => Authority::none(),
+        };
+        let change = SeatChange::new(cause(c), now_ms, authority, before, after);
+        self.push(self.store_at(now_ms), TraceKind::SeatChange(change));
+    }
+
+    fn order_written(&self, before: Option<&Order>, after: &Order, now_ms: i64) {
+        self.push(self.store_at(now_ms), TraceKind::OrderChange(OrderChange::new(before, after, now_ms)));
+    }
+
+    fn compensation_written(&self, before: Option<&Compensation>, after: &Compensation, now_ms: i64) {
+        self.push(self.store_at(now_ms), TraceKind::CompensationChange(CompensationChange::new(before, after, now_ms)));
+    }
+}

@@ -1,0 +1,249 @@
+//! A virtual user: a seeded script of browse, hold, checkout (or abandon, or
+//! release), with the client-side faults — paused clients and stale-token
+//! replays — woven in. Every request goes through [`Actor::call`], which
+//! records it in the trace as invoked, then ok, fail or unknown.
+
+use crate::client::{Call, Reply, SimClient};
+use crate::recorder::Recorder;
+use booking::model::OrderStatus;
+use invariants::trace::{ClientOp, FaultKind, OpResult};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use uuid::Uuid;
+
+/// What a user does, as probabilities and times.
+#[derive(Debug, Clone)]
+pub struct UserParams {
+    /// Events and their seats (sorted).
+    pub events: Vec<(String, Vec<String>)>,
+    /// Per event, the hot seats most users want.
+    pub hot_seats: usize,
+    /// Share of selections made in the hot set.
+    pub hot_share: f64,
+    /// Share of holds with several adjacent seats.
+    pub multi_seat_share: f64,
+    /// Largest multi-seat selection.
+    pub max_seats_per_hold: usize,
+    /// Share of granted holds checked out (the rest: abandoned or released).
+    pub checkout_share: f64,
+    /// Share of the non-checked-out holds abandoned (the rest released).
+    pub abandon_share: f64,
+    /// Think time range between actions.
+    pub think_ms: (u64, u64),
+    /// Paused client: probability per checkout, and how long the pause lasts.
+    pub pause: Option<(f64, u64)>,
+    /// Stale-token replay: probability per granted hold.
+    pub stale_replay: Option<f64>,
+    /// Users start no new flow after this simulated time.
+    pub active_until_ms: u64,
+    /// Flows per user at most.
+    pub max_flows: u32,
+    /// Attempts of one request with the same idempotency key when the answer is unknown.
+    pub max_attempts: u32,
+    /// Polls of an order's status after checkout at most.
+    pub max_status_polls: u32,
+}
+
+/// A hold some user was granted, kept for stale replays.
+#[derive(Debug, Clone)]
+pub struct SeenHold {
+    /// Who holds it.
+    pub owner: String,
+    /// The event.
+    pub event_id: String,
+    /// The token.
+    pub token: Uuid,
+    /// The seats.
+    pub seat_ids: Vec<String>,
+}
+
+/// Holds seen by anyone, shared by a client host's users (bounded).
+pub type SeenHolds = Arc<Mutex<Vec<SeenHold>>>;
+
+/// Bound on remembered holds.
+const MAX_SEEN_HOLDS: usize = 4096;
+
+/// A user bound to its services, token and trace.
+#[derive(Debug)]
+pub struct Actor {
+    /// User id.
+    pub user: String,
+    /// Bearer token.
+    pub token: String,
+    /// One client per service host.
+    pub services: Vec<SimClient>,
+    /// The trace.
+    pub recorder: Recorder,
+    /// The user's own seeded randomness.
+    pub rng: ChaCha8Rng,
+}
+
+fn kind_of(body: &Value) -> String {
+    body["type"].as_str().and_then(|t| t.strip_prefix("urn:holdfast:problem:")).unwrap_or("unknown-error").to_string()
+}
+
+fn order_result(body: &Value, as_status: bool) -> Option<OpResult> {
+    let order_id: Uuid = body["order_id"].as_str()?.parse().ok()?;
+    let status: OrderStatus = serde_json::from_value(body["status"].clone()).ok()?;
+    let booking_ids: Vec<Uuid> = serde_json::from_value(body["booking_ids"].clone()).ok()?;
+    Some(if as_status {
+        OpResult::OrderStatus { order_id, status, booking_ids }
+    } else {
+        OpResult::CheckedOut { order_id, status, booking_ids, replayed: body["replayed"].as_bool().unwrap_or(false) }
+    })
+}
+
+impl Actor {
+    /// Builds the user `index` of `seed`.
+    pub fn new(user: String, token: String, services: Vec<SimClient>, recorder: Recorder, seed: u64) -> Self {
+        assert!(!services.is_empty());
+        Self { user, token, services, recorder, rng: ChaCha8Rng::seed_from_u64(seed) }
+    }
+
+    async fn think(&mut self, range: (u64, u64)) {
+        let ms = if range.1 > range.0 { self.rng.random_range(range.0..=range.1) } else { range.0 };
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+
+    /// Sends `op` to a service, retrying an unknown answer up to `attempts`
+    /// times on other hosts; each attempt is its own trace operation.
+    /// Returns the last reply's recorded result: `Ok(result)`, `Err(Some(kind))`, or `Err(None)` if unknown.
+    pub async fn call(&mut self, op: ClientOp, attempts: u32) -> Result<OpResult, Option<String>> {
+        let mut host = self.rng.random_range(0..self.services.len());
+        for _ in 0..attempts.max(1) {
+            let op_id = self.recorder.invoke(&self.user, op.clone());
+            let (method, path, key, body) = match &op {
+                ClientOp::Hold { event_id, seat_ids } => ("POST", format!("/v1/events/{event_id}/holds"), None, Some(json!({ "seat_ids": seat_ids }))),
+                ClientOp::Release { event_id, hold_token } => ("DELETE", format!("/v1/events/{event_id}/holds/{hold_token}"), None, None),
+                ClientOp::Checkout { event_id, hold_token, seat_ids, idempotency_key } => (
+                    "POST",
+                    format!("/v1/events/{event_id}/holds/{hold_token}/checkout"),
+                    Some(idempotency_key.as_str()),
+                    Some(json!({ "seat_ids": seat_ids })),
+                ),
+                ClientOp::OrderStatus { order_id } => ("GET", format!("/v1/orders/{order_id}"), None, None),
+            };
+            let reply = self.services[host].send(Call { method, path, token: Some(&self.token), idempotency_key: key, body }).await;
+            match reply {
+                Reply::Answered { status, body } if (200..300).contains(&status) => {
+                    let result = match &op {
+                        ClientOp::Hold { .. } => (|| {
+                            let hold_token: Uuid = body["hold_token"].as_str()?.parse().ok()?;
+                            let seat_ids = body["seats"].as_array()?.iter().filter_map(|s| s["seat_id"].as_str().map(String::from)).collect();
+                            Some(OpResult::Held { hold_token, seat_ids, expires_at_ms: body["expires_at_ms"].as_i64()? })
+                        })(),
+                        ClientOp::Release { .. } => serde_json::from_value(body["released"].clone()).ok().map(|seat_ids| OpResult::Released { seat_ids }),
+                        ClientOp::Checkout { .. } => order_result(&body, false),
+                        ClientOp::OrderStatus { .. } => order_result(&body, true),
+                    };
+                    let result = result.unwrap_or_else(|| panic!("service answered {status} with an unparseable body: {body}"));
+                    self.recorder.ok(op_id, result.clone());
+                    return Ok(result);
+                }
+                Reply::Answered { status, body } if (400..500).contains(&status) => {
+                    let kind = kind_of(&body);
+                    self.recorder.fail(op_id, &kind);
+                    return Err(Some(kind));
+                }
+                Reply::Answered { status, .. } => self.recorder.unknown(op_id, &format!("http {status}")),
+                Reply::Unknown(reason) => self.recorder.unknown(op_id, &reason),
+            }
+            host = (host + 1) % self.services.len();
+            tokio::time::sleep(Duration::from_millis(self.rng.random_range(100..400))).await;
+        }
+        Err(None)
+    }
+
+    fn pick_seats(&mut self, p: &UserParams) -> (String, Vec<String>) {
+        let (event_id, seats) = &p.events[self.rng.random_range(0..p.events.len())];
+        let hot = p.hot_seats.clamp(1, seats.len());
+        let n = if self.rng.random_bool(p.multi_seat_share) { self.rng.random_range(2..=p.max_seats_per_hold.max(2)) } else { 1 };
+        let n = n.min(seats.len());
+        let start = if self.rng.random_bool(p.hot_share) {
+            self.rng.random_range(0..hot)
+        } else {
+            self.rng.random_range(0..seats.len())
+        };
+        let start = start.min(seats.len() - n);
+        (event_id.clone(), seats[start..start + n].to_vec())
+    }
+
+    /// Runs the user's script until `active_until_ms` or `max_flows`.
+    pub async fn run(mut self, p: UserParams, seen: SeenHolds) {
+        for flow in 0..p.max_flows {
+            if Recorder::now_ms() >= p.active_until_ms as i64 {
+                return;
+            }
+            self.think(p.think_ms).await;
+            let (event_id, seat_ids) = self.pick_seats(&p);
+            let Ok(OpResult::Held { hold_token, seat_ids, .. }) = self.call(ClientOp::Hold { event_id: event_id.clone(), seat_ids }, 1).await else {
+                continue;
+            };
+            {
+                let mut s = seen.lock().expect("seen poisoned");
+                if s.len() < MAX_SEEN_HOLDS {
+                    s.push(SeenHold { owner: self.user.clone(), event_id: event_id.clone(), token: hold_token, seat_ids: seat_ids.clone() });
+                }
+            }
+            if let Some(prob) = p.stale_replay
+                && self.rng.random_bool(prob)
+            {
+                self.replay_stale(&seen, flow).await;
+            }
+            if !self.rng.random_bool(p.checkout_share) {
+                if self.rng.random_bool(p.abandon_share) {
+                    continue; // abandoned: the hold expires
+                }
+                let _ = self.call(ClientOp::Release { event_id: event_id.clone(), hold_token }, p.max_attempts).await;
+                continue;
+            }
+            if let Some((prob, pause_ms)) = p.pause
+                && self.rng.random_bool(prob)
+            {
+                self.recorder.fault(FaultKind::ClientPaused, format!("{} pauses {pause_ms} ms holding {hold_token}", self.user));
+                tokio::time::sleep(Duration::from_millis(pause_ms)).await;
+                self.recorder.fault(FaultKind::ClientResumed, format!("{} resumes", self.user));
+            } else {
+                self.think((200, 2_000)).await;
+            }
+            let key = format!("{}-{flow}", self.user);
+            let checkout = ClientOp::Checkout { event_id: event_id.clone(), hold_token, seat_ids: seat_ids.clone(), idempotency_key: key };
+            let Ok(OpResult::CheckedOut { order_id, .. }) = self.call(checkout.clone(), p.max_attempts).await else {
+                continue;
+            };
+            for _ in 0..p.max_status_polls {
+                tokio::time::sleep(Duration::from_millis(self.rng.random_range(500..1_500))).await;
+                match self.call(ClientOp::OrderStatus { order_id }, 1).await {
+                    Ok(OpResult::OrderStatus { status, .. }) if !status.owns_seats() => break,
+                    _ => {}
+                }
+            }
+            // An idempotent retry after the fact must return the same order.
+            if self.rng.random_bool(0.2) {
+                let _ = self.call(checkout, 1).await;
+            }
+        }
+    }
+
+    async fn replay_stale(&mut self, seen: &SeenHolds, flow: u32) {
+        let pick = {
+            let s = seen.lock().expect("seen poisoned");
+            if s.is_empty() {
+                None
+            } else {
+                Some(s[self.rng.random_range(0..s.len())].clone())
+            }
+        };
+        let Some(old) = pick else { return };
+        self.recorder.fault(FaultKind::StaleTokenReplay, format!("{} replays {}'s token {}", self.user, old.owner, old.token));
+        let op = if self.rng.random_bool(0.5) {
+            ClientOp::Checkout { event_id: old.event_id, hold_token: old.token, seat_ids: old.seat_ids, idempotency_key: format!("{}-stale-{flow}", self.user) }
+        } else {
+            ClientOp::Release { event_id: old.event_id, hold_token: old.token }
+        };
+        let _ = self.call(op, 1).await;
+    }
+}

@@ -1,0 +1,338 @@
+//! One seeded run: builds the turmoil world (service hosts running the real
+//! bookingd router, workflow and sweeper over a shared MemStore; a provider
+//! host running the real fake provider; client hosts running many virtual
+//! users as tasks; a settler), steps it while injecting the scheduled faults,
+//! then checks the invariants on the store's final records and the trace.
+
+use crate::client::SimClient;
+use crate::faults::{CrashHooks, CrashRequests};
+use crate::net::SimListener;
+use crate::provider_host::{self, ProviderFaults};
+use crate::recorder::Recorder;
+use crate::sim_clock::{EPOCH_MS, SimClock};
+use crate::user::{Actor, SeenHolds, UserParams};
+use booking::clock::Clock;
+use booking::http::auth::{Authenticator, Claims};
+use booking::http::cache::NoCache;
+use booking::http::{ServiceConfig, serve};
+use booking::ids::SeededIds;
+use booking::payment::http_provider::HttpProvider;
+use booking::payment::workflow::WorkflowConfig;
+use booking::service::{Service, ServiceParts};
+use booking::store::{CreateEvent, MemStore, Store};
+use booking::sweeper::SweeperConfig;
+use invariants::trace::{FaultKind, PhaseMark, TraceEvent};
+use invariants::{Config as CheckConfig, Violation};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The service port on every service host.
+pub const SERVICE_PORT: u16 = 8080;
+/// Shared secrets of the simulated deployment.
+pub const TOKEN_SECRET: &[u8] = b"holdfast-simulation-token-secret";
+/// Webhook secret shared by the services and the provider.
+pub const WEBHOOK_SECRET: &[u8] = b"holdfast-simulation-webhook-secret";
+
+/// Everything one run is made of. Built from a scenario (see [`crate::plan`]).
+#[derive(Debug, Clone)]
+pub struct WorldConfig {
+    /// Service hosts (`svc0`, `svc1`, ...), >= 1.
+    pub server_hosts: usize,
+    /// Client hosts, >= 1; users are spread over them as tasks.
+    pub client_hosts: usize,
+    /// Virtual users.
+    pub users: usize,
+    /// Events, each with `seats_per_event` seats.
+    pub events: usize,
+    /// Seats per event.
+    pub seats_per_event: usize,
+    /// What users do.
+    pub user: UserParams,
+    /// Hold lifetime.
+    pub hold_ttl_ms: i64,
+    /// Payment deadline after checkout.
+    pub payment_ttl_ms: i64,
+    /// Length of the fault phase; users start no flow after it.
+    pub fault_ms: u64,
+    /// Length of the settle phase (no faults) before the final check.
+    pub settle_ms: u64,
+    /// Crash after commit: probability per checkout commit and restart delay.
+    pub crash: Option<(f64, u64)>,
+    /// Provider faults (during the fault phase).
+    pub provider: ProviderFaults,
+    /// Network partitions: probability per simulated second that a random link is cut, and for how long.
+    pub partitions: Option<(f64, u64)>,
+    /// Extra link latency bound, ms.
+    pub max_latency_ms: Option<u64>,
+    /// Largest service-host clock skew, ms (each host draws one in ±skew).
+    pub clock_skew_ms: i64,
+    /// Sweeper stalled between these simulated times.
+    pub sweeper_stall: Option<(u64, u64)>,
+    /// Test-only: the store's checkout skips its token check.
+    pub break_checkout: bool,
+    /// turmoil tick, ms.
+    pub tick_ms: u64,
+}
+
+/// The result of one run.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// The seed.
+    pub seed: u64,
+    /// Every violated invariant.
+    pub violations: Vec<Violation>,
+    /// The trace.
+    pub trace: Vec<TraceEvent>,
+    /// Hex SHA-256 of the trace.
+    pub trace_hash: String,
+    /// Simulated time the run covered, ms.
+    pub simulated_ms: u64,
+    /// Per-run metrics.
+    pub metrics: invariants::metrics::Metrics,
+    /// Set when the run could not complete (a host errored, the trace overflowed).
+    pub error: Option<String>,
+}
+
+fn host_seed(seed: u64, salt: &str) -> u64 {
+    // FNV-1a over the salt, mixed with the seed: stable across processes and platforms.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ seed;
+    for b in salt.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Runs one seed of `cfg`.
+pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
+    assert!(cfg.server_hosts >= 1 && cfg.client_hosts >= 1 && cfg.users >= 1 && cfg.events >= 1 && cfg.seats_per_event >= 1);
+    let recorder = Recorder::new(EPOCH_MS);
+    let store_clock = SimClock::new(0);
+    let store = MemStore::new(Arc::new(store_clock.clone()), Arc::new(SeededIds::new(host_seed(seed, "ids")))).with_observer(Arc::new(recorder.clone()));
+    if cfg.break_checkout {
+        store.break_checkout_token_check();
+    }
+    let events: Vec<(String, Vec<String>)> = (0..cfg.events)
+        .map(|e| (format!("ev{e}"), (0..cfg.seats_per_event).map(|s| format!("s{s:05}")).collect()))
+        .collect();
+    for (event_id, seat_ids) in &events {
+        futures::executor::block_on(store.create_event(&CreateEvent { event_id: event_id.clone(), seat_ids: seat_ids.clone(), price_cents: 5_000 }))
+            .expect("scenario events are valid");
+    }
+    let store: Arc<dyn Store> = Arc::new(store);
+
+    let total_ms = cfg.fault_ms + cfg.settle_ms;
+    let mut sim = turmoil::Builder::new()
+        .rng_seed(seed)
+        .epoch(std::time::UNIX_EPOCH + Duration::from_millis(EPOCH_MS as u64))
+        .simulation_duration(Duration::from_millis(total_ms + 600_000))
+        .tick_duration(Duration::from_millis(cfg.tick_ms))
+        .min_message_latency(Duration::from_millis(1))
+        .max_message_latency(Duration::from_millis(cfg.max_latency_ms.unwrap_or(20).max(2)))
+        .build();
+    let mut rng = ChaCha8Rng::seed_from_u64(host_seed(seed, "world"));
+
+    // The provider.
+    let service_names: Vec<String> = (0..cfg.server_hosts).map(|i| format!("svc{i}")).collect();
+    let provider = provider_host::install(&mut sim, host_seed(seed, "provider"), cfg.provider.clone(), &service_names, WEBHOOK_SECRET);
+
+    // Service hosts.
+    let crash_requests: CrashRequests = Arc::new(Mutex::new(Default::default()));
+    let crash_enabled = Arc::new(AtomicBool::new(cfg.crash.is_some()));
+    let sweeper_stalled = Arc::new(AtomicBool::new(false));
+    for name in &service_names {
+        let skew_ms = if cfg.clock_skew_ms > 0 { rng.random_range(-cfg.clock_skew_ms..=cfg.clock_skew_ms) } else { 0 };
+        if skew_ms != 0 {
+            recorder.fault_at(0, FaultKind::ClockSkewed, format!("{name} clock skew {skew_ms} ms"));
+        }
+        let hooks = CrashHooks::new(
+            name.clone(),
+            cfg.crash.map(|c| c.0).unwrap_or(0.0),
+            host_seed(seed, name),
+            crash_enabled.clone(),
+            crash_requests.clone(),
+            recorder.clone(),
+        );
+        let store = store.clone();
+        let stalled = sweeper_stalled.clone();
+        let config = ServiceConfig { hold_ttl_ms: cfg.hold_ttl_ms, payment_ttl_ms: cfg.payment_ttl_ms, hold_attempts_per_minute: 10_000, ..ServiceConfig::default() };
+        sim.host(name.as_str(), move || {
+            let store = store.clone();
+            let hooks = hooks.share();
+            let stalled = stalled.clone();
+            let config = config.clone();
+            async move {
+                let provider = HttpProvider::new(crate::net::SimConnector, &format!("http://provider:{}", provider_host::PROVIDER_PORT), Duration::from_secs(2))
+                    .expect("provider url is valid");
+                let service = Arc::new(
+                    Service::new(ServiceParts {
+                        store,
+                        cache: Arc::new(NoCache),
+                        provider: Arc::new(provider),
+                        clock: Arc::new(SimClock::new(skew_ms)),
+                        token_secret: TOKEN_SECRET.to_vec(),
+                        webhook_secret: WEBHOOK_SECRET.to_vec(),
+                        config,
+                        workflow: WorkflowConfig::default(),
+                        sweeper: SweeperConfig::default(),
+                        hooks: Arc::new(hooks),
+                    })
+                    .expect("service config is valid")
+                    .with_sweeper_stall(stalled),
+                );
+                let (_stop, stop_rx) = tokio::sync::watch::channel(false);
+                let bg = service.clone();
+                tokio::spawn(async move { bg.run_background(stop_rx).await });
+                serve(SimListener::bind(SERVICE_PORT).await?, service.router(), std::future::pending()).await?;
+                Ok(())
+            }
+        });
+    }
+
+    // Client hosts.
+    let user_auth = Authenticator::new(TOKEN_SECRET, Arc::new(SimClock::new(0)));
+    let mut params = cfg.user.clone();
+    params.events = events.clone();
+    params.active_until_ms = cfg.fault_ms;
+    for c in 0..cfg.client_hosts {
+        let mut actors = Vec::new();
+        for u in (c..cfg.users).step_by(cfg.client_hosts) {
+            let user = format!("u{u:05}");
+            let token = user_auth.issue(&Claims { sub: user.clone(), events: vec!["*".into()], exp_ms: EPOCH_MS + 7 * 86_400_000, admin: false });
+            let services = service_names.iter().map(|s| SimClient::new(format!("{s}:{SERVICE_PORT}"), Duration::from_secs(3))).collect();
+            actors.push(Actor::new(user.clone(), token, services, recorder.clone(), host_seed(seed, &user)));
+        }
+        let params = params.clone();
+        sim.client(format!("client{c}").as_str(), async move {
+            let seen: SeenHolds = Arc::new(Mutex::new(Vec::new()));
+            let mut set = tokio::task::JoinSet::new();
+            for a in actors {
+                set.spawn(a.run(params.clone(), seen.clone()));
+            }
+            while let Some(r) = set.join_next().await {
+                r?;
+            }
+            Ok(())
+        });
+    }
+
+    // The settler marks the phases by the store's clock.
+    {
+        let recorder = recorder.clone();
+        let store_clock = store_clock.clone();
+        let (fault_ms, settle_ms) = (cfg.fault_ms, cfg.settle_ms);
+        sim.client("settler", async move {
+            tokio::time::sleep(Duration::from_millis(fault_ms)).await;
+            recorder.phase(Recorder::now_ms(), PhaseMark::FaultPhaseEnd, store_clock.now_ms());
+            tokio::time::sleep(Duration::from_millis(settle_ms)).await;
+            recorder.phase(Recorder::now_ms(), PhaseMark::SettleEnd, store_clock.now_ms());
+            Ok(())
+        });
+    }
+
+    // Partition schedule, decided up front: each simulated second of the fault
+    // phase cuts a random link (client-service or service-provider) with the
+    // scenario's probability.
+    let mut partitions: Vec<(u64, u64, String, String)> = Vec::new();
+    if let Some((per_second, len_ms)) = cfg.partitions {
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for s in &service_names {
+            pairs.push((s.clone(), "provider".into()));
+            for c in 0..cfg.client_hosts {
+                pairs.push((format!("client{c}"), s.clone()));
+            }
+        }
+        for second in 0..cfg.fault_ms / 1000 {
+            if rng.random_bool(per_second) {
+                let (a, b) = pairs[rng.random_range(0..pairs.len())].clone();
+                let start = second * 1000 + rng.random_range(0..1000);
+                partitions.push((start, (start + len_ms).min(cfg.fault_ms), a, b));
+            }
+        }
+    }
+    let mut restarts: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    let mut active_partitions: Vec<(u64, String, String)> = Vec::new();
+    let mut next_partition = 0usize;
+    let mut faults_over = false;
+    let mut error = None;
+    loop {
+        let finished = match sim.step() {
+            Ok(f) => f,
+            Err(e) => {
+                error = Some(format!("simulation error: {e}"));
+                break;
+            }
+        };
+        let now_ms = sim.elapsed().as_millis() as u64;
+        // Crash the hosts that swallowed a committed answer; restart them later.
+        let requested: Vec<String> = std::mem::take(&mut *crash_requests.lock().expect("poisoned")).into_iter().collect();
+        for host in requested {
+            sim.crash(host.as_str());
+            let delay = cfg.crash.map(|c| c.1).unwrap_or(1_000);
+            restarts.entry(now_ms + delay).or_default().push(host);
+        }
+        let due: Vec<u64> = restarts.range(..=now_ms).map(|(k, _)| *k).collect();
+        for k in due {
+            for host in restarts.remove(&k).unwrap_or_default() {
+                sim.bounce(host.as_str());
+                recorder.fault_at(now_ms as i64, FaultKind::HostRestarted, format!("{host} restarted"));
+            }
+        }
+        // Sweeper stall window.
+        if let Some((from, to)) = cfg.sweeper_stall {
+            let stall = now_ms >= from && now_ms < to;
+            if stall != sweeper_stalled.load(Ordering::SeqCst) {
+                sweeper_stalled.store(stall, Ordering::SeqCst);
+                let kind = if stall { FaultKind::SweeperStalled } else { FaultKind::SweeperResumed };
+                recorder.fault_at(now_ms as i64, kind, "hold sweeper".into());
+            }
+        }
+        // Partitions.
+        if !faults_over {
+            while next_partition < partitions.len() && partitions[next_partition].0 <= now_ms {
+                let (_, end, a, b) = partitions[next_partition].clone();
+                sim.partition(a.as_str(), b.as_str());
+                recorder.fault_at(now_ms as i64, FaultKind::PartitionStarted, format!("{a} <-> {b}"));
+                active_partitions.push((end, a, b));
+                next_partition += 1;
+            }
+        }
+        active_partitions.retain(|(end, a, b)| {
+            if *end <= now_ms || faults_over {
+                sim.repair(a.as_str(), b.as_str());
+                recorder.fault_at(now_ms as i64, FaultKind::PartitionRepaired, format!("{a} <-> {b}"));
+                false
+            } else {
+                true
+            }
+        });
+        if !faults_over && now_ms >= cfg.fault_ms {
+            faults_over = true;
+            crash_enabled.store(false, Ordering::SeqCst);
+            provider.set_faults(ProviderFaults::default()).expect("no faults is valid");
+        }
+        if finished {
+            break;
+        }
+    }
+    let simulated_ms = sim.elapsed().as_millis() as u64;
+    drop(sim);
+
+    provider_host::record_ledger(&provider, &recorder);
+    let snapshot = futures::executor::block_on(store.snapshot()).expect("MemStore snapshot");
+    let trace = recorder.events();
+    if recorder.overflowed() {
+        error.get_or_insert_with(|| "trace overflowed its bound".into());
+    }
+    let final_now = store_clock.now_ms();
+    let faults_end = (EPOCH_MS + cfg.fault_ms as i64).min(final_now);
+    let check_cfg = CheckConfig::new(final_now, faults_end);
+    let violations = invariants::check_all(&snapshot, &trace, &check_cfg);
+    let metrics = invariants::metrics::Metrics::compute(&snapshot, &trace, &check_cfg);
+    let trace_hash = invariants::to_hex(&invariants::trace_hash(&trace));
+    RunOutcome { seed, violations, trace, trace_hash, simulated_ms, metrics, error }
+}
