@@ -45,7 +45,12 @@ async fn sixty_four_tasks_racing_for_one_seat_get_exactly_one_hold() {
     let store = db.db_clock_store(1);
     create(&store, "final", &["1A".to_string()]).await;
     let requests = (0..TASKS)
-        .map(|i| AcquireHold { event_id: "final".into(), seat_ids: vec!["1A".into()], holder_id: format!("fan{i}"), ttl_ms: 300_000 })
+        .map(|i| AcquireHold {
+            event_id: "final".into(),
+            seat_ids: vec!["1A".into()],
+            holder_id: format!("fan{i}"),
+            ttl_ms: 300_000,
+        })
         .collect();
     let results = race(&store, requests).await;
     let winners: Vec<&HoldGrant> = results.iter().filter_map(|(_, r)| r.as_ref().ok()).collect();

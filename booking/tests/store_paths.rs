@@ -7,7 +7,7 @@ mod common;
 use booking::clock::{Clock, ManualClock};
 use booking::model::*;
 use booking::store::*;
-use common::{mem_store, TestDb};
+use common::{TestDb, mem_store};
 use std::future::Future;
 
 const START_MS: i64 = 1_700_000_000_000;
@@ -70,7 +70,8 @@ async fn release_needs_the_holder_and_a_live_token() {
         let store = store.as_ref();
         event(store, &["2", "1"]).await;
         let g = hold(store, &["2", "1"], "ann").await;
-        let release = |holder: &str, token| ReleaseHold { event_id: "ev".into(), holder_id: holder.into(), hold_token: token };
+        let release =
+            |holder: &str, token| ReleaseHold { event_id: "ev".into(), holder_id: holder.into(), hold_token: token };
         assert_eq!(store.release_hold(&release("bob", g.hold_token)).await, Err(StoreError::NotHolder));
         assert_eq!(store.release_hold(&release("ann", uuid::Uuid::nil())).await, Err(StoreError::HoldNotFound));
         assert_eq!(store.release_hold(&release("ann", g.hold_token)).await, Ok(vec!["1".to_string(), "2".to_string()]));
@@ -149,12 +150,21 @@ async fn an_unknown_outcome_keeps_the_seats_until_the_deadline_and_a_late_succes
         assert_eq!(store.release_unresolved_payment(op, "again").await, Err(StoreError::OrderNotOpen(order.order_id)));
 
         // The provider charged after all: no ticket, a tracked refund instead.
-        let sale = store.record_payment_success(&PaymentSuccess { payment_op_id: op, provider_payment_id: "p".into() }).await.unwrap();
+        let sale = store
+            .record_payment_success(&PaymentSuccess { payment_op_id: op, provider_payment_id: "p".into() })
+            .await
+            .unwrap();
         let SaleOutcome::Compensating { order: o, compensation: c } = sale.clone() else { panic!("{sale:?}") };
         assert_eq!(o.status, OrderStatus::Compensating);
-        assert_eq!((c.kind, c.amount_cents, c.status), (CompensationKind::Refund, 2_000, CompensationStatus::Requested));
+        assert_eq!(
+            (c.kind, c.amount_cents, c.status),
+            (CompensationKind::Refund, 2_000, CompensationStatus::Requested)
+        );
         assert!(store.bookings(&"ev".into()).await.unwrap().is_empty());
-        let repeat = store.record_payment_success(&PaymentSuccess { payment_op_id: op, provider_payment_id: "p".into() }).await.unwrap();
+        let repeat = store
+            .record_payment_success(&PaymentSuccess { payment_op_id: op, provider_payment_id: "p".into() })
+            .await
+            .unwrap();
         assert_eq!(repeat, sale, "a repeated success returns the first outcome");
         let res = store.needs_resolution().await.unwrap();
         assert_eq!((res.orders.len(), res.compensations.len()), (1, 1));
@@ -165,7 +175,12 @@ async fn an_unknown_outcome_keeps_the_seats_until_the_deadline_and_a_late_succes
         let started = store.start_compensation_attempt(id).await.unwrap();
         assert_eq!((started.status, started.attempts), (CompensationStatus::InFlight, 1));
         assert_eq!(store.start_compensation_attempt(id).await, Err(StoreError::CompensationNotDue(id)));
-        let fail = |max_attempts| CompensationResult { compensation_id: id, outcome: Err("503".into()), retry_after_ms: 1_000, max_attempts };
+        let fail = |max_attempts| CompensationResult {
+            compensation_id: id,
+            outcome: Err("503".into()),
+            retry_after_ms: 1_000,
+            max_attempts,
+        };
         let c1 = store.finish_compensation_attempt(&fail(2)).await.unwrap();
         assert_eq!((c1.status, c1.next_attempt_at_ms), (CompensationStatus::Requested, clock.now_ms() + 1_000));
         assert_eq!(store.start_compensation_attempt(id).await, Err(StoreError::CompensationNotDue(id)));
@@ -200,19 +215,30 @@ async fn a_live_success_books_each_seat_once_and_contradictions_are_named() {
             Err(StoreError::PaymentConflict(order.payment_op_id))
         );
         // An unknown after a success changes nothing.
-        assert_eq!(store.record_payment_unknown(order.payment_op_id, "late timeout").await.unwrap().status, OrderStatus::Confirmed);
+        assert_eq!(
+            store.record_payment_unknown(order.payment_op_id, "late timeout").await.unwrap().status,
+            OrderStatus::Confirmed
+        );
         let op = store.payment_op(order.payment_op_id).await.unwrap();
         assert_eq!((op.status, op.provider_payment_id.as_deref()), (PaymentStatus::Succeeded, Some("p1")));
 
         // A decline frees the seats; a success after it is a contradiction.
         event2(store).await;
         let g = store
-            .acquire_hold(&AcquireHold { event_id: "ev2".into(), seat_ids: vec!["x".into()], holder_id: "bob".into(), ttl_ms: 1_000 })
+            .acquire_hold(&AcquireHold {
+                event_id: "ev2".into(),
+                seat_ids: vec!["x".into()],
+                holder_id: "bob".into(),
+                ttl_ms: 1_000,
+            })
             .await
             .unwrap();
         let order = store.begin_payment(&checkout(&g, "k")).await.unwrap().order;
         let o = store.record_payment_failure(order.payment_op_id, "card\0declined").await.unwrap();
-        assert_eq!((o.status, o.resolution_reason.as_deref()), (OrderStatus::Failed, Some("payment declined: carddeclined")));
+        assert_eq!(
+            (o.status, o.resolution_reason.as_deref()),
+            (OrderStatus::Failed, Some("payment declined: carddeclined"))
+        );
         assert_eq!(store.record_payment_failure(order.payment_op_id, "again").await.unwrap(), o, "idempotent");
         let late = PaymentSuccess { payment_op_id: order.payment_op_id, provider_payment_id: "p2".into() };
         assert_eq!(store.record_payment_success(&late).await, Err(StoreError::PaymentConflict(order.payment_op_id)));
@@ -222,7 +248,10 @@ async fn a_live_success_books_each_seat_once_and_contradictions_are_named() {
 }
 
 async fn event2(store: &dyn Store) {
-    store.create_event(&CreateEvent { event_id: "ev2".into(), seat_ids: vec!["x".into()], price_cents: 0 }).await.unwrap();
+    store
+        .create_event(&CreateEvent { event_id: "ev2".into(), seat_ids: vec!["x".into()], price_cents: 0 })
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -255,7 +284,11 @@ async fn outbox_claims_lease_and_retries_are_due_later() {
         store.complete_outbox(&ev, id).await.unwrap();
         clock.advance_ms(10_000);
         let rest = store.claim_outbox(10, 5_000).await.unwrap();
-        assert_eq!(rest.iter().map(|o| o.outbox_id).collect::<Vec<_>>(), vec![second[0].outbox_id], "done is never claimed again");
+        assert_eq!(
+            rest.iter().map(|o| o.outbox_id).collect::<Vec<_>>(),
+            vec![second[0].outbox_id],
+            "done is never claimed again"
+        );
     })
     .await;
 }
@@ -272,7 +305,8 @@ async fn bad_input_is_a_named_error_and_writes_nothing() {
             holder_id: "ann".into(),
             ttl_ms,
         };
-        for req in [bad_hold(vec![], 1), bad_hold(vec!["a", "a"], 1), bad_hold(vec!["a"], 0), bad_hold(vec!["a b"], 1)] {
+        for req in [bad_hold(vec![], 1), bad_hold(vec!["a", "a"], 1), bad_hold(vec!["a"], 0), bad_hold(vec!["a b"], 1)]
+        {
             assert!(matches!(store.acquire_hold(&req).await, Err(StoreError::InvalidInput(_))), "{req:?}");
         }
         assert_eq!(

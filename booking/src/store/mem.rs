@@ -287,7 +287,9 @@ impl Store for MemStore {
             let locked = db.locked_seats(&req.event_id, &sorted);
             if broken {
                 // The deliberate bug: only existence and "not sold" are checked.
-                if locked.len() != sorted.len() || locked.iter().any(|s| s.state == SeatState::PaymentPending || s.state == SeatState::Sold) {
+                if locked.len() != sorted.len()
+                    || locked.iter().any(|s| s.state == SeatState::PaymentPending || s.state == SeatState::Sold)
+                {
                     check_checkout(&req.event_id, &sorted, &locked, req.hold_token, &req.holder_id, now_ms)?;
                 }
             } else {
@@ -372,7 +374,11 @@ impl Store for MemStore {
                         let bookings = db.bookings_of_order(&order);
                         SaleOutcome::Confirmed { order, bookings }
                     } else {
-                        let compensation = db.compensations_of_order(order.order_id).into_iter().next().expect("charged order without a ticket has a compensation");
+                        let compensation = db
+                            .compensations_of_order(order.order_id)
+                            .into_iter()
+                            .next()
+                            .expect("charged order without a ticket has a compensation");
                         SaleOutcome::Compensating { order, compensation }
                     });
                 }
@@ -544,17 +550,25 @@ impl Store for MemStore {
 
     async fn complete_outbox(&self, event_id: &EventId, outbox_id: Uuid) -> Result<(), StoreError> {
         self.tx(|db, _, _| {
-            let o = db.outbox.get_mut(&(event_id.clone(), outbox_id)).ok_or(StoreError::UnknownOutboxEvent(outbox_id))?;
+            let o =
+                db.outbox.get_mut(&(event_id.clone(), outbox_id)).ok_or(StoreError::UnknownOutboxEvent(outbox_id))?;
             o.status = OutboxStatus::Done;
             Ok(())
         })
     }
 
-    async fn retry_outbox(&self, event_id: &EventId, outbox_id: Uuid, error: &str, retry_after_ms: i64) -> Result<(), StoreError> {
+    async fn retry_outbox(
+        &self,
+        event_id: &EventId,
+        outbox_id: Uuid,
+        error: &str,
+        retry_after_ms: i64,
+    ) -> Result<(), StoreError> {
         validate_retry_after_ms(retry_after_ms)?;
         let error = bounded_text(error);
         self.tx(|db, now_ms, _| {
-            let o = db.outbox.get_mut(&(event_id.clone(), outbox_id)).ok_or(StoreError::UnknownOutboxEvent(outbox_id))?;
+            let o =
+                db.outbox.get_mut(&(event_id.clone(), outbox_id)).ok_or(StoreError::UnknownOutboxEvent(outbox_id))?;
             if o.status == OutboxStatus::Pending {
                 o.last_error = Some(error);
                 o.available_at_ms = now_ms + retry_after_ms;
@@ -565,7 +579,11 @@ impl Store for MemStore {
 
     async fn start_compensation_attempt(&self, compensation_id: Uuid) -> Result<Compensation, StoreError> {
         self.tx(|db, now_ms, _| {
-            let ev = db.compensation_event.get(&compensation_id).ok_or(StoreError::UnknownCompensation(compensation_id))?.clone();
+            let ev = db
+                .compensation_event
+                .get(&compensation_id)
+                .ok_or(StoreError::UnknownCompensation(compensation_id))?
+                .clone();
             let c = db.compensations.get_mut(&(ev, compensation_id)).expect("indexed");
             if c.status != CompensationStatus::Requested || c.next_attempt_at_ms > now_ms {
                 return Err(StoreError::CompensationNotDue(compensation_id));
@@ -657,7 +675,13 @@ impl Store for MemStore {
     async fn open_payments(&self, limit: u32) -> Result<Vec<(Order, PaymentOp)>, StoreError> {
         self.tx(|db, _, _| {
             let mut open: Vec<&Order> = db.orders.values().filter(|o| o.status.owns_seats()).collect();
-            open.sort_by(|a, b| (a.payment_deadline_at_ms, &a.event_id, a.order_id).cmp(&(b.payment_deadline_at_ms, &b.event_id, b.order_id)));
+            open.sort_by(|a, b| {
+                (a.payment_deadline_at_ms, &a.event_id, a.order_id).cmp(&(
+                    b.payment_deadline_at_ms,
+                    &b.event_id,
+                    b.order_id,
+                ))
+            });
             Ok(open
                 .into_iter()
                 .take(limit as usize)
@@ -672,7 +696,12 @@ impl Store for MemStore {
                 orders: db
                     .orders
                     .values()
-                    .filter(|o| matches!(o.status, OrderStatus::Reconciling | OrderStatus::Compensating | OrderStatus::CompensationFailed))
+                    .filter(|o| {
+                        matches!(
+                            o.status,
+                            OrderStatus::Reconciling | OrderStatus::Compensating | OrderStatus::CompensationFailed
+                        )
+                    })
                     .cloned()
                     .collect(),
                 compensations: db.compensations.values().filter(|c| compensation_open(c)).cloned().collect(),
@@ -694,4 +723,3 @@ impl Store for MemStore {
         })
     }
 }
-

@@ -141,13 +141,12 @@ macro_rules! in_tx {
             match outcome {
                 Ok(v) => break Ok(v),
                 Err($crate::store::pg::tx::Fail::Db(e))
-                    if $crate::store::pg::tx::retryable(&e)
-                        && attempt < $crate::store::pg::tx::MAX_TX_ATTEMPTS =>
+                    if $crate::store::pg::tx::retryable(&e) && attempt < $crate::store::pg::tx::MAX_TX_ATTEMPTS =>
                 {
                     tx_ids.rewind();
-                    tokio::time::sleep(std::time::Duration::from_millis(
-                        $crate::store::pg::tx::retry_backoff_ms(attempt),
-                    ))
+                    tokio::time::sleep(std::time::Duration::from_millis($crate::store::pg::tx::retry_backoff_ms(
+                        attempt,
+                    )))
                     .await;
                 }
                 Err(f) => break Err($crate::store::pg::tx::into_store_error(f)),
