@@ -58,12 +58,12 @@ pub(super) fn retryable(e: &sqlx::Error) -> bool {
 /// Maps a database error onto `StoreError::Backend`, naming the one-booking
 /// invariant when its index fired (which only a bug above the database can cause).
 pub(super) fn backend(e: sqlx::Error) -> StoreError {
-    if let sqlx::Error::Database(db) = &e {
-        if db.constraint() == Some(ONE_CONFIRMED_BOOKING_INDEX) {
-            return StoreError::Backend(format!(
-                "invariant violated: a second confirmed booking for one seat was refused by {ONE_CONFIRMED_BOOKING_INDEX}: {db}"
-            ));
-        }
+    if let sqlx::Error::Database(db) = &e
+        && db.constraint() == Some(ONE_CONFIRMED_BOOKING_INDEX)
+    {
+        return StoreError::Backend(format!(
+            "invariant violated: a second confirmed booking for one seat was refused by {ONE_CONFIRMED_BOOKING_INDEX}: {db}"
+        ));
     }
     StoreError::Backend(e.to_string())
 }
