@@ -103,7 +103,7 @@ pub struct BeginPayment {
     pub holder_id: UserId,
     /// The hold's token; must be current.
     pub hold_token: Uuid,
-    /// The hold's seats; must be exactly the seats the token holds.
+    /// The hold's seats; must be exactly the seats the token holds (a part of a hold is `InvalidInput`).
     pub seat_ids: Vec<SeatId>,
     /// The client's idempotency key (1..=[`MAX_IDEMPOTENCY_KEY_LEN`] printable ASCII), scoped to the holder.
     pub idempotency_key: String,
