@@ -1,8 +1,8 @@
 //! Clocks: the time a component believes. Simulated code never reads the OS
 //! clock; it is handed a [`Clock`].
 
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 /// A source of "now", in ms since the Unix epoch.
 pub trait Clock: Send + Sync + 'static {
@@ -46,9 +46,7 @@ pub struct SystemClock;
 impl Clock for SystemClock {
     #[allow(clippy::disallowed_methods)] // the production clock module
     fn now_ms(&self) -> i64 {
-        let d = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .expect("system clock before 1970");
+        let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("system clock before 1970");
         i64::try_from(d.as_millis()).expect("time fits in i64 ms")
     }
 }

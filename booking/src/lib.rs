@@ -13,12 +13,12 @@
 #![warn(missing_docs)]
 
 pub mod clock;
-pub mod ids;
-pub mod model;
-pub mod store;
 pub mod fake_provider;
 pub mod http;
+pub mod ids;
 pub mod metrics;
+pub mod model;
 pub mod payment;
 pub mod service;
+pub mod store;
 pub mod sweeper;

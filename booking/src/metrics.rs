@@ -108,9 +108,21 @@ impl Metrics {
             }
         };
         counter("holdfast_holds_acquired_total", "Holds granted.", &[("", g(&self.holds_acquired))]);
-        counter("holdfast_holds_refused_contention_total", "Holds refused because a seat was owned by someone else.", &[("", g(&self.holds_refused_contention))]);
-        counter("holdfast_holds_expired_unused_total", "Holds that expired without checkout (abandoned).", &[("", g(&self.holds_expired_unused))]);
-        counter("holdfast_hold_expiry_lag_ms_sum", "Sum over reclaimed holds of (reclaim time - expiry time), ms.", &[("", g(&self.expiry_lag_ms_sum))]);
+        counter(
+            "holdfast_holds_refused_contention_total",
+            "Holds refused because a seat was owned by someone else.",
+            &[("", g(&self.holds_refused_contention))],
+        );
+        counter(
+            "holdfast_holds_expired_unused_total",
+            "Holds that expired without checkout (abandoned).",
+            &[("", g(&self.holds_expired_unused))],
+        );
+        counter(
+            "holdfast_hold_expiry_lag_ms_sum",
+            "Sum over reclaimed holds of (reclaim time - expiry time), ms.",
+            &[("", g(&self.expiry_lag_ms_sum))],
+        );
         counter(
             "holdfast_checkouts_total",
             "Checkout requests by outcome.",
@@ -131,7 +143,11 @@ impl Metrics {
                 ("{outcome=\"released\"}", g(&self.payments_released)),
             ],
         );
-        counter("holdfast_rate_limited_total", "Requests refused by the per-user hold rate limit.", &[("", g(&self.rate_limited))]);
+        counter(
+            "holdfast_rate_limited_total",
+            "Requests refused by the per-user hold rate limit.",
+            &[("", g(&self.rate_limited))],
+        );
         let _ = writeln!(
             out,
             "# HELP holdfast_hold_expiry_lag_ms_max Largest expiry lag seen, ms.\n# TYPE holdfast_hold_expiry_lag_ms_max gauge\nholdfast_hold_expiry_lag_ms_max {}",

@@ -11,7 +11,9 @@ use crate::http::{AppState, FaultHooks, ServiceConfig, WebhookSink, router};
 use crate::metrics::{Metrics, PaymentOutcome};
 use crate::payment::provider::PaymentProvider;
 use crate::payment::webhook::{SIGNATURE_HEADER, TIMESTAMP_HEADER, WebhookError, verify_and_parse};
-use crate::payment::workflow::{DispatchReport, InvalidConfig, ReconcileReport, WebhookOutcome, Workflow, WorkflowConfig, WorkflowError};
+use crate::payment::workflow::{
+    DispatchReport, InvalidConfig, ReconcileReport, WebhookOutcome, Workflow, WorkflowConfig, WorkflowError,
+};
 use crate::store::{Store, StoreError};
 use crate::sweeper::{self, SweeperConfig};
 use async_trait::async_trait;
@@ -122,7 +124,9 @@ impl Service {
             return Err(ServiceError::ShortSecret("webhook secret"));
         }
         let metrics = Arc::new(Metrics::default());
-        let workflow = Arc::new(Workflow::new(parts.store.clone(), parts.provider, parts.workflow).map_err(ServiceError::Workflow)?);
+        let workflow = Arc::new(
+            Workflow::new(parts.store.clone(), parts.provider, parts.workflow).map_err(ServiceError::Workflow)?,
+        );
         let webhooks = Arc::new(WorkflowWebhooks {
             workflow: workflow.clone(),
             secret: parts.webhook_secret,

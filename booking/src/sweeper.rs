@@ -27,7 +27,11 @@ impl Default for SweeperConfig {
 
 /// Runs one tick: sweeps until a pass reclaims less than a batch, at most
 /// `max_passes_per_tick` passes. Returns every reclaimed hold.
-pub async fn sweep_tick(store: &dyn Store, metrics: &Metrics, cfg: &SweeperConfig) -> Result<Vec<ExpiredHold>, StoreError> {
+pub async fn sweep_tick(
+    store: &dyn Store,
+    metrics: &Metrics,
+    cfg: &SweeperConfig,
+) -> Result<Vec<ExpiredHold>, StoreError> {
     let mut all = Vec::new();
     for _ in 0..cfg.max_passes_per_tick {
         let swept = store.sweep_expired_holds(cfg.batch_seats).await?;
@@ -45,7 +49,12 @@ pub async fn sweep_tick(store: &dyn Store, metrics: &Metrics, cfg: &SweeperConfi
 
 /// Sweeps every `interval_ms` until `shutdown` fires. Store errors are
 /// retried on the next tick (the sweeper is never the authority).
-pub async fn run(store: Arc<dyn Store>, metrics: Arc<Metrics>, cfg: SweeperConfig, mut shutdown: tokio::sync::watch::Receiver<bool>) {
+pub async fn run(
+    store: Arc<dyn Store>,
+    metrics: Arc<Metrics>,
+    cfg: SweeperConfig,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) {
     loop {
         if *shutdown.borrow() {
             return;
@@ -72,9 +81,20 @@ mod tests {
         let clock = ManualClock::new(10_000);
         let store = MemStore::new(clock.clone(), Arc::new(SeededIds::new(1)));
         let seats: Vec<String> = (0..7).map(|i| format!("s{i}")).collect();
-        store.create_event(&CreateEvent { event_id: "e".into(), seat_ids: seats.clone(), price_cents: 1 }).await.unwrap();
+        store
+            .create_event(&CreateEvent { event_id: "e".into(), seat_ids: seats.clone(), price_cents: 1 })
+            .await
+            .unwrap();
         for s in &seats {
-            store.acquire_hold(&AcquireHold { event_id: "e".into(), seat_ids: vec![s.clone()], holder_id: "u".into(), ttl_ms: 1_000 }).await.unwrap();
+            store
+                .acquire_hold(&AcquireHold {
+                    event_id: "e".into(),
+                    seat_ids: vec![s.clone()],
+                    holder_id: "u".into(),
+                    ttl_ms: 1_000,
+                })
+                .await
+                .unwrap();
         }
         let metrics = Metrics::default();
         let cfg = SweeperConfig { interval_ms: 1, batch_seats: 3, max_passes_per_tick: 2 };

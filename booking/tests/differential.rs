@@ -51,35 +51,104 @@ enum SeatPick {
 
 #[derive(Debug, Clone)]
 enum Op {
-    CreateEvent { ev: usize, seats: Vec<usize>, price_cents: i64 },
-    Hold { ev: usize, seats: Vec<usize>, holder: usize, ttl_ms: i64 },
-    Release { grant: usize, holder: Option<usize>, token: TokenPick },
-    Sweep { limit: u32 },
-    Begin { grant: usize, holder: Option<usize>, token: TokenPick, seats: SeatPick, key: usize, ttl_ms: i64 },
-    Success { order: usize, bad_provider_id: bool },
-    Failure { order: usize, reason: usize },
-    Unknown { order: usize, reason: usize },
-    ReleaseUnresolved { order: usize, long_reason: bool },
-    Claim { limit: u32, lease_ms: i64 },
-    Complete { outbox: usize },
-    Retry { outbox: usize, after_ms: i64 },
-    StartComp { comp: usize },
-    FinishComp { comp: usize, ok: bool, max_attempts: i32, retry_after_ms: i64 },
-    Advance { ms: i64 },
+    CreateEvent {
+        ev: usize,
+        seats: Vec<usize>,
+        price_cents: i64,
+    },
+    Hold {
+        ev: usize,
+        seats: Vec<usize>,
+        holder: usize,
+        ttl_ms: i64,
+    },
+    Release {
+        grant: usize,
+        holder: Option<usize>,
+        token: TokenPick,
+    },
+    Sweep {
+        limit: u32,
+    },
+    Begin {
+        grant: usize,
+        holder: Option<usize>,
+        token: TokenPick,
+        seats: SeatPick,
+        key: usize,
+        ttl_ms: i64,
+    },
+    Success {
+        order: usize,
+        bad_provider_id: bool,
+    },
+    Failure {
+        order: usize,
+        reason: usize,
+    },
+    Unknown {
+        order: usize,
+        reason: usize,
+    },
+    ReleaseUnresolved {
+        order: usize,
+        long_reason: bool,
+    },
+    Claim {
+        limit: u32,
+        lease_ms: i64,
+    },
+    Complete {
+        outbox: usize,
+    },
+    Retry {
+        outbox: usize,
+        after_ms: i64,
+    },
+    StartComp {
+        comp: usize,
+    },
+    FinishComp {
+        comp: usize,
+        ok: bool,
+        max_attempts: i32,
+        retry_after_ms: i64,
+    },
+    Advance {
+        ms: i64,
+    },
     /// Time passes until an order's payment deadline (if not already past).
-    AdvanceToDeadline { order: usize },
+    AdvanceToDeadline {
+        order: usize,
+    },
     /// The late-success story: an order's deadline passes, its seats are
     /// released, then the provider says it charged.
-    LateSuccess { order: usize },
-    Read { which: u8, idx: usize },
+    LateSuccess {
+        order: usize,
+    },
+    Read {
+        which: u8,
+        idx: usize,
+    },
     /// A hold on ev-a and its checkout with its own token, a fresh key: the
     /// common path, so payment outcomes have orders to act on.
     /// `retry` 1: the client retries the same checkout (a replay); 2: it
     /// reuses the key for a different request.
-    HoldThenCheckout { seats: Vec<usize>, holder: usize, ttl_ms: i64, payment_ttl_ms: i64, retry: u8 },
+    HoldThenCheckout {
+        seats: Vec<usize>,
+        holder: usize,
+        ttl_ms: i64,
+        payment_ttl_ms: i64,
+        retry: u8,
+    },
     /// The brief's race: `first` holds, the hold expires, (the sweeper may
     /// run,) `second` takes the seats.
-    ExpireThenTakeOver { seats: Vec<usize>, first: usize, second: usize, sweep: bool },
+    ExpireThenTakeOver {
+        seats: Vec<usize>,
+        first: usize,
+        second: usize,
+        sweep: bool,
+    },
 }
 
 fn token_pick() -> impl Strategy<Value = TokenPick> {
@@ -202,7 +271,12 @@ async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Ou
         }
         Op::HoldThenCheckout { seats, holder, ttl_ms, payment_ttl_ms, retry } => {
             let seat_ids: Vec<String> = seats.iter().map(|&s| SEATS[s].to_string()).collect();
-            let hold = AcquireHold { event_id: "ev-a".into(), seat_ids: seat_ids.clone(), holder_id: HOLDERS[*holder].into(), ttl_ms: *ttl_ms };
+            let hold = AcquireHold {
+                event_id: "ev-a".into(),
+                seat_ids: seat_ids.clone(),
+                holder_id: HOLDERS[*holder].into(),
+                ttl_ms: *ttl_ms,
+            };
             let grant = store.acquire_hold(&hold).await;
             let mut out = vec![];
             if let Ok(g) = &grant {
@@ -253,7 +327,8 @@ async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Ou
                 store
                     .release_hold(&ReleaseHold {
                         event_id: g.map_or("ev-a".into(), |g| g.event_id.clone()),
-                        holder_id: holder.map_or_else(|| g.map_or("alice".into(), |g| g.holder_id.clone()), |h| HOLDERS[h].into()),
+                        holder_id: holder
+                            .map_or_else(|| g.map_or("alice".into(), |g| g.holder_id.clone()), |h| HOLDERS[h].into()),
                         hold_token: resolve_token(k, g, token),
                     })
                     .await,
@@ -262,7 +337,8 @@ async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Ou
         Op::Sweep { limit } => Outcome::Expired(store.sweep_expired_holds(*limit).await),
         Op::Begin { grant, holder, token, seats, key, ttl_ms } => {
             let g = pick(&k.grants, *grant);
-            let mut seat_ids: Vec<String> = g.map_or(vec!["1A".into()], |g| g.seats.iter().map(|s| s.seat_id.clone()).collect());
+            let mut seat_ids: Vec<String> =
+                g.map_or(vec!["1A".into()], |g| g.seats.iter().map(|s| s.seat_id.clone()).collect());
             match seats {
                 SeatPick::Exact => {}
                 SeatPick::FirstOnly => seat_ids.truncate(1),
@@ -272,7 +348,8 @@ async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Ou
                 store
                     .begin_payment(&BeginPayment {
                         event_id: g.map_or("ev-a".into(), |g| g.event_id.clone()),
-                        holder_id: holder.map_or_else(|| g.map_or("alice".into(), |g| g.holder_id.clone()), |h| HOLDERS[h].into()),
+                        holder_id: holder
+                            .map_or_else(|| g.map_or("alice".into(), |g| g.holder_id.clone()), |h| HOLDERS[h].into()),
                         hold_token: resolve_token(k, g, token),
                         seat_ids,
                         idempotency_key: KEYS[*key].into(),
@@ -289,19 +366,25 @@ async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Ou
                 })
                 .await,
         ),
-        Op::Failure { order, reason } => Outcome::Order(store.record_payment_failure(order_op_id(k, *order), REASONS[*reason]).await),
-        Op::Unknown { order, reason } => Outcome::Order(store.record_payment_unknown(order_op_id(k, *order), REASONS[*reason]).await),
+        Op::Failure { order, reason } => {
+            Outcome::Order(store.record_payment_failure(order_op_id(k, *order), REASONS[*reason]).await)
+        }
+        Op::Unknown { order, reason } => {
+            Outcome::Order(store.record_payment_unknown(order_op_id(k, *order), REASONS[*reason]).await)
+        }
         Op::ReleaseUnresolved { order, long_reason } => {
             let reason = if *long_reason { "x".repeat(600) } else { "deadline passed".into() };
             Outcome::Order(store.release_unresolved_payment(order_op_id(k, *order), &reason).await)
         }
         Op::Claim { limit, lease_ms } => Outcome::Outbox(store.claim_outbox(*limit, *lease_ms).await),
         Op::Complete { outbox } => {
-            let (ev, id) = pick(&k.snap.outbox, *outbox).map_or(("ev-a".into(), UNKNOWN), |o| (o.event_id.clone(), o.outbox_id));
+            let (ev, id) =
+                pick(&k.snap.outbox, *outbox).map_or(("ev-a".into(), UNKNOWN), |o| (o.event_id.clone(), o.outbox_id));
             Outcome::Unit(store.complete_outbox(&ev, id).await)
         }
         Op::Retry { outbox, after_ms } => {
-            let (ev, id) = pick(&k.snap.outbox, *outbox).map_or(("bad\0id".into(), UNKNOWN), |o| (o.event_id.clone(), o.outbox_id));
+            let (ev, id) = pick(&k.snap.outbox, *outbox)
+                .map_or(("bad\0id".into(), UNKNOWN), |o| (o.event_id.clone(), o.outbox_id));
             Outcome::Unit(store.retry_outbox(&ev, id, "provider 503", *after_ms).await)
         }
         Op::StartComp { comp } => {
@@ -327,7 +410,9 @@ async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Ou
         }
         Op::LateSuccess { order } => {
             let mut out = vec![Box::pin(apply(store, clock, &Op::AdvanceToDeadline { order: *order }, k)).await];
-            out.push(Box::pin(apply(store, clock, &Op::ReleaseUnresolved { order: *order, long_reason: false }, k)).await);
+            out.push(
+                Box::pin(apply(store, clock, &Op::ReleaseUnresolved { order: *order, long_reason: false }, k)).await,
+            );
             out.push(Box::pin(apply(store, clock, &Op::Success { order: *order, bad_provider_id: false }, k)).await);
             Outcome::Seq(out)
         }
@@ -425,7 +510,11 @@ async fn run_case(db: &TestDb, ops: &[Op], seen: &mut BTreeMap<String, u32>) -> 
     db.truncate().await;
     let (mem, mem_clock) = common::mem_store(START_MS, ID_SEED);
     let pg_clock = ManualClock::new(START_MS);
-    let pg = PgStore::new(db.pool.clone(), PgClock::Manual(pg_clock.clone()), Arc::new(booking::ids::SeededIds::new(ID_SEED)));
+    let pg = PgStore::new(
+        db.pool.clone(),
+        PgClock::Manual(pg_clock.clone()),
+        Arc::new(booking::ids::SeededIds::new(ID_SEED)),
+    );
     let mut known = Known::default();
     // Every case starts with one event of every seat (given unsorted), so holds have somewhere to land.
     let setup = Op::CreateEvent { ev: 0, seats: vec![5, 4, 3, 2, 1, 0], price_cents: 1_500 };
@@ -464,16 +553,11 @@ fn pg_store_behaves_exactly_like_mem_store() {
         RngSeed::Random => RngSeed::Fixed(DEFAULT_RNG_SEED),
         chosen => chosen,
     };
-    let config = Config {
-        cases: 64,
-        rng_seed,
-        max_shrink_iters: 512,
-        source_file: Some(file!()),
-        ..Config::default()
-    };
+    let config = Config { cases: 64, rng_seed, max_shrink_iters: 512, source_file: Some(file!()), ..Config::default() };
     let mut runner = TestRunner::new(config);
     let seen = RefCell::new(BTreeMap::new());
-    let result = runner.run(&prop::collection::vec(op(), 1..=40), |ops| rt.block_on(run_case(&db, &ops, &mut seen.borrow_mut())));
+    let result = runner
+        .run(&prop::collection::vec(op(), 1..=40), |ops| rt.block_on(run_case(&db, &ops, &mut seen.borrow_mut())));
     rt.block_on(db.drop_db());
     if let Err(e) = result {
         panic!("{e}");

@@ -8,9 +8,9 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use booking::clock::{Clock, ManualClock};
-use booking::fake_provider::{app, FakeProvider, Faults, HttpWebhookTransport};
+use booking::fake_provider::{FakeProvider, Faults, HttpWebhookTransport, app};
 use booking::model::{CompensationStatus, OrderStatus};
-use booking::payment::webhook::{verify_and_parse, DEFAULT_TOLERANCE_MS, SIGNATURE_HEADER, TIMESTAMP_HEADER};
+use booking::payment::webhook::{DEFAULT_TOLERANCE_MS, SIGNATURE_HEADER, TIMESTAMP_HEADER, verify_and_parse};
 use booking::payment::{HttpProvider, Workflow};
 use payment_support::*;
 use std::sync::Arc;
@@ -32,7 +32,14 @@ struct Receiver {
 
 async fn receive(State(r): State<Arc<Receiver>>, headers: HeaderMap, body: Bytes) -> StatusCode {
     let h = |n: &str| headers.get(n).and_then(|v| v.to_str().ok()).map(str::to_string);
-    let ev = match verify_and_parse(SECRET, h(TIMESTAMP_HEADER).as_deref(), h(SIGNATURE_HEADER).as_deref(), &body, r.clock.now_ms(), DEFAULT_TOLERANCE_MS) {
+    let ev = match verify_and_parse(
+        SECRET,
+        h(TIMESTAMP_HEADER).as_deref(),
+        h(SIGNATURE_HEADER).as_deref(),
+        &body,
+        r.clock.now_ms(),
+        DEFAULT_TOLERANCE_MS,
+    ) {
         Ok(ev) => ev,
         Err(_) => return StatusCode::BAD_REQUEST,
     };
@@ -82,7 +89,10 @@ async fn lost_response_then_reconciled_over_http() {
     let r = wf.dispatch_once().await.unwrap();
     assert_eq!(r.unknown, 1, "a 500 after processing is an unknown outcome");
     // The success webhook (no delay) may already have confirmed it; either way it ends confirmed.
-    wait_for(async || w.order(&order).await.status == OrderStatus::Confirmed || wf.reconcile_once().await.unwrap().succeeded == 1).await;
+    wait_for(async || {
+        w.order(&order).await.status == OrderStatus::Confirmed || wf.reconcile_once().await.unwrap().succeeded == 1
+    })
+    .await;
     assert_eq!(w.order(&order).await.status, OrderStatus::Confirmed);
     assert_eq!(fake.ledger().payments.len(), 1, "one charge for all the retries");
     w.assert_nothing_charged_is_hidden(false).await;

@@ -3,8 +3,8 @@
 //! parameters, a 409 refusal; status reads; idempotent refunds; fault knobs.
 
 use booking::fake_provider::Ledger;
-use booking::payment::provider::{CreatePayment, PaymentProvider, ProviderError, ProviderStatus, RefundStatus};
 use booking::payment::HttpProvider;
+use booking::payment::provider::{CreatePayment, PaymentProvider, ProviderError, ProviderStatus, RefundStatus};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
@@ -37,7 +37,12 @@ fn start() -> (Proc, String) {
 fn admin(url: &str, method: &str, path: &str, body: &str) -> (u16, String) {
     let addr = url.trim_start_matches("http://");
     let mut s = TcpStream::connect(addr).unwrap();
-    write!(s, "{method} {path} HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     let status: u16 = out.split(' ').nth(1).unwrap().parse().unwrap();
@@ -57,7 +62,9 @@ async fn fake_provider_process_is_idempotent_over_http() {
     assert_eq!(replay, first, "same key, same response");
     let other = CreatePayment { amount_cents: 2_000, ..req.clone() };
     match p.create_payment(&other).await {
-        Err(ProviderError::Refused { status: 409, detail }) => assert!(detail.contains("idempotency-key-reused"), "{detail}"),
+        Err(ProviderError::Refused { status: 409, detail }) => {
+            assert!(detail.contains("idempotency-key-reused"), "{detail}")
+        }
         r => panic!("expected a 409 refusal, got {r:?}"),
     }
     assert_eq!(p.fetch_payment(key).await.unwrap(), Some(first.clone()));
@@ -67,7 +74,10 @@ async fn fake_provider_process_is_idempotent_over_http() {
     let rk = Uuid::from_u128(50);
     assert_eq!(p.refund(rk, key, 1_500).await.unwrap(), RefundStatus::Succeeded);
     assert_eq!(p.refund(rk, key, 1_500).await.unwrap(), RefundStatus::Succeeded);
-    assert!(matches!(p.refund(Uuid::from_u128(51), key, 1_500).await, Err(ProviderError::Refused { status: 409, .. })), "no double refund");
+    assert!(
+        matches!(p.refund(Uuid::from_u128(51), key, 1_500).await, Err(ProviderError::Refused { status: 409, .. })),
+        "no double refund"
+    );
     let (status, body) = admin(&url, "GET", "/admin/ledger", "");
     assert_eq!(status, 200);
     let ledger: Ledger = serde_json::from_str(&body).unwrap();

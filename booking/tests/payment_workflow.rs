@@ -161,7 +161,11 @@ pub async fn unknown_past_deadline_released(f: StoreFactory) {
     assert!(all_outbox_done(&w).await);
     assert!(w.wf.operator_view().await.unwrap().released_unresolved.is_empty());
     // The in-flight request finally arrives: the provider refuses to charge it.
-    let late = booking::payment::provider::CreatePayment { idempotency_key: order.payment_op_id, amount_cents: 1_500, order_id: order.order_id };
+    let late = booking::payment::provider::CreatePayment {
+        idempotency_key: order.payment_op_id,
+        amount_cents: 1_500,
+        order_id: order.order_id,
+    };
     use booking::payment::PaymentProvider;
     let p = w.provider.create_payment(&late).await.unwrap();
     assert!(matches!(p.status, ProviderStatus::Failed { .. }));
@@ -324,10 +328,16 @@ pub async fn duplicate_and_reordered_webhooks(f: StoreFactory) {
                     first_kind = Some(list[i].kind);
                     after_first = Some(snap);
                 }
-                None => assert_eq!(w.order(&order).await.status, OrderStatus::Pending, "a refund event decides nothing"),
+                None => {
+                    assert_eq!(w.order(&order).await.status, OrderStatus::Pending, "a refund event decides nothing")
+                }
             }
         }
-        let expected = if first_kind == Some(WebhookKind::PaymentSucceeded) { OrderStatus::Confirmed } else { OrderStatus::Failed };
+        let expected = if first_kind == Some(WebhookKind::PaymentSucceeded) {
+            OrderStatus::Confirmed
+        } else {
+            OrderStatus::Failed
+        };
         assert_eq!(w.order(&order).await.status, expected, "perm {perm:?}");
         // Whichever came first, the booking count matches the outcome.
         let n = w.store.bookings(&"ev".into()).await.unwrap().len();
@@ -359,7 +369,10 @@ pub async fn refund_webhook_before_answer(f: StoreFactory) {
     w.provider.script_refunds(&[RefundScript::Unknown]);
     assert_eq!(w.wf.dispatch_once().await.unwrap().refunds_retrying, 1);
     let comp = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
-    let out = w.wf.handle_webhook(&event(WebhookKind::RefundSucceeded, 5, order.payment_op_id, Some(comp.compensation_id))).await.unwrap();
+    let out =
+        w.wf.handle_webhook(&event(WebhookKind::RefundSucceeded, 5, order.payment_op_id, Some(comp.compensation_id)))
+            .await
+            .unwrap();
     assert_eq!(out, WebhookOutcome::RefundSucceeded);
     assert_eq!(w.order(&order).await.status, OrderStatus::Compensated);
     w.clock.advance_ms(test_config().compensation_backoff_cap_ms);
@@ -402,7 +415,13 @@ pub async fn run_loop_dispatches_and_stops(f: StoreFactory) {
     let order = w.checkout("alice", &["A1"]).await;
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let w2 = w.clone();
-    let h = tokio::spawn(async move { w2.wf.run(async { let _ = rx.await; }).await });
+    let h = tokio::spawn(async move {
+        w2.wf
+            .run(async {
+                let _ = rx.await;
+            })
+            .await
+    });
     for _ in 0..100 {
         if w.order(&order).await.status == OrderStatus::Confirmed {
             break;

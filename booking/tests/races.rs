@@ -6,7 +6,7 @@
 mod common;
 
 use booking::model::SeatState;
-use booking::store::{AcquireHold, CreateEvent, HoldGrant, PgStore, Store, StoreError};
+use booking::store::{AcquireHold, BeginPayment, CreateEvent, HoldGrant, PgStore, Store, StoreError};
 use common::TestDb;
 use std::collections::BTreeMap;
 
@@ -45,7 +45,12 @@ async fn sixty_four_tasks_racing_for_one_seat_get_exactly_one_hold() {
     let store = db.db_clock_store(1);
     create(&store, "final", &["1A".to_string()]).await;
     let requests = (0..TASKS)
-        .map(|i| AcquireHold { event_id: "final".into(), seat_ids: vec!["1A".into()], holder_id: format!("fan{i}"), ttl_ms: 300_000 })
+        .map(|i| AcquireHold {
+            event_id: "final".into(),
+            seat_ids: vec!["1A".into()],
+            holder_id: format!("fan{i}"),
+            ttl_ms: 300_000,
+        })
         .collect();
     let results = race(&store, requests).await;
     let winners: Vec<&HoldGrant> = results.iter().filter_map(|(_, r)| r.as_ref().ok()).collect();
@@ -120,5 +125,50 @@ async fn overlapping_multi_seat_holds_are_all_or_nothing_and_never_double_held()
             }
         }
     }
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_retries_of_one_checkout_make_one_order() {
+    const RETRIES: usize = 16;
+    let db = TestDb::create(16).await;
+    let store = db.db_clock_store(3);
+    create(&store, "gig", &["1A".to_string(), "1B".to_string()]).await;
+    let g = store
+        .acquire_hold(&AcquireHold {
+            event_id: "gig".into(),
+            seat_ids: vec!["1B".into(), "1A".into()],
+            holder_id: "ann".into(),
+            ttl_ms: 300_000,
+        })
+        .await
+        .unwrap();
+    let req = BeginPayment {
+        event_id: "gig".into(),
+        holder_id: "ann".into(),
+        hold_token: g.hold_token,
+        seat_ids: vec!["1A".into(), "1B".into()],
+        idempotency_key: "checkout-1".into(),
+        payment_ttl_ms: 60_000,
+    };
+    let start = std::sync::Arc::new(tokio::sync::Barrier::new(RETRIES));
+    let tasks: Vec<_> = (0..RETRIES)
+        .map(|_| {
+            let (store, start, req) = (store.clone(), start.clone(), req.clone());
+            tokio::spawn(async move {
+                start.wait().await;
+                store.begin_payment(&req).await
+            })
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for t in tasks {
+        outcomes.push(t.await.expect("task panicked").expect("every retry succeeds"));
+    }
+    assert_eq!(outcomes.iter().filter(|o| !o.replayed).count(), 1, "one retry made the order");
+    let order_id = outcomes[0].order.order_id;
+    assert!(outcomes.iter().all(|o| o.order.order_id == order_id), "every retry found the same order");
+    let snap = store.snapshot().await.unwrap();
+    assert_eq!((snap.orders.len(), snap.payment_ops.len(), snap.outbox.len()), (1, 1, 1));
     db.drop_db().await;
 }

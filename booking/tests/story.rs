@@ -8,14 +8,18 @@ mod common;
 use booking::clock::ManualClock;
 use booking::model::{OrderStatus, SeatState};
 use booking::store::{AcquireHold, BeginPayment, CreateEvent, PaymentSuccess, SaleOutcome, Store, StoreError};
-use common::{mem_store, TestDb};
+use common::{TestDb, mem_store};
 
 const START_MS: i64 = 1_700_000_000_000;
 const HOLD_TTL_MS: i64 = 300_000;
 
 async fn alice_and_bob(store: &dyn Store, clock: &ManualClock) {
     store
-        .create_event(&CreateEvent { event_id: "gig".into(), seat_ids: vec!["1A".into(), "1B".into()], price_cents: 5_000 })
+        .create_event(&CreateEvent {
+            event_id: "gig".into(),
+            seat_ids: vec!["1A".into(), "1B".into()],
+            price_cents: 5_000,
+        })
         .await
         .unwrap();
     let hold = |holder: &str| AcquireHold {
@@ -55,7 +59,10 @@ async fn alice_and_bob(store: &dyn Store, clock: &ManualClock) {
     assert_eq!(store.begin_payment(&checkout("alice", b.hold_token, "alice-2")).await, Err(StoreError::NotHolder));
 
     let seat = &store.seat_map(&"gig".into()).await.unwrap()[0];
-    assert_eq!((seat.state, seat.hold_token, seat.holder_id.as_deref()), (SeatState::Held, Some(b.hold_token), Some("bob")));
+    assert_eq!(
+        (seat.state, seat.hold_token, seat.holder_id.as_deref()),
+        (SeatState::Held, Some(b.hold_token), Some("bob"))
+    );
 
     let order = store.begin_payment(&checkout("bob", b.hold_token, "bob-1")).await.unwrap();
     assert!(!order.replayed);
@@ -68,7 +75,10 @@ async fn alice_and_bob(store: &dyn Store, clock: &ManualClock) {
     assert_eq!(store.begin_payment(&checkout("alice", a.hold_token, "alice-1")).await, Err(StoreError::StaleToken));
 
     let sale = store
-        .record_payment_success(&PaymentSuccess { payment_op_id: order.order.payment_op_id, provider_payment_id: "pay-1".into() })
+        .record_payment_success(&PaymentSuccess {
+            payment_op_id: order.order.payment_op_id,
+            provider_payment_id: "pay-1".into(),
+        })
         .await
         .unwrap();
     let SaleOutcome::Confirmed { bookings, .. } = sale else { panic!("Bob's live payment sells the seat: {sale:?}") };

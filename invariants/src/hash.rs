@@ -1,7 +1,7 @@
 //! The trace hash: SHA-256 over the canonical JSON lines of the trace. Two runs
 //! of one seed must give the same hash; any difference in any event changes it.
 
-use crate::trace::{to_json_line, TraceEvent};
+use crate::trace::{TraceEvent, to_json_line};
 use sha2::{Digest, Sha256};
 
 /// SHA-256 of the trace's canonical serialization: each event's JSON line
@@ -49,9 +49,6 @@ mod tests {
 
     #[test]
     fn empty_trace_hash_is_sha256_of_nothing() {
-        assert_eq!(
-            to_hex(&trace_hash(&[])),
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-        );
+        assert_eq!(to_hex(&trace_hash(&[])), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     }
 }

@@ -19,8 +19,8 @@ mod testkit;
 
 pub use config::Config;
 pub use hash::{to_hex, trace_hash};
-pub use trace::{TraceEvent, TraceKind};
 pub use metrics::{Classification, Metrics};
+pub use trace::{TraceEvent, TraceKind};
 pub use violation::{Invariant, Subject, Violation};
 
 use booking::model::Snapshot;
@@ -40,7 +40,7 @@ pub fn check_all(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) -> Vec<Vio
 mod tests {
     use super::*;
     use crate::testkit::World;
-    use crate::trace::{from_json_lines, to_json_lines, Authority, ChangeCause, FaultKind, PaymentEvent, TraceError};
+    use crate::trace::{Authority, ChangeCause, FaultKind, PaymentEvent, TraceError, from_json_lines, to_json_lines};
     use booking::model::SeatState;
 
     /// A run with a late success refunded, a sweep and the brief's story told right.
@@ -95,7 +95,13 @@ mod tests {
                 (Invariant::AllowedTransition, seat("ev", "2A")),
             ]
         );
-        assert_eq!(v[2].to_string(), format!("no-stale-authority seat ev/2A: checkout of a seat that is available (witnesses: seq {})", v[2].witnesses[0]));
+        assert_eq!(
+            v[2].to_string(),
+            format!(
+                "no-stale-authority seat ev/2A: checkout of a seat that is available (witnesses: seq {})",
+                v[2].witnesses[0]
+            )
+        );
     }
 
     #[test]
@@ -132,7 +138,10 @@ mod tests {
     fn full_trace_refuses_events() {
         let mut t = trace::Trace::new(1);
         assert_eq!(t.record(0, TraceKind::Unknown { op_id: 1, reason: "x".into() }), Ok(0));
-        assert_eq!(t.record(0, TraceKind::Unknown { op_id: 1, reason: "x".into() }), Err(TraceError::Full { limit: 1 }));
+        assert_eq!(
+            t.record(0, TraceKind::Unknown { op_id: 1, reason: "x".into() }),
+            Err(TraceError::Full { limit: 1 })
+        );
     }
 
     #[test]

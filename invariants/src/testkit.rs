@@ -2,14 +2,14 @@
 //! [`Snapshot`] and records the trace the simulator would record. Clean
 //! fixtures come from it; violating fixtures tamper with its output.
 
-use crate::trace::{
-    Authority, ChangeCause, ClientOp, CompensationChange, OpResult, OrderChange, PaymentEvent,
-    PhaseMark, SeatChange, Trace, TraceKind,
-};
 use crate::Config;
+use crate::trace::{
+    Authority, ChangeCause, ClientOp, CompensationChange, OpResult, OrderChange, PaymentEvent, PhaseMark, SeatChange,
+    Trace, TraceKind,
+};
 use booking::model::{
-    Booking, Compensation, CompensationKind, CompensationStatus, Event, Order, OrderStatus,
-    PaymentOp, PaymentStatus, Seat, SeatState, Snapshot,
+    Booking, Compensation, CompensationKind, CompensationStatus, Event, Order, OrderStatus, PaymentOp, PaymentStatus,
+    Seat, SeatState, Snapshot,
 };
 use uuid::Uuid;
 
@@ -93,7 +93,13 @@ impl World {
     }
 
     /// Applies `f` to a seat and records the change; returns its seq.
-    pub fn change_seat(&mut self, seat_id: &str, cause: ChangeCause, authority: Authority, f: impl FnOnce(&mut Seat)) -> u64 {
+    pub fn change_seat(
+        &mut self,
+        seat_id: &str,
+        cause: ChangeCause,
+        authority: Authority,
+        f: impl FnOnce(&mut Seat),
+    ) -> u64 {
         let now = self.now_ms;
         let before = self.seat(seat_id).clone();
         let seat = self.seat_mut(seat_id);
@@ -136,7 +142,11 @@ impl World {
             });
         }
         let op = ClientOp::Hold { event_id: "ev".into(), seat_ids: seats.iter().map(|s| s.to_string()).collect() };
-        let res = OpResult::Held { hold_token: token, seat_ids: seats.iter().map(|s| s.to_string()).collect(), expires_at_ms: now + ttl_ms };
+        let res = OpResult::Held {
+            hold_token: token,
+            seat_ids: seats.iter().map(|s| s.to_string()).collect(),
+            expires_at_ms: now + ttl_ms,
+        };
         self.client(user, op, Ok(res));
         token
     }
@@ -149,11 +159,16 @@ impl World {
 
     /// `user` releases its hold `token`.
     pub fn release(&mut self, user: &str, token: Uuid) {
-        let seats: Vec<String> = self.snap.seats.iter().filter(|s| s.hold_token == Some(token)).map(|s| s.seat_id.clone()).collect();
+        let seats: Vec<String> =
+            self.snap.seats.iter().filter(|s| s.hold_token == Some(token)).map(|s| s.seat_id.clone()).collect();
         for s in &seats {
             self.change_seat(s, ChangeCause::Release, Authority::token(token, user), clear_hold);
         }
-        self.client(user, ClientOp::Release { event_id: "ev".into(), hold_token: token }, Ok(OpResult::Released { seat_ids: seats }));
+        self.client(
+            user,
+            ClientOp::Release { event_id: "ev".into(), hold_token: token },
+            Ok(OpResult::Released { seat_ids: seats }),
+        );
     }
 
     /// The sweeper reclaims every expired hold.
@@ -172,10 +187,14 @@ impl World {
     /// `user` checks out its hold `token` with `key`: order, payment op, seats pending.
     pub fn checkout(&mut self, user: &str, token: Uuid, key: &str, payment_ttl_ms: i64) -> Uuid {
         let now = self.now_ms;
-        let seats: Vec<String> = self.snap.seats.iter().filter(|s| s.hold_token == Some(token)).map(|s| s.seat_id.clone()).collect();
+        let seats: Vec<String> =
+            self.snap.seats.iter().filter(|s| s.hold_token == Some(token)).map(|s| s.seat_id.clone()).collect();
         for s in &seats {
             let seat = self.seat(s);
-            assert!(seat.state == SeatState::Held && seat.hold_expires_at_ms.is_some_and(|t| t > now), "fixture checkout of a dead hold");
+            assert!(
+                seat.state == SeatState::Held && seat.hold_expires_at_ms.is_some_and(|t| t > now),
+                "fixture checkout of a dead hold"
+            );
         }
         let order_id = self.uuid();
         let payment_op_id = self.uuid();
@@ -220,7 +239,12 @@ impl World {
     pub fn answer_checkout(&mut self, user: &str, token: Uuid, key: &str, order_id: Uuid, replayed: bool) -> u64 {
         let seats = self.order_seats(order_id);
         let status = self.order(order_id).status;
-        let op = ClientOp::Checkout { event_id: "ev".into(), hold_token: token, seat_ids: seats, idempotency_key: key.into() };
+        let op = ClientOp::Checkout {
+            event_id: "ev".into(),
+            hold_token: token,
+            seat_ids: seats,
+            idempotency_key: key.into(),
+        };
         self.client(user, op, Ok(OpResult::CheckedOut { order_id, status, booking_ids: vec![], replayed })).1
     }
 
@@ -336,13 +360,20 @@ impl World {
     /// Returns the Refunded seq.
     pub fn refund(&mut self, compensation_id: Uuid) -> u64 {
         let now = self.now_ms;
-        let c = self.snap.compensations.iter().find(|c| c.compensation_id == compensation_id).expect("fixture comp").clone();
+        let c = self
+            .snap
+            .compensations
+            .iter()
+            .find(|c| c.compensation_id == compensation_id)
+            .expect("fixture comp")
+            .clone();
         let seq = self.record(TraceKind::Payment(PaymentEvent::Refunded {
             compensation_id,
             payment_op_id: c.payment_op_id,
             amount_cents: c.amount_cents,
         }));
-        let cm = self.snap.compensations.iter_mut().find(|c| c.compensation_id == compensation_id).expect("fixture comp");
+        let cm =
+            self.snap.compensations.iter_mut().find(|c| c.compensation_id == compensation_id).expect("fixture comp");
         cm.status = CompensationStatus::Succeeded;
         cm.attempts += 1;
         cm.updated_at_ms = now;

@@ -8,10 +8,7 @@
 //! event was recorded; every `store_now_ms` is the store's clock at the write,
 //! the clock that decides expiry. Checkers judge by `store_now_ms`.
 
-use booking::model::{
-    Compensation, CompensationStatus, EventId, Order, OrderStatus, Seat, SeatId, SeatState,
-    UserId,
-};
+use booking::model::{Compensation, CompensationStatus, EventId, Order, OrderStatus, Seat, SeatId, SeatState, UserId};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 

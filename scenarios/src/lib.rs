@@ -22,8 +22,8 @@ pub use load::{
 };
 pub use model::*;
 pub use names::{CLASSIFICATION_NAMES, INVARIANT_NAMES};
-pub use seeds::{SeedRange, MAX_SEEDS_PER_RANGE};
-pub use swarm::{splitmix64, FaultKind, SwarmDraw, MIN_SWARM_WEIGHT};
+pub use seeds::{MAX_SEEDS_PER_RANGE, SeedRange};
+pub use swarm::{FaultKind, MIN_SWARM_WEIGHT, SwarmDraw, splitmix64};
 
 /// The built-in scenario files: (file name, contents), in name order.
 pub const LIBRARY_FILES: &[(&str, &str)] = &[

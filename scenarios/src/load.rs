@@ -26,7 +26,8 @@ impl Scenario {
     /// Reads and validates the scenario file at `path`.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io { path: origin.clone(), source })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ScenarioError::Io { path: origin.clone(), source })?;
         Scenario::parse(&text, &origin)
     }
 
@@ -61,7 +62,8 @@ impl Scenario {
         if self.name.is_empty() {
             return Err(ScenarioError::EmptyName { origin: self.origin.clone() });
         }
-        if self.name.len() > 64 || !self.name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
+        if self.name.len() > 64 || !self.name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        {
             return Err(ScenarioError::BadName { origin: self.origin.clone(), name: self.name.clone() });
         }
         if self.description.trim().is_empty() || self.description.contains('\n') {

@@ -18,7 +18,9 @@ impl SeedRange {
     /// Parses `"A..B"` (B excluded), `"A..=B"` (B included) or `"N"` (one seed).
     /// The range must hold 1..=[`MAX_SEEDS_PER_RANGE`] seeds.
     pub fn parse(text: &str) -> Result<SeedRange, String> {
-        let num = |s: &str| s.trim().parse::<u64>().map_err(|_| format!("{:?} is not a seed (an unsigned 64-bit integer)", s.trim()));
+        let num = |s: &str| {
+            s.trim().parse::<u64>().map_err(|_| format!("{:?} is not a seed (an unsigned 64-bit integer)", s.trim()))
+        };
         let (start, end) = if let Some((a, b)) = text.split_once("..=") {
             let b = num(b)?;
             (num(a)?, b.checked_add(1).ok_or_else(|| "end seed too large".to_string())?)

@@ -149,10 +149,12 @@ impl SwarmDraw {
                 f.reorder_probability = scale(f.reorder_probability, k);
                 f
             }),
-            crash_after_commit: faults.crash_after_commit.clone().zip(w(FaultKind::CrashAfterCommit)).map(|(mut f, k)| {
-                f.probability = scale(f.probability, k);
-                f
-            }),
+            crash_after_commit: faults.crash_after_commit.clone().zip(w(FaultKind::CrashAfterCommit)).map(
+                |(mut f, k)| {
+                    f.probability = scale(f.probability, k);
+                    f
+                },
+            ),
             provider: faults.provider.clone().zip(w(FaultKind::Provider)).map(|(mut f, k)| {
                 f.unknown_probability = scale(f.unknown_probability, k);
                 f.decline_probability = scale(f.decline_probability, k);

@@ -1,7 +1,7 @@
 //! Loading scenario files: the library, the README's example, and one test
 //! per error kind asserting its message.
 
-use scenarios::{find, library, FaultKind, Outcome, Scenario, ScenarioError, SeedRange, LIBRARY_FILES};
+use scenarios::{FaultKind, LIBRARY_FILES, Outcome, Scenario, ScenarioError, SeedRange, find, library};
 use std::collections::BTreeSet;
 
 const README: &str = include_str!("../README.md");
@@ -152,7 +152,10 @@ fn unknown_key_names_its_path() {
         "my.toml: unknown key `faults.stale_token.probabilty`"
     );
     assert_eq!(err(&example_with("swarm = false", "swarm = false\ncolour = 1")), "my.toml: unknown key `colour`");
-    assert_eq!(err(&example_with("[faults.clock_skew]", "[faults.clock_skews]")), "my.toml: unknown key `faults.clock_skews`");
+    assert_eq!(
+        err(&example_with("[faults.clock_skew]", "[faults.clock_skews]")),
+        "my.toml: unknown key `faults.clock_skews`"
+    );
 }
 
 #[test]
@@ -210,7 +213,10 @@ fn bad_duration_names_its_path() {
 
 #[test]
 fn out_of_range_count_names_its_path() {
-    assert_eq!(err(&example_with("users = 400", "users = 0")), "my.toml: `workload.users` = 0: must be within 1..=100000");
+    assert_eq!(
+        err(&example_with("users = 400", "users = 0")),
+        "my.toml: `workload.users` = 0: must be within 1..=100000"
+    );
     assert_eq!(
         err(&example_with("hot_seats = 10", "hot_seats = 201")),
         "my.toml: `workload.hot_seats` = 201: must be within 0..=200"
@@ -240,7 +246,10 @@ fn unknown_invariant_or_classification_is_refused() {
         "outcome = \"pass\"\nviolations = []",
         "outcome = \"fail\"\nviolations = [\"hold-reclaimed\", \"no-such-thing\"]",
     ));
-    assert!(e.starts_with("my.toml: `expect.violations[1]`: unknown name \"no-such-thing\" (known: one-booking-per-seat, "), "{e}");
+    assert!(
+        e.starts_with("my.toml: `expect.violations[1]`: unknown name \"no-such-thing\" (known: one-booking-per-seat, "),
+        "{e}"
+    );
     let e = err(&example_with("classification = \"genuine-demand\"", "classification = \"busy\""));
     assert_eq!(
         e,

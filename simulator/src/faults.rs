@@ -30,9 +30,23 @@ pub struct CrashHooks {
 impl CrashHooks {
     /// Hooks for `host` crashing after a checkout commit with `probability`
     /// while `enabled` is true. The RNG outlives host restarts.
-    pub fn new(host: String, probability: f64, seed: u64, enabled: Arc<AtomicBool>, requests: CrashRequests, recorder: Recorder) -> Self {
+    pub fn new(
+        host: String,
+        probability: f64,
+        seed: u64,
+        enabled: Arc<AtomicBool>,
+        requests: CrashRequests,
+        recorder: Recorder,
+    ) -> Self {
         assert!((0.0..=1.0).contains(&probability));
-        Self { host, probability, enabled, rng: Arc::new(Mutex::new(ChaCha8Rng::seed_from_u64(seed))), requests, recorder }
+        Self {
+            host,
+            probability,
+            enabled,
+            rng: Arc::new(Mutex::new(ChaCha8Rng::seed_from_u64(seed))),
+            requests,
+            recorder,
+        }
     }
 
     /// A handle sharing this one's RNG and switches (for the restarted host).
@@ -60,7 +74,8 @@ impl FaultHooks for CrashHooks {
         }
         let first = self.requests.lock().expect("requests poisoned").insert(self.host.clone());
         if first {
-            self.recorder.fault(FaultKind::CrashAfterCommit, format!("{} crashes after committing a checkout", self.host));
+            self.recorder
+                .fault(FaultKind::CrashAfterCommit, format!("{} crashes after committing a checkout", self.host));
         }
         // The committed answer never leaves: the host is about to be crashed.
         std::future::pending::<()>().await;

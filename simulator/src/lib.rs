@@ -5,12 +5,12 @@
 #![warn(missing_docs)]
 
 pub mod client;
-pub mod net;
-pub mod sim_clock;
 pub mod faults;
+pub mod net;
 pub mod plan;
 pub mod provider_host;
 pub mod recorder;
 pub mod runner;
+pub mod sim_clock;
 pub mod user;
 pub mod world;

@@ -147,7 +147,8 @@ fn run(args: RunArgs) -> ExitCode {
         let verdicts = run_seeds(plan, &seeds, jobs, args.check_determinism, tty);
         let wall_s = started.elapsed().as_secs_f64().max(1e-9);
         let passed = verdicts.iter().filter(|v| v.passed).count() as u64;
-        let sim_s: f64 = verdicts.iter().map(|v| v.simulated_ms as f64 / 1000.0).sum::<f64>() * if args.check_determinism { 2.0 } else { 1.0 };
+        let sim_s: f64 = verdicts.iter().map(|v| v.simulated_ms as f64 / 1000.0).sum::<f64>()
+            * if args.check_determinism { 2.0 } else { 1.0 };
         let summary = Summary {
             scenario: plan.name.clone(),
             seeds: seeds.len() as u64,
@@ -175,9 +176,15 @@ fn run(args: RunArgs) -> ExitCode {
         summaries.push(summary);
     }
     if !args.json {
-        println!("{:<28} {:>6} {:>6} {:>6} {:>10} {:>12}", "scenario", "seeds", "passed", "failed", "seeds/s", "sim-s/wall-s");
+        println!(
+            "{:<28} {:>6} {:>6} {:>6} {:>10} {:>12}",
+            "scenario", "seeds", "passed", "failed", "seeds/s", "sim-s/wall-s"
+        );
         for s in &summaries {
-            println!("{:<28} {:>6} {:>6} {:>6} {:>10.1} {:>12.0}", s.scenario, s.seeds, s.passed, s.failed, s.seeds_per_s, s.sim_per_wall);
+            println!(
+                "{:<28} {:>6} {:>6} {:>6} {:>10.1} {:>12.0}",
+                s.scenario, s.seeds, s.passed, s.failed, s.seeds_per_s, s.sim_per_wall
+            );
         }
         let (seeds, failed): (u64, u64) = summaries.iter().fold((0, 0), |(a, b), s| (a + s.seeds, b + s.failed));
         println!("{} passed, {} failed", seeds - failed, failed);
@@ -205,7 +212,10 @@ fn run_seeds(plan: &Plan, seeds: &[u64], jobs: usize, twice: bool, tty: bool) ->
                         let (_, again) = runner::run_seed(plan, seeds[i]);
                         if again.trace_hash != verdict.trace_hash {
                             verdict.passed = false;
-                            verdict.failures.push(format!("nondeterminism: trace hash {} then {}", verdict.trace_hash, again.trace_hash));
+                            verdict.failures.push(format!(
+                                "nondeterminism: trace hash {} then {}",
+                                verdict.trace_hash, again.trace_hash
+                            ));
                         }
                     }
                     slots.lock().expect("poisoned")[i] = Some(verdict);

@@ -91,7 +91,10 @@ impl tower::Service<http::Uri> for SimConnector {
 
     fn call(&mut self, uri: http::Uri) -> Self::Future {
         Box::pin(async move {
-            let authority = uri.authority().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "uri without authority"))?.to_string();
+            let authority = uri
+                .authority()
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "uri without authority"))?
+                .to_string();
             let stream = turmoil::net::TcpStream::connect(authority).await?;
             Ok(TokioIo::new(SimConn(stream)))
         })

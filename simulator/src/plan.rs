@@ -100,7 +100,11 @@ impl Plan {
             settle_ms: s.phases.settle_ms as u64,
             crash: f.crash_after_commit.as_ref().map(|c| (c.probability, c.restart_after_ms as u64)),
             provider,
-            partitions: f.network.as_ref().filter(|n| n.partition_probability > 0.0).map(|n| (n.partition_probability, n.partition_ms as u64)),
+            partitions: f
+                .network
+                .as_ref()
+                .filter(|n| n.partition_probability > 0.0)
+                .map(|n| (n.partition_probability, n.partition_ms as u64)),
             max_latency_ms: f.network.as_ref().map(|n| n.latency_ms.max.max(2) as u64),
             clock_skew_ms: f.clock_skew.as_ref().map(|c| c.max_skew_ms).unwrap_or(0),
             sweeper_stall: f.sweeper_stall.as_ref().map(|st| (st.from_ms as u64, st.to_ms as u64)),

@@ -38,21 +38,38 @@ impl WebhookTransport for AnyService {
 }
 
 /// Installs the provider host; returns the provider's shared state.
-pub fn install(sim: &mut turmoil::Sim<'_>, seed: u64, faults: Faults, services: &[String], webhook_secret: &[u8]) -> FakeProvider {
+pub fn install(
+    sim: &mut turmoil::Sim<'_>,
+    seed: u64,
+    faults: Faults,
+    services: &[String],
+    webhook_secret: &[u8],
+) -> FakeProvider {
     let transports = services
         .iter()
         .map(|s| {
-            HttpWebhookTransport::new(SimConnector, &format!("http://{s}:{}/v1/webhooks/provider", crate::world::SERVICE_PORT), Duration::from_secs(2))
-                .expect("webhook url is valid")
+            HttpWebhookTransport::new(
+                SimConnector,
+                &format!("http://{s}:{}/v1/webhooks/provider", crate::world::SERVICE_PORT),
+                Duration::from_secs(2),
+            )
+            .expect("webhook url is valid")
         })
         .collect();
-    let provider = FakeProvider::new(seed, faults, Arc::new(SimClock::new(0)), Some(Arc::new(AnyService(transports))), webhook_secret)
-        .expect("scenario provider faults are valid");
+    let provider = FakeProvider::new(
+        seed,
+        faults,
+        Arc::new(SimClock::new(0)),
+        Some(Arc::new(AnyService(transports))),
+        webhook_secret,
+    )
+    .expect("scenario provider faults are valid");
     let shared = provider.clone();
     sim.host("provider", move || {
         let provider = shared.clone();
         async move {
-            booking::http::serve(SimListener::bind(PROVIDER_PORT).await?, app(provider), std::future::pending()).await?;
+            booking::http::serve(SimListener::bind(PROVIDER_PORT).await?, app(provider), std::future::pending())
+                .await?;
             Ok(())
         }
     });
@@ -65,10 +82,18 @@ pub fn record_ledger(provider: &FakeProvider, recorder: &Recorder) {
     let ledger = provider.ledger();
     for p in &ledger.payments {
         if p.status == "succeeded" {
-            recorder.payment(PaymentEvent::Charged { payment_op_id: p.idempotency_key, amount_cents: p.amount_cents, provider_payment_id: p.id.clone() });
+            recorder.payment(PaymentEvent::Charged {
+                payment_op_id: p.idempotency_key,
+                amount_cents: p.amount_cents,
+                provider_payment_id: p.id.clone(),
+            });
         }
     }
     for r in &ledger.refunds {
-        recorder.payment(PaymentEvent::Refunded { compensation_id: r.idempotency_key, payment_op_id: r.payment_key, amount_cents: r.amount_cents });
+        recorder.payment(PaymentEvent::Refunded {
+            compensation_id: r.idempotency_key,
+            payment_op_id: r.payment_key,
+            amount_cents: r.amount_cents,
+        });
     }
 }

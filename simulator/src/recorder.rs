@@ -5,8 +5,8 @@
 use booking::model::{Compensation, Order, Seat};
 use booking::store::{Presented, SeatWriteCause, StoreObserver};
 use invariants::trace::{
-    Authority, ChangeCause, ClientOp, CompensationChange, FaultKind, OpId, OpResult, OrderChange, PaymentEvent, PhaseMark,
-    SeatChange, Trace, TraceEvent, TraceKind,
+    Authority, ChangeCause, ClientOp, CompensationChange, FaultKind, OpId, OpResult, OrderChange, PaymentEvent,
+    PhaseMark, SeatChange, Trace, TraceEvent, TraceKind,
 };
 use std::sync::{Arc, Mutex};
 
@@ -31,7 +31,14 @@ pub struct Recorder {
 impl Recorder {
     /// An empty recorder; store times are converted to trace times by subtracting `epoch_ms`.
     pub fn new(epoch_ms: i64) -> Self {
-        Self { inner: Arc::new(Mutex::new(Inner { trace: Trace::new(TRACE_LIMIT_EVENTS), next_op_id: 0, overflowed: false })), epoch_ms }
+        Self {
+            inner: Arc::new(Mutex::new(Inner {
+                trace: Trace::new(TRACE_LIMIT_EVENTS),
+                next_op_id: 0,
+                overflowed: false,
+            })),
+            epoch_ms,
+        }
     }
 
     fn push(&self, at_ms: i64, kind: TraceKind) -> Option<u64> {

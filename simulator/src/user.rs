@@ -116,8 +116,12 @@ impl Actor {
         for _ in 0..attempts.max(1) {
             let op_id = self.recorder.invoke(&self.user, op.clone());
             let (method, path, key, body) = match &op {
-                ClientOp::Hold { event_id, seat_ids } => ("POST", format!("/v1/events/{event_id}/holds"), None, Some(json!({ "seat_ids": seat_ids }))),
-                ClientOp::Release { event_id, hold_token } => ("DELETE", format!("/v1/events/{event_id}/holds/{hold_token}"), None, None),
+                ClientOp::Hold { event_id, seat_ids } => {
+                    ("POST", format!("/v1/events/{event_id}/holds"), None, Some(json!({ "seat_ids": seat_ids })))
+                }
+                ClientOp::Release { event_id, hold_token } => {
+                    ("DELETE", format!("/v1/events/{event_id}/holds/{hold_token}"), None, None)
+                }
                 ClientOp::Checkout { event_id, hold_token, seat_ids, idempotency_key } => (
                     "POST",
                     format!("/v1/events/{event_id}/holds/{hold_token}/checkout"),
@@ -126,20 +130,33 @@ impl Actor {
                 ),
                 ClientOp::OrderStatus { order_id } => ("GET", format!("/v1/orders/{order_id}"), None, None),
             };
-            let reply = self.services[host].send(Call { method, path, token: Some(&self.token), idempotency_key: key, body }).await;
+            let reply = self.services[host]
+                .send(Call { method, path, token: Some(&self.token), idempotency_key: key, body })
+                .await;
             match reply {
                 Reply::Answered { status, body } if (200..300).contains(&status) => {
                     let result = match &op {
                         ClientOp::Hold { .. } => (|| {
                             let hold_token: Uuid = body["hold_token"].as_str()?.parse().ok()?;
-                            let seat_ids = body["seats"].as_array()?.iter().filter_map(|s| s["seat_id"].as_str().map(String::from)).collect();
-                            Some(OpResult::Held { hold_token, seat_ids, expires_at_ms: body["expires_at_ms"].as_i64()? })
+                            let seat_ids = body["seats"]
+                                .as_array()?
+                                .iter()
+                                .filter_map(|s| s["seat_id"].as_str().map(String::from))
+                                .collect();
+                            Some(OpResult::Held {
+                                hold_token,
+                                seat_ids,
+                                expires_at_ms: body["expires_at_ms"].as_i64()?,
+                            })
                         })(),
-                        ClientOp::Release { .. } => serde_json::from_value(body["released"].clone()).ok().map(|seat_ids| OpResult::Released { seat_ids }),
+                        ClientOp::Release { .. } => serde_json::from_value(body["released"].clone())
+                            .ok()
+                            .map(|seat_ids| OpResult::Released { seat_ids }),
                         ClientOp::Checkout { .. } => order_result(&body, false),
                         ClientOp::OrderStatus { .. } => order_result(&body, true),
                     };
-                    let result = result.unwrap_or_else(|| panic!("service answered {status} with an unparseable body: {body}"));
+                    let result =
+                        result.unwrap_or_else(|| panic!("service answered {status} with an unparseable body: {body}"));
                     self.recorder.ok(op_id, result.clone());
                     return Ok(result);
                 }
@@ -160,7 +177,11 @@ impl Actor {
     fn pick_seats(&mut self, p: &UserParams) -> (String, Vec<String>) {
         let (event_id, seats) = &p.events[self.rng.random_range(0..p.events.len())];
         let hot = p.hot_seats.clamp(1, seats.len());
-        let n = if self.rng.random_bool(p.multi_seat_share) { self.rng.random_range(2..=p.max_seats_per_hold.max(2)) } else { 1 };
+        let n = if self.rng.random_bool(p.multi_seat_share) {
+            self.rng.random_range(2..=p.max_seats_per_hold.max(2))
+        } else {
+            1
+        };
         let n = n.min(seats.len());
         let start = if self.rng.random_bool(p.hot_share) {
             self.rng.random_range(0..hot)
@@ -179,13 +200,20 @@ impl Actor {
             }
             self.think(p.think_ms).await;
             let (event_id, seat_ids) = self.pick_seats(&p);
-            let Ok(OpResult::Held { hold_token, seat_ids, .. }) = self.call(ClientOp::Hold { event_id: event_id.clone(), seat_ids }, 1).await else {
+            let Ok(OpResult::Held { hold_token, seat_ids, .. }) =
+                self.call(ClientOp::Hold { event_id: event_id.clone(), seat_ids }, 1).await
+            else {
                 continue;
             };
             {
                 let mut s = seen.lock().expect("seen poisoned");
                 if s.len() < MAX_SEEN_HOLDS {
-                    s.push(SeenHold { owner: self.user.clone(), event_id: event_id.clone(), token: hold_token, seat_ids: seat_ids.clone() });
+                    s.push(SeenHold {
+                        owner: self.user.clone(),
+                        event_id: event_id.clone(),
+                        token: hold_token,
+                        seat_ids: seat_ids.clone(),
+                    });
                 }
             }
             if let Some(prob) = p.stale_replay
@@ -203,14 +231,20 @@ impl Actor {
             if let Some((prob, pause_ms)) = p.pause
                 && self.rng.random_bool(prob)
             {
-                self.recorder.fault(FaultKind::ClientPaused, format!("{} pauses {pause_ms} ms holding {hold_token}", self.user));
+                self.recorder
+                    .fault(FaultKind::ClientPaused, format!("{} pauses {pause_ms} ms holding {hold_token}", self.user));
                 tokio::time::sleep(Duration::from_millis(pause_ms)).await;
                 self.recorder.fault(FaultKind::ClientResumed, format!("{} resumes", self.user));
             } else {
                 self.think((200, 2_000)).await;
             }
             let key = format!("{}-{flow}", self.user);
-            let checkout = ClientOp::Checkout { event_id: event_id.clone(), hold_token, seat_ids: seat_ids.clone(), idempotency_key: key };
+            let checkout = ClientOp::Checkout {
+                event_id: event_id.clone(),
+                hold_token,
+                seat_ids: seat_ids.clone(),
+                idempotency_key: key,
+            };
             let Ok(OpResult::CheckedOut { order_id, .. }) = self.call(checkout.clone(), p.max_attempts).await else {
                 continue;
             };
@@ -231,16 +265,18 @@ impl Actor {
     async fn replay_stale(&mut self, seen: &SeenHolds, flow: u32) {
         let pick = {
             let s = seen.lock().expect("seen poisoned");
-            if s.is_empty() {
-                None
-            } else {
-                Some(s[self.rng.random_range(0..s.len())].clone())
-            }
+            if s.is_empty() { None } else { Some(s[self.rng.random_range(0..s.len())].clone()) }
         };
         let Some(old) = pick else { return };
-        self.recorder.fault(FaultKind::StaleTokenReplay, format!("{} replays {}'s token {}", self.user, old.owner, old.token));
+        self.recorder
+            .fault(FaultKind::StaleTokenReplay, format!("{} replays {}'s token {}", self.user, old.owner, old.token));
         let op = if self.rng.random_bool(0.5) {
-            ClientOp::Checkout { event_id: old.event_id, hold_token: old.token, seat_ids: old.seat_ids, idempotency_key: format!("{}-stale-{flow}", self.user) }
+            ClientOp::Checkout {
+                event_id: old.event_id,
+                hold_token: old.token,
+                seat_ids: old.seat_ids,
+                idempotency_key: format!("{}-stale-{flow}", self.user),
+            }
         } else {
             ClientOp::Release { event_id: old.event_id, hold_token: old.token }
         };

@@ -109,10 +109,13 @@ fn host_seed(seed: u64, salt: &str) -> u64 {
 
 /// Runs one seed of `cfg`.
 pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
-    assert!(cfg.server_hosts >= 1 && cfg.client_hosts >= 1 && cfg.users >= 1 && cfg.events >= 1 && cfg.seats_per_event >= 1);
+    assert!(
+        cfg.server_hosts >= 1 && cfg.client_hosts >= 1 && cfg.users >= 1 && cfg.events >= 1 && cfg.seats_per_event >= 1
+    );
     let recorder = Recorder::new(EPOCH_MS);
     let store_clock = SimClock::new(0);
-    let store = MemStore::new(Arc::new(store_clock.clone()), Arc::new(SeededIds::new(host_seed(seed, "ids")))).with_observer(Arc::new(recorder.clone()));
+    let store = MemStore::new(Arc::new(store_clock.clone()), Arc::new(SeededIds::new(host_seed(seed, "ids"))))
+        .with_observer(Arc::new(recorder.clone()));
     if cfg.break_checkout {
         store.break_checkout_token_check();
     }
@@ -120,8 +123,12 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
         .map(|e| (format!("ev{e}"), (0..cfg.seats_per_event).map(|s| format!("s{s:05}")).collect()))
         .collect();
     for (event_id, seat_ids) in &events {
-        futures::executor::block_on(store.create_event(&CreateEvent { event_id: event_id.clone(), seat_ids: seat_ids.clone(), price_cents: 5_000 }))
-            .expect("scenario events are valid");
+        futures::executor::block_on(store.create_event(&CreateEvent {
+            event_id: event_id.clone(),
+            seat_ids: seat_ids.clone(),
+            price_cents: 5_000,
+        }))
+        .expect("scenario events are valid");
     }
     let store: Arc<dyn Store> = Arc::new(store);
 
@@ -138,7 +145,13 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
 
     // The provider.
     let service_names: Vec<String> = (0..cfg.server_hosts).map(|i| format!("svc{i}")).collect();
-    let provider = provider_host::install(&mut sim, host_seed(seed, "provider"), cfg.provider.clone(), &service_names, WEBHOOK_SECRET);
+    let provider = provider_host::install(
+        &mut sim,
+        host_seed(seed, "provider"),
+        cfg.provider.clone(),
+        &service_names,
+        WEBHOOK_SECRET,
+    );
 
     // Service hosts.
     let crash_requests: CrashRequests = Arc::new(Mutex::new(Default::default()));
@@ -159,15 +172,24 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
         );
         let store = store.clone();
         let stalled = sweeper_stalled.clone();
-        let config = ServiceConfig { hold_ttl_ms: cfg.hold_ttl_ms, payment_ttl_ms: cfg.payment_ttl_ms, hold_attempts_per_minute: 10_000, ..ServiceConfig::default() };
+        let config = ServiceConfig {
+            hold_ttl_ms: cfg.hold_ttl_ms,
+            payment_ttl_ms: cfg.payment_ttl_ms,
+            hold_attempts_per_minute: 10_000,
+            ..ServiceConfig::default()
+        };
         sim.host(name.as_str(), move || {
             let store = store.clone();
             let hooks = hooks.share();
             let stalled = stalled.clone();
             let config = config.clone();
             async move {
-                let provider = HttpProvider::new(crate::net::SimConnector, &format!("http://provider:{}", provider_host::PROVIDER_PORT), Duration::from_secs(2))
-                    .expect("provider url is valid");
+                let provider = HttpProvider::new(
+                    crate::net::SimConnector,
+                    &format!("http://provider:{}", provider_host::PROVIDER_PORT),
+                    Duration::from_secs(2),
+                )
+                .expect("provider url is valid");
                 let service = Arc::new(
                     Service::new(ServiceParts {
                         store,
@@ -202,8 +224,16 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
         let mut actors = Vec::new();
         for u in (c..cfg.users).step_by(cfg.client_hosts) {
             let user = format!("u{u:05}");
-            let token = user_auth.issue(&Claims { sub: user.clone(), events: vec!["*".into()], exp_ms: EPOCH_MS + 7 * 86_400_000, admin: false });
-            let services = service_names.iter().map(|s| SimClient::new(format!("{s}:{SERVICE_PORT}"), Duration::from_secs(3))).collect();
+            let token = user_auth.issue(&Claims {
+                sub: user.clone(),
+                events: vec!["*".into()],
+                exp_ms: EPOCH_MS + 7 * 86_400_000,
+                admin: false,
+            });
+            let services = service_names
+                .iter()
+                .map(|s| SimClient::new(format!("{s}:{SERVICE_PORT}"), Duration::from_secs(3)))
+                .collect();
             actors.push(Actor::new(user.clone(), token, services, recorder.clone(), host_seed(seed, &user)));
         }
         let params = params.clone();
@@ -269,7 +299,8 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
         };
         let now_ms = sim.elapsed().as_millis() as u64;
         // Crash the hosts that swallowed a committed answer; restart them later.
-        let requested: Vec<String> = std::mem::take(&mut *crash_requests.lock().expect("poisoned")).into_iter().collect();
+        let requested: Vec<String> =
+            std::mem::take(&mut *crash_requests.lock().expect("poisoned")).into_iter().collect();
         for host in requested {
             sim.crash(host.as_str());
             let delay = cfg.crash.map(|c| c.1).unwrap_or(1_000);

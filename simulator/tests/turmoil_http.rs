@@ -31,7 +31,14 @@ fn alice_bob_story_over_simulated_http() {
             let created = created.clone();
             async move {
                 if !created.swap(true, std::sync::atomic::Ordering::SeqCst) {
-                    store.create_event(&CreateEvent { event_id: "e1".into(), seat_ids: vec!["1A".into()], price_cents: 100 }).await.unwrap();
+                    store
+                        .create_event(&CreateEvent {
+                            event_id: "e1".into(),
+                            seat_ids: vec!["1A".into()],
+                            price_cents: 100,
+                        })
+                        .await
+                        .unwrap();
                 }
                 let clock = Arc::new(SimClock::new(0));
                 let state = AppState {
@@ -52,13 +59,24 @@ fn alice_bob_story_over_simulated_http() {
     }
     sim.client("users", async move {
         let auth = Authenticator::new(SECRET, Arc::new(SimClock::new(0)));
-        let tok = |u: &str| auth.issue(&Claims { sub: u.into(), events: vec!["e1".into()], exp_ms: EPOCH_MS + 3_600_000, admin: false });
+        let tok = |u: &str| {
+            auth.issue(&Claims { sub: u.into(), events: vec!["e1".into()], exp_ms: EPOCH_MS + 3_600_000, admin: false })
+        };
         let (alice, bob) = (tok("alice"), tok("bob"));
         let a = SimClient::new("svc0:8080", Duration::from_secs(2));
         let b = SimClient::new("svc1:8080", Duration::from_secs(2));
         let hold = |c: &SimClient, t: &str| {
             let (c, t) = (c.clone(), t.to_string());
-            async move { c.send(Call { method: "POST", path: "/v1/events/e1/holds".into(), token: Some(&t), idempotency_key: None, body: Some(json!({"seat_ids":["1A"]})) }).await }
+            async move {
+                c.send(Call {
+                    method: "POST",
+                    path: "/v1/events/e1/holds".into(),
+                    token: Some(&t),
+                    idempotency_key: None,
+                    body: Some(json!({"seat_ids":["1A"]})),
+                })
+                .await
+            }
         };
         let Reply::Answered { status: 201, body } = hold(&a, &alice).await else { panic!("alice's hold") };
         let token_a = body["hold_token"].as_str().unwrap().to_string();
@@ -67,8 +85,18 @@ fn alice_bob_story_over_simulated_http() {
         let Reply::Answered { status: 201, body } = hold(&b, &bob).await else { panic!("bob takes the expired hold") };
         let token_b = body["hold_token"].as_str().unwrap().to_string();
         let checkout = |c: &SimClient, t: &str, token: &str, key: &str| {
-            let (c, t, path, key) = (c.clone(), t.to_string(), format!("/v1/events/e1/holds/{token}/checkout"), key.to_string());
-            async move { c.send(Call { method: "POST", path, token: Some(&t), idempotency_key: Some(&key), body: Some(json!({"seat_ids":["1A"]})) }).await }
+            let (c, t, path, key) =
+                (c.clone(), t.to_string(), format!("/v1/events/e1/holds/{token}/checkout"), key.to_string());
+            async move {
+                c.send(Call {
+                    method: "POST",
+                    path,
+                    token: Some(&t),
+                    idempotency_key: Some(&key),
+                    body: Some(json!({"seat_ids":["1A"]})),
+                })
+                .await
+            }
         };
         match checkout(&a, &alice, &token_a, "alice-1").await {
             Reply::Answered { status: 409, body } => assert_eq!(body["type"], "urn:holdfast:problem:stale-token"),

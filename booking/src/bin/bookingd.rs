@@ -104,7 +104,10 @@ struct CrashHooks(CrashPoint);
 #[async_trait::async_trait]
 impl FaultHooks for CrashHooks {
     async fn after_commit(&self, point: CommitPoint) {
-        let hit = matches!((self.0, point), (CrashPoint::Hold, CommitPoint::Hold) | (CrashPoint::Checkout, CommitPoint::Checkout));
+        let hit = matches!(
+            (self.0, point),
+            (CrashPoint::Hold, CommitPoint::Hold) | (CrashPoint::Checkout, CommitPoint::Checkout)
+        );
         if hit {
             eprintln!("bookingd: crash-after-commit at {point:?} (test fault)");
             std::process::exit(86);
@@ -145,7 +148,8 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
         },
         None => Arc::new(NoCache),
     };
-    let provider = HttpProvider::with_http(&args.provider_url, Duration::from_millis(args.provider_timeout_ms)).map_err(|e| format!("--provider-url: {e}"))?;
+    let provider = HttpProvider::with_http(&args.provider_url, Duration::from_millis(args.provider_timeout_ms))
+        .map_err(|e| format!("--provider-url: {e}"))?;
     let hooks: Arc<dyn FaultHooks> = match args.crash_after_commit {
         Some(p) => Arc::new(CrashHooks(p)),
         None => Arc::new(NoHooks),
@@ -170,7 +174,9 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
         })
         .map_err(|e| e.to_string())?,
     );
-    let listener = tokio::net::TcpListener::bind(&args.listen).await.map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+    let listener = tokio::net::TcpListener::bind(&args.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     println!("bookingd listening on {}", listener.local_addr().map_err(|e| e.to_string())?);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let background = {
@@ -200,17 +206,21 @@ async fn shutdown_signal() {
 
 #[tokio::main]
 async fn main() {
-    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into())).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .init();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => run_serve(args).await,
-        Command::Migrate { database_url } => async {
-            let pool = pool(&database_url, 2).await?;
-            PgStore::migrate(&pool).await.map_err(|e| format!("migration failed: {e}"))?;
-            println!("migrations applied");
-            Ok(())
+        Command::Migrate { database_url } => {
+            async {
+                let pool = pool(&database_url, 2).await?;
+                PgStore::migrate(&pool).await.map_err(|e| format!("migration failed: {e}"))?;
+                println!("migrations applied");
+                Ok(())
+            }
+            .await
         }
-        .await,
         Command::IssueToken { user, events, ttl_s, admin } => (|| {
             let secret = secret("HOLDFAST_TOKEN_SECRET")?;
             if !booking::model::valid_id(&user) {

@@ -3,7 +3,7 @@
 //! `cargo run -p booking --bin fake-provider -- --listen 127.0.0.1:PORT [--webhook-url URL]`
 
 use booking::clock::SystemClock;
-use booking::fake_provider::{app, Faults, FakeProvider, HttpWebhookTransport, WebhookTransport};
+use booking::fake_provider::{FakeProvider, Faults, HttpWebhookTransport, WebhookTransport, app};
 use clap::Parser;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -42,7 +42,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => Faults::default(),
     };
     let webhooks: Option<Arc<dyn WebhookTransport>> = match &args.webhook_url {
-        Some(url) => Some(Arc::new(HttpWebhookTransport::with_http(url, Duration::from_millis(args.webhook_timeout_ms.max(1)))?)),
+        Some(url) => {
+            Some(Arc::new(HttpWebhookTransport::with_http(url, Duration::from_millis(args.webhook_timeout_ms.max(1)))?))
+        }
         None => None,
     };
     let state = FakeProvider::new(args.seed, faults, Arc::new(SystemClock), webhooks, args.webhook_secret.as_bytes())

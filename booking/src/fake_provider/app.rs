@@ -3,7 +3,9 @@
 
 use super::faults::Faults;
 use super::state::{FakeError, FakeProvider};
-use crate::payment::wire::{CreatePaymentBody, CreateRefundBody, Problem, IDEMPOTENCY_KEY_HEADER, PROBLEM_CONTENT_TYPE};
+use crate::payment::wire::{
+    CreatePaymentBody, CreateRefundBody, IDEMPOTENCY_KEY_HEADER, PROBLEM_CONTENT_TYPE, Problem,
+};
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -33,13 +35,9 @@ pub fn app(state: FakeProvider) -> Router {
 
 fn problem(status: u16, kind: &str, detail: String) -> Response {
     let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let body = Problem {
-        type_: format!("/problems/{kind}"),
-        title: kind.replace('-', " "),
-        status,
-        detail,
-    };
-    (code, [(http::header::CONTENT_TYPE, PROBLEM_CONTENT_TYPE)], serde_json::to_vec(&body).expect("serializable")).into_response()
+    let body = Problem { type_: format!("/problems/{kind}"), title: kind.replace('-', " "), status, detail };
+    (code, [(http::header::CONTENT_TYPE, PROBLEM_CONTENT_TYPE)], serde_json::to_vec(&body).expect("serializable"))
+        .into_response()
 }
 
 impl IntoResponse for FakeError {

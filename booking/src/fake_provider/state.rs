@@ -7,7 +7,7 @@
 use super::faults::Faults;
 use super::webhook_sender::WebhookTransport;
 use crate::clock::Clock;
-use crate::payment::webhook::{sign, WebhookEvent, WebhookKind};
+use crate::payment::webhook::{WebhookEvent, WebhookKind, sign};
 use crate::payment::wire::{CreatePaymentBody, CreateRefundBody, PaymentRecord, RefundRecord};
 use bytes::Bytes;
 use rand::{Rng, SeedableRng};
@@ -293,10 +293,22 @@ impl FakeProvider {
                     status: status.into(),
                     failure_reason,
                 };
-                g.payments.insert(key, StoredPayment { params: Some(body), first_response: rec.clone(), current: rec.clone() });
+                g.payments.insert(
+                    key,
+                    StoredPayment { params: Some(body), first_response: rec.clone(), current: rec.clone() },
+                );
                 match rec.status.as_str() {
-                    "succeeded" => self.plan_webhook(&mut g, WebhookKind::PaymentSucceeded, &rec, None, None, &mut deliveries),
-                    "failed" => self.plan_webhook(&mut g, WebhookKind::PaymentFailed, &rec, None, rec.failure_reason.clone(), &mut deliveries),
+                    "succeeded" => {
+                        self.plan_webhook(&mut g, WebhookKind::PaymentSucceeded, &rec, None, None, &mut deliveries)
+                    }
+                    "failed" => self.plan_webhook(
+                        &mut g,
+                        WebhookKind::PaymentFailed,
+                        &rec,
+                        None,
+                        rec.failure_reason.clone(),
+                        &mut deliveries,
+                    ),
                     _ => {}
                 }
                 rec
@@ -344,7 +356,8 @@ impl FakeProvider {
                     status: "failed".into(),
                     failure_reason: Some("canceled".into()),
                 };
-                g.payments.insert(key, StoredPayment { params: None, first_response: rec.clone(), current: rec.clone() });
+                g.payments
+                    .insert(key, StoredPayment { params: None, first_response: rec.clone(), current: rec.clone() });
                 rec
             } else {
                 let p = g.payments.get_mut(&key).expect("present");
@@ -352,7 +365,14 @@ impl FakeProvider {
                     p.current.status = "failed".into();
                     p.current.failure_reason = Some("canceled".into());
                     let rec = p.current.clone();
-                    self.plan_webhook(&mut g, WebhookKind::PaymentFailed, &rec, None, rec.failure_reason.clone(), &mut deliveries);
+                    self.plan_webhook(
+                        &mut g,
+                        WebhookKind::PaymentFailed,
+                        &rec,
+                        None,
+                        rec.failure_reason.clone(),
+                        &mut deliveries,
+                    );
                     rec
                 } else {
                     p.current.clone()
@@ -378,12 +398,17 @@ impl FakeProvider {
                 }
                 Ok(rec.clone())
             } else {
-                let payment = g.payments.get(&body.payment_key).ok_or(FakeError::NotFound(body.payment_key))?.current.clone();
+                let payment =
+                    g.payments.get(&body.payment_key).ok_or(FakeError::NotFound(body.payment_key))?.current.clone();
                 if payment.status != "succeeded" {
                     return Err(FakeError::NotRefundable(format!("payment is {}", payment.status)));
                 }
-                let refunded: i64 =
-                    g.refunds.values().filter(|(p, _)| p.payment_key == body.payment_key).map(|(p, _)| p.amount_cents).sum();
+                let refunded: i64 = g
+                    .refunds
+                    .values()
+                    .filter(|(p, _)| p.payment_key == body.payment_key)
+                    .map(|(p, _)| p.amount_cents)
+                    .sum();
                 if refunded + body.amount_cents > payment.amount_cents {
                     return Err(FakeError::NotRefundable(format!(
                         "{} + {} exceeds the payment's {}",
@@ -409,7 +434,14 @@ impl FakeProvider {
                 match reason {
                     Some(reason) => {
                         g.stats.refund_failures += 1;
-                        self.plan_webhook(&mut g, WebhookKind::RefundFailed, &payment, Some(key), Some(reason.clone()), &mut deliveries);
+                        self.plan_webhook(
+                            &mut g,
+                            WebhookKind::RefundFailed,
+                            &payment,
+                            Some(key),
+                            Some(reason.clone()),
+                            &mut deliveries,
+                        );
                         Err(FakeError::RefundFailed(reason))
                     }
                     None => {
@@ -422,7 +454,14 @@ impl FakeProvider {
                         };
                         g.next_refund_no += 1;
                         g.refunds.insert(key, (body, rec.clone()));
-                        self.plan_webhook(&mut g, WebhookKind::RefundSucceeded, &payment, Some(key), None, &mut deliveries);
+                        self.plan_webhook(
+                            &mut g,
+                            WebhookKind::RefundSucceeded,
+                            &payment,
+                            Some(key),
+                            None,
+                            &mut deliveries,
+                        );
                         Ok(rec)
                     }
                 }
@@ -516,7 +555,9 @@ impl FakeProvider {
                             delivered = true;
                             break;
                         }
-                        Err(e) => tracing::debug!(event = %d.event.provider_event_id, error = %e, "webhook delivery failed"),
+                        Err(e) => {
+                            tracing::debug!(event = %d.event.provider_event_id, error = %e, "webhook delivery failed")
+                        }
                     }
                 }
                 {

@@ -7,8 +7,8 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use http::{Method, Request, Uri};
 use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::connect::{Connect, HttpConnector};
 use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::{Connect, HttpConnector};
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use std::time::Duration;
 

@@ -74,7 +74,12 @@ pub struct HoldView {
 
 impl From<&HoldGrant> for HoldView {
     fn from(g: &HoldGrant) -> Self {
-        Self { event_id: g.event_id.clone(), hold_token: g.hold_token, seats: g.seats.clone(), expires_at_ms: g.expires_at_ms }
+        Self {
+            event_id: g.event_id.clone(),
+            hold_token: g.hold_token,
+            seats: g.seats.clone(),
+            expires_at_ms: g.expires_at_ms,
+        }
     }
 }
 

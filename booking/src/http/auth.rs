@@ -82,7 +82,8 @@ impl Authenticator {
         let tag = B64.decode(tag).map_err(|_| Problem::unauthorized("malformed token signature"))?;
         self.mac(signed).verify_slice(&tag).map_err(|_| Problem::unauthorized("bad token signature"))?;
         let bytes = B64.decode(payload).map_err(|_| Problem::unauthorized("malformed token payload"))?;
-        let claims: Claims = serde_json::from_slice(&bytes).map_err(|_| Problem::unauthorized("malformed token claims"))?;
+        let claims: Claims =
+            serde_json::from_slice(&bytes).map_err(|_| Problem::unauthorized("malformed token claims"))?;
         if claims.exp_ms <= self.clock.now_ms() {
             return Err(Problem::unauthorized("token expired"));
         }
@@ -95,7 +96,9 @@ impl Authenticator {
     /// Verifies an `Authorization: Bearer <token>` header value.
     pub fn verify_header(&self, value: Option<&str>) -> Result<Claims, Problem> {
         let value = value.ok_or_else(|| Problem::unauthorized("missing Authorization: Bearer token"))?;
-        let token = value.strip_prefix("Bearer ").ok_or_else(|| Problem::unauthorized("Authorization must be a Bearer token"))?;
+        let token = value
+            .strip_prefix("Bearer ")
+            .ok_or_else(|| Problem::unauthorized("Authorization must be a Bearer token"))?;
         self.verify(token.trim())
     }
 }

@@ -26,21 +26,37 @@ pub struct ApiJson<T>(pub T);
 pub struct ApiPath<T>(pub T);
 
 fn check_event_id(event_id: &str) -> Result<(), Problem> {
-    if valid_id(event_id) { Ok(()) } else { Err(Problem::bad_request("event_id must be 1..=64 characters of [A-Za-z0-9_.-]")) }
+    if valid_id(event_id) {
+        Ok(())
+    } else {
+        Err(Problem::bad_request("event_id must be 1..=64 characters of [A-Za-z0-9_.-]"))
+    }
 }
 
 /// `POST /v1/events` (admin): creates an event with its seats.
-pub async fn create_event(State(st): State<AppState>, headers: HeaderMap, ApiJson(body): ApiJson<CreateEventBody>) -> Result<Response, Problem> {
+pub async fn create_event(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<CreateEventBody>,
+) -> Result<Response, Problem> {
     st.admin(&headers)?;
     st.store
-        .create_event(&CreateEvent { event_id: body.event_id.clone(), seat_ids: body.seat_ids, price_cents: body.price_cents })
+        .create_event(&CreateEvent {
+            event_id: body.event_id.clone(),
+            seat_ids: body.seat_ids,
+            price_cents: body.price_cents,
+        })
         .await?;
     st.cache.invalidate(&body.event_id).await;
-    Ok((StatusCode::CREATED, Json(serde_json::json!({ "event_id": body.event_id })) ).into_response())
+    Ok((StatusCode::CREATED, Json(serde_json::json!({ "event_id": body.event_id }))).into_response())
 }
 
 /// `GET /v1/events/{event_id}/seats`: the seat map, from the cache when it has it.
-pub async fn seat_map(State(st): State<AppState>, headers: HeaderMap, ApiPath(event_id): ApiPath<String>) -> Result<Response, Problem> {
+pub async fn seat_map(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    ApiPath(event_id): ApiPath<String>,
+) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
     st.user(&headers, Some(&event_id))?;
     let (body, source) = match st.cache.get(&event_id).await {
@@ -60,14 +76,24 @@ pub async fn seat_map(State(st): State<AppState>, headers: HeaderMap, ApiPath(ev
 }
 
 /// `POST /v1/events/{event_id}/holds`: holds seats for the caller, all or nothing.
-pub async fn hold(State(st): State<AppState>, headers: HeaderMap, ApiPath(event_id): ApiPath<String>, ApiJson(body): ApiJson<HoldBody>) -> Result<Response, Problem> {
+pub async fn hold(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    ApiPath(event_id): ApiPath<String>,
+    ApiJson(body): ApiJson<HoldBody>,
+) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
     let user = st.user(&headers, Some(&event_id))?;
     if let Err(retry_s) = st.rate_limit.check(&user.sub) {
         st.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
         return Err(Problem::rate_limited(retry_s));
     }
-    let req = AcquireHold { event_id: event_id.clone(), seat_ids: body.seat_ids, holder_id: user.sub, ttl_ms: st.config.hold_ttl_ms };
+    let req = AcquireHold {
+        event_id: event_id.clone(),
+        seat_ids: body.seat_ids,
+        holder_id: user.sub,
+        ttl_ms: st.config.hold_ttl_ms,
+    };
     let grant = match st.store.acquire_hold(&req).await {
         Ok(g) => g,
         Err(e) => {
@@ -87,10 +113,15 @@ pub async fn hold(State(st): State<AppState>, headers: HeaderMap, ApiPath(event_
 }
 
 /// `DELETE /v1/events/{event_id}/holds/{hold_token}`: the holder gives seats back.
-pub async fn release(State(st): State<AppState>, headers: HeaderMap, ApiPath((event_id, hold_token)): ApiPath<(String, Uuid)>) -> Result<Response, Problem> {
+pub async fn release(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    ApiPath((event_id, hold_token)): ApiPath<(String, Uuid)>,
+) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
     let user = st.user(&headers, Some(&event_id))?;
-    let released = st.store.release_hold(&ReleaseHold { event_id: event_id.clone(), holder_id: user.sub, hold_token }).await?;
+    let released =
+        st.store.release_hold(&ReleaseHold { event_id: event_id.clone(), holder_id: user.sub, hold_token }).await?;
     st.cache.invalidate(&event_id).await;
     st.hooks.after_commit(CommitPoint::Release).await;
     Ok(Json(ReleaseView { released }).into_response())
@@ -111,7 +142,13 @@ pub async fn checkout(
     let user = st.user(&headers, Some(&event_id))?;
     let key = headers
         .get(IDEMPOTENCY_KEY)
-        .ok_or_else(|| Problem::new(StatusCode::BAD_REQUEST, "idempotency-key-required", "checkout requires an Idempotency-Key header"))?
+        .ok_or_else(|| {
+            Problem::new(
+                StatusCode::BAD_REQUEST,
+                "idempotency-key-required",
+                "checkout requires an Idempotency-Key header",
+            )
+        })?
         .to_str()
         .map_err(|_| Problem::bad_request("Idempotency-Key must be printable ASCII"))?
         .to_string();
@@ -144,18 +181,27 @@ pub async fn checkout(
 }
 
 async fn order_view(st: &AppState, order: &Order, replayed: bool) -> Result<OrderView, Problem> {
-    let bookings = if order.status == crate::model::OrderStatus::Confirmed { st.store.bookings(&order.event_id).await? } else { Vec::new() };
-    let compensation = st.store.compensations_for_order(order.order_id).await?.into_iter().next().map(|c| CompensationView {
-        kind: c.kind,
-        status: c.status,
-        attempts: c.attempts,
-        last_error: c.last_error,
-    });
+    let bookings = if order.status == crate::model::OrderStatus::Confirmed {
+        st.store.bookings(&order.event_id).await?
+    } else {
+        Vec::new()
+    };
+    let compensation = st
+        .store
+        .compensations_for_order(order.order_id)
+        .await?
+        .into_iter()
+        .next()
+        .map(|c| CompensationView { kind: c.kind, status: c.status, attempts: c.attempts, last_error: c.last_error });
     Ok(OrderView::new(order, &bookings, compensation, replayed))
 }
 
 /// `GET /v1/orders/{order_id}`: the order's status, for its buyer (or an operator).
-pub async fn order(State(st): State<AppState>, headers: HeaderMap, ApiPath(order_id): ApiPath<Uuid>) -> Result<Response, Problem> {
+pub async fn order(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    ApiPath(order_id): ApiPath<Uuid>,
+) -> Result<Response, Problem> {
     let user = st.user(&headers, None)?;
     let order = match st.store.order(order_id).await {
         Ok(o) => o,

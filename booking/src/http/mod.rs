@@ -56,7 +56,11 @@ pub fn router(state: AppState) -> Router {
 /// Serves `router` on `listener` until `shutdown` resolves, then drains
 /// in-flight requests. Production passes a `tokio::net::TcpListener`; the
 /// simulator passes a turmoil listener implementing [`axum::serve::Listener`].
-pub async fn serve<L>(listener: L, router: Router, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> std::io::Result<()>
+pub async fn serve<L>(
+    listener: L,
+    router: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()>
 where
     L: axum::serve::Listener,
     L::Addr: std::fmt::Debug,
@@ -74,6 +78,9 @@ mod tests {
         for (method, path) in ROUTES {
             assert!(doc["paths"][path][method].is_object(), "openapi.json lacks {method} {path}");
         }
-        assert_eq!(doc["paths"].as_object().unwrap().values().map(|p| p.as_object().unwrap().len()).sum::<usize>(), ROUTES.len());
+        assert_eq!(
+            doc["paths"].as_object().unwrap().values().map(|p| p.as_object().unwrap().len()).sum::<usize>(),
+            ROUTES.len()
+        );
     }
 }

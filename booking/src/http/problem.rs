@@ -97,7 +97,9 @@ impl From<StoreError> for Problem {
         };
         let detail = match &e {
             // Never leak backend internals to clients.
-            StoreError::Backend(_) => "the booking store is unavailable; retry with the same idempotency key".to_string(),
+            StoreError::Backend(_) => {
+                "the booking store is unavailable; retry with the same idempotency key".to_string()
+            }
             other => other.to_string(),
         };
         Problem::new(status, e.kind(), detail)

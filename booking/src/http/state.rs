@@ -26,7 +26,12 @@ pub struct ServiceConfig {
 
 impl Default for ServiceConfig {
     fn default() -> Self {
-        Self { hold_ttl_ms: 5 * 60_000, payment_ttl_ms: 2 * 60_000, hold_attempts_per_minute: 60, max_body_bytes: 64 * 1024 }
+        Self {
+            hold_ttl_ms: 5 * 60_000,
+            payment_ttl_ms: 2 * 60_000,
+            hold_attempts_per_minute: 60,
+            max_body_bytes: 64 * 1024,
+        }
     }
 }
 

@@ -8,13 +8,13 @@
 //! body is `Unknown`; any other 4xx is `Refused`.
 
 use super::provider::{CreatePayment, PaymentProvider, ProviderError, ProviderPayment, RefundStatus};
-use super::wire::{CreatePaymentBody, CreateRefundBody, PaymentRecord, Problem, IDEMPOTENCY_KEY_HEADER};
+use super::wire::{CreatePaymentBody, CreateRefundBody, IDEMPOTENCY_KEY_HEADER, PaymentRecord, Problem};
 use async_trait::async_trait;
 use bytes::Bytes;
 use http::{Method, Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::connect::{Connect, HttpConnector};
 use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::{Connect, HttpConnector};
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use std::time::Duration;
 use uuid::Uuid;
@@ -73,7 +73,13 @@ where
         Ok(Self { client, base_url: trimmed.to_string(), timeout })
     }
 
-    async fn call(&self, method: Method, path: &str, key: Option<Uuid>, body: Option<Vec<u8>>) -> Result<(StatusCode, Bytes), ProviderError> {
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        key: Option<Uuid>,
+        body: Option<Vec<u8>>,
+    ) -> Result<(StatusCode, Bytes), ProviderError> {
         let mut builder = Request::builder().method(method).uri(format!("{}{}", self.base_url, path));
         if let Some(key) = key {
             builder = builder.header(IDEMPOTENCY_KEY_HEADER, key.to_string());
@@ -151,12 +157,18 @@ where
     }
 
     async fn cancel_payment(&self, idempotency_key: Uuid) -> Result<ProviderPayment, ProviderError> {
-        let (status, bytes) =
-            self.call(Method::POST, &format!("/v1/payments/{idempotency_key}/cancel"), None, Some(b"{}".to_vec())).await?;
+        let (status, bytes) = self
+            .call(Method::POST, &format!("/v1/payments/{idempotency_key}/cancel"), None, Some(b"{}".to_vec()))
+            .await?;
         if status.is_success() { parse_payment(&bytes) } else { Err(error_for(status, &bytes)) }
     }
 
-    async fn refund(&self, refund_key: Uuid, payment_key: Uuid, amount_cents: i64) -> Result<RefundStatus, ProviderError> {
+    async fn refund(
+        &self,
+        refund_key: Uuid,
+        payment_key: Uuid,
+        amount_cents: i64,
+    ) -> Result<RefundStatus, ProviderError> {
         let body = serde_json::to_vec(&CreateRefundBody { payment_key, amount_cents }).expect("serializable");
         let (status, bytes) = self.call(Method::POST, "/v1/refunds", Some(refund_key), Some(body)).await?;
         if status.is_success() {

@@ -115,5 +115,10 @@ pub trait PaymentProvider: Send + Sync + 'static {
     /// Gives back `amount_cents` of the payment keyed by `payment_key`, as the
     /// refund keyed by `refund_key` (the compensation id). Idempotent by `refund_key`:
     /// a repeat after success answers `Succeeded` again without moving money.
-    async fn refund(&self, refund_key: Uuid, payment_key: Uuid, amount_cents: i64) -> Result<RefundStatus, ProviderError>;
+    async fn refund(
+        &self,
+        refund_key: Uuid,
+        payment_key: Uuid,
+        amount_cents: i64,
+    ) -> Result<RefundStatus, ProviderError>;
 }

@@ -150,12 +150,21 @@ mod tests {
         let body = br#"{"a":1}"#;
         let sig = sign(b"k", 1_000, body);
         assert_eq!(verify(b"k", Some("1000"), Some(&sig), body, 1_000, 10), Ok(()));
-        assert_eq!(verify(b"k", Some("1000"), Some(&sig), br#"{"a":2}"#, 1_000, 10), Err(WebhookError::SignatureMismatch));
+        assert_eq!(
+            verify(b"k", Some("1000"), Some(&sig), br#"{"a":2}"#, 1_000, 10),
+            Err(WebhookError::SignatureMismatch)
+        );
         assert_eq!(verify(b"other", Some("1000"), Some(&sig), body, 1_000, 10), Err(WebhookError::SignatureMismatch));
         // the timestamp is covered by the MAC
         assert_eq!(verify(b"k", Some("1001"), Some(&sig), body, 1_000, 10), Err(WebhookError::SignatureMismatch));
-        assert!(matches!(verify(b"k", Some("1000"), Some(&sig), body, 1_011, 10), Err(WebhookError::StaleTimestamp { .. })));
-        assert!(matches!(verify(b"k", Some("1000"), Some(&sig), body, 989, 10), Err(WebhookError::StaleTimestamp { .. })));
+        assert!(matches!(
+            verify(b"k", Some("1000"), Some(&sig), body, 1_011, 10),
+            Err(WebhookError::StaleTimestamp { .. })
+        ));
+        assert!(matches!(
+            verify(b"k", Some("1000"), Some(&sig), body, 989, 10),
+            Err(WebhookError::StaleTimestamp { .. })
+        ));
         assert_eq!(verify(b"k", None, Some(&sig), body, 1_000, 10), Err(WebhookError::MissingHeader(TIMESTAMP_HEADER)));
         assert_eq!(verify(b"k", Some("x"), Some(&sig), body, 1_000, 10), Err(WebhookError::BadTimestamp));
         assert_eq!(verify(b"k", Some("1000"), Some("zz"), body, 1_000, 10), Err(WebhookError::BadSignatureFormat));

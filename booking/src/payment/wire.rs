@@ -52,7 +52,9 @@ impl PaymentRecord {
         let status = match self.status.as_str() {
             "succeeded" => ProviderStatus::Succeeded,
             "processing" => ProviderStatus::Processing,
-            "failed" => ProviderStatus::Failed { reason: self.failure_reason.clone().unwrap_or_else(|| "failed".into()) },
+            "failed" => {
+                ProviderStatus::Failed { reason: self.failure_reason.clone().unwrap_or_else(|| "failed".into()) }
+            }
             _ => return None,
         };
         Some(ProviderPayment { provider_payment_id: self.id.clone(), status })

@@ -71,9 +71,9 @@ pub fn check_checkout(
 /// hold is paid all or nothing, as it was taken.
 pub fn check_whole_hold(requested: &[String], held_with_token: &[String]) -> Result<(), StoreError> {
     match held_with_token.iter().find(|s| requested.binary_search(s).is_err()) {
-        Some(missing) => Err(StoreError::InvalidInput(format!(
-            "seat_ids must be every seat of the hold; {missing} is missing"
-        ))),
+        Some(missing) => {
+            Err(StoreError::InvalidInput(format!("seat_ids must be every seat of the hold; {missing} is missing")))
+        }
         None => Ok(()),
     }
 }

@@ -5,8 +5,8 @@
 //! operation changes nothing (no partial writes, no rollback needed).
 
 use super::decide::{check_checkout, check_holdable, check_whole_hold, diagnose_release};
-use super::types::*;
 use super::observer::{Presented, SeatWriteCause, StoreObserver};
+use super::types::*;
 use super::{Store, StoreError};
 use crate::clock::Clock;
 use crate::ids::IdSource;
@@ -326,7 +326,10 @@ impl Store for MemStore {
     async fn release_hold(&self, req: &ReleaseHold) -> Result<Vec<SeatId>, StoreError> {
         req.validate()?;
         self.tx(|db, _, _| {
-            db.begin(SeatWriteCause::Release, Presented { token: Some(req.hold_token), holder: Some(req.holder_id.clone()), order: None });
+            db.begin(
+                SeatWriteCause::Release,
+                Presented { token: Some(req.hold_token), holder: Some(req.holder_id.clone()), order: None },
+            );
             db.event(&req.event_id)?;
             let with_token: Vec<Seat> = db
                 .seats
@@ -376,7 +379,10 @@ impl Store for MemStore {
         let sorted = req.validate()?;
         let broken = self.broken_checkout.load(Ordering::SeqCst);
         self.tx(|db, now_ms, ids| {
-            db.begin(SeatWriteCause::Checkout, Presented { token: Some(req.hold_token), holder: Some(req.holder_id.clone()), order: None });
+            db.begin(
+                SeatWriteCause::Checkout,
+                Presented { token: Some(req.hold_token), holder: Some(req.holder_id.clone()), order: None },
+            );
             let price_cents = db.event(&req.event_id)?.price_cents;
             let key = (req.event_id.clone(), req.holder_id.clone(), req.idempotency_key.clone());
             if let Some(rec) = db.idempotency.get(&key) {
@@ -389,7 +395,9 @@ impl Store for MemStore {
             let locked = db.locked_seats(&req.event_id, &sorted);
             if broken {
                 // The deliberate bug: only existence and "not sold" are checked.
-                if locked.len() != sorted.len() || locked.iter().any(|s| s.state == SeatState::PaymentPending || s.state == SeatState::Sold) {
+                if locked.len() != sorted.len()
+                    || locked.iter().any(|s| s.state == SeatState::PaymentPending || s.state == SeatState::Sold)
+                {
                     check_checkout(&req.event_id, &sorted, &locked, req.hold_token, &req.holder_id, now_ms)?;
                 }
             } else {
@@ -468,14 +476,25 @@ impl Store for MemStore {
             let key = db.payment_op_key(req.payment_op_id)?;
             let mut op = db.payment_ops[&key].clone();
             let mut order = db.order_of_op(&op);
-            db.begin(SeatWriteCause::Sale, Presented { token: Some(order.hold_token), holder: Some(order.holder_id.clone()), order: Some(order.clone()) });
+            db.begin(
+                SeatWriteCause::Sale,
+                Presented {
+                    token: Some(order.hold_token),
+                    holder: Some(order.holder_id.clone()),
+                    order: Some(order.clone()),
+                },
+            );
             match op.status {
                 PaymentStatus::Succeeded => {
                     return Ok(if order.status == OrderStatus::Confirmed {
                         let bookings = db.bookings_of_order(&order);
                         SaleOutcome::Confirmed { order, bookings }
                     } else {
-                        let compensation = db.compensations_of_order(order.order_id).into_iter().next().expect("charged order without a ticket has a compensation");
+                        let compensation = db
+                            .compensations_of_order(order.order_id)
+                            .into_iter()
+                            .next()
+                            .expect("charged order without a ticket has a compensation");
                         SaleOutcome::Compensating { order, compensation }
                     });
                 }
@@ -561,7 +580,14 @@ impl Store for MemStore {
             let key = db.payment_op_key(payment_op_id)?;
             let mut op = db.payment_ops[&key].clone();
             let mut order = db.order_of_op(&op);
-            db.begin(SeatWriteCause::PaymentDeclined, Presented { token: Some(order.hold_token), holder: Some(order.holder_id.clone()), order: Some(order.clone()) });
+            db.begin(
+                SeatWriteCause::PaymentDeclined,
+                Presented {
+                    token: Some(order.hold_token),
+                    holder: Some(order.holder_id.clone()),
+                    order: Some(order.clone()),
+                },
+            );
             match op.status {
                 PaymentStatus::Failed => return Ok(order),
                 PaymentStatus::Succeeded => return Err(StoreError::PaymentConflict(payment_op_id)),
@@ -588,7 +614,14 @@ impl Store for MemStore {
             let key = db.payment_op_key(payment_op_id)?;
             let mut op = db.payment_ops[&key].clone();
             let mut order = db.order_of_op(&op);
-            db.begin(SeatWriteCause::PaymentDeclined, Presented { token: Some(order.hold_token), holder: Some(order.holder_id.clone()), order: Some(order.clone()) });
+            db.begin(
+                SeatWriteCause::PaymentDeclined,
+                Presented {
+                    token: Some(order.hold_token),
+                    holder: Some(order.holder_id.clone()),
+                    order: Some(order.clone()),
+                },
+            );
             if matches!(op.status, PaymentStatus::Pending | PaymentStatus::Unknown) {
                 op.status = PaymentStatus::Unknown;
                 op.last_error = Some(error);
@@ -610,7 +643,14 @@ impl Store for MemStore {
             let key = db.payment_op_key(payment_op_id)?;
             let op = db.payment_ops[&key].clone();
             let mut order = db.order_of_op(&op);
-            db.begin(SeatWriteCause::UnresolvedReleased, Presented { token: Some(order.hold_token), holder: Some(order.holder_id.clone()), order: Some(order.clone()) });
+            db.begin(
+                SeatWriteCause::UnresolvedReleased,
+                Presented {
+                    token: Some(order.hold_token),
+                    holder: Some(order.holder_id.clone()),
+                    order: Some(order.clone()),
+                },
+            );
             if !order.status.owns_seats() {
                 return Err(StoreError::OrderNotOpen(order.order_id));
             }
@@ -650,17 +690,25 @@ impl Store for MemStore {
 
     async fn complete_outbox(&self, event_id: &EventId, outbox_id: Uuid) -> Result<(), StoreError> {
         self.tx(|db, _, _| {
-            let o = db.outbox.get_mut(&(event_id.clone(), outbox_id)).ok_or(StoreError::UnknownOutboxEvent(outbox_id))?;
+            let o =
+                db.outbox.get_mut(&(event_id.clone(), outbox_id)).ok_or(StoreError::UnknownOutboxEvent(outbox_id))?;
             o.status = OutboxStatus::Done;
             Ok(())
         })
     }
 
-    async fn retry_outbox(&self, event_id: &EventId, outbox_id: Uuid, error: &str, retry_after_ms: i64) -> Result<(), StoreError> {
+    async fn retry_outbox(
+        &self,
+        event_id: &EventId,
+        outbox_id: Uuid,
+        error: &str,
+        retry_after_ms: i64,
+    ) -> Result<(), StoreError> {
         validate_retry_after_ms(retry_after_ms)?;
         let error = bounded_text(error);
         self.tx(|db, now_ms, _| {
-            let o = db.outbox.get_mut(&(event_id.clone(), outbox_id)).ok_or(StoreError::UnknownOutboxEvent(outbox_id))?;
+            let o =
+                db.outbox.get_mut(&(event_id.clone(), outbox_id)).ok_or(StoreError::UnknownOutboxEvent(outbox_id))?;
             if o.status == OutboxStatus::Pending {
                 o.last_error = Some(error);
                 o.available_at_ms = now_ms + retry_after_ms;
@@ -671,7 +719,11 @@ impl Store for MemStore {
 
     async fn start_compensation_attempt(&self, compensation_id: Uuid) -> Result<Compensation, StoreError> {
         self.tx(|db, now_ms, _| {
-            let ev = db.compensation_event.get(&compensation_id).ok_or(StoreError::UnknownCompensation(compensation_id))?.clone();
+            let ev = db
+                .compensation_event
+                .get(&compensation_id)
+                .ok_or(StoreError::UnknownCompensation(compensation_id))?
+                .clone();
             let c = db.compensation_mut(&(ev, compensation_id)).expect("indexed");
             if c.status != CompensationStatus::Requested || c.next_attempt_at_ms > now_ms {
                 return Err(StoreError::CompensationNotDue(compensation_id));
@@ -763,7 +815,13 @@ impl Store for MemStore {
     async fn open_payments(&self, limit: u32) -> Result<Vec<(Order, PaymentOp)>, StoreError> {
         self.tx(|db, _, _| {
             let mut open: Vec<&Order> = db.orders.values().filter(|o| o.status.owns_seats()).collect();
-            open.sort_by(|a, b| (a.payment_deadline_at_ms, &a.event_id, a.order_id).cmp(&(b.payment_deadline_at_ms, &b.event_id, b.order_id)));
+            open.sort_by(|a, b| {
+                (a.payment_deadline_at_ms, &a.event_id, a.order_id).cmp(&(
+                    b.payment_deadline_at_ms,
+                    &b.event_id,
+                    b.order_id,
+                ))
+            });
             Ok(open
                 .into_iter()
                 .take(limit as usize)
@@ -778,7 +836,12 @@ impl Store for MemStore {
                 orders: db
                     .orders
                     .values()
-                    .filter(|o| matches!(o.status, OrderStatus::Reconciling | OrderStatus::Compensating | OrderStatus::CompensationFailed))
+                    .filter(|o| {
+                        matches!(
+                            o.status,
+                            OrderStatus::Reconciling | OrderStatus::Compensating | OrderStatus::CompensationFailed
+                        )
+                    })
                     .cloned()
                     .collect(),
                 compensations: db.compensations.values().filter(|c| compensation_open(c)).cloned().collect(),
@@ -800,4 +863,3 @@ impl Store for MemStore {
         })
     }
 }
-

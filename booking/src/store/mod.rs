@@ -16,9 +16,7 @@ pub use observer::{Presented, SeatWriteCause, StoreObserver};
 pub use pg::{PgClock, PgStore};
 pub use types::*;
 
-use crate::model::{
-    Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, Snapshot,
-};
+use crate::model::{Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, Snapshot};
 use async_trait::async_trait;
 use uuid::Uuid;
 
@@ -89,7 +87,13 @@ pub trait Store: Send + Sync + 'static {
 
     /// Records a failed attempt on a dispatch event and makes it due again at
     /// `now + retry_after_ms`. Errors: `UnknownOutboxEvent`.
-    async fn retry_outbox(&self, event_id: &EventId, outbox_id: Uuid, error: &str, retry_after_ms: i64) -> Result<(), StoreError>;
+    async fn retry_outbox(
+        &self,
+        event_id: &EventId,
+        outbox_id: Uuid,
+        error: &str,
+        retry_after_ms: i64,
+    ) -> Result<(), StoreError>;
 
     /// Starts an attempt on a due `requested` compensation: `in_flight`, attempts + 1.
     /// Errors: `UnknownCompensation`, `CompensationNotDue`.

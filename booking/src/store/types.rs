@@ -3,9 +3,8 @@
 
 use super::StoreError;
 use crate::model::{
-    valid_id, Booking, Compensation, CompensationStatus, EventId, Order, SeatId,
-    UserId, MAX_HOLD_TTL_MS, MAX_IDEMPOTENCY_KEY_LEN, MAX_PAYMENT_TTL_MS, MAX_SEATS_PER_EVENT,
-    MAX_SEATS_PER_HOLD,
+    Booking, Compensation, CompensationStatus, EventId, MAX_HOLD_TTL_MS, MAX_IDEMPOTENCY_KEY_LEN, MAX_PAYMENT_TTL_MS,
+    MAX_SEATS_PER_EVENT, MAX_SEATS_PER_HOLD, Order, SeatId, UserId, valid_id,
 };
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -104,7 +103,7 @@ pub struct BeginPayment {
     pub holder_id: UserId,
     /// The hold's token; must be current.
     pub hold_token: Uuid,
-    /// The hold's seats; must be exactly the seats the token holds.
+    /// The hold's seats; must be exactly the seats the token holds (a part of a hold is `InvalidInput`).
     pub seat_ids: Vec<SeatId>,
     /// The client's idempotency key (1..=[`MAX_IDEMPOTENCY_KEY_LEN`] printable ASCII), scoped to the holder.
     pub idempotency_key: String,
@@ -181,9 +180,7 @@ fn check_id(what: &str, id: &str) -> Result<(), StoreError> {
     if valid_id(id) {
         Ok(())
     } else {
-        Err(StoreError::InvalidInput(format!(
-            "{what} must be 1..=64 characters of [A-Za-z0-9_.-]"
-        )))
+        Err(StoreError::InvalidInput(format!("{what} must be 1..=64 characters of [A-Za-z0-9_.-]")))
     }
 }
 
@@ -249,9 +246,7 @@ impl BeginPayment {
             )));
         }
         if self.payment_ttl_ms < 1 || self.payment_ttl_ms > MAX_PAYMENT_TTL_MS {
-            return Err(StoreError::InvalidInput(format!(
-                "payment_ttl_ms must be 1..={MAX_PAYMENT_TTL_MS}"
-            )));
+            return Err(StoreError::InvalidInput(format!("payment_ttl_ms must be 1..={MAX_PAYMENT_TTL_MS}")));
         }
         sorted_unique(&self.seat_ids, MAX_SEATS_PER_HOLD)
     }

@@ -37,7 +37,8 @@ impl TestDb {
             .await
             .expect("create test database");
         admin.close().await.expect("close admin connection");
-        let opts = PgConnectOptions::from_str(&admin_url()).expect("valid url").database(&name).disable_statement_logging();
+        let opts =
+            PgConnectOptions::from_str(&admin_url()).expect("valid url").database(&name).disable_statement_logging();
         let pool = PgPoolOptions::new()
             .max_connections(max_connections)
             .acquire_timeout(std::time::Duration::from_secs(30))
@@ -60,12 +61,10 @@ impl TestDb {
 
     /// Empties every table (between property-test cases).
     pub async fn truncate(&self) {
-        sqlx::query(
-            "TRUNCATE events, seats, orders, payment_ops, bookings, compensations, outbox, idempotency_keys",
-        )
-        .execute(&self.pool)
-        .await
-        .expect("truncate");
+        sqlx::query("TRUNCATE events, seats, orders, payment_ops, bookings, compensations, outbox, idempotency_keys")
+            .execute(&self.pool)
+            .await
+            .expect("truncate");
     }
 
     /// Closes the pool and drops the database.

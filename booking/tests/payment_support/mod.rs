@@ -11,11 +11,13 @@
 use async_trait::async_trait;
 use booking::clock::ManualClock;
 use booking::ids::SeededIds;
+use booking::model::Order;
 use booking::model::{OrderStatus, PaymentStatus, Snapshot};
-use booking::payment::provider::{CreatePayment, PaymentProvider, ProviderError, ProviderPayment, ProviderStatus, RefundStatus};
+use booking::payment::provider::{
+    CreatePayment, PaymentProvider, ProviderError, ProviderPayment, ProviderStatus, RefundStatus,
+};
 use booking::payment::{Workflow, WorkflowConfig};
 use booking::store::{AcquireHold, BeginPayment, CreateEvent, MemStore, Store};
-use booking::model::Order;
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
@@ -101,7 +103,8 @@ impl ScriptedProvider {
         let mut b = self.books.lock().unwrap();
         let p = b.payments.get_mut(&key).expect("payment exists");
         assert_eq!(p.status, ProviderStatus::Processing);
-        p.status = if charged { ProviderStatus::Succeeded } else { ProviderStatus::Failed { reason: "declined late".into() } };
+        p.status =
+            if charged { ProviderStatus::Succeeded } else { ProviderStatus::Failed { reason: "declined late".into() } };
     }
     /// The provider's record for `key`.
     pub fn payment(&self, key: Uuid) -> Option<ProviderPayment> {
@@ -174,13 +177,22 @@ impl PaymentProvider for ScriptedProvider {
         Ok(p.clone())
     }
 
-    async fn refund(&self, refund_key: Uuid, payment_key: Uuid, amount_cents: i64) -> Result<RefundStatus, ProviderError> {
+    async fn refund(
+        &self,
+        refund_key: Uuid,
+        payment_key: Uuid,
+        amount_cents: i64,
+    ) -> Result<RefundStatus, ProviderError> {
         let mut b = self.books.lock().unwrap();
         b.refund_calls += 1;
         if b.refunds.contains_key(&refund_key) {
             return Ok(RefundStatus::Succeeded);
         }
-        assert_eq!(b.payments.get(&payment_key).map(|p| &p.status), Some(&ProviderStatus::Succeeded), "refund of an uncharged payment");
+        assert_eq!(
+            b.payments.get(&payment_key).map(|p| &p.status),
+            Some(&ProviderStatus::Succeeded),
+            "refund of an uncharged payment"
+        );
         match b.refund_script.pop_front().unwrap_or(RefundScript::Succeed) {
             RefundScript::Succeed => {
                 b.refunds.insert(refund_key, (payment_key, amount_cents));
@@ -244,7 +256,12 @@ impl World {
         let seat_ids: Vec<String> = seats.iter().map(|s| s.to_string()).collect();
         let grant = self
             .store
-            .acquire_hold(&AcquireHold { event_id: "ev".into(), seat_ids: seat_ids.clone(), holder_id: user.into(), ttl_ms: 300_000 })
+            .acquire_hold(&AcquireHold {
+                event_id: "ev".into(),
+                seat_ids: seat_ids.clone(),
+                holder_id: user.into(),
+                ttl_ms: 300_000,
+            })
             .await
             .unwrap();
         self.store
@@ -285,17 +302,27 @@ impl World {
             let bookings = snap.bookings.iter().filter(|b| b.order_id == order.order_id).count();
             let comps = snap.compensations.iter().filter(|c| c.order_id == order.order_id).count();
             let booked = order.status == OrderStatus::Confirmed && bookings == order.seat_ids.len();
-            assert!(booked || comps >= 1, "charged order {} has neither a booking nor a compensation: {order:?}", order.order_id);
+            assert!(
+                booked || comps >= 1,
+                "charged order {} has neither a booking nor a compensation: {order:?}",
+                order.order_id
+            );
             assert!(!(bookings > 0 && comps > 0), "order both booked and compensated");
         }
-        let mut seats: Vec<(&str, &str)> = snap.bookings.iter().map(|b| (b.event_id.as_str(), b.seat_id.as_str())).collect();
+        let mut seats: Vec<(&str, &str)> =
+            snap.bookings.iter().map(|b| (b.event_id.as_str(), b.seat_id.as_str())).collect();
         let n = seats.len();
         seats.dedup();
         assert_eq!(seats.len(), n, "a seat has two bookings");
         if settled {
             for key in self.provider.charged() {
                 let op = snap.payment_ops.iter().find(|p| p.payment_op_id == key).expect("charged key is a payment op");
-                assert_eq!(op.status, PaymentStatus::Succeeded, "provider charged {key} but the store says {:?}", op.status);
+                assert_eq!(
+                    op.status,
+                    PaymentStatus::Succeeded,
+                    "provider charged {key} but the store says {:?}",
+                    op.status
+                );
             }
         }
         for (pk, amount) in self.provider.refunded() {

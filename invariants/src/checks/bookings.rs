@@ -35,12 +35,7 @@ pub fn check_bookings(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> V
             out.push(Violation::new(
                 Invariant::OneBookingPerSeat,
                 Subject::seat(&key.0, &key.1),
-                format!(
-                    "{} bookings [{}] and {} sales in the trace",
-                    bookings.len(),
-                    ids.join(", "),
-                    sales.len()
-                ),
+                format!("{} bookings [{}] and {} sales in the trace", bookings.len(), ids.join(", "), sales.len()),
                 sales.into_iter().take(2).collect(),
             ));
         }
@@ -54,9 +49,10 @@ pub fn check_bookings(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> V
         let problem = if seat.state == SeatState::Sold {
             match bookings.iter().find(|b| Some(b.booking_id) == seat.booking_id) {
                 None => Some(format!("sold with booking_id {:?} but no such booking", seat.booking_id)),
-                Some(b) if Some(b.order_id) != seat.order_id => {
-                    Some(format!("booking {} is for order {}, the seat's order is {:?}", b.booking_id, b.order_id, seat.order_id))
-                }
+                Some(b) if Some(b.order_id) != seat.order_id => Some(format!(
+                    "booking {} is for order {}, the seat's order is {:?}",
+                    b.booking_id, b.order_id, seat.order_id
+                )),
                 Some(b) => match snap.payment_ops.iter().find(|op| op.payment_op_id == b.payment_op_id) {
                     None => Some(format!("booking {} names unknown payment op {}", b.booking_id, b.payment_op_id)),
                     Some(op) if op.order_id != b.order_id => Some(format!(
@@ -74,7 +70,12 @@ pub fn check_bookings(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> V
             bookings.first().map(|b| format!("booking {} on a seat that is {}", b.booking_id, seat.state))
         };
         if let Some(detail) = problem {
-            out.push(Violation::new(Invariant::SoldSeatPaid, Subject::seat(&seat.event_id, &seat.seat_id), detail, last_sale));
+            out.push(Violation::new(
+                Invariant::SoldSeatPaid,
+                Subject::seat(&seat.event_id, &seat.seat_id),
+                detail,
+                last_sale,
+            ));
         }
     }
     // Bookings on seats that do not exist.

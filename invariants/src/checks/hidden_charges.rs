@@ -15,7 +15,8 @@ use uuid::Uuid;
 pub fn check_hidden_charges(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> Vec<Violation> {
     let charges = charges(trace);
     let mut charged: BTreeSet<Uuid> = charges.keys().copied().collect();
-    charged.extend(snap.payment_ops.iter().filter(|op| op.status == PaymentStatus::Succeeded).map(|op| op.payment_op_id));
+    charged
+        .extend(snap.payment_ops.iter().filter(|op| op.status == PaymentStatus::Succeeded).map(|op| op.payment_op_id));
     let mut out = Vec::new();
     for op_id in charged {
         let booked = snap.bookings.iter().any(|b| b.payment_op_id == op_id);
@@ -34,7 +35,12 @@ pub fn check_hidden_charges(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config
             }
         };
         let witnesses = charges.get(&op_id).and_then(|c| c.first()).map(|(seq, _)| vec![*seq]).unwrap_or_default();
-        out.push(Violation::new(Invariant::NoHiddenCharge, Subject::PaymentOp { payment_op_id: op_id }, detail, witnesses));
+        out.push(Violation::new(
+            Invariant::NoHiddenCharge,
+            Subject::PaymentOp { payment_op_id: op_id },
+            detail,
+            witnesses,
+        ));
     }
 
     let comp_changes = compensation_changes(trace);
@@ -52,7 +58,10 @@ pub fn check_hidden_charges(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config
         }
         let detail = match order {
             None => format!("{} compensation of unknown order {}", c.status, c.order_id),
-            Some(o) => format!("{} compensation, but order {} is {}: not in the operators' list", c.status, o.order_id, o.status),
+            Some(o) => format!(
+                "{} compensation, but order {} is {}: not in the operators' list",
+                c.status, o.order_id, o.status
+            ),
         };
         let mut witnesses = Vec::new();
         if let Some((seq, _)) = comp_changes.get(&c.compensation_id).and_then(|cs| cs.first()) {
@@ -74,9 +83,9 @@ pub fn check_hidden_charges(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::TraceKind;
     use crate::testkit::World;
     use crate::trace::PaymentEvent;
-    use crate::TraceKind;
 
     /// Sold, declined, late success compensated, late success compensating,
     /// and a charge still reconciling: all visible.

@@ -7,7 +7,7 @@
 //! most once per payment operation.
 
 use super::index::charges;
-use crate::trace::{ClientOp, OpResult, OpId};
+use crate::trace::{ClientOp, OpId, OpResult};
 use crate::{Config, Invariant, Subject, TraceEvent, TraceKind, Violation};
 use booking::model::{EventId, Snapshot, UserId};
 use std::collections::{BTreeMap, BTreeSet};
@@ -42,7 +42,10 @@ pub fn check_idempotency(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) ->
             }
             TraceKind::Fail { op_id, error_kind } => {
                 if let Some(k) = key_of.get(op_id) {
-                    answers.entry(k.clone()).or_default().push(Answer::Fail { seq: e.seq, error_kind: error_kind.clone() });
+                    answers
+                        .entry(k.clone())
+                        .or_default()
+                        .push(Answer::Fail { seq: e.seq, error_kind: error_kind.clone() });
                 }
             }
             _ => {}
@@ -120,12 +123,8 @@ pub fn check_idempotency(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) ->
         // Money taken at most once per key.
         let mut orders: BTreeSet<Uuid> = stored;
         orders.extend(first_ok.iter().map(|(_, o)| *o));
-        let ops: BTreeSet<Uuid> = snap
-            .orders
-            .iter()
-            .filter(|o| orders.contains(&o.order_id))
-            .map(|o| o.payment_op_id)
-            .collect();
+        let ops: BTreeSet<Uuid> =
+            snap.orders.iter().filter(|o| orders.contains(&o.order_id)).map(|o| o.payment_op_id).collect();
         let mut key_charges: Vec<u64> =
             ops.iter().filter_map(|op| charges.get(op).and_then(|c| c.first()).map(|(s, _)| *s)).collect();
         key_charges.sort_unstable();
@@ -173,7 +172,12 @@ mod tests {
         w.answer_checkout("u1", t, "k", o, true);
         let mut cfg = w.config();
         cfg.transient_error_kinds = vec!["backend".into()];
-        let op = ClientOp::Checkout { event_id: "ev".into(), hold_token: t, seat_ids: vec!["A".into()], idempotency_key: "k".into() };
+        let op = ClientOp::Checkout {
+            event_id: "ev".into(),
+            hold_token: t,
+            seat_ids: vec!["A".into()],
+            idempotency_key: "k".into(),
+        };
         w.client("u1", op, Err("backend"));
         assert_eq!(check_idempotency(&w.snap, w.trace.events(), &cfg), vec![]);
     }
@@ -206,7 +210,12 @@ mod tests {
         let t = w.hold("u1", &["A"], 60_000);
         let o = w.checkout("u1", t, "k", 10_000);
         let ok = w.last_seq();
-        let op = ClientOp::Checkout { event_id: "ev".into(), hold_token: t, seat_ids: vec!["A".into()], idempotency_key: "k".into() };
+        let op = ClientOp::Checkout {
+            event_id: "ev".into(),
+            hold_token: t,
+            seat_ids: vec!["A".into()],
+            idempotency_key: "k".into(),
+        };
         let (_, fail) = w.client("u1", op, Err("hold-not-found"));
         let v = check_idempotency(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 1, "{v:?}");

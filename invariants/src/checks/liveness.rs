@@ -41,7 +41,8 @@ pub fn check_liveness(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) -> Ve
     }
     for o in snap.orders.iter().filter(|o| o.status.owns_seats()) {
         if now > due(o.payment_deadline_at_ms, cfg.reconcile_bound_ms) {
-            let witnesses = orders.get(&o.order_id).and_then(|cs| cs.first()).map(|(seq, _)| vec![*seq]).unwrap_or_default();
+            let witnesses =
+                orders.get(&o.order_id).and_then(|cs| cs.first()).map(|(seq, _)| vec![*seq]).unwrap_or_default();
             out.push(Violation::new(
                 Invariant::PaymentResolved,
                 Subject::Order { order_id: o.order_id },
@@ -135,7 +136,8 @@ mod tests {
         let mut w = World::new(&["A", "B"]);
         let t = w.hold("u1", &["A"], 60_000);
         let o = w.checkout("u1", t, "k", 10_000);
-        let created = w.trace.events().iter().rev().find(|e| matches!(e.kind, crate::TraceKind::OrderChange(_))).unwrap().seq;
+        let created =
+            w.trace.events().iter().rev().find(|e| matches!(e.kind, crate::TraceKind::OrderChange(_))).unwrap().seq;
         w.unknown(o);
         let t2 = w.hold("u2", &["B"], 60_000);
         let o2 = w.checkout("u2", t2, "k", 1_000);
@@ -143,7 +145,14 @@ mod tests {
         w.release_unresolved(o2);
         w.charge(o2);
         let comp = w.snap.compensations[0].compensation_id;
-        let opened = w.trace.events().iter().rev().find(|e| matches!(e.kind, crate::TraceKind::CompensationChange(_))).unwrap().seq;
+        let opened = w
+            .trace
+            .events()
+            .iter()
+            .rev()
+            .find(|e| matches!(e.kind, crate::TraceKind::CompensationChange(_)))
+            .unwrap()
+            .seq;
         w.end_faults();
         w.advance(61_000);
         let v = check_liveness(&w.snap, w.trace.events(), &w.config());

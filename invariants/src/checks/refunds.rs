@@ -104,9 +104,9 @@ pub fn check_refunds(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::TraceKind;
     use crate::testkit::World;
     use crate::trace::PaymentEvent;
-    use crate::TraceKind;
 
     fn late_success(w: &mut World) -> (Uuid, Uuid, u64) {
         let t = w.hold("u1", &["A"], 60_000);
@@ -130,7 +130,11 @@ mod tests {
         let mut w = World::new(&["A"]);
         let (op, comp, _) = late_success(&mut w);
         let first = w.refund(comp);
-        let second = w.record(TraceKind::Payment(PaymentEvent::Refunded { compensation_id: comp, payment_op_id: op, amount_cents: 1_000 }));
+        let second = w.record(TraceKind::Payment(PaymentEvent::Refunded {
+            compensation_id: comp,
+            payment_op_id: op,
+            amount_cents: 1_000,
+        }));
         let v = check_refunds(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 2, "{v:?}");
         assert_eq!(v[0].invariant, Invariant::NoDoubleRefund);
@@ -145,7 +149,11 @@ mod tests {
     fn refund_larger_than_charge_is_reported() {
         let mut w = World::new(&["A"]);
         let (op, comp, charged) = late_success(&mut w);
-        let refund = w.record(TraceKind::Payment(PaymentEvent::Refunded { compensation_id: comp, payment_op_id: op, amount_cents: 1_500 }));
+        let refund = w.record(TraceKind::Payment(PaymentEvent::Refunded {
+            compensation_id: comp,
+            payment_op_id: op,
+            amount_cents: 1_500,
+        }));
         let v = check_refunds(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 1, "{v:?}");
         assert_eq!(v[0].invariant, Invariant::RefundBounded);

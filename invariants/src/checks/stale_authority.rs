@@ -43,16 +43,14 @@ fn unjustified(c: &SeatChange) -> Option<String> {
             Some(format!("presented by {:?} but the seat's holder is {:?}", a.holder, b.holder_id))
         }
         ChangeCause::Release => None,
-        ChangeCause::Checkout if b.hold_expires_at_ms.is_none() || expired => Some(format!(
-            "checkout with a hold that expired at {:?} (store now {now})",
-            b.hold_expires_at_ms
-        )),
+        ChangeCause::Checkout if b.hold_expires_at_ms.is_none() || expired => {
+            Some(format!("checkout with a hold that expired at {:?} (store now {now})", b.hold_expires_at_ms))
+        }
         ChangeCause::Checkout => None,
         ChangeCause::Sweep if b.state != SeatState::Held => Some(format!("sweep of a seat that is {}", b.state)),
-        ChangeCause::Sweep if !expired => Some(format!(
-            "swept a live hold (expires at {:?}, store now {now})",
-            b.hold_expires_at_ms
-        )),
+        ChangeCause::Sweep if !expired => {
+            Some(format!("swept a live hold (expires at {:?}, store now {now})", b.hold_expires_at_ms))
+        }
         ChangeCause::Sweep => None,
         ChangeCause::Sale | ChangeCause::PaymentDeclined | ChangeCause::UnresolvedReleased
             if b.state != SeatState::PaymentPending =>
@@ -81,10 +79,19 @@ pub fn check_stale_authority(_snap: &Snapshot, trace: &[TraceEvent], _cfg: &Conf
         for (i, (seq, c)) in changes.iter().enumerate() {
             let Some(detail) = unjustified(c) else { continue };
             let mut witnesses = vec![*seq];
-            if let Some((owner_seq, _)) = changes[..i].iter().rev().find(|(_, p)| p.after.hold_token.is_some() && p.after.hold_token == c.before.hold_token && p.after.order_id == c.before.order_id) {
+            if let Some((owner_seq, _)) = changes[..i].iter().rev().find(|(_, p)| {
+                p.after.hold_token.is_some()
+                    && p.after.hold_token == c.before.hold_token
+                    && p.after.order_id == c.before.order_id
+            }) {
                 witnesses.push(*owner_seq);
             }
-            out.push(Violation::new(Invariant::NoStaleAuthority, Subject::seat(&c.event_id, &c.seat_id), detail, witnesses));
+            out.push(Violation::new(
+                Invariant::NoStaleAuthority,
+                Subject::seat(&c.event_id, &c.seat_id),
+                detail,
+                witnesses,
+            ));
         }
     }
     out
@@ -181,7 +188,8 @@ mod tests {
         let t = w.hold("carol", &["B"], 5_000);
         let o = w.checkout("carol", t, "k", 60_000);
         let order = w.order(o).clone();
-        let early = w.change_seat("B", ChangeCause::UnresolvedReleased, Authority::order(&order), crate::testkit::clear_hold);
+        let early =
+            w.change_seat("B", ChangeCause::UnresolvedReleased, Authority::order(&order), crate::testkit::clear_hold);
         let v = check_stale_authority(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 2, "{v:?}");
         assert_eq!((v[0].subject.clone(), v[0].witnesses.contains(&bad_hold)), (Subject::seat("ev", "A"), true));

@@ -5,7 +5,7 @@
 
 use super::index::seat_changes;
 use crate::{Config, Invariant, Subject, TraceEvent, Violation};
-use booking::model::{seat_transition_allowed, Snapshot};
+use booking::model::{Snapshot, seat_transition_allowed};
 
 /// Checks [`Invariant::VersionMonotonic`] and [`Invariant::AllowedTransition`].
 pub fn check_transitions(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> Vec<Violation> {
@@ -35,7 +35,10 @@ pub fn check_transitions(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -
                     out.push(Violation::new(
                         Invariant::VersionMonotonic,
                         subject(),
-                        format!("change started from version {} after version {prev_version} was written", c.before.version),
+                        format!(
+                            "change started from version {} after version {prev_version} was written",
+                            c.before.version
+                        ),
                         vec![prev_seq, *seq],
                     ));
                 } else if c.before.version > prev_version {
@@ -70,7 +73,7 @@ pub fn check_transitions(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::{clear_hold, World};
+    use crate::testkit::{World, clear_hold};
     use crate::trace::{Authority, ChangeCause};
     use booking::model::SeatState;
 
@@ -111,7 +114,13 @@ mod tests {
         let mut written = stale_read.clone();
         written.state = SeatState::PaymentPending;
         written.version += 1;
-        let c = crate::trace::SeatChange::new(ChangeCause::Checkout, w.now_ms, Authority::token(t, "u1"), &stale_read, &written);
+        let c = crate::trace::SeatChange::new(
+            ChangeCause::Checkout,
+            w.now_ms,
+            Authority::token(t, "u1"),
+            &stale_read,
+            &written,
+        );
         let lost = w.record(crate::TraceKind::SeatChange(c));
         let v = check_transitions(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 2, "{v:?}");

@@ -64,18 +64,24 @@ impl WorkflowConfig {
         let day_ms = super::dispatch::MAX_DELAY_MS;
         let checks: [(bool, &'static str); 9] = [
             (
-                self.outbox_lease_ms <= day_ms && self.retry_backoff_cap_ms <= day_ms && self.compensation_backoff_cap_ms <= day_ms,
+                self.outbox_lease_ms <= day_ms
+                    && self.retry_backoff_cap_ms <= day_ms
+                    && self.compensation_backoff_cap_ms <= day_ms,
                 "lease and backoff caps must be <= a day",
             ),
             (self.dispatch_batch > 0, "dispatch_batch must be > 0"),
             (self.outbox_lease_ms > 0, "outbox_lease_ms must be > 0"),
             (self.max_charge_attempts > 0, "max_charge_attempts must be > 0"),
-            (0 < self.retry_backoff_base_ms && self.retry_backoff_base_ms <= self.retry_backoff_cap_ms, "0 < retry_backoff_base_ms <= retry_backoff_cap_ms"),
+            (
+                0 < self.retry_backoff_base_ms && self.retry_backoff_base_ms <= self.retry_backoff_cap_ms,
+                "0 < retry_backoff_base_ms <= retry_backoff_cap_ms",
+            ),
             (self.reconcile_batch > 0, "reconcile_batch must be > 0"),
             (self.dispatch_interval_ms > 0 && self.reconcile_interval_ms > 0, "intervals must be > 0"),
             (self.max_compensation_attempts > 0, "max_compensation_attempts must be > 0"),
             (
-                0 < self.compensation_backoff_base_ms && self.compensation_backoff_base_ms <= self.compensation_backoff_cap_ms,
+                0 < self.compensation_backoff_base_ms
+                    && self.compensation_backoff_base_ms <= self.compensation_backoff_cap_ms,
                 "0 < compensation_backoff_base_ms <= compensation_backoff_cap_ms",
             ),
         ];

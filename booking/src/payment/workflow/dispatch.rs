@@ -107,11 +107,13 @@ impl Workflow {
                 .retry_row(row, "charge attempts exhausted; awaiting reconciliation", until_deadline_ms.max(backoff_ms))
                 .await;
         }
-        let req = CreatePayment { idempotency_key: op.payment_op_id, amount_cents: op.amount_cents, order_id: op.order_id };
+        let req =
+            CreatePayment { idempotency_key: op.payment_op_id, amount_cents: op.amount_cents, order_id: op.order_id };
         let answer = match self.provider.create_payment(&req).await {
             // A refusal of the request (e.g. the key is known with other
             // parameters) says nothing about an earlier request: look it up.
-            Err(ProviderError::Refused { status, detail }) => match self.provider.fetch_payment(op.payment_op_id).await {
+            Err(ProviderError::Refused { status, detail }) => match self.provider.fetch_payment(op.payment_op_id).await
+            {
                 Ok(Some(p)) => Ok(p),
                 Ok(None) => Ok(ProviderPayment {
                     provider_payment_id: String::new(),
@@ -184,7 +186,8 @@ impl Workflow {
             Ok(c) => c,
             Err(StoreError::CompensationNotDue(id)) => {
                 // Not `requested`-and-due: find out why (the store has no single-compensation read).
-                let open = self.store.needs_resolution().await?.compensations.into_iter().find(|c| c.compensation_id == id);
+                let open =
+                    self.store.needs_resolution().await?.compensations.into_iter().find(|c| c.compensation_id == id);
                 match open {
                     None => return self.store.complete_outbox(&row.event_id, row.outbox_id).await, // succeeded
                     Some(c) if c.status == CompensationStatus::Failed => {

@@ -72,7 +72,11 @@ impl std::fmt::Debug for Workflow {
 
 impl Workflow {
     /// A workflow over `store` and `provider`. Errors when `config` is invalid.
-    pub fn new(store: Arc<dyn Store>, provider: Arc<dyn PaymentProvider>, config: WorkflowConfig) -> Result<Self, InvalidConfig> {
+    pub fn new(
+        store: Arc<dyn Store>,
+        provider: Arc<dyn PaymentProvider>,
+        config: WorkflowConfig,
+    ) -> Result<Self, InvalidConfig> {
         config.validate()?;
         Ok(Self { store, provider, config, wake: Notify::new() })
     }
@@ -97,7 +101,7 @@ impl Workflow {
     /// completes. Each pass is bounded by the batch sizes; shutdown is
     /// observed between passes. Pass errors are logged and retried next tick.
     pub async fn run(&self, shutdown: impl Future<Output = ()> + Send) {
-        use tokio::time::{interval, MissedTickBehavior};
+        use tokio::time::{MissedTickBehavior, interval};
         let mut dispatch_tick = interval(Duration::from_millis(self.config.dispatch_interval_ms));
         dispatch_tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let mut reconcile_tick = interval(Duration::from_millis(self.config.reconcile_interval_ms));

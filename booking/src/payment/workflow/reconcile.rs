@@ -8,8 +8,8 @@
 //! cancels the payment at the provider so that a late arrival cannot charge
 //! silently (or, if it did, opens a compensation).
 
-use super::dispatch::{Applied, DispatchReport};
 use super::Workflow;
+use super::dispatch::{Applied, DispatchReport};
 use crate::model::PaymentStatus;
 use crate::payment::provider::ProviderStatus;
 use crate::store::StoreError;

@@ -2,10 +2,12 @@
 //! Each function is the body of one transaction (see [`in_tx`](super::tx::in_tx)).
 
 use super::rows::{self, seat_cols};
-use super::tx::{ensure, Fail, TxIds};
+use super::tx::{Fail, TxIds, ensure};
 use crate::model::{SeatId, SeatState};
 use crate::store::decide::{check_holdable, diagnose_release};
-use crate::store::{AcquireHold, CreateEvent, ExpiredHold, HeldSeat, HoldGrant, ReclaimedHold, ReleaseHold, StoreError};
+use crate::store::{
+    AcquireHold, CreateEvent, ExpiredHold, HeldSeat, HoldGrant, ReclaimedHold, ReleaseHold, StoreError,
+};
 use sqlx::{PgConnection, Row};
 
 /// `UnknownEvent` unless the event exists.
@@ -21,7 +23,11 @@ pub(super) async fn require_event(c: &mut PgConnection, event_id: &str) -> Resul
 }
 
 /// Locks the requested seats that exist, in sorted seat order, and returns them sorted.
-pub(super) async fn lock_seats(c: &mut PgConnection, event_id: &str, sorted: &[SeatId]) -> Result<Vec<crate::model::Seat>, Fail> {
+pub(super) async fn lock_seats(
+    c: &mut PgConnection,
+    event_id: &str,
+    sorted: &[SeatId],
+) -> Result<Vec<crate::model::Seat>, Fail> {
     let rows = sqlx::query(concat!(
         "SELECT ",
         seat_cols!(),
@@ -35,7 +41,12 @@ pub(super) async fn lock_seats(c: &mut PgConnection, event_id: &str, sorted: &[S
 }
 
 /// Body of [`Store::create_event`](crate::store::Store::create_event); `sorted` is the validated seat list.
-pub(super) async fn create_event(c: &mut PgConnection, now_ms: i64, req: &CreateEvent, sorted: &[SeatId]) -> Result<(), Fail> {
+pub(super) async fn create_event(
+    c: &mut PgConnection,
+    now_ms: i64,
+    req: &CreateEvent,
+    sorted: &[SeatId],
+) -> Result<(), Fail> {
     let inserted = sqlx::query(
         "INSERT INTO events (event_id, price_cents, created_at_ms) VALUES ($1, $2, $3) \
          ON CONFLICT DO NOTHING RETURNING event_id",
@@ -88,7 +99,9 @@ pub(super) async fn acquire_hold(
     .bind(now_ms)
     .fetch_all(&mut *c)
     .await?;
-    ensure(rows.len() == sorted.len(), || format!("hold took {} of {} locked holdable seats", rows.len(), sorted.len()))?;
+    ensure(rows.len() == sorted.len(), || {
+        format!("hold took {} of {} locked holdable seats", rows.len(), sorted.len())
+    })?;
     let mut seats = rows
         .iter()
         .map(|r| Ok(HeldSeat { seat_id: r.try_get("seat_id")?, version: r.try_get("version")? }))
@@ -98,7 +111,8 @@ pub(super) async fn acquire_hold(
         .iter()
         .filter(|s| s.state == SeatState::Held)
         .map(|s| {
-            let expired_at_ms = s.hold_expires_at_ms.ok_or_else(|| Fail::Broken("held seat without a deadline".into()))?;
+            let expired_at_ms =
+                s.hold_expires_at_ms.ok_or_else(|| Fail::Broken("held seat without a deadline".into()))?;
             Ok(ReclaimedHold { seat_id: s.seat_id.clone(), expired_at_ms })
         })
         .collect::<Result<Vec<_>, Fail>>()?;
@@ -155,7 +169,11 @@ pub(super) async fn release_hold(c: &mut PgConnection, req: &ReleaseHold) -> Res
 /// The due set is a MATERIALIZED CTE: as a plain subquery in FROM the planner
 /// may rescan it, and a rescan past the rows this statement already updated
 /// finds more of them, breaking the LIMIT (the differential test caught it).
-pub(super) async fn sweep_expired_holds(c: &mut PgConnection, now_ms: i64, limit_seats: u32) -> Result<Vec<ExpiredHold>, Fail> {
+pub(super) async fn sweep_expired_holds(
+    c: &mut PgConnection,
+    now_ms: i64,
+    limit_seats: u32,
+) -> Result<Vec<ExpiredHold>, Fail> {
     let rows = sqlx::query(
         "WITH d AS MATERIALIZED ( \
              SELECT event_id, seat_id, hold_expires_at_ms FROM seats \

@@ -30,11 +30,11 @@ use super::types::*;
 use super::{Store, StoreError};
 use crate::clock::Clock;
 use crate::ids::IdSource;
-use crate::model::{valid_id, Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, SeatId, Snapshot};
+use crate::model::{Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, SeatId, Snapshot, valid_id};
 use async_trait::async_trait;
 use sqlx::{PgPool, Row};
 use std::sync::Arc;
-use tx::{backend, in_tx, into_store_error, Fail};
+use tx::{Fail, backend, in_tx, into_store_error};
 use uuid::Uuid;
 
 /// Where a [`PgStore`] reads "now", the time that decides expiry.
@@ -105,12 +105,11 @@ impl PgStore {
     }
 
     /// Runs a read-only body in one `REPEATABLE READ` transaction: a consistent view.
-    async fn read<T>(&self, body: impl AsyncFnOnce(&mut sqlx::PgConnection) -> Result<T, Fail>) -> Result<T, StoreError> {
-        let mut tx = self
-            .pool
-            .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            .await
-            .map_err(backend)?;
+    async fn read<T>(
+        &self,
+        body: impl AsyncFnOnce(&mut sqlx::PgConnection) -> Result<T, Fail>,
+    ) -> Result<T, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY").await.map_err(backend)?;
         let out = body(&mut tx).await.map_err(into_store_error)?;
         tx.commit().await.map_err(backend)?;
         Ok(out)
@@ -186,7 +185,13 @@ impl Store for PgStore {
         in_tx!(self, |c, _now, _ids| outbox::complete_outbox(c, event_id, outbox_id))
     }
 
-    async fn retry_outbox(&self, event_id: &EventId, outbox_id: Uuid, error: &str, retry_after_ms: i64) -> Result<(), StoreError> {
+    async fn retry_outbox(
+        &self,
+        event_id: &EventId,
+        outbox_id: Uuid,
+        error: &str,
+        retry_after_ms: i64,
+    ) -> Result<(), StoreError> {
         validate_retry_after_ms(retry_after_ms)?;
         let error = bounded_text(error);
         if !valid_id(event_id) {

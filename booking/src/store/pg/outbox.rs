@@ -2,16 +2,21 @@
 //! retry dispatch events; start and finish compensation attempts.
 
 use super::rows::{self, comp_cols};
-use super::tx::{ensure, Fail};
+use super::tx::{Fail, ensure};
 use crate::model::{Compensation, CompensationStatus, EventId, OrderStatus, OutboxEvent};
-use crate::store::{bounded_text, CompensationResult, StoreError};
+use crate::store::{CompensationResult, StoreError, bounded_text};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
 /// Body of [`Store::claim_outbox`](crate::store::Store::claim_outbox): skips
 /// events another dispatcher has locked right now. The due set is a
 /// MATERIALIZED CTE so the LIMIT holds (see `holds::sweep_expired_holds`).
-pub(super) async fn claim_outbox(c: &mut PgConnection, now_ms: i64, limit: u32, lease_ms: i64) -> Result<Vec<OutboxEvent>, Fail> {
+pub(super) async fn claim_outbox(
+    c: &mut PgConnection,
+    now_ms: i64,
+    limit: u32,
+    lease_ms: i64,
+) -> Result<Vec<OutboxEvent>, Fail> {
     let rows = sqlx::query(
         "WITH d AS MATERIALIZED ( \
              SELECT event_id, outbox_id, available_at_ms FROM outbox \
@@ -42,11 +47,12 @@ pub(super) async fn claim_outbox(c: &mut PgConnection, now_ms: i64, limit: u32, 
 
 /// Body of [`Store::complete_outbox`](crate::store::Store::complete_outbox).
 pub(super) async fn complete_outbox(c: &mut PgConnection, event_id: &EventId, outbox_id: Uuid) -> Result<(), Fail> {
-    let row = sqlx::query("UPDATE outbox SET status = 'done' WHERE event_id = $1 AND outbox_id = $2 RETURNING outbox_id")
-        .bind(event_id)
-        .bind(outbox_id)
-        .fetch_optional(&mut *c)
-        .await?;
+    let row =
+        sqlx::query("UPDATE outbox SET status = 'done' WHERE event_id = $1 AND outbox_id = $2 RETURNING outbox_id")
+            .bind(event_id)
+            .bind(outbox_id)
+            .fetch_optional(&mut *c)
+            .await?;
     match row {
         Some(_) => Ok(()),
         None => Err(StoreError::UnknownOutboxEvent(outbox_id).into()),
@@ -83,16 +89,21 @@ pub(super) async fn retry_outbox(
 
 /// Locks a compensation by id.
 async fn lock_compensation(c: &mut PgConnection, compensation_id: Uuid) -> Result<Compensation, Fail> {
-    let row = sqlx::query(concat!("SELECT ", comp_cols!(), " FROM compensations WHERE compensation_id = $1 FOR UPDATE"))
-        .bind(compensation_id)
-        .fetch_optional(&mut *c)
-        .await?
-        .ok_or(StoreError::UnknownCompensation(compensation_id))?;
+    let row =
+        sqlx::query(concat!("SELECT ", comp_cols!(), " FROM compensations WHERE compensation_id = $1 FOR UPDATE"))
+            .bind(compensation_id)
+            .fetch_optional(&mut *c)
+            .await?
+            .ok_or(StoreError::UnknownCompensation(compensation_id))?;
     rows::compensation(&row)
 }
 
 /// Writes a compensation's mutable columns, guarded by its previous status.
-async fn update_compensation(c: &mut PgConnection, before: CompensationStatus, after: &Compensation) -> Result<(), Fail> {
+async fn update_compensation(
+    c: &mut PgConnection,
+    before: CompensationStatus,
+    after: &Compensation,
+) -> Result<(), Fail> {
     let n = sqlx::query(
         "UPDATE compensations SET status = $3, attempts = $4, last_error = $5, next_attempt_at_ms = $6, updated_at_ms = $7 \
          WHERE event_id = $1 AND compensation_id = $2 AND status = $8",
@@ -112,7 +123,11 @@ async fn update_compensation(c: &mut PgConnection, before: CompensationStatus, a
 }
 
 /// Body of [`Store::start_compensation_attempt`](crate::store::Store::start_compensation_attempt).
-pub(super) async fn start_compensation_attempt(c: &mut PgConnection, now_ms: i64, compensation_id: Uuid) -> Result<Compensation, Fail> {
+pub(super) async fn start_compensation_attempt(
+    c: &mut PgConnection,
+    now_ms: i64,
+    compensation_id: Uuid,
+) -> Result<Compensation, Fail> {
     let before = lock_compensation(c, compensation_id).await?;
     if before.status != CompensationStatus::Requested || before.next_attempt_at_ms > now_ms {
         return Err(StoreError::CompensationNotDue(compensation_id).into());
@@ -127,7 +142,11 @@ pub(super) async fn start_compensation_attempt(c: &mut PgConnection, now_ms: i64
 
 /// Body of [`Store::finish_compensation_attempt`](crate::store::Store::finish_compensation_attempt).
 /// Locks the compensation, then its order.
-pub(super) async fn finish_compensation_attempt(c: &mut PgConnection, now_ms: i64, req: &CompensationResult) -> Result<Compensation, Fail> {
+pub(super) async fn finish_compensation_attempt(
+    c: &mut PgConnection,
+    now_ms: i64,
+    req: &CompensationResult,
+) -> Result<Compensation, Fail> {
     let before = lock_compensation(c, req.compensation_id).await?;
     if matches!(before.status, CompensationStatus::Succeeded | CompensationStatus::Failed) {
         return Ok(before);

@@ -5,7 +5,7 @@
 
 use super::holds::{lock_seats, require_event};
 use super::rows::{self, booking_cols, comp_cols, op_cols, order_cols};
-use super::tx::{ensure, Fail, TxIds};
+use super::tx::{Fail, TxIds, ensure};
 use crate::model::{
     Booking, Compensation, CompensationKind, CompensationStatus, Order, OrderStatus, OutboxKind, PaymentOp,
     PaymentStatus, SeatId,
@@ -76,7 +76,14 @@ async fn free_order_seats(c: &mut PgConnection, order: &Order) -> Result<(), Fai
 }
 
 /// Inserts a pending dispatch event.
-async fn insert_outbox(c: &mut PgConnection, event_id: &str, outbox_id: Uuid, kind: OutboxKind, ref_id: Uuid, now_ms: i64) -> Result<(), Fail> {
+async fn insert_outbox(
+    c: &mut PgConnection,
+    event_id: &str,
+    outbox_id: Uuid,
+    kind: OutboxKind,
+    ref_id: Uuid,
+    now_ms: i64,
+) -> Result<(), Fail> {
     sqlx::query(
         "INSERT INTO outbox (event_id, outbox_id, kind, ref_id, status, attempts, available_at_ms, last_error, created_at_ms) \
          VALUES ($1, $2, $3, $4, 'pending', 0, $5, NULL, $5)",
@@ -310,7 +317,9 @@ pub(super) async fn record_payment_success(
         .execute(&mut *c)
         .await?
         .rows_affected();
-        ensure(n == order.seat_ids.len() as u64, || format!("an open order owns its seats: sold {n} of {}", order.seat_ids.len()))?;
+        ensure(n == order.seat_ids.len() as u64, || {
+            format!("an open order owns its seats: sold {n} of {}", order.seat_ids.len())
+        })?;
         sqlx::query(
             "INSERT INTO bookings (event_id, seat_id, booking_id, order_id, payment_op_id, holder_id, status, created_at_ms) \
              SELECT $1, v.seat_id, v.booking_id, $4, $5, $6, 'confirmed', $7 \
@@ -382,7 +391,12 @@ pub(super) async fn record_payment_success(
 }
 
 /// Body of [`Store::record_payment_failure`](crate::store::Store::record_payment_failure); `reason` is bounded.
-pub(super) async fn record_payment_failure(c: &mut PgConnection, now_ms: i64, payment_op_id: Uuid, reason: &str) -> Result<Order, Fail> {
+pub(super) async fn record_payment_failure(
+    c: &mut PgConnection,
+    now_ms: i64,
+    payment_op_id: Uuid,
+    reason: &str,
+) -> Result<Order, Fail> {
     let (op, before) = lock_op_and_order(c, payment_op_id).await?;
     match op.status {
         PaymentStatus::Failed => return Ok(before),
@@ -403,7 +417,13 @@ pub(super) async fn record_payment_failure(c: &mut PgConnection, now_ms: i64, pa
 }
 
 /// Records a failed or unknown outcome on a payment operation still pending or unknown.
-async fn set_op_outcome(c: &mut PgConnection, op: &PaymentOp, status: PaymentStatus, error: &str, now_ms: i64) -> Result<(), Fail> {
+async fn set_op_outcome(
+    c: &mut PgConnection,
+    op: &PaymentOp,
+    status: PaymentStatus,
+    error: &str,
+    now_ms: i64,
+) -> Result<(), Fail> {
     let n = sqlx::query(
         "UPDATE payment_ops SET status = $3, last_error = $4, updated_at_ms = $5 \
          WHERE event_id = $1 AND payment_op_id = $2 AND status IN ('pending', 'unknown')",
@@ -420,7 +440,12 @@ async fn set_op_outcome(c: &mut PgConnection, op: &PaymentOp, status: PaymentSta
 }
 
 /// Body of [`Store::record_payment_unknown`](crate::store::Store::record_payment_unknown); `error` is bounded.
-pub(super) async fn record_payment_unknown(c: &mut PgConnection, now_ms: i64, payment_op_id: Uuid, error: &str) -> Result<Order, Fail> {
+pub(super) async fn record_payment_unknown(
+    c: &mut PgConnection,
+    now_ms: i64,
+    payment_op_id: Uuid,
+    error: &str,
+) -> Result<Order, Fail> {
     let (op, before) = lock_op_and_order(c, payment_op_id).await?;
     if !matches!(op.status, PaymentStatus::Pending | PaymentStatus::Unknown) {
         return Ok(before);
@@ -437,7 +462,12 @@ pub(super) async fn record_payment_unknown(c: &mut PgConnection, now_ms: i64, pa
 }
 
 /// Body of [`Store::release_unresolved_payment`](crate::store::Store::release_unresolved_payment); `reason` is bounded.
-pub(super) async fn release_unresolved_payment(c: &mut PgConnection, now_ms: i64, payment_op_id: Uuid, reason: &str) -> Result<Order, Fail> {
+pub(super) async fn release_unresolved_payment(
+    c: &mut PgConnection,
+    now_ms: i64,
+    payment_op_id: Uuid,
+    reason: &str,
+) -> Result<Order, Fail> {
     let (_op, before) = lock_op_and_order(c, payment_op_id).await?;
     if !before.status.owns_seats() {
         return Err(StoreError::OrderNotOpen(before.order_id).into());

@@ -4,11 +4,11 @@
 
 use super::tx::Fail;
 use crate::model::{
-    Compensation, CompensationKind, CompensationStatus, Order, OrderStatus, OutboxEvent, OutboxKind,
-    OutboxStatus, PaymentOp, PaymentStatus, Seat, SeatState,
+    Compensation, CompensationKind, CompensationStatus, Order, OrderStatus, OutboxEvent, OutboxKind, OutboxStatus,
+    PaymentOp, PaymentStatus, Seat, SeatState,
 };
-use sqlx::postgres::PgRow;
 use sqlx::Row;
+use sqlx::postgres::PgRow;
 
 /// The columns of a [`Seat`], in the order [`seat`] reads them.
 macro_rules! seat_cols {

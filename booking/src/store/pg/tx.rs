@@ -58,12 +58,12 @@ pub(super) fn retryable(e: &sqlx::Error) -> bool {
 /// Maps a database error onto `StoreError::Backend`, naming the one-booking
 /// invariant when its index fired (which only a bug above the database can cause).
 pub(super) fn backend(e: sqlx::Error) -> StoreError {
-    if let sqlx::Error::Database(db) = &e {
-        if db.constraint() == Some(ONE_CONFIRMED_BOOKING_INDEX) {
-            return StoreError::Backend(format!(
-                "invariant violated: a second confirmed booking for one seat was refused by {ONE_CONFIRMED_BOOKING_INDEX}: {db}"
-            ));
-        }
+    if let sqlx::Error::Database(db) = &e
+        && db.constraint() == Some(ONE_CONFIRMED_BOOKING_INDEX)
+    {
+        return StoreError::Backend(format!(
+            "invariant violated: a second confirmed booking for one seat was refused by {ONE_CONFIRMED_BOOKING_INDEX}: {db}"
+        ));
     }
     StoreError::Backend(e.to_string())
 }
@@ -141,13 +141,12 @@ macro_rules! in_tx {
             match outcome {
                 Ok(v) => break Ok(v),
                 Err($crate::store::pg::tx::Fail::Db(e))
-                    if $crate::store::pg::tx::retryable(&e)
-                        && attempt < $crate::store::pg::tx::MAX_TX_ATTEMPTS =>
+                    if $crate::store::pg::tx::retryable(&e) && attempt < $crate::store::pg::tx::MAX_TX_ATTEMPTS =>
                 {
                     tx_ids.rewind();
-                    tokio::time::sleep(std::time::Duration::from_millis(
-                        $crate::store::pg::tx::retry_backoff_ms(attempt),
-                    ))
+                    tokio::time::sleep(std::time::Duration::from_millis($crate::store::pg::tx::retry_backoff_ms(
+                        attempt,
+                    )))
                     .await;
                 }
                 Err(f) => break Err($crate::store::pg::tx::into_store_error(f)),

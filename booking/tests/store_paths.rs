@@ -1,0 +1,323 @@
+//! The store's paths one at a time, with the outcome spelled out, run on
+//! MemStore and on PgStore: where the differential test only says "the same",
+//! these say "right".
+
+mod common;
+
+use booking::clock::{Clock, ManualClock};
+use booking::model::*;
+use booking::store::*;
+use common::{TestDb, mem_store};
+use std::future::Future;
+
+const START_MS: i64 = 1_700_000_000_000;
+
+/// Runs `scenario` on a fresh MemStore and on a fresh PgStore (manual clocks).
+async fn on_both<F, Fut>(scenario: F)
+where
+    F: Fn(Box<dyn Store>, std::sync::Arc<ManualClock>) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let (mem, clock) = mem_store(START_MS, 3);
+    scenario(Box::new(mem), clock).await;
+    let db = TestDb::create(2).await;
+    let clock = ManualClock::new(START_MS);
+    scenario(Box::new(db.manual_store(clock.clone(), 3)), clock).await;
+    db.drop_db().await;
+}
+
+async fn event(store: &dyn Store, seats: &[&str]) {
+    store
+        .create_event(&CreateEvent {
+            event_id: "ev".into(),
+            seat_ids: seats.iter().map(|s| s.to_string()).collect(),
+            price_cents: 2_000,
+        })
+        .await
+        .unwrap();
+}
+
+async fn hold(store: &dyn Store, seats: &[&str], holder: &str) -> HoldGrant {
+    store
+        .acquire_hold(&AcquireHold {
+            event_id: "ev".into(),
+            seat_ids: seats.iter().map(|s| s.to_string()).collect(),
+            holder_id: holder.into(),
+            ttl_ms: 60_000,
+        })
+        .await
+        .unwrap()
+}
+
+fn checkout(g: &HoldGrant, key: &str) -> BeginPayment {
+    BeginPayment {
+        event_id: g.event_id.clone(),
+        holder_id: g.holder_id.clone(),
+        hold_token: g.hold_token,
+        seat_ids: g.seats.iter().map(|s| s.seat_id.clone()).collect(),
+        idempotency_key: key.into(),
+        payment_ttl_ms: 10_000,
+    }
+}
+
+async fn states(store: &dyn Store) -> Vec<(String, SeatState)> {
+    store.seat_map(&"ev".into()).await.unwrap().into_iter().map(|s| (s.seat_id, s.state)).collect()
+}
+
+#[tokio::test]
+async fn release_needs_the_holder_and_a_live_token() {
+    on_both(|store, _clock| async move {
+        let store = store.as_ref();
+        event(store, &["2", "1"]).await;
+        let g = hold(store, &["2", "1"], "ann").await;
+        let release =
+            |holder: &str, token| ReleaseHold { event_id: "ev".into(), holder_id: holder.into(), hold_token: token };
+        assert_eq!(store.release_hold(&release("bob", g.hold_token)).await, Err(StoreError::NotHolder));
+        assert_eq!(store.release_hold(&release("ann", uuid::Uuid::nil())).await, Err(StoreError::HoldNotFound));
+        assert_eq!(store.release_hold(&release("ann", g.hold_token)).await, Ok(vec!["1".to_string(), "2".to_string()]));
+        assert_eq!(store.release_hold(&release("ann", g.hold_token)).await, Err(StoreError::HoldNotFound));
+        assert_eq!(states(store).await, vec![("1".into(), SeatState::Available), ("2".into(), SeatState::Available)]);
+        // A checked-out hold can no longer be released by its token.
+        let g = hold(store, &["1"], "ann").await;
+        store.begin_payment(&checkout(&g, "k")).await.unwrap();
+        assert_eq!(store.release_hold(&release("ann", g.hold_token)).await, Err(StoreError::HoldNotFound));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn checkout_is_idempotent_per_key_and_takes_the_whole_hold() {
+    on_both(|store, clock| async move {
+        let store = store.as_ref();
+        event(store, &["a", "b", "c"]).await;
+        let g = hold(store, &["a", "b"], "ann").await;
+        // Half a hold is not a checkout, and the refusal writes nothing.
+        let mut half = checkout(&g, "k1");
+        half.seat_ids.truncate(1);
+        let before = store.snapshot().await.unwrap();
+        assert!(matches!(store.begin_payment(&half).await, Err(StoreError::InvalidInput(_))));
+        assert_eq!(store.snapshot().await.unwrap(), before);
+
+        let first = store.begin_payment(&checkout(&g, "k1")).await.unwrap();
+        assert!(!first.replayed);
+        assert_eq!(first.order.amount_cents, 4_000);
+        assert_eq!(first.order.payment_deadline_at_ms, START_MS + 10_000);
+        let again = store.begin_payment(&checkout(&g, "k1")).await.unwrap();
+        assert!(again.replayed);
+        assert_eq!(again.order, first.order);
+        let mut other = checkout(&g, "k1");
+        other.seat_ids = vec!["a".into(), "c".into()];
+        assert_eq!(store.begin_payment(&other).await, Err(StoreError::IdempotencyKeyReused));
+        // A new key for the same hold finds it already checked out.
+        assert_eq!(store.begin_payment(&checkout(&g, "k2")).await, Err(StoreError::HoldNotFound));
+        let snap = store.snapshot().await.unwrap();
+        assert_eq!(snap.orders.len(), 1);
+        assert_eq!(snap.outbox.len(), 1, "one charge dispatch event");
+        assert_eq!(snap.outbox[0].ref_id, first.order.payment_op_id);
+
+        // An expired hold cannot be checked out.
+        let g = hold(store, &["c"], "bob").await;
+        clock.advance_ms(60_000);
+        assert_eq!(
+            store.begin_payment(&checkout(&g, "k3")).await,
+            Err(StoreError::HoldExpired { expired_at_ms: g.expires_at_ms })
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_unknown_outcome_keeps_the_seats_until_the_deadline_and_a_late_success_is_refunded() {
+    on_both(|store, clock| async move {
+        let store = store.as_ref();
+        event(store, &["a"]).await;
+        let g = hold(store, &["a"], "ann").await;
+        let order = store.begin_payment(&checkout(&g, "k")).await.unwrap().order;
+        let op = order.payment_op_id;
+        let o = store.record_payment_unknown(op, "timeout").await.unwrap();
+        assert_eq!(o.status, OrderStatus::Reconciling);
+        assert_eq!(states(store).await, vec![("a".into(), SeatState::PaymentPending)], "unknown is not failure");
+        assert_eq!(store.needs_resolution().await.unwrap().orders, vec![o.clone()]);
+        assert_eq!(store.open_payments(10).await.unwrap().len(), 1);
+        assert_eq!(
+            store.release_unresolved_payment(op, "deadline").await,
+            Err(StoreError::DeadlineNotPassed { deadline_at_ms: order.payment_deadline_at_ms })
+        );
+        clock.advance_ms(10_000);
+        let o = store.release_unresolved_payment(op, "deadline").await.unwrap();
+        assert_eq!((o.status, o.resolution_reason.as_deref()), (OrderStatus::Released, Some("deadline")));
+        assert_eq!(states(store).await, vec![("a".into(), SeatState::Available)]);
+        assert_eq!(store.release_unresolved_payment(op, "again").await, Err(StoreError::OrderNotOpen(order.order_id)));
+
+        // The provider charged after all: no ticket, a tracked refund instead.
+        let sale = store
+            .record_payment_success(&PaymentSuccess { payment_op_id: op, provider_payment_id: "p".into() })
+            .await
+            .unwrap();
+        let SaleOutcome::Compensating { order: o, compensation: c } = sale.clone() else { panic!("{sale:?}") };
+        assert_eq!(o.status, OrderStatus::Compensating);
+        assert_eq!(
+            (c.kind, c.amount_cents, c.status),
+            (CompensationKind::Refund, 2_000, CompensationStatus::Requested)
+        );
+        assert!(store.bookings(&"ev".into()).await.unwrap().is_empty());
+        let repeat = store
+            .record_payment_success(&PaymentSuccess { payment_op_id: op, provider_payment_id: "p".into() })
+            .await
+            .unwrap();
+        assert_eq!(repeat, sale, "a repeated success returns the first outcome");
+        let res = store.needs_resolution().await.unwrap();
+        assert_eq!((res.orders.len(), res.compensations.len()), (1, 1));
+        assert_eq!(store.record_payment_failure(op, "late decline").await, Err(StoreError::PaymentConflict(op)));
+
+        // Compensation attempts: tracked, bounded, visible when they fail for good.
+        let id = c.compensation_id;
+        let started = store.start_compensation_attempt(id).await.unwrap();
+        assert_eq!((started.status, started.attempts), (CompensationStatus::InFlight, 1));
+        assert_eq!(store.start_compensation_attempt(id).await, Err(StoreError::CompensationNotDue(id)));
+        let fail = |max_attempts| CompensationResult {
+            compensation_id: id,
+            outcome: Err("503".into()),
+            retry_after_ms: 1_000,
+            max_attempts,
+        };
+        let c1 = store.finish_compensation_attempt(&fail(2)).await.unwrap();
+        assert_eq!((c1.status, c1.next_attempt_at_ms), (CompensationStatus::Requested, clock.now_ms() + 1_000));
+        assert_eq!(store.start_compensation_attempt(id).await, Err(StoreError::CompensationNotDue(id)));
+        clock.advance_ms(1_000);
+        store.start_compensation_attempt(id).await.unwrap();
+        let c2 = store.finish_compensation_attempt(&fail(2)).await.unwrap();
+        assert_eq!((c2.status, c2.attempts, c2.last_error.as_deref()), (CompensationStatus::Failed, 2, Some("503")));
+        assert_eq!(store.order(order.order_id).await.unwrap().status, OrderStatus::CompensationFailed);
+        assert_eq!(store.needs_resolution().await.unwrap().orders.len(), 1, "operators see it");
+        assert_eq!(store.finish_compensation_attempt(&fail(9)).await.unwrap(), c2, "final states are final");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_live_success_books_each_seat_once_and_contradictions_are_named() {
+    on_both(|store, _clock| async move {
+        let store = store.as_ref();
+        event(store, &["b", "a"]).await;
+        let g = hold(store, &["b", "a"], "ann").await;
+        let order = store.begin_payment(&checkout(&g, "k")).await.unwrap().order;
+        let ok = PaymentSuccess { payment_op_id: order.payment_op_id, provider_payment_id: "p1".into() };
+        let sale = store.record_payment_success(&ok).await.unwrap();
+        let SaleOutcome::Confirmed { order: o, bookings } = sale.clone() else { panic!("{sale:?}") };
+        assert_eq!(o.status, OrderStatus::Confirmed);
+        assert_eq!(bookings.iter().map(|b| b.seat_id.as_str()).collect::<Vec<_>>(), vec!["a", "b"]);
+        assert_eq!(store.record_payment_success(&ok).await.unwrap(), sale);
+        assert_eq!(store.bookings(&"ev".into()).await.unwrap(), bookings);
+        assert_eq!(states(store).await, vec![("a".into(), SeatState::Sold), ("b".into(), SeatState::Sold)]);
+        assert_eq!(
+            store.record_payment_failure(order.payment_op_id, "no").await,
+            Err(StoreError::PaymentConflict(order.payment_op_id))
+        );
+        // An unknown after a success changes nothing.
+        assert_eq!(
+            store.record_payment_unknown(order.payment_op_id, "late timeout").await.unwrap().status,
+            OrderStatus::Confirmed
+        );
+        let op = store.payment_op(order.payment_op_id).await.unwrap();
+        assert_eq!((op.status, op.provider_payment_id.as_deref()), (PaymentStatus::Succeeded, Some("p1")));
+
+        // A decline frees the seats; a success after it is a contradiction.
+        event2(store).await;
+        let g = store
+            .acquire_hold(&AcquireHold {
+                event_id: "ev2".into(),
+                seat_ids: vec!["x".into()],
+                holder_id: "bob".into(),
+                ttl_ms: 1_000,
+            })
+            .await
+            .unwrap();
+        let order = store.begin_payment(&checkout(&g, "k")).await.unwrap().order;
+        let o = store.record_payment_failure(order.payment_op_id, "card\0declined").await.unwrap();
+        assert_eq!(
+            (o.status, o.resolution_reason.as_deref()),
+            (OrderStatus::Failed, Some("payment declined: carddeclined"))
+        );
+        assert_eq!(store.record_payment_failure(order.payment_op_id, "again").await.unwrap(), o, "idempotent");
+        let late = PaymentSuccess { payment_op_id: order.payment_op_id, provider_payment_id: "p2".into() };
+        assert_eq!(store.record_payment_success(&late).await, Err(StoreError::PaymentConflict(order.payment_op_id)));
+        assert_eq!(store.seat_map(&"ev2".into()).await.unwrap()[0].state, SeatState::Available);
+    })
+    .await;
+}
+
+async fn event2(store: &dyn Store) {
+    store
+        .create_event(&CreateEvent { event_id: "ev2".into(), seat_ids: vec!["x".into()], price_cents: 0 })
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn outbox_claims_lease_and_retries_are_due_later() {
+    on_both(|store, clock| async move {
+        let store = store.as_ref();
+        event(store, &["a", "b"]).await;
+        for (seat, key) in [("a", "k1"), ("b", "k2")] {
+            let g = hold(store, &[seat], "ann").await;
+            store.begin_payment(&checkout(&g, key)).await.unwrap();
+            clock.advance_ms(1);
+        }
+        assert!(matches!(store.claim_outbox(10, 0).await, Err(StoreError::InvalidInput(_))));
+        assert!(matches!(store.claim_outbox(10, MAX_RETRY_DELAY_MS + 1).await, Err(StoreError::InvalidInput(_))));
+        let first = store.claim_outbox(1, 5_000).await.unwrap();
+        assert_eq!(first.len(), 1);
+        assert_eq!((first[0].attempts, first[0].available_at_ms), (1, clock.now_ms() + 5_000));
+        let second = store.claim_outbox(10, 5_000).await.unwrap();
+        assert_eq!(second.len(), 1, "the leased one is not claimed twice");
+        assert!(first[0].created_at_ms < second[0].created_at_ms, "oldest first");
+        assert!(store.claim_outbox(10, 5_000).await.unwrap().is_empty());
+        let (ev, id) = (first[0].event_id.clone(), first[0].outbox_id);
+        store.retry_outbox(&ev, id, "provider 503", 100).await.unwrap();
+        assert!(matches!(store.retry_outbox(&ev, id, "x", -1).await, Err(StoreError::InvalidInput(_))));
+        assert_eq!(store.retry_outbox(&"no such".into(), id, "x", 1).await, Err(StoreError::UnknownOutboxEvent(id)));
+        clock.advance_ms(100);
+        let again = store.claim_outbox(10, 5_000).await.unwrap();
+        assert_eq!((again.len(), again[0].attempts, again[0].last_error.as_deref()), (1, 2, Some("provider 503")));
+        store.complete_outbox(&ev, id).await.unwrap();
+        store.complete_outbox(&ev, id).await.unwrap();
+        clock.advance_ms(10_000);
+        let rest = store.claim_outbox(10, 5_000).await.unwrap();
+        assert_eq!(
+            rest.iter().map(|o| o.outbox_id).collect::<Vec<_>>(),
+            vec![second[0].outbox_id],
+            "done is never claimed again"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn bad_input_is_a_named_error_and_writes_nothing() {
+    on_both(|store, _clock| async move {
+        let store = store.as_ref();
+        event(store, &["a"]).await;
+        let before = store.snapshot().await.unwrap();
+        let bad_hold = |seats: Vec<&str>, ttl_ms| AcquireHold {
+            event_id: "ev".into(),
+            seat_ids: seats.into_iter().map(String::from).collect(),
+            holder_id: "ann".into(),
+            ttl_ms,
+        };
+        for req in [bad_hold(vec![], 1), bad_hold(vec!["a", "a"], 1), bad_hold(vec!["a"], 0), bad_hold(vec!["a b"], 1)]
+        {
+            assert!(matches!(store.acquire_hold(&req).await, Err(StoreError::InvalidInput(_))), "{req:?}");
+        }
+        assert_eq!(
+            store.acquire_hold(&bad_hold(vec!["a", "zz"], 1)).await,
+            Err(StoreError::UnknownSeat { event_id: "ev".into(), seat_id: "zz".into() })
+        );
+        let nul = PaymentSuccess { payment_op_id: uuid::Uuid::nil(), provider_payment_id: "a\0b".into() };
+        assert!(matches!(store.record_payment_success(&nul).await, Err(StoreError::InvalidInput(_))));
+        assert_eq!(store.seat_map(&"bad\0id".into()).await, Err(StoreError::UnknownEvent("bad\0id".into())));
+        assert_eq!(store.bookings(&"bad\0id".into()).await, Ok(vec![]));
+        assert_eq!(store.snapshot().await.unwrap(), before);
+    })
+    .await;
+}
