@@ -1,0 +1,122 @@
+//! The simulator binary as users run it: determinism across separate
+//! processes, a broken store caught with a replay line that reproduces the
+//! failure, usage errors, and the scenario list.
+
+use std::process::{Command, Output};
+
+fn sim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_simulator")).args(args).output().expect("simulator runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn trace_hash(o: &Output) -> String {
+    let out = stdout(o);
+    let last = out.lines().last().unwrap_or_default().to_string();
+    last.strip_prefix("trace-hash: ")
+        .unwrap_or_else(|| panic!("last line is the trace hash, got {last:?} in\n{out}"))
+        .to_string()
+}
+
+#[test]
+fn replay_is_deterministic_across_processes() {
+    for (scenario, seed) in [
+        ("alice-bob-stale-token", "3"),
+        ("same-seat-race", "1"),
+        ("crash-after-commit", "2"),
+        ("stale-token-replay", "5"),
+    ] {
+        let a = sim(&["replay", "--scenario", scenario, "--seed", seed]);
+        let b = sim(&["replay", "--scenario", scenario, "--seed", seed]);
+        assert!(a.status.success(), "{scenario}/{seed}: {}", stdout(&a));
+        let (ha, hb) = (trace_hash(&a), trace_hash(&b));
+        assert_eq!(ha.len(), 64, "a SHA-256 in hex");
+        assert_eq!(ha, hb, "{scenario} seed {seed} differs between processes");
+        assert!(stdout(&a).contains("verdict: pass"));
+    }
+    let other = sim(&["replay", "--scenario", "same-seat-race", "--seed", "2"]);
+    let first = sim(&["replay", "--scenario", "same-seat-race", "--seed", "1"]);
+    assert_ne!(trace_hash(&other), trace_hash(&first), "another seed is another run");
+}
+
+#[test]
+fn a_broken_store_is_caught_and_the_replay_line_reproduces_it() {
+    let run = sim(&["run", "--scenario", "stale-token-replay", "--seeds", "0..3", "--break-checkout"]);
+    let out = stdout(&run);
+    assert_eq!(run.status.code(), Some(1), "{out}");
+    assert!(out.contains("no-stale-authority"), "the stale-token checker names the violation:\n{out}");
+    let replay = out.lines().find_map(|l| l.trim().strip_prefix("replay: ")).expect("a replay line").to_string();
+    let prefix = "cargo run --release -p simulator -- ";
+    let args: Vec<&str> =
+        replay.strip_prefix(prefix).expect("the replay line is a cargo command").split_whitespace().collect();
+    assert!(args.contains(&"--break-checkout"), "the replay line keeps the broken store: {replay}");
+    let again = sim(&args);
+    let again_out = stdout(&again);
+    assert_eq!(again.status.code(), Some(1), "{again_out}");
+    assert!(again_out.contains("violation: no-stale-authority"), "{again_out}");
+    // The same seed without the bug passes.
+    let fixed: Vec<&str> = args.iter().copied().filter(|a| *a != "--break-checkout").collect();
+    assert!(sim(&fixed).status.success());
+}
+
+#[test]
+fn usage_errors_exit_2_and_list_names_every_scenario() {
+    assert_eq!(sim(&["run", "--scenario", "no-such-scenario"]).status.code(), Some(2));
+    assert_eq!(sim(&["run", "--seeds", "5..1"]).status.code(), Some(2));
+    assert_eq!(sim(&["bogus"]).status.code(), Some(2));
+    let list = stdout(&sim(&["list"]));
+    for name in [
+        "alice-bob-stale-token",
+        "same-seat-race",
+        "adjacent-seats",
+        "paused-clients",
+        "stale-token-replay",
+        "payment-unknown",
+        "late-success-after-release",
+        "refund-failures",
+        "crash-after-commit",
+        "duplicate-webhooks",
+        "network-partitions",
+        "clock-skew",
+        "hot-seat",
+        "abandoned-holds",
+        "broken-expiry",
+        "swarm",
+        "all-faults",
+    ] {
+        assert!(list.lines().any(|l| l.split_whitespace().next() == Some(name)), "list lacks {name}");
+    }
+}
+
+#[test]
+fn json_output_carries_verdicts_metrics_and_a_summary() {
+    let o = sim(&["run", "--scenario", "alice-bob-stale-token", "--seeds", "0..2", "--json"]);
+    assert!(o.status.success());
+    let lines: Vec<serde_json::Value> =
+        stdout(&o).lines().map(|l| serde_json::from_str(l).expect("every line is JSON")).collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["seed_verdict"]["seed"], 0);
+    assert!(lines[0]["seed_verdict"]["metrics"]["holds_acquired"].as_u64().unwrap() >= 1, "{}", lines[0]);
+    assert_eq!(lines[2]["summary"]["passed"], 2);
+}
+
+#[test]
+fn scenario_files_outside_the_library_run_and_replay() {
+    let dir = std::env::temp_dir().join(format!("holdfast-scenario-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("mine.toml");
+    let text = scenarios::find("alice-bob-stale-token")
+        .map(|_| include_str!("../../scenarios/library/alice-bob-stale-token.toml"))
+        .unwrap();
+    std::fs::write(&path, text.replace("name = \"alice-bob-stale-token\"", "name = \"mine\"")).unwrap();
+    let p = path.to_str().unwrap();
+    let o = sim(&["run", "--scenario-file", p, "--seed", "1"]);
+    assert!(o.status.success(), "{}", stdout(&o));
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, text.replace("[workload]", "[workload]\nbogus = 1")).unwrap();
+    let o = sim(&["run", "--scenario-file", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bogus"), "the error names the unknown key");
+}
