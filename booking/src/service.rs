@@ -168,38 +168,68 @@ impl Service {
         self
     }
 
-    /// Runs the payment workflow and the hold sweeper until `shutdown` is true.
-    /// Each tick's work is bounded by the configured batch sizes.
-    pub async fn run_background(&self, mut shutdown: tokio::sync::watch::Receiver<bool>) {
+    /// Runs the payment workflow (dispatch, reconcile) and the hold sweeper
+    /// until `shutdown` is true, as three independent loops in one task, so a
+    /// slow provider call never delays expiry. Each tick's work is bounded by
+    /// the configured batch sizes.
+    pub async fn run_background(&self, shutdown: tokio::sync::watch::Receiver<bool>) {
         let wf = &self.workflow;
         let cfg = wf.config().clone();
         let metrics = &self.state.metrics;
-        let mut dispatch_tick = tokio::time::interval(Duration::from_millis(cfg.dispatch_interval_ms));
-        dispatch_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut reconcile_tick = tokio::time::interval(Duration::from_millis(cfg.reconcile_interval_ms));
-        reconcile_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut sweep_tick = tokio::time::interval(Duration::from_millis(self.sweeper.interval_ms));
-        sweep_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let wake = self.state.dispatch_wake.clone();
-        loop {
-            if *shutdown.borrow() {
-                return;
+        let dispatch = every(cfg.dispatch_interval_ms, shutdown.clone(), Some(wake), || async {
+            record_dispatch(metrics, wf.dispatch_once().await)
+        });
+        let reconcile = every(cfg.reconcile_interval_ms, shutdown.clone(), None, || async {
+            record_reconcile(metrics, wf.reconcile_once().await)
+        });
+        let sweep = every(self.sweeper.interval_ms, shutdown, None, || async {
+            if !self.sweeper_stalled.load(Ordering::SeqCst)
+                && let Err(e) = sweeper::sweep_tick(self.state.store.as_ref(), metrics, &self.sweeper).await
+            {
+                tracing::warn!(error = %e, "hold sweep failed; retrying next tick");
             }
-            tokio::select! {
-                biased;
-                _ = shutdown.changed() => {}
-                _ = wake.notified() => record_dispatch(metrics, wf.dispatch_once().await),
-                _ = dispatch_tick.tick() => record_dispatch(metrics, wf.dispatch_once().await),
-                _ = reconcile_tick.tick() => record_reconcile(metrics, wf.reconcile_once().await),
-                _ = sweep_tick.tick() => {
-                    if !self.sweeper_stalled.load(Ordering::SeqCst)
-                        && let Err(e) = sweeper::sweep_tick(self.state.store.as_ref(), metrics, &self.sweeper).await
-                    {
-                        tracing::warn!(error = %e, "hold sweep failed; retrying next tick");
-                    }
-                }
-            }
+        });
+        tokio::join!(dispatch, reconcile, sweep);
+    }
+}
+
+/// Runs `pass` every `interval_ms` (and whenever `wake` is notified) until
+/// `shutdown` is true. A pass that overruns delays the next tick; ticks are
+/// never bunched up.
+async fn every<F, Fut>(
+    interval_ms: u64,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+    wake: Option<Arc<tokio::sync::Notify>>,
+    mut pass: F,
+) where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut tick = tokio::time::interval(Duration::from_millis(interval_ms.max(1)));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        if *shutdown.borrow() {
+            return;
         }
+        let woken = async {
+            match &wake {
+                Some(w) => w.notified().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            changed = shutdown.changed() => {
+                if changed.is_err() {
+                    return; // the sender is gone: nobody can ever ask us to run on
+                }
+                continue;
+            }
+            _ = tick.tick() => {}
+            _ = woken => {}
+        }
+        pass().await;
     }
 }
 

@@ -30,8 +30,8 @@ pub struct Plan {
     scenario: Scenario,
 }
 
-/// turmoil's tick: 10 ms of simulated time per step.
-pub const TICK_MS: u64 = 10;
+/// turmoil's tick: 20 ms of simulated time per step (finer ticks cost wall time; message latency below a tick is quantized).
+pub const TICK_MS: u64 = 20;
 
 impl Plan {
     /// A plan for `scenario`; `file` is its path when it is not from the library.
