@@ -67,6 +67,16 @@ impl SimClient {
 
     /// Sends `call` and waits at most the timeout for the whole answer.
     pub async fn send(&self, call: Call<'_>) -> Reply {
+        match self.send_raw(call).await {
+            Ok((status, bytes)) => {
+                Reply::Answered { status, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null) }
+            }
+            Err(e) => Reply::Unknown(e),
+        }
+    }
+
+    /// Sends `call`; the answer's status and raw body, or why there is none.
+    pub async fn send_raw(&self, call: Call<'_>) -> Result<(u16, Bytes), String> {
         let mut b = http::Request::builder().method(call.method).uri(format!("http://{}{}", self.authority, call.path));
         if let Some(t) = call.token {
             b = b.header("authorization", format!("Bearer {t}"));
@@ -81,20 +91,13 @@ impl SimClient {
             }
             None => Full::new(Bytes::new()),
         };
-        let req = match b.body(body) {
-            Ok(r) => r,
-            Err(e) => return Reply::Unknown(format!("bad request: {e}")),
-        };
+        let req = b.body(body).map_err(|e| format!("bad request: {e}"))?;
         let fut = async {
             let resp = self.client.request(req).await.map_err(|e| format!("transport: {e}"))?;
             let status = resp.status().as_u16();
             let bytes = resp.into_body().collect().await.map_err(|e| format!("body: {e}"))?.to_bytes();
-            Ok::<_, String>((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
+            Ok::<_, String>((status, bytes))
         };
-        match tokio::time::timeout(self.timeout, fut).await {
-            Ok(Ok((status, body))) => Reply::Answered { status, body },
-            Ok(Err(e)) => Reply::Unknown(e),
-            Err(_) => Reply::Unknown("timeout".into()),
-        }
+        tokio::time::timeout(self.timeout, fut).await.map_err(|_| "timeout".to_string())?
     }
 }

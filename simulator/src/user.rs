@@ -5,7 +5,8 @@
 
 use crate::client::{Call, Reply, SimClient};
 use crate::recorder::Recorder;
-use booking::model::OrderStatus;
+use booking::http::api::SeatMapView;
+use booking::model::{OrderStatus, SeatState};
 use invariants::trace::{ClientOp, FaultKind, OpResult};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -174,22 +175,45 @@ impl Actor {
         Err(None)
     }
 
-    fn pick_seats(&mut self, p: &UserParams) -> (String, Vec<String>) {
-        let (event_id, seats) = &p.events[self.rng.random_range(0..p.events.len())];
+    /// Reads an event's seat map (a plain read: not a traced operation) and
+    /// returns the seats it shows available, or `None` when no answer came.
+    async fn browse(&mut self, event_id: &str) -> Option<Vec<String>> {
+        let host = self.rng.random_range(0..self.services.len());
+        let call = Call {
+            method: "GET",
+            path: format!("/v1/events/{event_id}/seats"),
+            token: Some(&self.token),
+            idempotency_key: None,
+            body: None,
+        };
+        match self.services[host].send_raw(call).await {
+            Ok((200, body)) => {
+                let map: SeatMapView = serde_json::from_slice(&body).ok()?;
+                Some(map.seats.into_iter().filter(|s| s.state == SeatState::Available).map(|s| s.seat_id).collect())
+            }
+            _ => None,
+        }
+    }
+
+    /// Picks a selection among the seats the map showed available (the map
+    /// may be stale: the store decides): hot seats with `hot_share`, and a
+    /// run of adjacent seats with `multi_seat_share`.
+    fn pick_seats(&mut self, p: &UserParams, seats: &[String], available: &[String]) -> Vec<String> {
         let hot = p.hot_seats.clamp(1, seats.len());
+        let hot_available: Vec<&String> = available.iter().filter(|s| seats[..hot].contains(s)).collect();
+        let first = if !hot_available.is_empty() && self.rng.random_bool(p.hot_share) {
+            hot_available[self.rng.random_range(0..hot_available.len())].clone()
+        } else {
+            available[self.rng.random_range(0..available.len())].clone()
+        };
         let n = if self.rng.random_bool(p.multi_seat_share) {
             self.rng.random_range(2..=p.max_seats_per_hold.max(2))
         } else {
             1
         };
-        let n = n.min(seats.len());
-        let start = if self.rng.random_bool(p.hot_share) {
-            self.rng.random_range(0..hot)
-        } else {
-            self.rng.random_range(0..seats.len())
-        };
-        let start = start.min(seats.len() - n);
-        (event_id.clone(), seats[start..start + n].to_vec())
+        let start = seats.iter().position(|s| *s == first).expect("available seats are seats of the event");
+        let end = (start + n).min(seats.len());
+        seats[start..end].to_vec()
     }
 
     /// Runs the user's script until `active_until_ms` or `max_flows`.
@@ -199,7 +223,14 @@ impl Actor {
                 return;
             }
             self.think(p.think_ms).await;
-            let (event_id, seat_ids) = self.pick_seats(&p);
+            let (event_id, seats) = p.events[self.rng.random_range(0..p.events.len())].clone();
+            let Some(available) = self.browse(&event_id).await else { continue };
+            if available.is_empty() {
+                // Sold out for now: holds may expire or payments fail; look again later.
+                tokio::time::sleep(Duration::from_millis(self.rng.random_range(2_000..6_000))).await;
+                continue;
+            }
+            let seat_ids = self.pick_seats(&p, &seats, &available);
             let Ok(OpResult::Held { hold_token, seat_ids, .. }) =
                 self.call(ClientOp::Hold { event_id: event_id.clone(), seat_ids }, 1).await
             else {
