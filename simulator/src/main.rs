@@ -157,6 +157,7 @@ fn run(args: RunArgs) -> ExitCode {
             wall_s,
             seeds_per_s: seeds.len() as f64 / wall_s,
             sim_per_wall: sim_s / wall_s,
+            metrics: runner::MetricsSummary::of(&verdicts),
         };
         for v in &verdicts {
             if args.json {
@@ -184,6 +185,36 @@ fn run(args: RunArgs) -> ExitCode {
             println!(
                 "{:<28} {:>6} {:>6} {:>6} {:>10.1} {:>12.0}",
                 s.scenario, s.seeds, s.passed, s.failed, s.seeds_per_s, s.sim_per_wall
+            );
+        }
+        println!();
+        println!(
+            "{:<28} {:>7} {:>9} {:>9} {:>8} {:>8} {:>6} {:>8} {:>8}  classification",
+            "metrics (mean per seed)",
+            "holds",
+            "refused",
+            "abandon",
+            "lag-max",
+            "expired",
+            "sold",
+            "charged",
+            "refunded"
+        );
+        for s in &summaries {
+            let m = &s.metrics;
+            let classes: Vec<String> = m.classifications.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+            println!(
+                "{:<28} {:>7.0} {:>9.0} {:>9.0} {:>6}ms {:>7.1}% {:>6.0} {:>8.0} {:>8.0}  {}",
+                s.scenario,
+                m.holds_acquired,
+                m.holds_refused_contention,
+                m.holds_abandoned,
+                m.expiry_lag_max_ms,
+                m.held_expired_share * 100.0,
+                m.seats_sold,
+                m.charged,
+                m.refunded,
+                classes.join(" ")
             );
         }
         let (seeds, failed): (u64, u64) = summaries.iter().fold((0, 0), |(a, b), s| (a + s.seeds, b + s.failed));

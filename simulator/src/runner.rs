@@ -45,6 +45,59 @@ pub struct Summary {
     pub seeds_per_s: f64,
     /// Simulated seconds per wall second.
     pub sim_per_wall: f64,
+    /// Run metrics, averaged over the seeds.
+    pub metrics: MetricsSummary,
+}
+
+/// Run metrics averaged over a scenario's seeds: enough to tell genuine
+/// demand from a broken expiry process at a glance.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MetricsSummary {
+    /// Holds granted per seed.
+    pub holds_acquired: f64,
+    /// Holds refused by contention per seed.
+    pub holds_refused_contention: f64,
+    /// Holds abandoned (expired unused) per seed.
+    pub holds_abandoned: f64,
+    /// Largest expiry lag over all seeds, ms.
+    pub expiry_lag_max_ms: i64,
+    /// Seat-time held past the deadline, as a share of all held seat-time.
+    pub held_expired_share: f64,
+    /// Seats sold per seed.
+    pub seats_sold: f64,
+    /// Charges per seed (provider ledger).
+    pub charged: f64,
+    /// Refunds per seed (provider ledger).
+    pub refunded: f64,
+    /// How many seeds got each classification.
+    pub classifications: std::collections::BTreeMap<String, u64>,
+}
+
+impl MetricsSummary {
+    /// Averages `verdicts`' metrics.
+    pub fn of(verdicts: &[SeedVerdict]) -> Self {
+        let n = verdicts.len().max(1) as f64;
+        let mean =
+            |f: &dyn Fn(&invariants::metrics::Metrics) -> f64| verdicts.iter().map(|v| f(&v.metrics)).sum::<f64>() / n;
+        let mut classifications = std::collections::BTreeMap::new();
+        for v in verdicts {
+            *classifications.entry(v.metrics.classification.as_str().to_string()).or_insert(0) += 1;
+        }
+        let (held, expired) = verdicts
+            .iter()
+            .fold((0i64, 0i64), |(h, e), v| (h + v.metrics.seat_ms_held, e + v.metrics.seat_ms_held_expired));
+        Self {
+            holds_acquired: mean(&|m| m.holds_acquired as f64),
+            holds_refused_contention: mean(&|m| m.holds_refused_contention as f64),
+            holds_abandoned: mean(&|m| m.holds_abandoned as f64),
+            expiry_lag_max_ms: verdicts.iter().map(|v| v.metrics.expiry_lag_max_ms).max().unwrap_or(0),
+            held_expired_share: if held + expired > 0 { expired as f64 / (held + expired) as f64 } else { 0.0 },
+            seats_sold: mean(&|m| m.seats_sold as f64),
+            charged: mean(&|m| *m.payments.get("charged").unwrap_or(&0) as f64),
+            refunded: mean(&|m| *m.payments.get("refunded").unwrap_or(&0) as f64),
+            classifications,
+        }
+    }
 }
 
 /// The replay command for `scenario` and `seed`; `file` names a scenario file

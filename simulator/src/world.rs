@@ -64,7 +64,9 @@ pub struct WorldConfig {
     pub crash: Option<(f64, u64)>,
     /// Provider faults (during the fault phase).
     pub provider: ProviderFaults,
-    /// Network partitions: probability per simulated second that a random link is cut, and for how long.
+    /// Link faults: probability per simulated second that a random link is cut
+    /// (partition: messages dropped) or held (messages queued, delivered on
+    /// release), and for how long.
     pub partitions: Option<(f64, u64)>,
     /// Extra link latency bound, ms.
     pub max_latency_ms: Option<u64>,
@@ -267,7 +269,7 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
     // Partition schedule, decided up front: each simulated second of the fault
     // phase cuts a random link (client-service or service-provider) with the
     // scenario's probability.
-    let mut partitions: Vec<(u64, u64, String, String)> = Vec::new();
+    let mut partitions: Vec<(u64, u64, String, String, bool)> = Vec::new();
     if let Some((per_second, len_ms)) = cfg.partitions {
         let mut pairs: Vec<(String, String)> = Vec::new();
         for s in &service_names {
@@ -280,12 +282,14 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
             if rng.random_bool(per_second) {
                 let (a, b) = pairs[rng.random_range(0..pairs.len())].clone();
                 let start = second * 1000 + rng.random_range(0..1000);
-                partitions.push((start, (start + len_ms).min(cfg.fault_ms), a, b));
+                let hold = rng.random_bool(0.5);
+                partitions.push((start, (start + len_ms).min(cfg.fault_ms), a, b, hold));
             }
         }
     }
     let mut restarts: BTreeMap<u64, Vec<String>> = BTreeMap::new();
-    let mut active_partitions: Vec<(u64, String, String)> = Vec::new();
+    partitions.sort();
+    let mut active_partitions: Vec<(u64, String, String, bool)> = Vec::new();
     let mut next_partition = 0usize;
     let mut faults_over = false;
     let mut error = None;
@@ -325,16 +329,25 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
         // Partitions.
         if !faults_over {
             while next_partition < partitions.len() && partitions[next_partition].0 <= now_ms {
-                let (_, end, a, b) = partitions[next_partition].clone();
-                sim.partition(a.as_str(), b.as_str());
-                recorder.fault_at(now_ms as i64, FaultKind::PartitionStarted, format!("{a} <-> {b}"));
-                active_partitions.push((end, a, b));
+                let (_, end, a, b, hold) = partitions[next_partition].clone();
+                if hold {
+                    sim.hold(a.as_str(), b.as_str());
+                    recorder.fault_at(now_ms as i64, FaultKind::PartitionStarted, format!("{a} <-> {b} held"));
+                } else {
+                    sim.partition(a.as_str(), b.as_str());
+                    recorder.fault_at(now_ms as i64, FaultKind::PartitionStarted, format!("{a} <-> {b} cut"));
+                }
+                active_partitions.push((end, a, b, hold));
                 next_partition += 1;
             }
         }
-        active_partitions.retain(|(end, a, b)| {
+        active_partitions.retain(|(end, a, b, hold)| {
             if *end <= now_ms || faults_over {
-                sim.repair(a.as_str(), b.as_str());
+                if *hold {
+                    sim.release(a.as_str(), b.as_str());
+                } else {
+                    sim.repair(a.as_str(), b.as_str());
+                }
                 recorder.fault_at(now_ms as i64, FaultKind::PartitionRepaired, format!("{a} <-> {b}"));
                 false
             } else {
