@@ -222,6 +222,7 @@ enum Outcome {
     Order(Result<Order, StoreError>),
     Outbox(Result<Vec<booking::model::OutboxEvent>, StoreError>),
     Comp(Result<booking::model::Compensation, StoreError>),
+    Attempt(Result<CompensationAttempt, StoreError>),
     Debug(String),
     Advanced,
     /// The outcomes of a composite operation, in order.
@@ -389,7 +390,7 @@ async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Ou
         }
         Op::StartComp { comp } => {
             let id = pick(&k.compensations, *comp).copied().unwrap_or(UNKNOWN);
-            Outcome::Comp(store.start_compensation_attempt(id).await)
+            Outcome::Attempt(store.start_compensation_attempt(id, 1_000).await)
         }
         Op::FinishComp { comp, ok, max_attempts, retry_after_ms } => {
             let id = pick(&k.compensations, *comp).copied().unwrap_or(UNKNOWN);
@@ -397,7 +398,14 @@ async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Ou
                 store
                     .finish_compensation_attempt(&CompensationResult {
                         compensation_id: id,
-                        outcome: if *ok { Ok(()) } else { Err("refund refused".into()) },
+                        outcome: if *ok {
+                            CompensationOutcome::Succeeded
+                        } else {
+                            CompensationOutcome::Failed {
+                                attempt: current_attempts(k, id),
+                                error: "refund refused".into(),
+                            }
+                        },
                         retry_after_ms: *retry_after_ms,
                         max_attempts: *max_attempts,
                     })
@@ -438,6 +446,11 @@ async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Ou
     }
 }
 
+/// The compensation's current attempt number (MemStore's view), 0 when unknown.
+fn current_attempts(k: &Known, id: Uuid) -> i32 {
+    k.snap.compensations.iter().find(|c| c.compensation_id == id).map_or(0, |c| c.attempts)
+}
+
 fn resolve_token(k: &Known, g: Option<&HoldGrant>, token: &TokenPick) -> Uuid {
     match token {
         TokenPick::Own => g.map_or(UNKNOWN, |g| g.hold_token),
@@ -462,6 +475,7 @@ fn label(o: &Outcome) -> String {
         Outcome::Expired(Ok(v)) if !v.is_empty() => "sweep reclaimed".into(),
         Outcome::Outbox(Ok(v)) if !v.is_empty() => "outbox claimed".into(),
         Outcome::Comp(Ok(c)) => format!("compensation {}", c.status),
+        Outcome::Attempt(Ok(a)) => format!("compensation {}", a.compensation.status),
         Outcome::Order(Ok(o)) => format!("order {}", o.status),
         Outcome::Unit(Err(e))
         | Outcome::Grant(Err(e))
@@ -470,6 +484,7 @@ fn label(o: &Outcome) -> String {
         | Outcome::Sale(Err(e))
         | Outcome::Order(Err(e))
         | Outcome::Comp(Err(e))
+        | Outcome::Attempt(Err(e))
         | Outcome::Outbox(Err(e)) => err(e),
         _ => "other".into(),
     }

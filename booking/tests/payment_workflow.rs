@@ -148,9 +148,9 @@ pub async fn unknown_past_deadline_released(f: StoreFactory) {
     assert_eq!(o.status, OrderStatus::Released);
     assert!(o.resolution_reason.as_deref().unwrap().contains("unresolved at its deadline"), "{o:?}");
     assert_eq!(seat_state(&w, "A1").await, SeatState::Available);
-    // Released with the outcome unknown: visible to operators until canceled.
-    let view = w.wf.operator_view().await.unwrap();
-    assert_eq!(view.released_unresolved.len(), 1);
+    // Released with the outcome unknown (possibly charged): visible to operators until canceled.
+    let res = w.store.needs_resolution().await.unwrap();
+    assert_eq!(res.orders, vec![o.clone()], "the released order with its payment still unknown");
     // The charge row now cancels.
     w.clock.advance_ms(test_config().retry_backoff_cap_ms);
     let r = w.wf.dispatch_once().await.unwrap();
@@ -159,7 +159,7 @@ pub async fn unknown_past_deadline_released(f: StoreFactory) {
     assert_eq!(w.store.payment_op(order.payment_op_id).await.unwrap().status, PaymentStatus::Failed);
     assert_eq!(w.order(&order).await.status, OrderStatus::Released, "a release stays a release");
     assert!(all_outbox_done(&w).await);
-    assert!(w.wf.operator_view().await.unwrap().released_unresolved.is_empty());
+    assert_eq!(w.store.needs_resolution().await.unwrap(), Default::default(), "canceled: nothing left to resolve");
     // The in-flight request finally arrives: the provider refuses to charge it.
     let late = booking::payment::provider::CreatePayment {
         idempotency_key: order.payment_op_id,
@@ -390,12 +390,15 @@ pub async fn interrupted_refund_attempt_is_taken_over(f: StoreFactory) {
     // The crashed dispatcher: claimed the row and started the attempt, then died.
     let claimed = w.store.claim_outbox(16, test_config().outbox_lease_ms).await.unwrap();
     assert!(claimed.iter().any(|o| o.ref_id == comp.compensation_id));
-    let started = w.store.start_compensation_attempt(comp.compensation_id).await.unwrap();
-    assert_eq!(started.status, CompensationStatus::InFlight);
+    let started =
+        w.store.start_compensation_attempt(comp.compensation_id, test_config().outbox_lease_ms).await.unwrap();
+    assert_eq!((started.compensation.status, started.took_over), (CompensationStatus::InFlight, None));
     assert_eq!(w.wf.dispatch_once().await.unwrap().claimed, 0, "leased");
     w.clock.advance_ms(test_config().outbox_lease_ms);
     let r = w.wf.dispatch_once().await.unwrap();
-    assert_eq!(r.refunds_succeeded, 1);
+    assert_eq!((r.refunds_succeeded, r.refunds_taken_over), (1, 1));
+    let c = w.store.compensation(comp.compensation_id).await.unwrap();
+    assert_eq!(c.attempts, 2, "the abandoned attempt counts");
     assert_eq!(w.order(&order).await.status, OrderStatus::Compensated);
     assert!(all_outbox_done(&w).await);
     w.assert_nothing_charged_is_hidden(true).await;

@@ -172,25 +172,28 @@ async fn an_unknown_outcome_keeps_the_seats_until_the_deadline_and_a_late_succes
 
         // Compensation attempts: tracked, bounded, visible when they fail for good.
         let id = c.compensation_id;
-        let started = store.start_compensation_attempt(id).await.unwrap();
-        assert_eq!((started.status, started.attempts), (CompensationStatus::InFlight, 1));
-        assert_eq!(store.start_compensation_attempt(id).await, Err(StoreError::CompensationNotDue(id)));
-        let fail = |max_attempts| CompensationResult {
+        let started = store.start_compensation_attempt(id, 5_000).await.unwrap();
+        assert_eq!(
+            (started.compensation.status, started.compensation.attempts, started.took_over),
+            (CompensationStatus::InFlight, 1, None)
+        );
+        assert_eq!(store.start_compensation_attempt(id, 5_000).await, Err(StoreError::CompensationNotDue(id)));
+        let fail = |attempt, max_attempts| CompensationResult {
             compensation_id: id,
-            outcome: Err("503".into()),
+            outcome: CompensationOutcome::Failed { attempt, error: "503".into() },
             retry_after_ms: 1_000,
             max_attempts,
         };
-        let c1 = store.finish_compensation_attempt(&fail(2)).await.unwrap();
+        let c1 = store.finish_compensation_attempt(&fail(1, 2)).await.unwrap();
         assert_eq!((c1.status, c1.next_attempt_at_ms), (CompensationStatus::Requested, clock.now_ms() + 1_000));
-        assert_eq!(store.start_compensation_attempt(id).await, Err(StoreError::CompensationNotDue(id)));
+        assert_eq!(store.start_compensation_attempt(id, 5_000).await, Err(StoreError::CompensationNotDue(id)));
         clock.advance_ms(1_000);
-        store.start_compensation_attempt(id).await.unwrap();
-        let c2 = store.finish_compensation_attempt(&fail(2)).await.unwrap();
+        store.start_compensation_attempt(id, 5_000).await.unwrap();
+        let c2 = store.finish_compensation_attempt(&fail(2, 2)).await.unwrap();
         assert_eq!((c2.status, c2.attempts, c2.last_error.as_deref()), (CompensationStatus::Failed, 2, Some("503")));
         assert_eq!(store.order(order.order_id).await.unwrap().status, OrderStatus::CompensationFailed);
         assert_eq!(store.needs_resolution().await.unwrap().orders.len(), 1, "operators see it");
-        assert_eq!(store.finish_compensation_attempt(&fail(9)).await.unwrap(), c2, "final states are final");
+        assert_eq!(store.finish_compensation_attempt(&fail(2, 9)).await.unwrap(), c2, "final states are final");
     })
     .await;
 }

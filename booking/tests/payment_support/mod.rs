@@ -228,6 +228,7 @@ pub fn test_config() -> WorkflowConfig {
         dispatch_interval_ms: 50,
         reconcile_interval_ms: 200,
         max_compensation_attempts: 3,
+        max_compensation_unknown_attempts: 5,
         compensation_backoff_base_ms: 2_000,
         compensation_backoff_cap_ms: 16_000,
     }
