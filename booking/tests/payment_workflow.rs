@@ -404,6 +404,85 @@ pub async fn interrupted_refund_attempt_is_taken_over(f: StoreFactory) {
     w.assert_nothing_charged_is_hidden(true).await;
 }
 
+/// Unknown refund answers may have refunded, so they get the longer bound:
+/// two refusals and two unknowns do not exhaust `max_compensation_attempts`
+/// (3), and the record says the outcome was unknown while retrying.
+pub async fn refund_unknown_outcomes_get_the_longer_bound(f: StoreFactory) {
+    let (w, order) = late_success_world(f).await;
+    let cfg = test_config();
+    w.provider.script_refunds(&[RefundScript::Fail, RefundScript::Fail, RefundScript::Unknown, RefundScript::Unknown]);
+    for n in 1..=4 {
+        assert_eq!(w.wf.dispatch_once().await.unwrap().refunds_retrying, 1, "attempt {n}");
+        w.clock.advance_ms(cfg.compensation_backoff_cap_ms);
+    }
+    let c = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
+    assert_eq!((c.status, c.attempts), (CompensationStatus::Requested, 4));
+    assert!(c.attempts > cfg.max_compensation_attempts);
+    assert_eq!(c.last_error.as_deref(), Some("outcome unknown: timed out"));
+    assert_eq!(w.wf.dispatch_once().await.unwrap().refunds_succeeded, 1);
+    assert_eq!(w.order(&order).await.status, OrderStatus::Compensated);
+    assert_eq!(w.provider.calls().3, 5);
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// Unknown answers for good: bounded by `max_compensation_unknown_attempts`,
+/// then `failed`, visible, and saying the money may have gone back.
+pub async fn refund_unknown_for_good_fails_saying_unknown(f: StoreFactory) {
+    let (w, order) = late_success_world(f).await;
+    let cfg = test_config();
+    w.provider.script_refunds(&[RefundScript::Unknown; 10]);
+    for _ in 0..10 {
+        w.wf.dispatch_once().await.unwrap();
+        w.clock.advance_ms(cfg.compensation_backoff_cap_ms);
+    }
+    assert_eq!(w.provider.calls().3, cfg.max_compensation_unknown_attempts as u32, "bounded attempts");
+    let c = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
+    assert_eq!(c.status, CompensationStatus::Failed);
+    assert!(c.last_error.as_deref().unwrap().starts_with(booking::store::UNKNOWN_OUTCOME_PREFIX), "{c:?}");
+    assert_eq!(w.order(&order).await.status, OrderStatus::CompensationFailed);
+    let res = w.store.needs_resolution().await.unwrap();
+    assert_eq!((res.orders.len(), res.compensations), (1, vec![c]));
+    assert!(all_outbox_done(&w).await);
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// The refund went through but its answer was lost: the next attempt, with
+/// the same refund key, learns it succeeded; the money went back once.
+pub async fn refund_answer_lost_is_found_by_the_next_attempt(f: StoreFactory) {
+    let (w, order) = late_success_world(f).await;
+    w.provider.script_refunds(&[RefundScript::RefundedAnswerLost]);
+    assert_eq!(w.wf.dispatch_once().await.unwrap().refunds_retrying, 1);
+    let c = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
+    assert_eq!(c.last_error.as_deref(), Some("outcome unknown: connection reset after send"));
+    w.clock.advance_ms(test_config().compensation_backoff_ms(1));
+    assert_eq!(w.wf.dispatch_once().await.unwrap().refunds_succeeded, 1);
+    let c = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
+    assert_eq!((c.status, c.attempts), (CompensationStatus::Succeeded, 2));
+    assert_eq!(w.provider.refunded().get(&order.payment_op_id), Some(&1_500), "refunded once");
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// Another dispatcher's attempt is still within its lease when the row comes
+/// back: no second refund call; the row waits for the lease, then takes over.
+pub async fn a_live_refund_attempt_is_not_taken_over(f: StoreFactory) {
+    let (w, order) = late_success_world(f).await;
+    let comp = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
+    let lease_ms = test_config().outbox_lease_ms;
+    // The other dispatcher claims the row, and starts its attempt 1 ms later.
+    w.store.claim_outbox(16, lease_ms).await.unwrap();
+    w.clock.advance_ms(1);
+    w.store.start_compensation_attempt(comp.compensation_id, lease_ms).await.unwrap();
+    w.clock.advance_ms(lease_ms - 1);
+    let r = w.wf.dispatch_once().await.unwrap();
+    assert_eq!((r.refunds_taken_over, r.refunds_retrying, r.refunds_succeeded), (0, 0, 0));
+    assert_eq!(w.provider.calls().3, 0, "no refund call under a live lease");
+    w.clock.advance_ms(1);
+    let r = w.wf.dispatch_once().await.unwrap();
+    assert_eq!((r.refunds_taken_over, r.refunds_succeeded), (1, 1));
+    assert_eq!(w.order(&order).await.status, OrderStatus::Compensated);
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
 /// A webhook for a payment this store never created is a named error.
 pub async fn webhook_for_unknown_payment(f: StoreFactory) {
     let w = World::new(f).await;
@@ -445,6 +524,8 @@ macro_rules! payment_scenarios {
                 unknown_then_failure, unknown_past_deadline_released, late_success_after_release_refunded,
                 late_success_found_by_cancel, refund_fails_twice_then_succeeds, refund_fails_for_good_visible,
                 duplicate_and_reordered_webhooks, refund_webhook_before_answer, interrupted_refund_attempt_is_taken_over, webhook_for_unknown_payment,
+                refund_unknown_outcomes_get_the_longer_bound, refund_unknown_for_good_fails_saying_unknown,
+                refund_answer_lost_is_found_by_the_next_attempt, a_live_refund_attempt_is_not_taken_over,
                 run_loop_dispatches_and_stops);
         }
     };
