@@ -505,9 +505,12 @@ async fn released_orders_still_possibly_charged_are_listed_for_operators() {
     .await;
 }
 
+/// One reported compensation write: (status before, status after, attempts, store clock).
+type CompensationWrite = (Option<CompensationStatus>, CompensationStatus, i32, i64);
+
 /// Records the compensation writes a MemStore reports.
 #[derive(Default)]
-struct CompensationLog(std::sync::Mutex<Vec<(Option<CompensationStatus>, CompensationStatus, i32, i64)>>);
+struct CompensationLog(std::sync::Mutex<Vec<CompensationWrite>>);
 
 impl StoreObserver for CompensationLog {
     fn seat_written(&self, _: SeatWriteCause, _: i64, _: &Presented, _: &Seat, _: &Seat) {}
