@@ -1,6 +1,7 @@
 //! The differential test: random sequences of operations (bad input, stale
 //! tokens, other holders, reused idempotency keys, payment outcomes in any
-//! order, late successes, outbox and compensation work, clock advances)
+//! order, late successes, outbox work, compensation attempts (leases taken
+//! over, stale and unknown results), operators' lists, clock advances)
 //! applied to MemStore and PgStore give identical results after every
 //! operation and identical snapshots. Failures shrink to a minimal sequence.
 //!
@@ -11,7 +12,7 @@
 mod common;
 
 use booking::clock::{Clock, ManualClock};
-use booking::model::{Order, Snapshot};
+use booking::model::{CompensationStatus, Order, OrderStatus, Snapshot};
 use booking::store::*;
 use common::TestDb;
 use proptest::prelude::*;
@@ -47,6 +48,14 @@ enum SeatPick {
     Exact,
     FirstOnly,
     Extra(usize),
+}
+
+/// What a compensation attempt reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FinishPick {
+    Succeeded,
+    Failed,
+    Unknown,
 }
 
 #[derive(Debug, Clone)]
@@ -107,12 +116,33 @@ enum Op {
     },
     StartComp {
         comp: usize,
+        lease_ms: i64,
     },
     FinishComp {
         comp: usize,
-        ok: bool,
+        outcome: FinishPick,
+        /// Report on the current attempt, or on the one before (stale).
+        stale: bool,
         max_attempts: i32,
         retry_after_ms: i64,
+    },
+    /// A dispatcher starts a refund attempt and dies; `wait_ms` later (past
+    /// the lease or not) another starts one: a takeover, or not due.
+    AbandonedAttempt {
+        comp: usize,
+        lease_ms: i64,
+        wait_ms: i64,
+    },
+    /// A dispatcher's refund attempt: started, then its result reported.
+    RefundAttempt {
+        comp: usize,
+        outcome: FinishPick,
+        max_attempts: i32,
+    },
+    /// An order's deadline passes, its seats are released with the payment
+    /// outcome still open, and operators list what needs resolution.
+    ReleaseThenList {
+        order: usize,
     },
     Advance {
         ms: i64,
@@ -142,13 +172,44 @@ enum Op {
         retry: u8,
     },
     /// The brief's race: `first` holds, the hold expires, (the sweeper may
-    /// run,) `second` takes the seats.
+    /// run,) (`first`'s late checkout is refused,) `second` takes the seats.
     ExpireThenTakeOver {
         seats: Vec<usize>,
         first: usize,
         second: usize,
         sweep: bool,
+        late_checkout: bool,
     },
+    /// A late success, carried through refund attempts: a hold and its
+    /// checkout, the payment deadline passes, the seats are released with the
+    /// outcome open (operators list it), the provider then says it charged
+    /// (a compensation opens), and `steps` refund attempts follow.
+    ChargedAfterRelease {
+        seats: Vec<usize>,
+        holder: usize,
+        steps: Vec<RefundStep>,
+    },
+}
+
+/// One step of a compensation's life in [`Op::ChargedAfterRelease`].
+#[derive(Debug, Clone)]
+enum RefundStep {
+    /// An attempt is started and its result reported.
+    Attempt { outcome: FinishPick, max_attempts: i32 },
+    /// An attempt is started (lease 1 s) and its dispatcher dies; `wait_ms` pass.
+    Abandon { wait_ms: i64 },
+    /// The backoff: time passes.
+    Wait { ms: i64 },
+}
+
+fn refund_step() -> impl Strategy<Value = RefundStep> {
+    let outcome =
+        prop_oneof![1 => Just(FinishPick::Succeeded), 2 => Just(FinishPick::Failed), 2 => Just(FinishPick::Unknown)];
+    prop_oneof![
+        4 => (outcome, 1i32..4).prop_map(|(outcome, max_attempts)| RefundStep::Attempt { outcome, max_attempts }),
+        2 => prop_oneof![Just(999i64), Just(1_000)].prop_map(|wait_ms| RefundStep::Abandon { wait_ms }),
+        2 => prop_oneof![Just(999i64), Just(1_000)].prop_map(|ms| RefundStep::Wait { ms }),
+    ]
 }
 
 fn token_pick() -> impl Strategy<Value = TokenPick> {
@@ -194,19 +255,28 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0u32..3, prop_oneof![Just(0i64), Just(1_000), Just(10_000)]).prop_map(|(limit, lease_ms)| Op::Claim { limit, lease_ms }),
         1 => idx().prop_map(|outbox| Op::Complete { outbox }),
         1 => (idx(), prop_oneof![Just(-1i64), Just(0), Just(5_000)]).prop_map(|(outbox, after_ms)| Op::Retry { outbox, after_ms }),
-        4 => idx().prop_map(|comp| Op::StartComp { comp }),
-        4 => (idx(), any::<bool>(), prop_oneof![1 => Just(0i32), 4 => 1i32..3], prop_oneof![Just(0i64), Just(2_000)])
-            .prop_map(|(comp, ok, max_attempts, retry_after_ms)| Op::FinishComp { comp, ok, max_attempts, retry_after_ms }),
+        4 => (idx(), prop_oneof![1 => Just(0i64), 6 => Just(1_000), 2 => Just(10_000)])
+            .prop_map(|(comp, lease_ms)| Op::StartComp { comp, lease_ms }),
+        4 => (idx(), prop_oneof![Just(FinishPick::Succeeded), Just(FinishPick::Failed), Just(FinishPick::Unknown)],
+              prop::bool::weighted(0.2), prop_oneof![1 => Just(0i32), 4 => 1i32..4], prop_oneof![Just(0i64), Just(2_000)])
+            .prop_map(|(comp, outcome, stale, max_attempts, retry_after_ms)| Op::FinishComp { comp, outcome, stale, max_attempts, retry_after_ms }),
+        2 => (idx(), prop_oneof![Just(1_000i64), Just(10_000)], prop_oneof![Just(999i64), Just(1_000), Just(10_000)])
+            .prop_map(|(comp, lease_ms, wait_ms)| Op::AbandonedAttempt { comp, lease_ms, wait_ms }),
+        2 => idx().prop_map(|order| Op::ReleaseThenList { order }),
         4 => prop_oneof![1 => Just(1i64), 1 => Just(999), 2 => Just(1_000), 2 => Just(5_000), 2 => Just(30_000), 1 => Just(300_000)]
             .prop_map(|ms| Op::Advance { ms }),
-        2 => (0u8..7, idx()).prop_map(|(which, idx)| Op::Read { which, idx }),
+        2 => (0u8..8, idx()).prop_map(|(which, idx)| Op::Read { which, idx }),
         2 => idx().prop_map(|order| Op::AdvanceToDeadline { order }),
-        2 => idx().prop_map(|order| Op::LateSuccess { order }),
+        3 => idx().prop_map(|order| Op::LateSuccess { order }),
+        4 => (idx(), prop_oneof![1 => Just(FinishPick::Succeeded), 2 => Just(FinishPick::Failed), 2 => Just(FinishPick::Unknown)], 1i32..4)
+            .prop_map(|(comp, outcome, max_attempts)| Op::RefundAttempt { comp, outcome, max_attempts }),
         8 => (prop::sample::subsequence((0usize..6).collect::<Vec<_>>(), 1..=3), 0usize..3,
               prop_oneof![Just(1_000i64), Just(30_000)], prop_oneof![Just(5_000i64), Just(60_000)], prop_oneof![4 => Just(0u8), 1 => 1u8..3])
             .prop_map(|(seats, holder, ttl_ms, payment_ttl_ms, retry)| Op::HoldThenCheckout { seats, holder, ttl_ms, payment_ttl_ms, retry }),
-        2 => (prop::sample::subsequence((0usize..6).collect::<Vec<_>>(), 1..=2), 0usize..3, 0usize..3, any::<bool>())
-            .prop_map(|(seats, first, second, sweep)| Op::ExpireThenTakeOver { seats, first, second, sweep }),
+        2 => (prop::sample::subsequence((0usize..6).collect::<Vec<_>>(), 1..=2), 0usize..3, 0usize..3, any::<bool>(), any::<bool>())
+            .prop_map(|(seats, first, second, sweep, late_checkout)| Op::ExpireThenTakeOver { seats, first, second, sweep, late_checkout }),
+        3 => (prop::sample::subsequence((0usize..6).collect::<Vec<_>>(), 1..=2), 0usize..3, prop::collection::vec(refund_step(), 1..=5))
+            .prop_map(|(seats, holder, steps)| Op::ChargedAfterRelease { seats, holder, steps }),
     ]
 }
 
@@ -221,7 +291,15 @@ enum Outcome {
     Sale(Result<SaleOutcome, StoreError>),
     Order(Result<Order, StoreError>),
     Outbox(Result<Vec<booking::model::OutboxEvent>, StoreError>),
-    Comp(Result<booking::model::Compensation, StoreError>),
+    Attempt(Result<CompensationAttempt, StoreError>),
+    /// A compensation result, with what was reported and whether it was for
+    /// the current `in_flight` attempt (by MemStore's state before the op).
+    Finish {
+        outcome: FinishPick,
+        current: bool,
+        result: Result<booking::model::Compensation, StoreError>,
+    },
+    Resolution(Result<Resolution, StoreError>),
     Debug(String),
     Advanced,
     /// The outcomes of a composite operation, in order.
@@ -254,7 +332,7 @@ fn order_op_id(k: &Known, i: usize) -> Uuid {
 
 async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Outcome {
     match op {
-        Op::ExpireThenTakeOver { seats, first, second, sweep } => {
+        Op::ExpireThenTakeOver { seats, first, second, sweep, late_checkout } => {
             let hold = |holder: usize| AcquireHold {
                 event_id: "ev-a".into(),
                 seat_ids: seats.iter().map(|&s| SEATS[s].to_string()).collect(),
@@ -265,6 +343,17 @@ async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Ou
             clock.advance_ms(1_000);
             if *sweep {
                 out.push(Outcome::Expired(store.sweep_expired_holds(1).await));
+            }
+            if let (true, Outcome::Grant(Ok(g))) = (*late_checkout, &out[0]) {
+                let late = BeginPayment {
+                    event_id: "ev-a".into(),
+                    holder_id: g.holder_id.clone(),
+                    hold_token: g.hold_token,
+                    seat_ids: g.seats.iter().map(|s| s.seat_id.clone()).collect(),
+                    idempotency_key: format!("late-{}", k.grants.len()),
+                    payment_ttl_ms: 5_000,
+                };
+                out.push(Outcome::Begun(store.begin_payment(&late).await));
             }
             out.push(Outcome::Grant(store.acquire_hold(&hold(*second)).await));
             Outcome::Seq(out)
@@ -387,22 +476,86 @@ async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Ou
                 .map_or(("bad\0id".into(), UNKNOWN), |o| (o.event_id.clone(), o.outbox_id));
             Outcome::Unit(store.retry_outbox(&ev, id, "provider 503", *after_ms).await)
         }
-        Op::StartComp { comp } => {
+        Op::StartComp { comp, lease_ms } => {
             let id = pick(&k.compensations, *comp).copied().unwrap_or(UNKNOWN);
-            Outcome::Comp(store.start_compensation_attempt(id).await)
+            Outcome::Attempt(store.start_compensation_attempt(id, *lease_ms).await)
         }
-        Op::FinishComp { comp, ok, max_attempts, retry_after_ms } => {
+        Op::AbandonedAttempt { comp, lease_ms, wait_ms } => {
             let id = pick(&k.compensations, *comp).copied().unwrap_or(UNKNOWN);
-            Outcome::Comp(
-                store
-                    .finish_compensation_attempt(&CompensationResult {
-                        compensation_id: id,
-                        outcome: if *ok { Ok(()) } else { Err("refund refused".into()) },
-                        retry_after_ms: *retry_after_ms,
-                        max_attempts: *max_attempts,
-                    })
-                    .await,
-            )
+            let first = Outcome::Attempt(store.start_compensation_attempt(id, *lease_ms).await);
+            clock.advance_ms(*wait_ms);
+            Outcome::Seq(vec![first, Outcome::Attempt(store.start_compensation_attempt(id, *lease_ms).await)])
+        }
+        Op::FinishComp { comp, outcome, stale, max_attempts, retry_after_ms } => {
+            let id = pick(&k.compensations, *comp).copied().unwrap_or(UNKNOWN);
+            let now = k.snap.compensations.iter().find(|c| c.compensation_id == id);
+            let attempt = now.map_or(0, |c| c.attempts) - i32::from(*stale);
+            let current = now.is_some_and(|c| c.status == CompensationStatus::InFlight && c.attempts == attempt);
+            let reported = match outcome {
+                FinishPick::Succeeded => CompensationOutcome::Succeeded,
+                FinishPick::Failed => CompensationOutcome::Failed { attempt, error: "refund refused".into() },
+                FinishPick::Unknown => CompensationOutcome::Unknown { attempt, error: "timed out\0".into() },
+            };
+            let req = CompensationResult {
+                compensation_id: id,
+                outcome: reported,
+                retry_after_ms: *retry_after_ms,
+                max_attempts: *max_attempts,
+            };
+            Outcome::Finish { outcome: *outcome, current, result: store.finish_compensation_attempt(&req).await }
+        }
+        Op::RefundAttempt { comp, outcome, max_attempts } => {
+            let id = pick(&k.compensations, *comp).copied().unwrap_or(UNKNOWN);
+            Outcome::Seq(refund_attempt(store, id, *outcome, *max_attempts).await)
+        }
+        Op::ChargedAfterRelease { seats, holder, steps } => {
+            let flow = Op::HoldThenCheckout {
+                seats: seats.clone(),
+                holder: *holder,
+                ttl_ms: 30_000,
+                payment_ttl_ms: 5_000,
+                retry: 0,
+            };
+            let Outcome::Seq(mut out) = Box::pin(apply(store, clock, &flow, k)).await else {
+                unreachable!("a composite")
+            };
+            let Some(order) = out.iter().find_map(|o| match o {
+                Outcome::Begun(Ok(b)) => Some(b.order.clone()),
+                _ => None,
+            }) else {
+                return Outcome::Seq(out);
+            };
+            clock.set_ms(clock.now_ms().max(order.payment_deadline_at_ms));
+            out.push(Outcome::Order(store.release_unresolved_payment(order.payment_op_id, "deadline passed").await));
+            out.push(Outcome::Resolution(store.needs_resolution().await));
+            let late = PaymentSuccess { payment_op_id: order.payment_op_id, provider_payment_id: "late".into() };
+            let sale = store.record_payment_success(&late).await;
+            let compensation_id = match &sale {
+                Ok(SaleOutcome::Compensating { compensation, .. }) => compensation.compensation_id,
+                _ => UNKNOWN,
+            };
+            out.push(Outcome::Sale(sale));
+            for step in steps {
+                match step {
+                    RefundStep::Attempt { outcome, max_attempts } => {
+                        out.extend(refund_attempt(store, compensation_id, *outcome, *max_attempts).await)
+                    }
+                    RefundStep::Abandon { wait_ms } => {
+                        out.push(Outcome::Attempt(store.start_compensation_attempt(compensation_id, 1_000).await));
+                        clock.advance_ms(*wait_ms);
+                    }
+                    RefundStep::Wait { ms } => clock.advance_ms(*ms),
+                }
+            }
+            Outcome::Seq(out)
+        }
+        Op::ReleaseThenList { order } => {
+            let mut out = vec![Box::pin(apply(store, clock, &Op::AdvanceToDeadline { order: *order }, k)).await];
+            out.push(
+                Box::pin(apply(store, clock, &Op::ReleaseUnresolved { order: *order, long_reason: false }, k)).await,
+            );
+            out.push(Outcome::Resolution(store.needs_resolution().await));
+            Outcome::Seq(out)
         }
         Op::Advance { ms } => {
             clock.advance_ms(*ms);
@@ -432,10 +585,29 @@ async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Ou
                 3 => format!("{:?}", store.compensations_for_order(order_id).await),
                 4 => format!("{:?}", store.bookings(&ev).await),
                 5 => format!("{:?}", store.open_payments(*idx as u32).await),
-                _ => format!("{:?}", store.needs_resolution().await),
+                6 => return Outcome::Resolution(store.needs_resolution().await),
+                _ => {
+                    format!("{:?}", store.compensation(pick(&k.compensations, *idx).copied().unwrap_or(UNKNOWN)).await)
+                }
             })
         }
     }
+}
+
+/// A dispatcher's refund attempt on compensation `id`: started (lease 1 s),
+/// then `outcome` reported for the attempt the store started.
+async fn refund_attempt(store: &dyn Store, id: Uuid, outcome: FinishPick, max_attempts: i32) -> Vec<Outcome> {
+    let started = store.start_compensation_attempt(id, 1_000).await;
+    let Ok(a) = &started else { return vec![Outcome::Attempt(started)] };
+    let attempt = a.compensation.attempts;
+    let reported = match outcome {
+        FinishPick::Succeeded => CompensationOutcome::Succeeded,
+        FinishPick::Failed => CompensationOutcome::Failed { attempt, error: "insufficient funds".into() },
+        FinishPick::Unknown => CompensationOutcome::Unknown { attempt, error: "x".repeat(600) },
+    };
+    let req = CompensationResult { compensation_id: id, outcome: reported, retry_after_ms: 1_000, max_attempts };
+    let finished = store.finish_compensation_attempt(&req).await;
+    vec![Outcome::Attempt(started), Outcome::Finish { outcome, current: true, result: finished }]
 }
 
 fn resolve_token(k: &Known, g: Option<&HoldGrant>, token: &TokenPick) -> Uuid {
@@ -461,7 +633,18 @@ fn label(o: &Outcome) -> String {
         Outcome::Sale(Ok(SaleOutcome::Compensating { .. })) => "late success compensated".into(),
         Outcome::Expired(Ok(v)) if !v.is_empty() => "sweep reclaimed".into(),
         Outcome::Outbox(Ok(v)) if !v.is_empty() => "outbox claimed".into(),
-        Outcome::Comp(Ok(c)) => format!("compensation {}", c.status),
+        Outcome::Attempt(Ok(a)) if a.took_over.is_some() => "compensation attempt taken over".into(),
+        Outcome::Attempt(Ok(a)) => format!("compensation {}", a.compensation.status),
+        Outcome::Finish { outcome, current: false, result: Ok(_) } if *outcome != FinishPick::Succeeded => {
+            "compensation stale result ignored".into()
+        }
+        Outcome::Finish { outcome: FinishPick::Unknown, current: true, result: Ok(c) } => {
+            format!("compensation {} after an unknown outcome", c.status)
+        }
+        Outcome::Finish { result: Ok(c), .. } => format!("compensation {}", c.status),
+        Outcome::Resolution(Ok(r)) if r.orders.iter().any(|o| o.status == OrderStatus::Released) => {
+            "operators see a released order still possibly charged".into()
+        }
         Outcome::Order(Ok(o)) => format!("order {}", o.status),
         Outcome::Unit(Err(e))
         | Outcome::Grant(Err(e))
@@ -469,7 +652,9 @@ fn label(o: &Outcome) -> String {
         | Outcome::Begun(Err(e))
         | Outcome::Sale(Err(e))
         | Outcome::Order(Err(e))
-        | Outcome::Comp(Err(e))
+        | Outcome::Attempt(Err(e))
+        | Outcome::Finish { result: Err(e), .. }
+        | Outcome::Resolution(Err(e))
         | Outcome::Outbox(Err(e)) => err(e),
         _ => "other".into(),
     }
@@ -487,6 +672,12 @@ const MUST_REACH: &[&str] = &[
     "outbox claimed",
     "compensation in_flight",
     "compensation succeeded",
+    "compensation failed",
+    "compensation attempt taken over",
+    "compensation stale result ignored",
+    "compensation requested after an unknown outcome",
+    "compensation failed after an unknown outcome",
+    "operators see a released order still possibly charged",
     "order reconciling",
     "order failed",
     "order released",

@@ -148,9 +148,9 @@ pub async fn unknown_past_deadline_released(f: StoreFactory) {
     assert_eq!(o.status, OrderStatus::Released);
     assert!(o.resolution_reason.as_deref().unwrap().contains("unresolved at its deadline"), "{o:?}");
     assert_eq!(seat_state(&w, "A1").await, SeatState::Available);
-    // Released with the outcome unknown: visible to operators until canceled.
-    let view = w.wf.operator_view().await.unwrap();
-    assert_eq!(view.released_unresolved.len(), 1);
+    // Released with the outcome unknown (possibly charged): visible to operators until canceled.
+    let res = w.store.needs_resolution().await.unwrap();
+    assert_eq!(res.orders, vec![o.clone()], "the released order with its payment still unknown");
     // The charge row now cancels.
     w.clock.advance_ms(test_config().retry_backoff_cap_ms);
     let r = w.wf.dispatch_once().await.unwrap();
@@ -159,7 +159,7 @@ pub async fn unknown_past_deadline_released(f: StoreFactory) {
     assert_eq!(w.store.payment_op(order.payment_op_id).await.unwrap().status, PaymentStatus::Failed);
     assert_eq!(w.order(&order).await.status, OrderStatus::Released, "a release stays a release");
     assert!(all_outbox_done(&w).await);
-    assert!(w.wf.operator_view().await.unwrap().released_unresolved.is_empty());
+    assert_eq!(w.store.needs_resolution().await.unwrap(), Default::default(), "canceled: nothing left to resolve");
     // The in-flight request finally arrives: the provider refuses to charge it.
     let late = booking::payment::provider::CreatePayment {
         idempotency_key: order.payment_op_id,
@@ -390,14 +390,96 @@ pub async fn interrupted_refund_attempt_is_taken_over(f: StoreFactory) {
     // The crashed dispatcher: claimed the row and started the attempt, then died.
     let claimed = w.store.claim_outbox(16, test_config().outbox_lease_ms).await.unwrap();
     assert!(claimed.iter().any(|o| o.ref_id == comp.compensation_id));
-    let started = w.store.start_compensation_attempt(comp.compensation_id).await.unwrap();
-    assert_eq!(started.status, CompensationStatus::InFlight);
+    let started =
+        w.store.start_compensation_attempt(comp.compensation_id, test_config().outbox_lease_ms).await.unwrap();
+    assert_eq!((started.compensation.status, started.took_over), (CompensationStatus::InFlight, None));
     assert_eq!(w.wf.dispatch_once().await.unwrap().claimed, 0, "leased");
     w.clock.advance_ms(test_config().outbox_lease_ms);
     let r = w.wf.dispatch_once().await.unwrap();
-    assert_eq!(r.refunds_succeeded, 1);
+    assert_eq!((r.refunds_succeeded, r.refunds_taken_over), (1, 1));
+    let c = w.store.compensation(comp.compensation_id).await.unwrap();
+    assert_eq!(c.attempts, 2, "the abandoned attempt counts");
     assert_eq!(w.order(&order).await.status, OrderStatus::Compensated);
     assert!(all_outbox_done(&w).await);
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// Unknown refund answers may have refunded, so they get the longer bound:
+/// two refusals and two unknowns do not exhaust `max_compensation_attempts`
+/// (3), and the record says the outcome was unknown while retrying.
+pub async fn refund_unknown_outcomes_get_the_longer_bound(f: StoreFactory) {
+    let (w, order) = late_success_world(f).await;
+    let cfg = test_config();
+    w.provider.script_refunds(&[RefundScript::Fail, RefundScript::Fail, RefundScript::Unknown, RefundScript::Unknown]);
+    for n in 1..=4 {
+        assert_eq!(w.wf.dispatch_once().await.unwrap().refunds_retrying, 1, "attempt {n}");
+        w.clock.advance_ms(cfg.compensation_backoff_cap_ms);
+    }
+    let c = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
+    assert_eq!((c.status, c.attempts), (CompensationStatus::Requested, 4));
+    assert!(c.attempts > cfg.max_compensation_attempts);
+    assert_eq!(c.last_error.as_deref(), Some("outcome unknown: timed out"));
+    assert_eq!(w.wf.dispatch_once().await.unwrap().refunds_succeeded, 1);
+    assert_eq!(w.order(&order).await.status, OrderStatus::Compensated);
+    assert_eq!(w.provider.calls().3, 5);
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// Unknown answers for good: bounded by `max_compensation_unknown_attempts`,
+/// then `failed`, visible, and saying the money may have gone back.
+pub async fn refund_unknown_for_good_fails_saying_unknown(f: StoreFactory) {
+    let (w, order) = late_success_world(f).await;
+    let cfg = test_config();
+    w.provider.script_refunds(&[RefundScript::Unknown; 10]);
+    for _ in 0..10 {
+        w.wf.dispatch_once().await.unwrap();
+        w.clock.advance_ms(cfg.compensation_backoff_cap_ms);
+    }
+    assert_eq!(w.provider.calls().3, cfg.max_compensation_unknown_attempts as u32, "bounded attempts");
+    let c = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
+    assert_eq!(c.status, CompensationStatus::Failed);
+    assert!(c.last_error.as_deref().unwrap().starts_with(booking::store::UNKNOWN_OUTCOME_PREFIX), "{c:?}");
+    assert_eq!(w.order(&order).await.status, OrderStatus::CompensationFailed);
+    let res = w.store.needs_resolution().await.unwrap();
+    assert_eq!((res.orders.len(), res.compensations), (1, vec![c]));
+    assert!(all_outbox_done(&w).await);
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// The refund went through but its answer was lost: the next attempt, with
+/// the same refund key, learns it succeeded; the money went back once.
+pub async fn refund_answer_lost_is_found_by_the_next_attempt(f: StoreFactory) {
+    let (w, order) = late_success_world(f).await;
+    w.provider.script_refunds(&[RefundScript::RefundedAnswerLost]);
+    assert_eq!(w.wf.dispatch_once().await.unwrap().refunds_retrying, 1);
+    let c = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
+    assert_eq!(c.last_error.as_deref(), Some("outcome unknown: connection reset after send"));
+    w.clock.advance_ms(test_config().compensation_backoff_ms(1));
+    assert_eq!(w.wf.dispatch_once().await.unwrap().refunds_succeeded, 1);
+    let c = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
+    assert_eq!((c.status, c.attempts), (CompensationStatus::Succeeded, 2));
+    assert_eq!(w.provider.refunded().get(&order.payment_op_id), Some(&1_500), "refunded once");
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// Another dispatcher's attempt is still within its lease when the row comes
+/// back: no second refund call; the row waits for the lease, then takes over.
+pub async fn a_live_refund_attempt_is_not_taken_over(f: StoreFactory) {
+    let (w, order) = late_success_world(f).await;
+    let comp = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
+    let lease_ms = test_config().outbox_lease_ms;
+    // The other dispatcher claims the row, and starts its attempt 1 ms later.
+    w.store.claim_outbox(16, lease_ms).await.unwrap();
+    w.clock.advance_ms(1);
+    w.store.start_compensation_attempt(comp.compensation_id, lease_ms).await.unwrap();
+    w.clock.advance_ms(lease_ms - 1);
+    let r = w.wf.dispatch_once().await.unwrap();
+    assert_eq!((r.refunds_taken_over, r.refunds_retrying, r.refunds_succeeded), (0, 0, 0));
+    assert_eq!(w.provider.calls().3, 0, "no refund call under a live lease");
+    w.clock.advance_ms(1);
+    let r = w.wf.dispatch_once().await.unwrap();
+    assert_eq!((r.refunds_taken_over, r.refunds_succeeded), (1, 1));
+    assert_eq!(w.order(&order).await.status, OrderStatus::Compensated);
     w.assert_nothing_charged_is_hidden(true).await;
 }
 
@@ -442,6 +524,8 @@ macro_rules! payment_scenarios {
                 unknown_then_failure, unknown_past_deadline_released, late_success_after_release_refunded,
                 late_success_found_by_cancel, refund_fails_twice_then_succeeds, refund_fails_for_good_visible,
                 duplicate_and_reordered_webhooks, refund_webhook_before_answer, interrupted_refund_attempt_is_taken_over, webhook_for_unknown_payment,
+                refund_unknown_outcomes_get_the_longer_bound, refund_unknown_for_good_fails_saying_unknown,
+                refund_answer_lost_is_found_by_the_next_attempt, a_live_refund_attempt_is_not_taken_over,
                 run_loop_dispatches_and_stops);
         }
     };

@@ -172,25 +172,28 @@ async fn an_unknown_outcome_keeps_the_seats_until_the_deadline_and_a_late_succes
 
         // Compensation attempts: tracked, bounded, visible when they fail for good.
         let id = c.compensation_id;
-        let started = store.start_compensation_attempt(id).await.unwrap();
-        assert_eq!((started.status, started.attempts), (CompensationStatus::InFlight, 1));
-        assert_eq!(store.start_compensation_attempt(id).await, Err(StoreError::CompensationNotDue(id)));
-        let fail = |max_attempts| CompensationResult {
+        let started = store.start_compensation_attempt(id, 5_000).await.unwrap();
+        assert_eq!(
+            (started.compensation.status, started.compensation.attempts, started.took_over),
+            (CompensationStatus::InFlight, 1, None)
+        );
+        assert_eq!(store.start_compensation_attempt(id, 5_000).await, Err(StoreError::CompensationNotDue(id)));
+        let fail = |attempt, max_attempts| CompensationResult {
             compensation_id: id,
-            outcome: Err("503".into()),
+            outcome: CompensationOutcome::Failed { attempt, error: "503".into() },
             retry_after_ms: 1_000,
             max_attempts,
         };
-        let c1 = store.finish_compensation_attempt(&fail(2)).await.unwrap();
+        let c1 = store.finish_compensation_attempt(&fail(1, 2)).await.unwrap();
         assert_eq!((c1.status, c1.next_attempt_at_ms), (CompensationStatus::Requested, clock.now_ms() + 1_000));
-        assert_eq!(store.start_compensation_attempt(id).await, Err(StoreError::CompensationNotDue(id)));
+        assert_eq!(store.start_compensation_attempt(id, 5_000).await, Err(StoreError::CompensationNotDue(id)));
         clock.advance_ms(1_000);
-        store.start_compensation_attempt(id).await.unwrap();
-        let c2 = store.finish_compensation_attempt(&fail(2)).await.unwrap();
+        store.start_compensation_attempt(id, 5_000).await.unwrap();
+        let c2 = store.finish_compensation_attempt(&fail(2, 2)).await.unwrap();
         assert_eq!((c2.status, c2.attempts, c2.last_error.as_deref()), (CompensationStatus::Failed, 2, Some("503")));
         assert_eq!(store.order(order.order_id).await.unwrap().status, OrderStatus::CompensationFailed);
         assert_eq!(store.needs_resolution().await.unwrap().orders.len(), 1, "operators see it");
-        assert_eq!(store.finish_compensation_attempt(&fail(9)).await.unwrap(), c2, "final states are final");
+        assert_eq!(store.finish_compensation_attempt(&fail(2, 9)).await.unwrap(), c2, "final states are final");
     })
     .await;
 }
@@ -320,4 +323,228 @@ async fn bad_input_is_a_named_error_and_writes_nothing() {
         assert_eq!(store.snapshot().await.unwrap(), before);
     })
     .await;
+}
+
+/// A hold checked out, its payment deadline passed and its seats released
+/// with the outcome open, then charged: returns the order and its compensation.
+async fn charged_after_release(
+    store: &dyn Store,
+    clock: &ManualClock,
+    seat: &str,
+    holder: &str,
+) -> (Order, Compensation) {
+    let g = hold(store, &[seat], holder).await;
+    let order = store.begin_payment(&checkout(&g, &format!("k-{seat}"))).await.unwrap().order;
+    clock.set_ms(clock.now_ms().max(order.payment_deadline_at_ms));
+    store.release_unresolved_payment(order.payment_op_id, "deadline").await.unwrap();
+    let late = PaymentSuccess { payment_op_id: order.payment_op_id, provider_payment_id: "late".into() };
+    match store.record_payment_success(&late).await.unwrap() {
+        SaleOutcome::Compensating { order, compensation } => (order, compensation),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_abandoned_refund_attempt_is_taken_over_once_its_lease_expires() {
+    on_both(|store, clock| async move {
+        let store = store.as_ref();
+        event(store, &["a"]).await;
+        let (order, c) = charged_after_release(store, &clock, "a", "ann").await;
+        let id = c.compensation_id;
+        for bad in [0, MAX_RETRY_DELAY_MS + 1] {
+            assert!(matches!(store.start_compensation_attempt(id, bad).await, Err(StoreError::InvalidInput(_))));
+        }
+        let nobody = uuid::Uuid::from_u128(7);
+        assert_eq!(store.start_compensation_attempt(nobody, 5_000).await, Err(StoreError::UnknownCompensation(nobody)));
+        assert_eq!(store.compensation(nobody).await, Err(StoreError::UnknownCompensation(nobody)));
+
+        // The first dispatcher starts attempt 1 and dies.
+        let first = store.start_compensation_attempt(id, 5_000).await.unwrap();
+        let lease_end_ms = clock.now_ms() + 5_000;
+        assert_eq!(first.took_over, None);
+        assert_eq!(
+            (first.compensation.status, first.compensation.attempts, first.compensation.next_attempt_at_ms),
+            (CompensationStatus::InFlight, 1, lease_end_ms)
+        );
+        assert_eq!(store.compensation(id).await.unwrap(), first.compensation);
+        clock.advance_ms(4_999);
+        assert_eq!(
+            store.start_compensation_attempt(id, 5_000).await,
+            Err(StoreError::CompensationNotDue(id)),
+            "leased"
+        );
+
+        // Its lease expires: the next dispatcher takes the attempt over, counting it.
+        clock.advance_ms(1);
+        let second = store.start_compensation_attempt(id, 5_000).await.unwrap();
+        assert_eq!(second.took_over, Some(ExpiredAttempt { attempt: 1, lease_expired_at_ms: lease_end_ms }));
+        assert_eq!(
+            (second.compensation.status, second.compensation.attempts, second.compensation.next_attempt_at_ms),
+            (CompensationStatus::InFlight, 2, clock.now_ms() + 5_000)
+        );
+
+        // The first dispatcher was only slow: its failure is stale and changes nothing,
+        // even one that would have exhausted the attempts.
+        let before = store.snapshot().await.unwrap();
+        for outcome in [
+            CompensationOutcome::Failed { attempt: 1, error: "503".into() },
+            CompensationOutcome::Unknown { attempt: 1, error: "timeout".into() },
+            CompensationOutcome::Failed { attempt: 3, error: "from the future".into() },
+        ] {
+            let stale = CompensationResult { compensation_id: id, outcome, retry_after_ms: 0, max_attempts: 1 };
+            assert_eq!(store.finish_compensation_attempt(&stale).await.unwrap(), second.compensation);
+        }
+        assert_eq!(store.snapshot().await.unwrap(), before);
+
+        // The current attempt fails: backing off; its own result again is stale too.
+        let fail = CompensationResult {
+            compensation_id: id,
+            outcome: CompensationOutcome::Failed { attempt: 2, error: "503".into() },
+            retry_after_ms: 1_000,
+            max_attempts: 5,
+        };
+        let backing_off = store.finish_compensation_attempt(&fail).await.unwrap();
+        assert_eq!(
+            (backing_off.status, backing_off.next_attempt_at_ms, backing_off.last_error.as_deref()),
+            (CompensationStatus::Requested, clock.now_ms() + 1_000, Some("503"))
+        );
+        assert_eq!(store.finish_compensation_attempt(&fail).await.unwrap(), backing_off, "recorded once");
+
+        // A success applies whichever attempt (or webhook) reports it.
+        let ok = CompensationResult {
+            compensation_id: id,
+            outcome: CompensationOutcome::Succeeded,
+            retry_after_ms: 0,
+            max_attempts: 1,
+        };
+        let done = store.finish_compensation_attempt(&ok).await.unwrap();
+        assert_eq!((done.status, done.attempts), (CompensationStatus::Succeeded, 2));
+        assert_eq!(store.order(order.order_id).await.unwrap().status, OrderStatus::Compensated);
+        clock.advance_ms(60_000);
+        assert_eq!(store.start_compensation_attempt(id, 5_000).await, Err(StoreError::CompensationNotDue(id)), "final");
+        assert_eq!(store.needs_resolution().await.unwrap(), Resolution::default());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_unknown_refund_outcome_is_recorded_as_unknown() {
+    on_both(|store, clock| async move {
+        let store = store.as_ref();
+        event(store, &["a"]).await;
+        let (order, c) = charged_after_release(store, &clock, "a", "ann").await;
+        let id = c.compensation_id;
+        let unknown = |attempt| CompensationResult {
+            compensation_id: id,
+            outcome: CompensationOutcome::Unknown { attempt, error: "timed out".into() },
+            retry_after_ms: 1_000,
+            max_attempts: 2,
+        };
+        store.start_compensation_attempt(id, 5_000).await.unwrap();
+        let c1 = store.finish_compensation_attempt(&unknown(1)).await.unwrap();
+        assert_eq!(
+            (c1.status, c1.last_error.as_deref()),
+            (CompensationStatus::Requested, Some("outcome unknown: timed out"))
+        );
+        clock.advance_ms(1_000);
+        store.start_compensation_attempt(id, 5_000).await.unwrap();
+        let c2 = store.finish_compensation_attempt(&unknown(2)).await.unwrap();
+        assert_eq!(c2.status, CompensationStatus::Failed);
+        assert!(c2.last_error.as_deref().unwrap().starts_with(UNKNOWN_OUTCOME_PREFIX), "{c2:?}");
+        let res = store.needs_resolution().await.unwrap();
+        assert_eq!(
+            res.orders.iter().map(|o| (o.order_id, o.status)).collect::<Vec<_>>(),
+            vec![(order.order_id, OrderStatus::CompensationFailed)]
+        );
+        assert_eq!(res.compensations, vec![c2]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn released_orders_still_possibly_charged_are_listed_for_operators() {
+    on_both(|store, clock| async move {
+        let store = store.as_ref();
+        event(store, &["a", "b", "c", "d"]).await;
+        let mut orders = Vec::new();
+        for (seat, holder) in [("a", "ann"), ("b", "bob"), ("c", "cat"), ("d", "dan")] {
+            let g = hold(store, &[seat], holder).await;
+            orders.push(store.begin_payment(&checkout(&g, "k")).await.unwrap().order);
+        }
+        let [never_answered, unknown, declined, charged] = [0, 1, 2, 3].map(|i| orders[i].clone());
+        store.record_payment_unknown(unknown.payment_op_id, "timeout").await.unwrap();
+        store.record_payment_failure(declined.payment_op_id, "card_declined").await.unwrap();
+        let ok = PaymentSuccess { payment_op_id: charged.payment_op_id, provider_payment_id: "p".into() };
+        store.record_payment_success(&ok).await.unwrap();
+        clock.advance_ms(10_000);
+        let mut released = Vec::new();
+        for o in [&never_answered, &unknown] {
+            released.push(store.release_unresolved_payment(o.payment_op_id, "deadline").await.unwrap());
+        }
+        // Pending and unknown payments released at their deadline may still charge: listed,
+        // in canonical (event, order id) order; the declined and the booked ones are not.
+        released.sort_by_key(|o| (o.event_id.clone(), o.order_id));
+        let res = store.needs_resolution().await.unwrap();
+        assert_eq!(res, Resolution { orders: released.clone(), compensations: vec![] });
+        assert!(res.orders.iter().all(|o| o.status == OrderStatus::Released));
+
+        // The dispatcher's cancel finds one never charged: off the list.
+        store.record_payment_failure(never_answered.payment_op_id, "canceled").await.unwrap();
+        let res = store.needs_resolution().await.unwrap();
+        assert_eq!(res.orders.iter().map(|o| o.order_id).collect::<Vec<_>>(), vec![unknown.order_id]);
+        // The other was charged after all: still listed, now as compensating, with its refund.
+        let late = PaymentSuccess { payment_op_id: unknown.payment_op_id, provider_payment_id: "p2".into() };
+        store.record_payment_success(&late).await.unwrap();
+        let res = store.needs_resolution().await.unwrap();
+        assert_eq!(
+            res.orders.iter().map(|o| (o.order_id, o.status)).collect::<Vec<_>>(),
+            vec![(unknown.order_id, OrderStatus::Compensating)]
+        );
+        assert_eq!(res.compensations.len(), 1);
+    })
+    .await;
+}
+
+/// One reported compensation write: (status before, status after, attempts, store clock).
+type CompensationWrite = (Option<CompensationStatus>, CompensationStatus, i32, i64);
+
+/// Records the compensation writes a MemStore reports.
+#[derive(Default)]
+struct CompensationLog(std::sync::Mutex<Vec<CompensationWrite>>);
+
+impl StoreObserver for CompensationLog {
+    fn seat_written(&self, _: SeatWriteCause, _: i64, _: &Presented, _: &Seat, _: &Seat) {}
+    fn order_written(&self, _: Option<&Order>, _: &Order, _: i64) {}
+    fn compensation_written(&self, before: Option<&Compensation>, after: &Compensation, now_ms: i64) {
+        self.0.lock().unwrap().push((before.map(|c| c.status), after.status, after.attempts, now_ms));
+    }
+}
+
+#[tokio::test]
+async fn mem_store_reports_a_takeover_and_not_a_stale_result() {
+    let (mem, clock) = mem_store(START_MS, 3);
+    let log = std::sync::Arc::new(CompensationLog::default());
+    let store = mem.with_observer(log.clone());
+    event(&store, &["a"]).await;
+    let (_, c) = charged_after_release(&store, &clock, "a", "ann").await;
+    let id = c.compensation_id;
+    store.start_compensation_attempt(id, 1_000).await.unwrap();
+    clock.advance_ms(1_000);
+    store.start_compensation_attempt(id, 1_000).await.unwrap();
+    let stale = CompensationResult {
+        compensation_id: id,
+        outcome: CompensationOutcome::Failed { attempt: 1, error: "late".into() },
+        retry_after_ms: 0,
+        max_attempts: 1,
+    };
+    store.finish_compensation_attempt(&stale).await.unwrap();
+    let t = clock.now_ms();
+    assert_eq!(
+        *log.0.lock().unwrap(),
+        vec![
+            (None, CompensationStatus::Requested, 0, t - 1_000),
+            (Some(CompensationStatus::Requested), CompensationStatus::InFlight, 1, t - 1_000),
+            (Some(CompensationStatus::InFlight), CompensationStatus::InFlight, 2, t),
+        ]
+    );
 }

@@ -4,7 +4,10 @@
 //! pick the answer so that `MemStore` and `PgStore` give the same one.
 
 use super::StoreError;
-use crate::model::{Seat, SeatState, UserId};
+use super::types::{
+    CompensationAttempt, CompensationOutcome, CompensationResult, ExpiredAttempt, UNKNOWN_OUTCOME_PREFIX, bounded_text,
+};
+use crate::model::{Compensation, CompensationStatus, OrderStatus, Seat, SeatState, UserId};
 use uuid::Uuid;
 
 /// Whether a new hold may take `seat` at `now_ms`: available, or held past its deadline.
@@ -86,5 +89,65 @@ pub fn diagnose_release(with_token: &[Seat], holder: &UserId) -> StoreError {
         StoreError::NotHolder
     } else {
         StoreError::HoldNotFound
+    }
+}
+
+/// Starts an attempt on compensation `c` at `now_ms`, leased for
+/// `attempt_lease_ms`. Due when `requested` and its backoff has passed, or
+/// when `in_flight` and the running attempt's lease has expired (a takeover:
+/// its dispatcher never reported back). Either way `next_attempt_at_ms` is the
+/// deadline, so one comparison decides. The new attempt is `in_flight`, counts
+/// one more attempt, and is leased until `now_ms + attempt_lease_ms`.
+/// Errors: `CompensationNotDue` (final, backing off, or leased to a live attempt).
+pub fn start_attempt(c: &Compensation, now_ms: i64, attempt_lease_ms: i64) -> Result<CompensationAttempt, StoreError> {
+    let open = matches!(c.status, CompensationStatus::Requested | CompensationStatus::InFlight);
+    if !open || c.next_attempt_at_ms > now_ms {
+        return Err(StoreError::CompensationNotDue(c.compensation_id));
+    }
+    let took_over = (c.status == CompensationStatus::InFlight)
+        .then_some(ExpiredAttempt { attempt: c.attempts, lease_expired_at_ms: c.next_attempt_at_ms });
+    let mut after = c.clone();
+    after.status = CompensationStatus::InFlight;
+    after.attempts += 1;
+    after.next_attempt_at_ms = now_ms + attempt_lease_ms;
+    after.updated_at_ms = now_ms;
+    Ok(CompensationAttempt { compensation: after, took_over })
+}
+
+/// What recording `req` on compensation `c` at `now_ms` changes: `None` when
+/// nothing (`c` is final, or the result is a stale `Failed`/`Unknown` of an
+/// attempt that is not the current `in_flight` one); else the compensation
+/// after and, when the order must move, the order's new status.
+pub fn finish_attempt(
+    c: &Compensation,
+    req: &CompensationResult,
+    now_ms: i64,
+) -> Option<(Compensation, Option<OrderStatus>)> {
+    if matches!(c.status, CompensationStatus::Succeeded | CompensationStatus::Failed) {
+        return None;
+    }
+    let mut after = c.clone();
+    after.updated_at_ms = now_ms;
+    let (attempt, last_error) = match &req.outcome {
+        CompensationOutcome::Succeeded => {
+            after.status = CompensationStatus::Succeeded;
+            return Some((after, Some(OrderStatus::Compensated)));
+        }
+        CompensationOutcome::Failed { attempt, error } => (*attempt, bounded_text(error)),
+        CompensationOutcome::Unknown { attempt, error } => {
+            (*attempt, bounded_text(&format!("{UNKNOWN_OUTCOME_PREFIX}{error}")))
+        }
+    };
+    if c.status != CompensationStatus::InFlight || c.attempts != attempt {
+        return None;
+    }
+    after.last_error = Some(last_error);
+    if c.attempts >= req.max_attempts {
+        after.status = CompensationStatus::Failed;
+        Some((after, Some(OrderStatus::CompensationFailed)))
+    } else {
+        after.status = CompensationStatus::Requested;
+        after.next_attempt_at_ms = now_ms + req.retry_after_ms;
+        Some((after, None))
     }
 }

@@ -4,7 +4,9 @@
 //! Every operation checks everything before it writes anything, so a refused
 //! operation changes nothing (no partial writes, no rollback needed).
 
-use super::decide::{check_checkout, check_holdable, check_whole_hold, diagnose_release};
+use super::decide::{
+    check_checkout, check_holdable, check_whole_hold, diagnose_release, finish_attempt, start_attempt,
+};
 use super::observer::{Presented, SeatWriteCause, StoreObserver};
 use super::types::*;
 use super::{Store, StoreError};
@@ -194,6 +196,12 @@ impl Inner {
     fn payment_op_key(&self, payment_op_id: Uuid) -> Result<(EventId, Uuid), StoreError> {
         let ev = self.payment_op_event.get(&payment_op_id).ok_or(StoreError::UnknownPaymentOp(payment_op_id))?;
         Ok((ev.clone(), payment_op_id))
+    }
+
+    fn compensation_key(&self, compensation_id: Uuid) -> Result<(EventId, Uuid), StoreError> {
+        let ev =
+            self.compensation_event.get(&compensation_id).ok_or(StoreError::UnknownCompensation(compensation_id))?;
+        Ok((ev.clone(), compensation_id))
     }
 
     fn order_of_op(&self, op: &PaymentOp) -> Order {
@@ -717,57 +725,43 @@ impl Store for MemStore {
         })
     }
 
-    async fn start_compensation_attempt(&self, compensation_id: Uuid) -> Result<Compensation, StoreError> {
+    async fn start_compensation_attempt(
+        &self,
+        compensation_id: Uuid,
+        attempt_lease_ms: i64,
+    ) -> Result<CompensationAttempt, StoreError> {
+        validate_attempt_lease_ms(attempt_lease_ms)?;
         self.tx(|db, now_ms, _| {
-            let ev = db
-                .compensation_event
-                .get(&compensation_id)
-                .ok_or(StoreError::UnknownCompensation(compensation_id))?
-                .clone();
-            let c = db.compensation_mut(&(ev, compensation_id)).expect("indexed");
-            if c.status != CompensationStatus::Requested || c.next_attempt_at_ms > now_ms {
-                return Err(StoreError::CompensationNotDue(compensation_id));
-            }
-            c.status = CompensationStatus::InFlight;
-            c.attempts += 1;
-            c.updated_at_ms = now_ms;
-            Ok(c.clone())
+            let key = db.compensation_key(compensation_id)?;
+            let attempt = start_attempt(&db.compensations[&key], now_ms, attempt_lease_ms)?;
+            *db.compensation_mut(&key).expect("indexed") = attempt.compensation.clone();
+            Ok(attempt)
         })
     }
 
     async fn finish_compensation_attempt(&self, req: &CompensationResult) -> Result<Compensation, StoreError> {
         req.validate()?;
         self.tx(|db, now_ms, _| {
-            let id = req.compensation_id;
-            let ev = db.compensation_event.get(&id).ok_or(StoreError::UnknownCompensation(id))?.clone();
-            let mut c = db.compensations[&(ev.clone(), id)].clone();
-            if matches!(c.status, CompensationStatus::Succeeded | CompensationStatus::Failed) {
-                return Ok(c);
-            }
-            let mut order = db.orders[&(ev.clone(), c.order_id)].clone();
-            c.updated_at_ms = now_ms;
-            match &req.outcome {
-                Ok(()) => {
-                    c.status = CompensationStatus::Succeeded;
-                    order.status = OrderStatus::Compensated;
-                }
-                Err(e) => {
-                    c.last_error = Some(bounded_text(e));
-                    if c.attempts >= req.max_attempts {
-                        c.status = CompensationStatus::Failed;
-                        order.status = OrderStatus::CompensationFailed;
-                    } else {
-                        c.status = CompensationStatus::Requested;
-                        c.next_attempt_at_ms = now_ms + req.retry_after_ms;
-                    }
-                }
-            }
-            if order.status != db.orders[&(ev.clone(), c.order_id)].status {
+            let key = db.compensation_key(req.compensation_id)?;
+            let before = db.compensations[&key].clone();
+            let Some((after, order_to)) = finish_attempt(&before, req, now_ms) else {
+                return Ok(before);
+            };
+            if let Some(status) = order_to {
+                let mut order = db.orders[&(key.0.clone(), after.order_id)].clone();
+                order.status = status;
                 order.updated_at_ms = now_ms;
                 db.put_order(order);
             }
-            db.put_compensation(c.clone());
-            Ok(c)
+            db.put_compensation(after.clone());
+            Ok(after)
+        })
+    }
+
+    async fn compensation(&self, compensation_id: Uuid) -> Result<Compensation, StoreError> {
+        self.tx(|db, _, _| {
+            let key = db.compensation_key(compensation_id)?;
+            Ok(db.compensations[&key].clone())
         })
     }
 
@@ -832,15 +826,21 @@ impl Store for MemStore {
 
     async fn needs_resolution(&self) -> Result<Resolution, StoreError> {
         self.tx(|db, _, _| {
+            let payment_open = |o: &Order| {
+                let op = &db.payment_ops[&(o.event_id.clone(), o.payment_op_id)];
+                matches!(op.status, PaymentStatus::Pending | PaymentStatus::Unknown)
+            };
             Ok(Resolution {
                 orders: db
                     .orders
                     .values()
-                    .filter(|o| {
-                        matches!(
-                            o.status,
-                            OrderStatus::Reconciling | OrderStatus::Compensating | OrderStatus::CompensationFailed
-                        )
+                    .filter(|o| match o.status {
+                        OrderStatus::Reconciling | OrderStatus::Compensating | OrderStatus::CompensationFailed => true,
+                        OrderStatus::Released => payment_open(o),
+                        OrderStatus::Pending
+                        | OrderStatus::Confirmed
+                        | OrderStatus::Failed
+                        | OrderStatus::Compensated => false,
                     })
                     .cloned()
                     .collect(),

@@ -95,15 +95,33 @@ pub trait Store: Send + Sync + 'static {
         retry_after_ms: i64,
     ) -> Result<(), StoreError>;
 
-    /// Starts an attempt on a due `requested` compensation: `in_flight`, attempts + 1.
-    /// Errors: `UnknownCompensation`, `CompensationNotDue`.
-    async fn start_compensation_attempt(&self, compensation_id: Uuid) -> Result<Compensation, StoreError>;
+    /// Starts an attempt on a due compensation: `in_flight`, attempts + 1, leased
+    /// until `now + attempt_lease_ms` (held in `next_attempt_at_ms`). Due means
+    /// `requested` with its backoff passed, or `in_flight` with its lease expired:
+    /// the attempt's dispatcher never reported back, and this attempt takes it
+    /// over (reported in [`CompensationAttempt::took_over`]; the refund key makes
+    /// a repeat safe). The lease should exceed the provider call's timeout.
+    /// Errors: `InvalidInput` (lease not 1..=[`MAX_RETRY_DELAY_MS`]),
+    /// `UnknownCompensation`, `CompensationNotDue`.
+    async fn start_compensation_attempt(
+        &self,
+        compensation_id: Uuid,
+        attempt_lease_ms: i64,
+    ) -> Result<CompensationAttempt, StoreError>;
 
-    /// Records an attempt's result. Success: `succeeded` and the order `compensated`.
-    /// Failure: back to `requested` due at `now + retry_after_ms`, or `failed` (and the
-    /// order `compensation_failed`) once `attempts >= max_attempts`. Idempotent on final states.
-    /// Errors: `UnknownCompensation`.
+    /// Records an attempt's result. `Succeeded`: `succeeded` and the order
+    /// `compensated`, whichever attempt (or webhook) reports it. `Failed` or
+    /// `Unknown` for the current `in_flight` attempt: back to `requested` due at
+    /// `now + retry_after_ms`, or `failed` (and the order `compensation_failed`)
+    /// once `attempts >= max_attempts`; an unknown outcome's `last_error` starts
+    /// with [`UNKNOWN_OUTCOME_PREFIX`]. A stale `Failed`/`Unknown` (another attempt
+    /// took over, or it was recorded already) and anything on a final
+    /// compensation change nothing and return the compensation as it is.
+    /// Errors: `InvalidInput`, `UnknownCompensation`.
     async fn finish_compensation_attempt(&self, req: &CompensationResult) -> Result<Compensation, StoreError>;
+
+    /// One compensation. Errors: `UnknownCompensation`.
+    async fn compensation(&self, compensation_id: Uuid) -> Result<Compensation, StoreError>;
 
     /// The seats of an event, sorted by seat id. Errors: `UnknownEvent`.
     async fn seat_map(&self, event_id: &EventId) -> Result<Vec<Seat>, StoreError>;
@@ -124,9 +142,11 @@ pub trait Store: Send + Sync + 'static {
     /// oldest deadline first, at most `limit`: the reconciler's work list.
     async fn open_payments(&self, limit: u32) -> Result<Vec<(Order, PaymentOp)>, StoreError>;
 
-    /// What operators must see: every order charged without a ticket whose
-    /// compensation has not succeeded, every `reconciling` order, and every
-    /// compensation not yet succeeded.
+    /// What operators must see, so that nothing charged is invisible: every
+    /// order charged without a ticket whose compensation has not succeeded,
+    /// every `reconciling` order, every `released` order whose payment
+    /// operation is still `pending`/`unknown` (possibly charged), and every
+    /// compensation not yet succeeded. Canonical order (see [`Resolution`]).
     async fn needs_resolution(&self) -> Result<Resolution, StoreError>;
 
     /// Everything, in canonical order. For checkers and tests; not for hot paths.

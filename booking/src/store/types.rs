@@ -148,24 +148,88 @@ pub enum SaleOutcome {
     },
 }
 
+/// A compensation attempt that was started.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompensationAttempt {
+    /// The compensation, now `in_flight`: `attempts` counts this attempt (its
+    /// number, to report with in [`CompensationOutcome`]) and
+    /// `next_attempt_at_ms` is the end of its lease.
+    pub compensation: Compensation,
+    /// `Some` when this attempt took over an `in_flight` attempt whose lease
+    /// had expired (its dispatcher never reported back); `None` when it started
+    /// from `requested`.
+    pub took_over: Option<ExpiredAttempt>,
+}
+
+/// An `in_flight` compensation attempt whose lease expired before its result
+/// was recorded, taken over by a new attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExpiredAttempt {
+    /// The abandoned attempt's number.
+    pub attempt: i32,
+    /// When its lease expired, by the store's clock.
+    pub lease_expired_at_ms: i64,
+}
+
+/// What one compensation attempt found out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CompensationOutcome {
+    /// The money went back. Applies whichever attempt (or webhook) reports it,
+    /// while the compensation is not final.
+    Succeeded,
+    /// Definitely nothing went back through attempt `attempt` (the provider
+    /// refused the refund, or the request never reached it).
+    Failed {
+        /// The attempt reported on (its `attempts` when it started).
+        attempt: i32,
+        /// The provider's error.
+        error: String,
+    },
+    /// Attempt `attempt`'s answer was lost: the money may have gone back. The
+    /// next attempt (same refund key) finds out. Recorded as
+    /// `last_error = "outcome unknown: <error>"`.
+    Unknown {
+        /// The attempt reported on (its `attempts` when it started).
+        attempt: i32,
+        /// What went wrong talking to the provider.
+        error: String,
+    },
+}
+
+/// The prefix of a compensation's `last_error` recorded from a
+/// [`CompensationOutcome::Unknown`]: a `failed` compensation whose last error
+/// starts with it may have been refunded after all (ask the provider with its
+/// refund key before giving money back by hand).
+pub const UNKNOWN_OUTCOME_PREFIX: &str = "outcome unknown: ";
+
 /// The result of one compensation attempt.
+///
+/// Fencing: a `Failed` or `Unknown` result for an attempt that is no longer
+/// the compensation's current `in_flight` attempt (its lease expired and a
+/// later attempt took over, or it was already recorded) is stale and changes
+/// nothing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompensationResult {
     /// The compensation.
     pub compensation_id: Uuid,
-    /// `Ok(())` when the money went back, else the provider's error.
-    pub outcome: Result<(), String>,
-    /// When failed and attempts remain: the delay before the next attempt.
+    /// What the attempt found out.
+    pub outcome: CompensationOutcome,
+    /// When not succeeded and attempts remain: the delay before the next attempt.
     pub retry_after_ms: i64,
-    /// Attempts allowed in all; reaching it makes the compensation `failed`.
+    /// Attempts allowed in all for this outcome: a `Failed` or `Unknown`
+    /// result with `attempts >= max_attempts` makes the compensation `failed`
+    /// (callers give unknown outcomes a longer bound: they may have refunded).
     pub max_attempts: i32,
 }
 
 /// What operators must see.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Resolution {
-    /// Orders charged without a ticket whose money is not back yet, and orders
-    /// whose payment outcome is unknown (`reconciling`), by (event, order id).
+    /// By (event, order id): orders charged without a ticket whose money is not
+    /// back yet (`compensating`, `compensation_failed`), orders whose payment
+    /// outcome is unknown (`reconciling`), and orders `released` at their
+    /// deadline whose payment operation is still `pending` or `unknown`
+    /// (possibly charged: the dispatcher is canceling them at the provider).
     pub orders: Vec<Order>,
     /// Compensations not yet `succeeded`, by (event, id).
     pub compensations: Vec<Compensation>,
@@ -262,6 +326,14 @@ impl CompensationResult {
         }
         Ok(())
     }
+}
+
+/// Validates a compensation attempt's lease: 1..=[`MAX_RETRY_DELAY_MS`].
+pub fn validate_attempt_lease_ms(attempt_lease_ms: i64) -> Result<(), StoreError> {
+    if !(1..=MAX_RETRY_DELAY_MS).contains(&attempt_lease_ms) {
+        return Err(StoreError::InvalidInput(format!("attempt_lease_ms must be 1..={MAX_RETRY_DELAY_MS}")));
+    }
+    Ok(())
 }
 
 impl PaymentSuccess {

@@ -61,6 +61,8 @@ pub enum RefundScript {
     Fail,
     /// Outcome unknown, nothing refunded.
     Unknown,
+    /// Refunded, but the answer is lost (Unknown); a repeat with the same key answers succeeded.
+    RefundedAnswerLost,
 }
 
 #[derive(Debug, Default)]
@@ -200,6 +202,10 @@ impl PaymentProvider for ScriptedProvider {
             }
             RefundScript::Fail => Ok(RefundStatus::Failed { reason: "insufficient_balance".into() }),
             RefundScript::Unknown => Err(ProviderError::Unknown("timed out".into())),
+            RefundScript::RefundedAnswerLost => {
+                b.refunds.insert(refund_key, (payment_key, amount_cents));
+                Err(ProviderError::Unknown("connection reset after send".into()))
+            }
         }
     }
 }
@@ -228,6 +234,7 @@ pub fn test_config() -> WorkflowConfig {
         dispatch_interval_ms: 50,
         reconcile_interval_ms: 200,
         max_compensation_attempts: 3,
+        max_compensation_unknown_attempts: 5,
         compensation_backoff_base_ms: 2_000,
         compensation_backoff_cap_ms: 16_000,
     }

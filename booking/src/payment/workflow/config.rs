@@ -11,6 +11,8 @@ pub struct WorkflowConfig {
     /// Outbox rows claimed per dispatch pass.
     pub dispatch_batch: u32,
     /// How long a claim leases an outbox row: a crashed dispatcher's row comes back after it.
+    /// Also the lease of a refund attempt (`Store::start_compensation_attempt`): an
+    /// attempt whose dispatcher died is taken over once it lapses.
     /// Must exceed the provider call timeout.
     pub outbox_lease_ms: i64,
     /// How many times a charge is sent to the provider (same idempotency key)
@@ -27,8 +29,17 @@ pub struct WorkflowConfig {
     pub dispatch_interval_ms: u64,
     /// How often [`Workflow::run`](super::Workflow::run) reconciles.
     pub reconcile_interval_ms: u64,
-    /// Refund attempts before a compensation is `failed` (visible to operators).
+    /// Refund attempts before a compensation is `failed` (visible to operators)
+    /// when the last attempt definitely failed (refused, or never reached the provider).
     pub max_compensation_attempts: i32,
+    /// Refund attempts before a compensation is `failed` when the last attempt's
+    /// outcome is unknown (>= `max_compensation_attempts`). An unknown answer
+    /// may mean the money went back, and the next attempt (same refund key)
+    /// finds out, so it gets the longer bound; if it is reached anyway the
+    /// `failed` record's `last_error` starts with
+    /// [`UNKNOWN_OUTCOME_PREFIX`](crate::store::UNKNOWN_OUTCOME_PREFIX): ask the
+    /// provider before refunding by hand.
+    pub max_compensation_unknown_attempts: i32,
     /// First delay between refund attempts; doubles per attempt.
     pub compensation_backoff_base_ms: i64,
     /// Upper bound on the delay between refund attempts.
@@ -47,6 +58,7 @@ impl Default for WorkflowConfig {
             dispatch_interval_ms: 200,
             reconcile_interval_ms: 1_000,
             max_compensation_attempts: 8,
+            max_compensation_unknown_attempts: 16,
             compensation_backoff_base_ms: 1_000,
             compensation_backoff_cap_ms: 60_000,
         }
@@ -62,7 +74,7 @@ impl WorkflowConfig {
     /// Checks the preconditions.
     pub fn validate(&self) -> Result<(), InvalidConfig> {
         let day_ms = super::dispatch::MAX_DELAY_MS;
-        let checks: [(bool, &'static str); 9] = [
+        let checks: [(bool, &'static str); 10] = [
             (
                 self.outbox_lease_ms <= day_ms
                     && self.retry_backoff_cap_ms <= day_ms
@@ -79,6 +91,10 @@ impl WorkflowConfig {
             (self.reconcile_batch > 0, "reconcile_batch must be > 0"),
             (self.dispatch_interval_ms > 0 && self.reconcile_interval_ms > 0, "intervals must be > 0"),
             (self.max_compensation_attempts > 0, "max_compensation_attempts must be > 0"),
+            (
+                self.max_compensation_unknown_attempts >= self.max_compensation_attempts,
+                "max_compensation_unknown_attempts must be >= max_compensation_attempts",
+            ),
             (
                 0 < self.compensation_backoff_base_ms
                     && self.compensation_backoff_base_ms <= self.compensation_backoff_cap_ms,
@@ -121,6 +137,7 @@ mod tests {
         assert_eq!(c.retry_backoff_ms(1_000), 30_000);
         assert_eq!(c.retry_backoff_ms(0), 500);
         assert!(c.validate().is_ok());
-        assert!(WorkflowConfig { retry_backoff_cap_ms: 1, ..c }.validate().is_err());
+        assert!(WorkflowConfig { retry_backoff_cap_ms: 1, ..c.clone() }.validate().is_err());
+        assert!(WorkflowConfig { max_compensation_unknown_attempts: 7, ..c }.validate().is_err());
     }
 }

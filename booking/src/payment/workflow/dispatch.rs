@@ -12,12 +12,17 @@
 //! after a final outcome, or `retry_outbox` with the reason.
 //!
 //! A compensate row carries out one refund attempt per claim and lives until
-//! its compensation is `succeeded` or `failed`.
+//! its compensation is `succeeded` or `failed`. Each attempt is leased in the
+//! store for `outbox_lease_ms`: an attempt whose dispatcher died is taken over
+//! by the next claim once its lease lapses (the refund key makes the repeat
+//! safe). An attempt whose answer is lost is recorded as an unknown outcome,
+//! bounded by `max_compensation_unknown_attempts` rather than
+//! `max_compensation_attempts`: it may have refunded, and the next attempt tells.
 
 use super::Workflow;
 use crate::model::{CompensationStatus, OutboxEvent, OutboxKind, PaymentStatus};
 use crate::payment::provider::{CreatePayment, ProviderError, ProviderPayment, ProviderStatus, RefundStatus};
-use crate::store::{CompensationResult, PaymentSuccess, SaleOutcome, StoreError};
+use crate::store::{CompensationOutcome, CompensationResult, PaymentSuccess, SaleOutcome, StoreError};
 use serde::{Deserialize, Serialize};
 
 /// Upper bound on any delay the workflow asks the store for: a day (the store's bound).
@@ -42,6 +47,8 @@ pub struct DispatchReport {
     pub refunds_retrying: u32,
     /// Compensations that failed for good (operators must act).
     pub refunds_failed: u32,
+    /// Refund attempts that took over an attempt whose lease expired (its dispatcher died).
+    pub refunds_taken_over: u32,
     /// Rows left for a later pass because the store failed.
     pub errors: u32,
 }
@@ -182,42 +189,58 @@ impl Workflow {
     }
 
     async fn dispatch_compensation(&self, row: &OutboxEvent, report: &mut DispatchReport) -> Result<(), StoreError> {
-        let comp = match self.store.start_compensation_attempt(row.ref_id).await {
-            Ok(c) => c,
+        let attempt = match self.store.start_compensation_attempt(row.ref_id, self.config.outbox_lease_ms).await {
+            Ok(a) => a,
             Err(StoreError::CompensationNotDue(id)) => {
-                // Not `requested`-and-due: find out why (the store has no single-compensation read).
-                let open =
-                    self.store.needs_resolution().await?.compensations.into_iter().find(|c| c.compensation_id == id);
-                match open {
-                    None => return self.store.complete_outbox(&row.event_id, row.outbox_id).await, // succeeded
-                    Some(c) if c.status == CompensationStatus::Failed => {
+                let c = self.store.compensation(id).await?;
+                return match c.status {
+                    CompensationStatus::Succeeded => self.store.complete_outbox(&row.event_id, row.outbox_id).await,
+                    CompensationStatus::Failed => {
                         report.refunds_failed += 1;
-                        return self.store.complete_outbox(&row.event_id, row.outbox_id).await;
+                        self.store.complete_outbox(&row.event_id, row.outbox_id).await
                     }
-                    // An attempt interrupted by a crash (its row's lease lapsed): redo it,
-                    // the refund key makes that safe.
-                    Some(c) if c.status == CompensationStatus::InFlight => c,
-                    Some(c) => {
+                    // Backing off, or leased to a live attempt elsewhere: back when due.
+                    CompensationStatus::Requested | CompensationStatus::InFlight => {
                         let now_ms = self.store.now_ms().await?;
-                        return self.retry_row(row, "compensation not due yet", c.next_attempt_at_ms - now_ms).await;
+                        self.retry_row(row, "compensation not due yet", c.next_attempt_at_ms - now_ms).await
                     }
-                }
+                };
             }
             Err(e) => return Err(e),
         };
+        if let Some(old) = attempt.took_over {
+            report.refunds_taken_over += 1;
+            tracing::warn!(
+                compensation_id = %attempt.compensation.compensation_id,
+                abandoned_attempt = old.attempt,
+                lease_expired_at_ms = old.lease_expired_at_ms,
+                "taking over a refund attempt whose dispatcher never reported back"
+            );
+        }
+        let comp = attempt.compensation;
+        let n = comp.attempts;
+        let definite_failure = |error: String| CompensationOutcome::Failed { attempt: n, error };
         let outcome = match self.provider.refund(comp.compensation_id, comp.payment_op_id, comp.amount_cents).await {
-            Ok(RefundStatus::Succeeded) => Ok(()),
-            Ok(RefundStatus::Failed { reason }) => Err(format!("refund failed: {reason}")),
-            Err(e) => Err(e.to_string()),
+            Ok(RefundStatus::Succeeded) => CompensationOutcome::Succeeded,
+            Ok(RefundStatus::Failed { reason }) => definite_failure(format!("refund failed: {reason}")),
+            Err(ProviderError::Unknown(e)) => CompensationOutcome::Unknown { attempt: n, error: e },
+            // Refused or unreachable: nothing happened at the provider through this attempt.
+            Err(e) => definite_failure(e.to_string()),
         };
-        let retry_after_ms = self.config.compensation_backoff_ms(comp.attempts);
+        let max_attempts = match outcome {
+            CompensationOutcome::Unknown { .. } => self.config.max_compensation_unknown_attempts,
+            CompensationOutcome::Succeeded | CompensationOutcome::Failed { .. } => {
+                self.config.max_compensation_attempts
+            }
+        };
+        let retry_after_ms = self.config.compensation_backoff_ms(n);
         let done = self
             .store
             .finish_compensation_attempt(&CompensationResult {
                 compensation_id: comp.compensation_id,
                 outcome,
                 retry_after_ms,
-                max_attempts: self.config.max_compensation_attempts,
+                max_attempts,
             })
             .await?;
         match done.status {
@@ -227,9 +250,15 @@ impl Workflow {
             }
             CompensationStatus::Failed => {
                 report.refunds_failed += 1;
-                tracing::error!(compensation_id = %done.compensation_id, "compensation failed for good");
+                tracing::error!(
+                    compensation_id = %done.compensation_id,
+                    last_error = done.last_error.as_deref().unwrap_or(""),
+                    "compensation failed for good"
+                );
                 self.store.complete_outbox(&row.event_id, row.outbox_id).await
             }
+            // Retrying; or this attempt's result was stale (another attempt took
+            // over) and that attempt's dispatcher carries on.
             CompensationStatus::Requested | CompensationStatus::InFlight => {
                 report.refunds_retrying += 1;
                 let why = done.last_error.clone().unwrap_or_else(|| "refund retry".into());

@@ -6,6 +6,10 @@
 //! - [`webhooks`]: applies provider webhooks; duplicates and reordering change nothing.
 //! - [`config`], the limits.
 //!
+//! What operators must resolve (charged without a ticket, unknown, released
+//! while possibly charged, compensations not yet succeeded) is the store's
+//! [`Store::needs_resolution`]; the workflow keeps no list of its own.
+//!
 //! The store's clock decides every deadline; `tokio::time` only paces the
 //! loop, so the workflow runs unchanged inside turmoil.
 
@@ -20,9 +24,7 @@ pub use reconcile::ReconcileReport;
 pub use webhooks::WebhookOutcome;
 
 use super::provider::PaymentProvider;
-use crate::model::{Order, OrderStatus, PaymentOp, PaymentStatus};
-use crate::store::{Resolution, Store, StoreError};
-use serde::{Deserialize, Serialize};
+use crate::store::{Store, StoreError};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,17 +43,6 @@ pub enum WorkflowError {
     /// A refund webhook without a refund key.
     #[error("refund webhook without refund_key")]
     MissingRefundKey,
-}
-
-/// What operators must look at.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OperatorView {
-    /// From [`Store::needs_resolution`]: charged-without-ticket orders whose money
-    /// is not back, `reconciling` orders, and compensations not yet succeeded.
-    pub resolution: Resolution,
-    /// Orders released at their deadline whose payment outcome is still not
-    /// known (possibly charged): the dispatcher is canceling them at the provider.
-    pub released_unresolved: Vec<(Order, PaymentOp)>,
 }
 
 /// The payment workflow. Cheap to share (`Arc`); every method may run
@@ -126,23 +117,5 @@ impl Workflow {
         if let Err(e) = self.dispatch_once().await {
             tracing::warn!(error = %e, "dispatch pass failed");
         }
-    }
-
-    /// Everything operators must resolve: [`Store::needs_resolution`] plus
-    /// released orders whose payment outcome is still unknown. Reads a
-    /// snapshot: an operator read, not for hot paths.
-    pub async fn operator_view(&self) -> Result<OperatorView, WorkflowError> {
-        let resolution = self.store.needs_resolution().await?;
-        let snap = self.store.snapshot().await?;
-        let released_unresolved = snap
-            .orders
-            .iter()
-            .filter(|o| o.status == OrderStatus::Released)
-            .filter_map(|o| {
-                let op = snap.payment_ops.iter().find(|p| p.payment_op_id == o.payment_op_id)?;
-                matches!(op.status, PaymentStatus::Pending | PaymentStatus::Unknown).then(|| (o.clone(), op.clone()))
-            })
-            .collect();
-        Ok(OperatorView { resolution, released_unresolved })
     }
 }

@@ -10,7 +10,7 @@
 use super::{Workflow, WorkflowError};
 use crate::model::CompensationStatus;
 use crate::payment::webhook::{WebhookEvent, WebhookKind};
-use crate::store::{CompensationResult, PaymentSuccess, SaleOutcome, StoreError};
+use crate::store::{CompensationOutcome, CompensationResult, PaymentSuccess, SaleOutcome, StoreError};
 use serde::{Deserialize, Serialize};
 
 /// What a webhook changed. Every variant is a 2xx for the provider.
@@ -69,7 +69,7 @@ impl Workflow {
                     .store
                     .finish_compensation_attempt(&CompensationResult {
                         compensation_id,
-                        outcome: Ok(()),
+                        outcome: CompensationOutcome::Succeeded,
                         retry_after_ms: 0,
                         max_attempts: self.config.max_compensation_attempts,
                     })

@@ -200,13 +200,22 @@ impl Store for PgStore {
         in_tx!(self, |c, now, _ids| outbox::retry_outbox(c, now, event_id, outbox_id, &error, retry_after_ms))
     }
 
-    async fn start_compensation_attempt(&self, compensation_id: Uuid) -> Result<Compensation, StoreError> {
-        in_tx!(self, |c, now, _ids| outbox::start_compensation_attempt(c, now, compensation_id))
+    async fn start_compensation_attempt(
+        &self,
+        compensation_id: Uuid,
+        attempt_lease_ms: i64,
+    ) -> Result<CompensationAttempt, StoreError> {
+        validate_attempt_lease_ms(attempt_lease_ms)?;
+        in_tx!(self, |c, now, _ids| outbox::start_compensation_attempt(c, now, compensation_id, attempt_lease_ms))
     }
 
     async fn finish_compensation_attempt(&self, req: &CompensationResult) -> Result<Compensation, StoreError> {
         req.validate()?;
         in_tx!(self, |c, now, _ids| outbox::finish_compensation_attempt(c, now, req))
+    }
+
+    async fn compensation(&self, compensation_id: Uuid) -> Result<Compensation, StoreError> {
+        self.read(async |c| reads::compensation(c, compensation_id).await).await
     }
 
     async fn seat_map(&self, event_id: &EventId) -> Result<Vec<Seat>, StoreError> {

@@ -3,8 +3,9 @@
 
 use super::rows::{self, comp_cols};
 use super::tx::{Fail, ensure};
-use crate::model::{Compensation, CompensationStatus, EventId, OrderStatus, OutboxEvent};
-use crate::store::{CompensationResult, StoreError, bounded_text};
+use crate::model::{Compensation, CompensationStatus, EventId, OutboxEvent};
+use crate::store::decide::{finish_attempt, start_attempt};
+use crate::store::{CompensationAttempt, CompensationResult, StoreError};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
@@ -123,21 +124,18 @@ async fn update_compensation(
 }
 
 /// Body of [`Store::start_compensation_attempt`](crate::store::Store::start_compensation_attempt).
+/// The lock makes the due check and the write one decision; the write is
+/// still guarded by the status it was decided on.
 pub(super) async fn start_compensation_attempt(
     c: &mut PgConnection,
     now_ms: i64,
     compensation_id: Uuid,
-) -> Result<Compensation, Fail> {
+    attempt_lease_ms: i64,
+) -> Result<CompensationAttempt, Fail> {
     let before = lock_compensation(c, compensation_id).await?;
-    if before.status != CompensationStatus::Requested || before.next_attempt_at_ms > now_ms {
-        return Err(StoreError::CompensationNotDue(compensation_id).into());
-    }
-    let mut comp = before.clone();
-    comp.status = CompensationStatus::InFlight;
-    comp.attempts += 1;
-    comp.updated_at_ms = now_ms;
-    update_compensation(c, before.status, &comp).await?;
-    Ok(comp)
+    let attempt = start_attempt(&before, now_ms, attempt_lease_ms)?;
+    update_compensation(c, before.status, &attempt.compensation).await?;
+    Ok(attempt)
 }
 
 /// Body of [`Store::finish_compensation_attempt`](crate::store::Store::finish_compensation_attempt).
@@ -148,38 +146,17 @@ pub(super) async fn finish_compensation_attempt(
     req: &CompensationResult,
 ) -> Result<Compensation, Fail> {
     let before = lock_compensation(c, req.compensation_id).await?;
-    if matches!(before.status, CompensationStatus::Succeeded | CompensationStatus::Failed) {
+    let Some((comp, order_to)) = finish_attempt(&before, req, now_ms) else {
         return Ok(before);
-    }
-    let row = sqlx::query("SELECT status FROM orders WHERE event_id = $1 AND order_id = $2 FOR UPDATE")
-        .bind(&before.event_id)
-        .bind(before.order_id)
-        .fetch_optional(&mut *c)
-        .await?
-        .ok_or_else(|| Fail::Broken(format!("compensation {} without its order", before.compensation_id)))?;
-    let order_status: String = row.try_get("status")?;
-    let order_before = OrderStatus::parse(&order_status)
-        .ok_or_else(|| Fail::Broken(format!("order holds unknown status {order_status:?}")))?;
-    let mut order_after = order_before;
-    let mut comp = before.clone();
-    comp.updated_at_ms = now_ms;
-    match &req.outcome {
-        Ok(()) => {
-            comp.status = CompensationStatus::Succeeded;
-            order_after = OrderStatus::Compensated;
-        }
-        Err(e) => {
-            comp.last_error = Some(bounded_text(e));
-            if comp.attempts >= req.max_attempts {
-                comp.status = CompensationStatus::Failed;
-                order_after = OrderStatus::CompensationFailed;
-            } else {
-                comp.status = CompensationStatus::Requested;
-                comp.next_attempt_at_ms = now_ms + req.retry_after_ms;
-            }
-        }
-    }
-    if order_after != order_before {
+    };
+    if let Some(order_after) = order_to {
+        let row = sqlx::query("SELECT status FROM orders WHERE event_id = $1 AND order_id = $2 FOR UPDATE")
+            .bind(&before.event_id)
+            .bind(before.order_id)
+            .fetch_optional(&mut *c)
+            .await?
+            .ok_or_else(|| Fail::Broken(format!("compensation {} without its order", before.compensation_id)))?;
+        let order_status: String = row.try_get("status")?;
         let n = sqlx::query(
             "UPDATE orders SET status = $3, updated_at_ms = $4 WHERE event_id = $1 AND order_id = $2 AND status = $5",
         )
@@ -187,7 +164,7 @@ pub(super) async fn finish_compensation_attempt(
         .bind(comp.order_id)
         .bind(order_after.as_str())
         .bind(now_ms)
-        .bind(order_before.as_str())
+        .bind(&order_status)
         .execute(&mut *c)
         .await?
         .rows_affected();

@@ -83,12 +83,19 @@ pub(super) async fn open_payments(c: &mut PgConnection, limit: u32) -> Result<Ve
         .collect()
 }
 
-/// What operators must see.
+/// What operators must see. `released` orders count while their payment
+/// operation is still `pending`/`unknown` (possibly charged).
 pub(super) async fn needs_resolution(c: &mut PgConnection) -> Result<Resolution, Fail> {
     let rows = sqlx::query(concat!(
         "SELECT ",
         order_cols!(),
-        " FROM orders WHERE status IN ('reconciling', 'compensating', 'compensation_failed') ORDER BY event_id, order_id"
+        " FROM orders o \
+          WHERE o.status IN ('reconciling', 'compensating', 'compensation_failed') \
+             OR (o.status = 'released' AND EXISTS ( \
+                   SELECT 1 FROM payment_ops p \
+                   WHERE p.event_id = o.event_id AND p.payment_op_id = o.payment_op_id \
+                     AND p.status IN ('pending', 'unknown'))) \
+          ORDER BY o.event_id, o.order_id"
     ))
     .fetch_all(&mut *c)
     .await?;
@@ -102,6 +109,16 @@ pub(super) async fn needs_resolution(c: &mut PgConnection) -> Result<Resolution,
     .await?;
     let compensations: Vec<Compensation> = rows::all(&rows, rows::compensation)?;
     Ok(Resolution { orders, compensations })
+}
+
+/// One compensation by id.
+pub(super) async fn compensation(c: &mut PgConnection, compensation_id: Uuid) -> Result<Compensation, Fail> {
+    let row = sqlx::query(concat!("SELECT ", comp_cols!(), " FROM compensations WHERE compensation_id = $1"))
+        .bind(compensation_id)
+        .fetch_optional(&mut *c)
+        .await?
+        .ok_or(StoreError::UnknownCompensation(compensation_id))?;
+    rows::compensation(&row)
 }
 
 /// Everything, in canonical order.
