@@ -162,40 +162,9 @@ pub enum OpResult {
     },
 }
 
-/// Why a seat changed: which store operation made the write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ChangeCause {
-    /// `acquire_hold`: available (or expired held) to held under a new token.
-    Hold,
-    /// `release_hold` by the holder with its token.
-    Release,
-    /// The sweeper returned an expired hold to available.
-    Sweep,
-    /// `begin_payment`: held to payment_pending with the current token.
-    Checkout,
-    /// `record_payment_success` while the order owned the seat: sold.
-    Sale,
-    /// `record_payment_failure`: the order's seat back to available.
-    PaymentDeclined,
-    /// `release_unresolved_payment` after the payment deadline.
-    UnresolvedReleased,
-}
-
-impl ChangeCause {
-    /// The stable name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChangeCause::Hold => "hold",
-            ChangeCause::Release => "release",
-            ChangeCause::Sweep => "sweep",
-            ChangeCause::Checkout => "checkout",
-            ChangeCause::Sale => "sale",
-            ChangeCause::PaymentDeclined => "payment_declined",
-            ChangeCause::UnresolvedReleased => "unresolved_released",
-        }
-    }
-}
+/// Why a seat changed: which store operation made the write (the store's own
+/// name for it, so the store's observer and the trace cannot drift apart).
+pub use booking::store::SeatWriteCause as ChangeCause;
 
 /// What the writer presented to justify a seat change. Fields not relevant to
 /// the cause are `None` (the sweeper presents nothing; a new hold presents

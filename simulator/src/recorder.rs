@@ -5,8 +5,8 @@
 use booking::model::{Compensation, Order, Seat};
 use booking::store::{Presented, SeatWriteCause, StoreObserver};
 use invariants::trace::{
-    Authority, ChangeCause, ClientOp, CompensationChange, FaultKind, OpId, OpResult, OrderChange, PaymentEvent,
-    PhaseMark, SeatChange, Trace, TraceEvent, TraceKind,
+    Authority, ClientOp, CompensationChange, FaultKind, OpId, OpResult, OrderChange, PaymentEvent, PhaseMark,
+    SeatChange, Trace, TraceEvent, TraceKind,
 };
 use std::sync::{Arc, Mutex};
 
@@ -118,18 +118,6 @@ impl Recorder {
     }
 }
 
-fn cause(c: SeatWriteCause) -> ChangeCause {
-    match c {
-        SeatWriteCause::Hold => ChangeCause::Hold,
-        SeatWriteCause::Release => ChangeCause::Release,
-        SeatWriteCause::Sweep => ChangeCause::Sweep,
-        SeatWriteCause::Checkout => ChangeCause::Checkout,
-        SeatWriteCause::Sale => ChangeCause::Sale,
-        SeatWriteCause::PaymentDeclined => ChangeCause::PaymentDeclined,
-        SeatWriteCause::UnresolvedReleased => ChangeCause::UnresolvedReleased,
-    }
-}
-
 impl StoreObserver for Recorder {
     fn seat_written(&self, c: SeatWriteCause, now_ms: i64, presented: &Presented, before: &Seat, after: &Seat) {
         let authority = match (&presented.order, presented.token, &presented.holder) {
@@ -138,7 +126,7 @@ impl StoreObserver for Recorder {
             (None, None, Some(holder)) => Authority::new_hold(holder),
             _ => Authority::none(),
         };
-        let change = SeatChange::new(cause(c), now_ms, authority, before, after);
+        let change = SeatChange::new(c, now_ms, authority, before, after);
         self.push(self.store_at(now_ms), TraceKind::SeatChange(change));
     }
 

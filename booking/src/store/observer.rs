@@ -3,10 +3,12 @@
 //! store's clock and what the writer presented, at the moment it happens.
 
 use crate::model::{Compensation, Order, Seat, UserId};
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// Which store operation wrote a seat.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// Which store operation wrote a seat. Serialized in snake_case (the trace's `cause`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SeatWriteCause {
     /// `acquire_hold`.
     Hold,
@@ -22,6 +24,21 @@ pub enum SeatWriteCause {
     PaymentDeclined,
     /// `release_unresolved_payment`.
     UnresolvedReleased,
+}
+
+impl SeatWriteCause {
+    /// The stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SeatWriteCause::Hold => "hold",
+            SeatWriteCause::Release => "release",
+            SeatWriteCause::Sweep => "sweep",
+            SeatWriteCause::Checkout => "checkout",
+            SeatWriteCause::Sale => "sale",
+            SeatWriteCause::PaymentDeclined => "payment_declined",
+            SeatWriteCause::UnresolvedReleased => "unresolved_released",
+        }
+    }
 }
 
 /// What the writer presented to justify a seat write.
