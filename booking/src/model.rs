@@ -300,7 +300,8 @@ pub struct Compensation {
     pub attempts: i32,
     /// Last error from the provider.
     pub last_error: Option<String>,
-    /// Earliest instant of the next attempt (`requested`).
+    /// `requested`: earliest instant of the next attempt; `in_flight`: when the
+    /// running attempt's lease ends (after it, another dispatcher may take over).
     pub next_attempt_at_ms: i64,
     /// Created.
     pub created_at_ms: i64,
