@@ -3,7 +3,7 @@
 //! succeed, decline and succeed late by webhook, signed and forged webhooks,
 //! the metrics of issue 4, a crash between commit and response then a retry
 //! with the same key, a poisoned Redis cache, Redis stopped (and back)
-//! mid-test, abandoned holds, the database gone (503), graceful shutdown, and
+//! mid-test, Redis down at start, abandoned holds, the database gone (503), graceful shutdown, and
 //! the command line (`--help`, `migrate`, `issue-token`, bad flags).
 //!
 //! Together with `http_router.rs` (the router over MemStore) these cover every
@@ -894,6 +894,28 @@ async fn poisoned_cache_then_redis_stopped_and_back() {
     seat_map_from(&st.api, &ev, &bob, "store").await;
     let r = seat_map_from(&st.api, &ev, &bob, "cache").await;
     assert_eq!(r.body["seats"][0]["state"], "held", "{}", r.text);
+    st.finish().await;
+}
+
+/// bookingd started while Redis is down serves reads from the store, and uses
+/// the cache once Redis comes up (it retries the connection every second).
+#[tokio::test]
+async fn redis_down_at_start_then_up() {
+    let redis_port = free_port();
+    let st = Stack::start(Opts {
+        redis_url: Some(format!("redis://127.0.0.1:{redis_port}")),
+        bookingd_args: vec!["--cache-ttl-ms".into(), "600000".into()],
+    })
+    .await;
+    let ev = unique_event("late-redis");
+    st.create_event(&ev, &["1A"]).await;
+    let alice = token("alice", &[&ev], false);
+    for _ in 0..2 {
+        seat_map_from(&st.api, &ev, &alice, "store").await;
+    }
+    st.hold(&ev, &alice, &["1A"]).await;
+    let _redis = start_redis(redis_port).await.expect("redis-server on the reserved port");
+    seat_map_from(&st.api, &ev, &alice, "cache").await;
     st.finish().await;
 }
 

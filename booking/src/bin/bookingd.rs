@@ -3,7 +3,7 @@
 
 use booking::clock::{Clock, SystemClock};
 use booking::http::auth::{Authenticator, Claims};
-use booking::http::cache::{NoCache, RedisCache, SeatMapCache};
+use booking::http::cache::{LazyRedisCache, NoCache, SeatMapCache};
 use booking::http::{CommitPoint, FaultHooks, NoHooks, ServiceConfig, serve};
 use booking::ids::RandomIds;
 use booking::model::{MAX_HOLD_TTL_MS, MAX_PAYMENT_TTL_MS};
@@ -82,8 +82,8 @@ struct ServeArgs {
     /// PostgreSQL URL of the authoritative store.
     #[arg(long, env = "DATABASE_URL")]
     database_url: String,
-    /// Redis URL for the seat-map cache; without it (or if Redis is down at start) reads go to the store.
-    /// Redis failing later makes reads slower, never errors.
+    /// Redis URL for the seat-map cache; without it reads go to the store. Redis down (at start or
+    /// later) makes reads slower, never errors; the cache is used again once Redis is back.
     #[arg(long, env = "REDIS_URL")]
     redis_url: Option<String>,
     /// Base URL of the payment provider (e.g. http://127.0.0.1:9000).
@@ -115,6 +115,9 @@ struct ServeArgs {
     #[arg(long, value_enum, hide = true)]
     crash_after_commit: Option<CrashPoint>,
 }
+
+/// While Redis is unreachable, how often a new connection is tried.
+const REDIS_RECONNECT_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Longest seat-map cache lifetime: an hour.
 const MAX_CACHE_TTL_MS: u64 = 60 * 60 * 1000;
@@ -174,13 +177,11 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
     PgStore::migrate(&pool).await.map_err(|e| format!("migration failed: {e}"))?;
     let store = Arc::new(PgStore::new(pool, PgClock::Database, Arc::new(RandomIds)));
     let cache: Arc<dyn SeatMapCache> = match &args.redis_url {
-        Some(url) => match RedisCache::connect(url, args.cache_ttl_ms, "holdfast").await {
-            Ok(c) => Arc::new(c),
-            Err(e) => {
-                tracing::warn!(error = %e, "redis unavailable at start; serving seat maps from the store");
-                Arc::new(NoCache)
-            }
-        },
+        Some(url) => Arc::new(
+            LazyRedisCache::new(url, args.cache_ttl_ms, "holdfast", REDIS_RECONNECT_INTERVAL)
+                .await
+                .map_err(|e| format!("--redis-url: {e}"))?,
+        ),
         None => Arc::new(NoCache),
     };
     let hooks: Arc<dyn FaultHooks> = match args.crash_after_commit {
