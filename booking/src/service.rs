@@ -9,8 +9,9 @@ use crate::http::problem::Problem;
 use crate::http::rate_limit::RateLimiter;
 use crate::http::{AppState, FaultHooks, ServiceConfig, WebhookSink, router};
 use crate::metrics::{Metrics, PaymentOutcome};
+use crate::model::PaymentStatus;
 use crate::payment::provider::PaymentProvider;
-use crate::payment::webhook::{SIGNATURE_HEADER, TIMESTAMP_HEADER, WebhookError, verify_and_parse};
+use crate::payment::webhook::{SIGNATURE_HEADER, TIMESTAMP_HEADER, WebhookError, WebhookKind, verify_and_parse};
 use crate::payment::workflow::{
     DispatchReport, InvalidConfig, ReconcileReport, WebhookOutcome, Workflow, WorkflowConfig, WorkflowError,
 };
@@ -75,6 +76,7 @@ pub enum ServiceError {
 /// Verifies provider webhooks and applies them through the workflow.
 struct WorkflowWebhooks {
     workflow: Arc<Workflow>,
+    store: Arc<dyn Store>,
     secret: Vec<u8>,
     clock: Arc<dyn Clock>,
     metrics: Arc<Metrics>,
@@ -94,22 +96,38 @@ impl WebhookSink for WorkflowWebhooks {
         )
         .map_err(|e| match e {
             WebhookError::BadBody(_) => Problem::new(StatusCode::BAD_REQUEST, "bad-webhook", e.to_string()),
+            WebhookError::TooLarge => Problem::new(StatusCode::PAYLOAD_TOO_LARGE, "payload-too-large", e.to_string()),
             other => Problem::new(StatusCode::UNAUTHORIZED, "bad-webhook-signature", other.to_string()),
         })?;
+        // Count a payment outcome only for the webhook that decides it: a
+        // duplicate, or one arriving after the dispatcher or the reconciler
+        // recorded the outcome, changes nothing and counts nothing.
+        let undecided_before = match event.kind {
+            WebhookKind::PaymentSucceeded | WebhookKind::PaymentFailed => {
+                match self.store.payment_op(event.payment_key).await {
+                    Ok(op) => matches!(op.status, PaymentStatus::Pending | PaymentStatus::Unknown),
+                    // Unknown payment: handle_webhook names it; a failed read only skips counting.
+                    Err(_) => false,
+                }
+            }
+            WebhookKind::RefundSucceeded | WebhookKind::RefundFailed => false,
+        };
         match self.workflow.handle_webhook(&event).await {
             Ok(outcome) => {
-                match outcome {
-                    WebhookOutcome::Confirmed => self.metrics.payment(PaymentOutcome::Succeeded),
-                    WebhookOutcome::Compensating => self.metrics.payment(PaymentOutcome::LateSuccess),
-                    WebhookOutcome::Declined => self.metrics.payment(PaymentOutcome::Failed),
-                    _ => {}
+                if undecided_before {
+                    match outcome {
+                        WebhookOutcome::Confirmed => self.metrics.payment(PaymentOutcome::Succeeded),
+                        WebhookOutcome::Compensating => self.metrics.payment(PaymentOutcome::LateSuccess),
+                        WebhookOutcome::Declined => self.metrics.payment(PaymentOutcome::Failed),
+                        _ => {}
+                    }
                 }
                 Ok(())
             }
             Err(WorkflowError::UnknownPayment(id)) => Err(Problem::not_found(format!("unknown payment {id}"))),
             Err(WorkflowError::MissingRefundKey) => Err(Problem::bad_request("refund webhook without refund_key")),
-            Err(WorkflowError::Store(e @ StoreError::Backend(_))) => Err(e.into()),
-            Err(WorkflowError::Store(e)) => Err(Problem::new(StatusCode::CONFLICT, e.kind(), e.to_string())),
+            // The store's own mapping: a refund key it does not know is a 404, bad ids a 400, ...
+            Err(WorkflowError::Store(e)) => Err(e.into()),
         }
     }
 }
@@ -129,6 +147,7 @@ impl Service {
         );
         let webhooks = Arc::new(WorkflowWebhooks {
             workflow: workflow.clone(),
+            store: parts.store.clone(),
             secret: parts.webhook_secret,
             clock: parts.clock.clone(),
             metrics: metrics.clone(),

@@ -295,6 +295,26 @@ async fn every_domain_error_is_a_problem_with_a_stable_type() {
 }
 
 #[tokio::test]
+async fn an_unknown_event_is_a_404() {
+    let e = env(ServiceConfig::default());
+    let alice = e.token("alice", false);
+    // The token allows e1, which does not exist yet.
+    assert_problem(
+        e.call("GET", "/v1/events/e1/seats", Some(&alice), None, None).await,
+        StatusCode::NOT_FOUND,
+        "unknown-event",
+    );
+    assert_problem(
+        e.call("POST", "/v1/events/e1/holds", Some(&alice), None, Some(json!({"seat_ids":["1A"]}))).await,
+        StatusCode::NOT_FOUND,
+        "unknown-event",
+    );
+    e.setup_event().await;
+    let (s, _, map) = e.call("GET", "/v1/events/e1/seats", Some(&alice), None, None).await;
+    assert_eq!((s, map["seats"].as_array().unwrap().len()), (StatusCode::OK, 3));
+}
+
+#[tokio::test]
 async fn oversized_bodies_and_rate_limits_are_4xx() {
     let e = env(ServiceConfig { hold_attempts_per_minute: 2, max_body_bytes: 1024, ..ServiceConfig::default() });
     e.setup_event().await;

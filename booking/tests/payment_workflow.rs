@@ -1,7 +1,9 @@
 //! The payment workflow's paths, on a store with a manual clock and a scripted
 //! provider. Every scenario is generic over the store: `payment_scenarios!`
-//! instantiates them for each factory (MemStore here; PgStore is one more line).
+//! instantiates them for each factory: MemStore (`mem`) and PgStore on the real
+//! PostgreSQL (`pg`, one database per test, see [`pg_store`]).
 
+mod common;
 mod payment_support;
 
 use booking::model::{CompensationStatus, OrderStatus, OutboxStatus, PaymentStatus, SeatState};
@@ -534,9 +536,47 @@ macro_rules! payment_scenarios {
             #[tokio::test]
             async fn $name() {
                 super::$name($factory).await;
+                super::pg_teardown().await;
             }
         )+
     };
 }
 
+thread_local! {
+    /// The database of the PgStore test running on this thread. `#[tokio::test]`
+    /// runs a current-thread runtime, so each test (and every task it spawns)
+    /// sees only its own database, under nextest and under `cargo test` alike.
+    static PG_DB: std::cell::RefCell<Option<common::TestDb>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A `PgStore` on `clock` (`PgClock::Manual`) with seeded ids, on an empty
+/// database of the current test: created and migrated by the test's first
+/// world, truncated for each further world (a scenario may build several).
+/// Dropped by [`pg_teardown`] when the scenario passes; a failing scenario
+/// leaves its `holdfast_test_*` database behind for inspection.
+fn pg_store(
+    clock: std::sync::Arc<booking::clock::ManualClock>,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::sync::Arc<dyn booking::store::Store>> + Send>> {
+    Box::pin(async move {
+        let db = match PG_DB.with(|d| d.borrow_mut().take()) {
+            Some(db) => {
+                db.clear().await;
+                db
+            }
+            None => common::TestDb::create(8).await,
+        };
+        let store = std::sync::Arc::new(db.manual_store(clock, 7));
+        PG_DB.with(|d| *d.borrow_mut() = Some(db));
+        store as std::sync::Arc<dyn booking::store::Store>
+    })
+}
+
+/// Drops the current test's database, if it made one.
+async fn pg_teardown() {
+    if let Some(db) = PG_DB.with(|d| d.borrow_mut().take()) {
+        db.drop_db().await;
+    }
+}
+
 payment_scenarios!(mem, payment_support::mem_store);
+payment_scenarios!(pg, pg_store);

@@ -3,9 +3,10 @@
 
 use booking::clock::{Clock, SystemClock};
 use booking::http::auth::{Authenticator, Claims};
-use booking::http::cache::{NoCache, RedisCache, SeatMapCache};
+use booking::http::cache::{LazyRedisCache, NoCache, SeatMapCache};
 use booking::http::{CommitPoint, FaultHooks, NoHooks, ServiceConfig, serve};
 use booking::ids::RandomIds;
+use booking::model::{MAX_HOLD_TTL_MS, MAX_PAYMENT_TTL_MS};
 use booking::payment::http_provider::HttpProvider;
 use booking::payment::workflow::WorkflowConfig;
 use booking::service::{Service, ServiceParts};
@@ -19,78 +20,107 @@ use std::time::Duration;
 ///
 /// Secrets come from the environment: HOLDFAST_TOKEN_SECRET (signs user
 /// tokens) and HOLDFAST_WEBHOOK_SECRET (verifies provider webhooks), each at
-/// least 16 bytes.
+/// least 16 bytes. Logs go to stderr (filter with RUST_LOG, default `info`).
 #[derive(Debug, Parser)]
-#[command(name = "bookingd", version)]
+#[command(name = "bookingd", version, after_long_help = QUICK_START)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
+/// Shown at the end of `bookingd --help`: every subcommand with its main flags.
+const QUICK_START: &str = "\
+Quick start (PostgreSQL and Redis on localhost, fake-provider on :9000):
+  export HOLDFAST_TOKEN_SECRET=dev-token-secret-0123 HOLDFAST_WEBHOOK_SECRET=dev-webhook-secret
+  bookingd migrate --database-url postgres://postgres@127.0.0.1:5432/holdfast
+  bookingd serve --database-url postgres://postgres@127.0.0.1:5432/holdfast \\
+      --redis-url redis://127.0.0.1:6379 --provider-url http://127.0.0.1:9000 --listen 127.0.0.1:8080
+  bookingd issue-token --user alice --events e1 [--admin] [--ttl-s 3600]
+
+Each subcommand's --help lists all its flags (`bookingd serve --help`).";
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Migrate the database, then serve the API until SIGINT/SIGTERM (graceful).
+    ///
+    /// Needs HOLDFAST_TOKEN_SECRET and HOLDFAST_WEBHOOK_SECRET (>= 16 bytes
+    /// each). Prints `bookingd listening on ADDR` on stdout once it accepts
+    /// connections. The payment provider must send its webhooks to
+    /// `http://ADDR/v1/webhooks/provider`, signed with HOLDFAST_WEBHOOK_SECRET.
     Serve(ServeArgs),
-    /// Apply the database migrations and exit.
+    /// Apply the database migrations and exit (`serve` also migrates on start).
     Migrate {
         /// PostgreSQL URL of the authoritative store.
         #[arg(long, env = "DATABASE_URL")]
         database_url: String,
     },
-    /// Print a signed user (or admin) token, for demos and tests.
+    /// Print a signed user (or admin) token on stdout, for demos and tests.
+    ///
+    /// Signed with HOLDFAST_TOKEN_SECRET, which must be the one bookingd serves with.
+    /// Send it as `Authorization: Bearer <token>`.
     IssueToken {
-        /// The user id the token names.
+        /// The user id the token names (1..=64 characters of [A-Za-z0-9_.-]).
         #[arg(long)]
         user: String,
         /// Events the user may touch, comma separated; `*` for all.
         #[arg(long, value_delimiter = ',', default_value = "*")]
         events: Vec<String>,
-        /// Lifetime in seconds.
-        #[arg(long, default_value_t = 3600)]
+        /// Lifetime in seconds (1..=31536000).
+        #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(i64).range(1..=MAX_TOKEN_TTL_S))]
         ttl_s: i64,
-        /// Make an operator (admin) credential.
+        /// Make an operator (admin) credential: may create events and read every order and the unresolved list.
         #[arg(long)]
         admin: bool,
     },
 }
+
+/// Longest token lifetime `issue-token` issues: a year.
+const MAX_TOKEN_TTL_S: i64 = 365 * 24 * 60 * 60;
 
 #[derive(Debug, clap::Args)]
 struct ServeArgs {
     /// PostgreSQL URL of the authoritative store.
     #[arg(long, env = "DATABASE_URL")]
     database_url: String,
-    /// Redis URL for the seat-map cache; without it (or if Redis is down at start) reads go to the store.
+    /// Redis URL for the seat-map cache; without it reads go to the store. Redis down (at start or
+    /// later) makes reads slower, never errors; the cache is used again once Redis is back.
     #[arg(long, env = "REDIS_URL")]
     redis_url: Option<String>,
     /// Base URL of the payment provider (e.g. http://127.0.0.1:9000).
     #[arg(long, env = "PROVIDER_URL")]
     provider_url: String,
-    /// Address to listen on.
+    /// Address to listen on; port 0 picks a free port (the bound address is printed).
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: String,
     /// How long a hold lasts (the database's clock decides).
-    #[arg(long, default_value_t = 300_000)]
+    #[arg(long, default_value_t = 300_000, value_parser = clap::value_parser!(i64).range(1..=MAX_HOLD_TTL_MS))]
     hold_ttl_ms: i64,
     /// How long a payment may stay unresolved before its seats may be released.
-    #[arg(long, default_value_t = 120_000)]
+    #[arg(long, default_value_t = 120_000, value_parser = clap::value_parser!(i64).range(1..=MAX_PAYMENT_TTL_MS))]
     payment_ttl_ms: i64,
     /// Hold attempts one user may make per minute (then 429 with Retry-After).
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..))]
     hold_attempts_per_minute: u32,
-    /// Seat-map cache entry lifetime.
-    #[arg(long, default_value_t = 1_000)]
+    /// Seat-map cache entry lifetime: bounds how stale a cached seat map can be (writes never read the cache).
+    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..=MAX_CACHE_TTL_MS))]
     cache_ttl_ms: u64,
-    /// Timeout of one call to the payment provider.
-    #[arg(long, default_value_t = 5_000)]
+    /// Timeout of one call to the payment provider; must be below the outbox lease (30000 ms).
+    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..))]
     provider_timeout_ms: u64,
     /// Maximum PostgreSQL connections.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1_000))]
     max_db_connections: u32,
     /// TESTING ONLY: exit abruptly right after the store commits this kind of
     /// write, before the client gets its answer (crash-safety tests).
     #[arg(long, value_enum, hide = true)]
     crash_after_commit: Option<CrashPoint>,
 }
+
+/// While Redis is unreachable, how often a new connection is tried.
+const REDIS_RECONNECT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Longest seat-map cache lifetime: an hour.
+const MAX_CACHE_TTL_MS: u64 = 60 * 60 * 1000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum CrashPoint {
@@ -135,21 +165,25 @@ async fn pool(url: &str, max: u32) -> Result<sqlx::PgPool, String> {
 async fn run_serve(args: ServeArgs) -> Result<(), String> {
     let token_secret = secret("HOLDFAST_TOKEN_SECRET")?;
     let webhook_secret = secret("HOLDFAST_WEBHOOK_SECRET")?;
+    let workflow = WorkflowConfig::default();
+    // A provider call must end before its outbox row's lease does, or another
+    // dispatcher could take the row over mid-call.
+    if i64::try_from(args.provider_timeout_ms).map_or(true, |t| t >= workflow.outbox_lease_ms) {
+        return Err(format!("--provider-timeout-ms must be below the outbox lease of {} ms", workflow.outbox_lease_ms));
+    }
+    let provider = HttpProvider::with_http(&args.provider_url, Duration::from_millis(args.provider_timeout_ms))
+        .map_err(|e| format!("--provider-url: {e}"))?;
     let pool = pool(&args.database_url, args.max_db_connections).await?;
     PgStore::migrate(&pool).await.map_err(|e| format!("migration failed: {e}"))?;
     let store = Arc::new(PgStore::new(pool, PgClock::Database, Arc::new(RandomIds)));
     let cache: Arc<dyn SeatMapCache> = match &args.redis_url {
-        Some(url) => match RedisCache::connect(url, args.cache_ttl_ms, "holdfast").await {
-            Ok(c) => Arc::new(c),
-            Err(e) => {
-                tracing::warn!(error = %e, "redis unavailable at start; serving seat maps from the store");
-                Arc::new(NoCache)
-            }
-        },
+        Some(url) => Arc::new(
+            LazyRedisCache::new(url, args.cache_ttl_ms, "holdfast", REDIS_RECONNECT_INTERVAL)
+                .await
+                .map_err(|e| format!("--redis-url: {e}"))?,
+        ),
         None => Arc::new(NoCache),
     };
-    let provider = HttpProvider::with_http(&args.provider_url, Duration::from_millis(args.provider_timeout_ms))
-        .map_err(|e| format!("--provider-url: {e}"))?;
     let hooks: Arc<dyn FaultHooks> = match args.crash_after_commit {
         Some(p) => Arc::new(CrashHooks(p)),
         None => Arc::new(NoHooks),
@@ -168,7 +202,7 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
                 hold_attempts_per_minute: args.hold_attempts_per_minute,
                 ..ServiceConfig::default()
             },
-            workflow: WorkflowConfig::default(),
+            workflow,
             sweeper: SweeperConfig::default(),
             hooks,
         })
@@ -206,7 +240,9 @@ async fn shutdown_signal() {
 
 #[tokio::main]
 async fn main() {
+    // Logs go to stderr: stdout carries only the answers (the listening line, a token).
     tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .init();
     let cli = Cli::parse();

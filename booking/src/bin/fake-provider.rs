@@ -16,7 +16,7 @@ struct Args {
     /// Address to listen on, e.g. 127.0.0.1:7070 (port 0 picks a free port; the bound address is printed).
     #[arg(long)]
     listen: SocketAddr,
-    /// Where to POST signed webhooks (e.g. http://127.0.0.1:8080/v1/provider/webhooks); none: no webhooks.
+    /// Where to POST signed webhooks (bookingd: http://127.0.0.1:8080/v1/webhooks/provider); none: no webhooks.
     #[arg(long)]
     webhook_url: Option<String>,
     /// Secret used to sign webhooks (HMAC-SHA256).

@@ -120,3 +120,112 @@ impl SeatMapCache for RedisCache {
         let _ = tokio::time::timeout(self.op_timeout, cmd.query_async::<()>(&mut c)).await;
     }
 }
+
+/// A [`RedisCache`] that is connected lazily: when Redis is down at start (or
+/// a connection cannot be made), every call is a miss, and a new connection is
+/// tried in the background at most once per `reconnect_interval`; requests
+/// never wait for it. A service started during a Redis outage thus uses the
+/// cache once Redis is back. Once connected, [`RedisCache`]'s connection
+/// manager reconnects by itself.
+///
+/// Production only (it spawns its connection attempts); the simulator uses [`MemCache`].
+#[derive(Clone)]
+pub struct LazyRedisCache {
+    inner: std::sync::Arc<LazyInner>,
+}
+
+struct LazyInner {
+    url: String,
+    ttl_ms: u64,
+    prefix: String,
+    reconnect_interval: Duration,
+    connected: std::sync::OnceLock<RedisCache>,
+    /// When the last connection attempt started, and whether one is running.
+    attempt: Mutex<(Option<tokio::time::Instant>, bool)>,
+}
+
+impl std::fmt::Debug for LazyRedisCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyRedisCache").field("connected", &self.is_connected()).finish_non_exhaustive()
+    }
+}
+
+impl LazyRedisCache {
+    /// A cache on `url` (checked now: a malformed URL is an error), entries
+    /// living `ttl_ms` (>= 1) under `prefix`; connection attempts at most once
+    /// per `reconnect_interval`. Tries to connect once before returning.
+    pub async fn new(
+        url: &str,
+        ttl_ms: u64,
+        prefix: &str,
+        reconnect_interval: Duration,
+    ) -> Result<Self, redis::RedisError> {
+        assert!(ttl_ms >= 1);
+        redis::Client::open(url)?;
+        let inner = LazyInner {
+            url: url.to_string(),
+            ttl_ms,
+            prefix: prefix.to_string(),
+            reconnect_interval,
+            connected: std::sync::OnceLock::new(),
+            attempt: Mutex::new((Some(tokio::time::Instant::now()), false)),
+        };
+        match RedisCache::connect(url, ttl_ms, prefix).await {
+            Ok(c) => {
+                let _ = inner.connected.set(c);
+            }
+            Err(e) => tracing::warn!(error = %e, "redis unavailable at start: serving seat maps from the store"),
+        }
+        Ok(Self { inner: std::sync::Arc::new(inner) })
+    }
+
+    /// Whether a connection has been made.
+    pub fn is_connected(&self) -> bool {
+        self.inner.connected.get().is_some()
+    }
+
+    /// The connection, if made; otherwise starts a background attempt when one is due.
+    fn connection(&self) -> Option<&RedisCache> {
+        if let Some(c) = self.inner.connected.get() {
+            return Some(c);
+        }
+        let now = tokio::time::Instant::now();
+        {
+            let mut attempt = self.inner.attempt.lock().expect("cache attempt lock poisoned");
+            let (last, running) = *attempt;
+            if running || last.is_some_and(|at| now < at + self.inner.reconnect_interval) {
+                return None;
+            }
+            *attempt = (Some(now), true);
+        }
+        let inner = self.inner.clone();
+        tokio::spawn(async move {
+            match RedisCache::connect(&inner.url, inner.ttl_ms, &inner.prefix).await {
+                Ok(c) => {
+                    tracing::info!("connected to redis: seat maps are cached");
+                    let _ = inner.connected.set(c);
+                }
+                Err(e) => tracing::debug!(error = %e, "redis still unavailable"),
+            }
+            inner.attempt.lock().expect("cache attempt lock poisoned").1 = false;
+        });
+        None
+    }
+}
+
+#[async_trait]
+impl SeatMapCache for LazyRedisCache {
+    async fn get(&self, event_id: &str) -> Option<Vec<u8>> {
+        self.connection()?.get(event_id).await
+    }
+    async fn put(&self, event_id: &str, body: &[u8]) {
+        if let Some(c) = self.connection() {
+            c.put(event_id, body).await;
+        }
+    }
+    async fn invalidate(&self, event_id: &str) {
+        if let Some(c) = self.connection() {
+            c.invalidate(event_id).await;
+        }
+    }
+}

@@ -238,8 +238,17 @@ pub async fn healthz(State(st): State<AppState>) -> Response {
     }
 }
 
-/// `GET /metrics`: Prometheus text.
+/// How long `/metrics` waits for the store to count unresolved records; on
+/// timeout or error it shows the last count (a scrape never fails on the store).
+pub const METRICS_STORE_TIMEOUT_MS: u64 = 1_000;
+
+/// `GET /metrics`: Prometheus text. The unresolved gauge is counted from the
+/// store at each scrape (bounded by [`METRICS_STORE_TIMEOUT_MS`]).
 pub async fn metrics(State(st): State<AppState>) -> Response {
+    let count = st.store.needs_resolution();
+    if let Ok(Ok(r)) = tokio::time::timeout(std::time::Duration::from_millis(METRICS_STORE_TIMEOUT_MS), count).await {
+        st.metrics.unresolved.store((r.orders.len() + r.compensations.len()) as i64, Ordering::Relaxed);
+    }
     let mut resp = st.metrics.render().into_response();
     resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));
     resp

@@ -67,6 +67,19 @@ impl TestDb {
             .expect("truncate");
     }
 
+    /// Empties every table with `DELETE` in one transaction: cheaper than
+    /// [`TestDb::truncate`] on the small tables of one scenario.
+    pub async fn clear(&self) {
+        sqlx::raw_sql(
+            "BEGIN; DELETE FROM bookings; DELETE FROM compensations; DELETE FROM outbox; \
+             DELETE FROM idempotency_keys; DELETE FROM payment_ops; DELETE FROM seats; DELETE FROM orders; \
+             DELETE FROM events; COMMIT;",
+        )
+        .execute(&self.pool)
+        .await
+        .expect("clear");
+    }
+
     /// Closes the pool and drops the database.
     pub async fn drop_db(self) {
         self.pool.close().await;

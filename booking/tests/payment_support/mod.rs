@@ -2,9 +2,9 @@
 //! its own books, the provider-side truth), store factories, the standard
 //! setup, and the "nothing charged is hidden" check.
 //!
-//! Store-generic: every scenario takes a [`StoreFactory`]; the PgStore
-//! variant is one more line in `payment_scenarios!` (a factory building a
-//! `PgStore` with `PgClock::Manual(clock)`).
+//! Store-generic: every scenario takes a [`StoreFactory`]; `payment_workflow.rs`
+//! instantiates them on MemStore ([`mem_store`]) and on PgStore (its `pg_store`,
+//! `PgClock::Manual(clock)` on a fresh database).
 
 #![allow(dead_code)]
 
@@ -319,6 +319,7 @@ impl World {
         let mut seats: Vec<(&str, &str)> =
             snap.bookings.iter().map(|b| (b.event_id.as_str(), b.seat_id.as_str())).collect();
         let n = seats.len();
+        seats.sort_unstable();
         seats.dedup();
         assert_eq!(seats.len(), n, "a seat has two bookings");
         if settled {
