@@ -359,3 +359,48 @@ pub fn valid_id(id: &str) -> bool {
         && id.len() <= 64
         && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
 }
+
+impl Compensation {
+    /// A new refund of `amount_cents` for a charge that bought no ticket,
+    /// due at once (`requested`, no attempt yet).
+    pub fn requested_refund(
+        event_id: &EventId,
+        compensation_id: Uuid,
+        order_id: Uuid,
+        payment_op_id: Uuid,
+        amount_cents: i64,
+        now_ms: i64,
+    ) -> Self {
+        Self {
+            event_id: event_id.clone(),
+            compensation_id,
+            order_id,
+            payment_op_id,
+            kind: CompensationKind::Refund,
+            amount_cents,
+            status: CompensationStatus::Requested,
+            attempts: 0,
+            last_error: None,
+            next_attempt_at_ms: now_ms,
+            created_at_ms: now_ms,
+            updated_at_ms: now_ms,
+        }
+    }
+}
+
+impl OutboxEvent {
+    /// A new dispatch event, due at once.
+    pub fn pending(event_id: &EventId, outbox_id: Uuid, kind: OutboxKind, ref_id: Uuid, now_ms: i64) -> Self {
+        Self {
+            event_id: event_id.clone(),
+            outbox_id,
+            kind,
+            ref_id,
+            status: OutboxStatus::Pending,
+            attempts: 0,
+            available_at_ms: now_ms,
+            last_error: None,
+            created_at_ms: now_ms,
+        }
+    }
+}

@@ -461,17 +461,7 @@ impl Store for MemStore {
             db.payment_op_event.insert(payment_op_id, req.event_id.clone());
             db.outbox.insert(
                 (req.event_id.clone(), outbox_id),
-                OutboxEvent {
-                    event_id: req.event_id.clone(),
-                    outbox_id,
-                    kind: OutboxKind::Charge,
-                    ref_id: payment_op_id,
-                    status: OutboxStatus::Pending,
-                    attempts: 0,
-                    available_at_ms: now_ms,
-                    last_error: None,
-                    created_at_ms: now_ms,
-                },
+                OutboxEvent::pending(&req.event_id, outbox_id, OutboxKind::Charge, payment_op_id, now_ms),
             );
             db.idempotency.insert(key, IdemRecord { hold_token: req.hold_token, seat_ids: sorted, order_id });
             Ok(BeginPaymentOutcome { order, replayed: false })
@@ -545,35 +535,19 @@ impl Store for MemStore {
             } else {
                 let compensation_id = ids.next_uuid();
                 let outbox_id = ids.next_uuid();
-                let compensation = Compensation {
-                    event_id: order.event_id.clone(),
+                let compensation = Compensation::requested_refund(
+                    &order.event_id,
                     compensation_id,
-                    order_id: order.order_id,
-                    payment_op_id: op.payment_op_id,
-                    kind: CompensationKind::Refund,
-                    amount_cents: op.amount_cents,
-                    status: CompensationStatus::Requested,
-                    attempts: 0,
-                    last_error: None,
-                    next_attempt_at_ms: now_ms,
-                    created_at_ms: now_ms,
-                    updated_at_ms: now_ms,
-                };
+                    order.order_id,
+                    op.payment_op_id,
+                    op.amount_cents,
+                    now_ms,
+                );
                 db.put_compensation(compensation.clone());
                 db.compensation_event.insert(compensation_id, order.event_id.clone());
                 db.outbox.insert(
                     (order.event_id.clone(), outbox_id),
-                    OutboxEvent {
-                        event_id: order.event_id.clone(),
-                        outbox_id,
-                        kind: OutboxKind::Compensate,
-                        ref_id: compensation_id,
-                        status: OutboxStatus::Pending,
-                        attempts: 0,
-                        available_at_ms: now_ms,
-                        last_error: None,
-                        created_at_ms: now_ms,
-                    },
+                    OutboxEvent::pending(&order.event_id, outbox_id, OutboxKind::Compensate, compensation_id, now_ms),
                 );
                 order.status = OrderStatus::Compensating;
                 db.put_order(order.clone());

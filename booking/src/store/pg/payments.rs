@@ -6,10 +6,7 @@
 use super::holds::{lock_seats, require_event};
 use super::rows::{self, booking_cols, comp_cols, op_cols, order_cols};
 use super::tx::{Fail, TxIds, ensure};
-use crate::model::{
-    Booking, Compensation, CompensationKind, CompensationStatus, Order, OrderStatus, OutboxKind, PaymentOp,
-    PaymentStatus, SeatId,
-};
+use crate::model::{Booking, Compensation, Order, OrderStatus, OutboxKind, PaymentOp, PaymentStatus, SeatId};
 use crate::store::decide::{check_checkout, check_whole_hold};
 use crate::store::{BeginPayment, BeginPaymentOutcome, PaymentSuccess, SaleOutcome, StoreError};
 use sqlx::{PgConnection, Row};
@@ -354,20 +351,14 @@ pub(super) async fn record_payment_success(
     } else {
         let compensation_id = ids.next_uuid();
         let outbox_id = ids.next_uuid();
-        let compensation = Compensation {
-            event_id: order.event_id.clone(),
+        let compensation = Compensation::requested_refund(
+            &order.event_id,
             compensation_id,
-            order_id: order.order_id,
-            payment_op_id: op.payment_op_id,
-            kind: CompensationKind::Refund,
-            amount_cents: op.amount_cents,
-            status: CompensationStatus::Requested,
-            attempts: 0,
-            last_error: None,
-            next_attempt_at_ms: now_ms,
-            created_at_ms: now_ms,
-            updated_at_ms: now_ms,
-        };
+            order.order_id,
+            op.payment_op_id,
+            op.amount_cents,
+            now_ms,
+        );
         sqlx::query(
             "INSERT INTO compensations (event_id, compensation_id, order_id, payment_op_id, kind, amount_cents, status, \
                                         attempts, last_error, next_attempt_at_ms, created_at_ms, updated_at_ms) \
