@@ -474,14 +474,7 @@ impl Store for MemStore {
             let key = db.payment_op_key(req.payment_op_id)?;
             let mut op = db.payment_ops[&key].clone();
             let mut order = db.order_of_op(&op);
-            db.begin(
-                SeatWriteCause::Sale,
-                Presented {
-                    token: Some(order.hold_token),
-                    holder: Some(order.holder_id.clone()),
-                    order: Some(order.clone()),
-                },
-            );
+            db.begin(SeatWriteCause::Sale, Presented::by_order(&order));
             match op.status {
                 PaymentStatus::Succeeded => {
                     return Ok(if order.status == OrderStatus::Confirmed {
@@ -562,14 +555,7 @@ impl Store for MemStore {
             let key = db.payment_op_key(payment_op_id)?;
             let mut op = db.payment_ops[&key].clone();
             let mut order = db.order_of_op(&op);
-            db.begin(
-                SeatWriteCause::PaymentDeclined,
-                Presented {
-                    token: Some(order.hold_token),
-                    holder: Some(order.holder_id.clone()),
-                    order: Some(order.clone()),
-                },
-            );
+            db.begin(SeatWriteCause::PaymentDeclined, Presented::by_order(&order));
             match op.status {
                 PaymentStatus::Failed => return Ok(order),
                 PaymentStatus::Succeeded => return Err(StoreError::PaymentConflict(payment_op_id)),
@@ -596,14 +582,7 @@ impl Store for MemStore {
             let key = db.payment_op_key(payment_op_id)?;
             let mut op = db.payment_ops[&key].clone();
             let mut order = db.order_of_op(&op);
-            db.begin(
-                SeatWriteCause::PaymentDeclined,
-                Presented {
-                    token: Some(order.hold_token),
-                    holder: Some(order.holder_id.clone()),
-                    order: Some(order.clone()),
-                },
-            );
+            db.begin(SeatWriteCause::PaymentDeclined, Presented::by_order(&order));
             if matches!(op.status, PaymentStatus::Pending | PaymentStatus::Unknown) {
                 op.status = PaymentStatus::Unknown;
                 op.last_error = Some(error);
@@ -625,14 +604,7 @@ impl Store for MemStore {
             let key = db.payment_op_key(payment_op_id)?;
             let op = db.payment_ops[&key].clone();
             let mut order = db.order_of_op(&op);
-            db.begin(
-                SeatWriteCause::UnresolvedReleased,
-                Presented {
-                    token: Some(order.hold_token),
-                    holder: Some(order.holder_id.clone()),
-                    order: Some(order.clone()),
-                },
-            );
+            db.begin(SeatWriteCause::UnresolvedReleased, Presented::by_order(&order));
             if !order.status.owns_seats() {
                 return Err(StoreError::OrderNotOpen(order.order_id));
             }

@@ -52,6 +52,13 @@ pub struct Presented {
     pub order: Option<Order>,
 }
 
+impl Presented {
+    /// An order acting on its seats: its token, its buyer and the order itself.
+    pub fn by_order(order: &Order) -> Self {
+        Self { token: Some(order.hold_token), holder: Some(order.holder_id.clone()), order: Some(order.clone()) }
+    }
+}
+
 /// Receives every write, in commit order, inside the store's transaction.
 /// Implementations must be quick and must not call back into the store.
 pub trait StoreObserver: Send + Sync + 'static {
