@@ -4,11 +4,13 @@
 
 #![warn(missing_docs)]
 
+pub mod allocator;
 pub mod client;
 pub mod faults;
 pub mod net;
 pub mod plan;
 pub mod provider_host;
+pub mod quiescence;
 pub mod recorder;
 pub mod runner;
 pub mod sim_clock;

@@ -9,6 +9,12 @@ use std::io::{IsTerminal, Write};
 use std::ops::Range;
 use std::process::ExitCode;
 
+/// mimalloc, tuned by [`simulator::allocator::tune`] at start: the worlds
+/// allocate and free many small buffers, and glibc's malloc costs about a
+/// quarter more wall time per seed (see docs/BENCHMARKS.md).
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// holdfast's deterministic simulator.
 #[derive(Debug, Parser)]
 #[command(name = "simulator", version)]
@@ -90,6 +96,7 @@ fn usage_error(msg: String) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    simulator::allocator::tune();
     let cli = Cli::parse();
     match cli.command {
         Command::List => {

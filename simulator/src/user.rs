@@ -5,11 +5,11 @@
 
 use crate::client::{Call, Reply, SimClient};
 use crate::recorder::Recorder;
-use booking::http::api::SeatMapView;
 use booking::model::{OrderStatus, SeatState};
 use invariants::trace::{ClientOp, FaultKind, OpResult};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -46,6 +46,23 @@ pub struct UserParams {
     pub max_attempts: u32,
     /// Polls of an order's status after checkout at most.
     pub max_status_polls: u32,
+}
+
+/// The part of a seat map (`booking::http::api::SeatMapView`) a user looks
+/// at, borrowed from the response body: the map is the most frequent answer
+/// in a run, and its other fields are not needed to pick seats.
+#[derive(Debug, Deserialize)]
+struct SeatMapSeen<'a> {
+    #[serde(borrow)]
+    seats: Vec<SeatSeen<'a>>,
+}
+
+/// One seat of [`SeatMapSeen`].
+#[derive(Debug, Deserialize)]
+struct SeatSeen<'a> {
+    #[serde(borrow)]
+    seat_id: std::borrow::Cow<'a, str>,
+    state: SeatState,
 }
 
 /// A hold some user was granted, kept for stale replays.
@@ -188,8 +205,14 @@ impl Actor {
         };
         match self.services[host].send_raw(call).await {
             Ok((200, body)) => {
-                let map: SeatMapView = serde_json::from_slice(&body).ok()?;
-                Some(map.seats.into_iter().filter(|s| s.state == SeatState::Available).map(|s| s.seat_id).collect())
+                let map: SeatMapSeen<'_> = serde_json::from_slice(&body).ok()?;
+                Some(
+                    map.seats
+                        .into_iter()
+                        .filter(|s| s.state == SeatState::Available)
+                        .map(|s| s.seat_id.to_string())
+                        .collect(),
+                )
             }
             _ => None,
         }

@@ -8,6 +8,7 @@ use crate::client::SimClient;
 use crate::faults::{CrashHooks, CrashRequests};
 use crate::net::SimListener;
 use crate::provider_host::{self, ProviderFaults};
+use crate::quiescence;
 use crate::recorder::Recorder;
 use crate::sim_clock::{EPOCH_MS, SimClock};
 use crate::user::{Actor, SeenHolds, UserParams};
@@ -252,20 +253,6 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
         });
     }
 
-    // The settler marks the phases by the store's clock.
-    {
-        let recorder = recorder.clone();
-        let store_clock = store_clock.clone();
-        let (fault_ms, settle_ms) = (cfg.fault_ms, cfg.settle_ms);
-        sim.client("settler", async move {
-            tokio::time::sleep(Duration::from_millis(fault_ms)).await;
-            recorder.phase(Recorder::now_ms(), PhaseMark::FaultPhaseEnd, store_clock.now_ms());
-            tokio::time::sleep(Duration::from_millis(settle_ms)).await;
-            recorder.phase(Recorder::now_ms(), PhaseMark::SettleEnd, store_clock.now_ms());
-            Ok(())
-        });
-    }
-
     // Partition schedule, decided up front: each simulated second of the fault
     // phase cuts a random link (client-service or service-provider) with the
     // scenario's probability.
@@ -293,8 +280,9 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
     let mut next_partition = 0usize;
     let mut faults_over = false;
     let mut error = None;
+    let mut next_quiescence_check_ms = cfg.fault_ms;
     loop {
-        let finished = match sim.step() {
+        let clients_done = match sim.step() {
             Ok(f) => f,
             Err(e) => {
                 error = Some(format!("simulation error: {e}"));
@@ -358,9 +346,21 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
             faults_over = true;
             crash_enabled.store(false, Ordering::SeqCst);
             provider.set_faults(ProviderFaults::default()).expect("no faults is valid");
+            recorder.phase(now_ms as i64, PhaseMark::FaultPhaseEnd, store_clock.now_ms());
         }
-        if finished {
-            break;
+        // The settle phase ends at its bound, or earlier once nothing is left to do.
+        if faults_over && now_ms >= next_quiescence_check_ms {
+            next_quiescence_check_ms = now_ms + quiescence::CHECK_INTERVAL_MS;
+            let idle =
+                quiescence::world_idle(clients_done, restarts.values().map(Vec::len).sum(), provider.pending_tasks())
+                    && quiescence::store_busy(
+                        &futures::executor::block_on(store.snapshot()).expect("MemStore snapshot"),
+                    )
+                    .is_none();
+            if idle || (now_ms >= total_ms && clients_done) {
+                recorder.phase(now_ms as i64, PhaseMark::SettleEnd, store_clock.now_ms());
+                break;
+            }
         }
     }
     let simulated_ms = sim.elapsed().as_millis() as u64;

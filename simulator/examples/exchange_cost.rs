@@ -1,0 +1,120 @@
+//! Benchmark: the wall cost of one HTTP exchange between a virtual user and
+//! the real router inside turmoil — the floor under every seed's cost.
+//!
+//! One service host (the real router over a 100-seat MemStore event), one
+//! client host running `users` tasks that each send `per_user` requests of one
+//! kind, 500 ms apart. Prints one JSON line per kind with microseconds per
+//! exchange. `ci/bench` runs it; by hand:
+//!
+//! ```sh
+//! cargo run --release -p simulator --example exchange_cost -- [users] [per_user]
+//! ```
+
+use booking::http::auth::{Authenticator, Claims};
+use booking::http::cache::NoCache;
+use booking::http::rate_limit::RateLimiter;
+use booking::http::{AppState, NoHooks, ServiceConfig, router, serve};
+use booking::ids::SeededIds;
+use booking::metrics::Metrics;
+use booking::store::{CreateEvent, MemStore, Store};
+use simulator::client::{Call, SimClient};
+use simulator::net::SimListener;
+use simulator::sim_clock::{EPOCH_MS, SimClock};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const SECRET: &[u8] = b"exchange-cost-secret-0123";
+const SEATS: usize = 100;
+
+/// The request kinds measured: name and path.
+const KINDS: &[(&str, &str)] = &[
+    ("healthz", "/healthz"),
+    ("order-not-found", "/v1/orders/00000000-0000-0000-0000-000000000000"),
+    ("seat-map-100", "/v1/events/e1/seats"),
+];
+
+fn measure(path: &'static str, users: usize, per_user: usize) -> f64 {
+    let mut sim = turmoil::Builder::new()
+        .rng_seed(1)
+        .simulation_duration(Duration::from_secs(100_000))
+        .tick_duration(Duration::from_millis(simulator::plan::TICK_MS))
+        .min_message_latency(Duration::from_millis(1))
+        .max_message_latency(Duration::from_millis(20))
+        .build();
+    let store = Arc::new(MemStore::new(Arc::new(SimClock::new(0)), Arc::new(SeededIds::new(42))));
+    futures::executor::block_on(store.create_event(&CreateEvent {
+        event_id: "e1".into(),
+        seat_ids: (0..SEATS).map(|s| format!("s{s:05}")).collect(),
+        price_cents: 100,
+    }))
+    .expect("valid event");
+    sim.host("svc0", move || {
+        let store = store.clone();
+        async move {
+            let clock = Arc::new(SimClock::new(0));
+            let state = AppState {
+                store,
+                cache: Arc::new(NoCache),
+                auth: Authenticator::new(SECRET, clock.clone()),
+                rate_limit: Arc::new(RateLimiter::new(1_000_000, 1_000, clock)),
+                metrics: Arc::new(Metrics::default()),
+                config: ServiceConfig::default(),
+                hooks: Arc::new(NoHooks),
+                webhooks: None,
+                dispatch_wake: Arc::new(tokio::sync::Notify::new()),
+            };
+            serve(SimListener::bind(8080).await?, router(state), std::future::pending()).await?;
+            Ok(())
+        }
+    });
+    sim.client("users", async move {
+        let auth = Authenticator::new(SECRET, Arc::new(SimClock::new(0)));
+        let mut set = tokio::task::JoinSet::new();
+        for u in 0..users {
+            let token = auth.issue(&Claims {
+                sub: format!("u{u}"),
+                events: vec!["*".into()],
+                exp_ms: EPOCH_MS + 365 * 86_400_000,
+                admin: false,
+            });
+            let client = SimClient::new("svc0:8080", Duration::from_secs(30));
+            set.spawn(async move {
+                // Staggered starts: turmoil's accept queue is bounded.
+                tokio::time::sleep(Duration::from_millis(u as u64 * 5)).await;
+                for _ in 0..per_user {
+                    let call = Call {
+                        method: "GET",
+                        path: path.into(),
+                        token: Some(&token),
+                        idempotency_key: None,
+                        body: None,
+                    };
+                    client.send_raw(call).await.expect("the service answers");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+            });
+        }
+        while let Some(r) = set.join_next().await {
+            r?;
+        }
+        Ok(())
+    });
+    #[allow(clippy::disallowed_methods)] // wall time is what a benchmark measures
+    let started = std::time::Instant::now();
+    sim.run().expect("the benchmark world runs");
+    started.elapsed().as_secs_f64() * 1e6 / (users * per_user) as f64
+}
+
+fn main() {
+    simulator::allocator::tune();
+    let args: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().expect("numbers")).collect();
+    let users = args.first().copied().unwrap_or(100);
+    let per_user = args.get(1).copied().unwrap_or(20);
+    for (kind, path) in KINDS {
+        let us = measure(path, users, per_user);
+        println!(r#"{{"kind":"{kind}","exchanges":{},"us_per_exchange":{us:.1}}}"#, users * per_user);
+    }
+}
