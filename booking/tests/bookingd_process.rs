@@ -570,8 +570,18 @@ async fn full_flow_every_endpoint_and_graceful_shutdown() {
     assert_eq!((r.status, r.header("x-holdfast-source")), (200, "store"), "{}", r.text);
     assert_eq!(r.body["seats"].as_array().unwrap().len(), 3);
     assert!(r.body["seats"].as_array().unwrap().iter().all(|s| s["state"] == "available"));
+    assert_eq!((r.header("etag"), r.header("cache-control")), ("\"sm-3-0\"", "no-cache"));
     let r = api.get(&seats).bearer(&alice).send().await;
     assert_eq!((r.status, r.header("x-holdfast-source")), (200, "cache"), "the second read is served by Redis");
+    assert_eq!(r.header("etag"), "\"sm-3-0\"", "Redis keeps the tag with the body");
+    // Revalidation: PgStore's version matches, 304 with no body over the wire.
+    let r = api.get(&seats).bearer(&alice).header("if-none-match", "\"x\", W/\"sm-3-0\"").send().await;
+    assert_eq!((r.status, r.text.as_str(), r.header("etag")), (304, "", "\"sm-3-0\""));
+    assert_problem(
+        &api.get(&format!("/v1/events/{other_ev}/seats")).bearer(&alice_all).header("if-none-match", "*").send().await,
+        404,
+        "unknown-event",
+    );
     assert_problem(
         &api.get(&format!("/v1/events/{other_ev}/seats")).bearer(&alice_all).send().await,
         404,
@@ -582,6 +592,9 @@ async fn full_flow_every_endpoint_and_graceful_shutdown() {
 
     // Hold and check out 1A; the dispatcher charges the provider; confirmed.
     let hold_a = st.hold(&ev, &alice, &["1A"]).await;
+    let r = api.get(&seats).bearer(&alice).header("if-none-match", "\"sm-3-0\"").send().await;
+    assert_eq!((r.status, r.header("etag")), (200, "\"sm-3-1\""), "the hold changed the map: {}", r.text);
+    assert_eq!(r.body["seats"][0]["state"], "held");
     let r = api.post(&format!("/v1/events/{ev}/holds")).bearer(&bob).json(json!({"seat_ids": ["1A"]})).send().await;
     assert_problem(&r, 409, "seat-unavailable");
     let r = api
@@ -857,20 +870,23 @@ async fn poisoned_cache_then_redis_stopped_and_back() {
     let (alice, bob) = (token("alice", &[&ev], false), token("bob", &[&ev], false));
     st.hold(&ev, &alice, &["1A"]).await;
 
-    // Poison the cache: it claims the held seat is available.
+    // Poison the cache: it claims the held seat is available. An entry in the
+    // old form (a bare body, no entity tag) is a miss, not an error.
     let client = redis::Client::open(redis_url.as_str()).unwrap();
     let mut conn = client.get_multiplexed_async_connection().await.unwrap();
     let poisoned = json!({"event_id": ev, "seats": [
         {"seat_id": "1A", "state": "available", "version": 0, "hold_expires_at_ms": null},
         {"seat_id": "1B", "state": "available", "version": 0, "hold_expires_at_ms": null}]});
-    let _: () = redis::cmd("SET")
-        .arg(format!("holdfast:seatmap:{ev}"))
-        .arg(poisoned.to_string())
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let key = format!("holdfast:seatmap:{ev}");
+    let _: () = redis::cmd("SET").arg(&key).arg(poisoned.to_string()).query_async(&mut conn).await.unwrap();
+    let r = st.api.get(&format!("/v1/events/{ev}/seats")).bearer(&bob).send().await;
+    assert_eq!((r.status, r.header("x-holdfast-source")), (200, "store"), "{}", r.text);
+    assert_eq!((r.body["seats"][0]["state"].as_str(), r.header("etag")), (Some("held"), "\"sm-2-1\""));
+    let tagged = format!("\"poison\"\n{poisoned}");
+    let _: () = redis::cmd("SET").arg(&key).arg(tagged).query_async(&mut conn).await.unwrap();
     let r = seat_map_from(&st.api, &ev, &bob, "cache").await;
     assert_eq!(r.body["seats"][0]["state"], "available", "reads may be stale");
+    assert_eq!(r.header("etag"), "\"poison\"");
     let r = st.api.post(&format!("/v1/events/{ev}/holds")).bearer(&bob).json(json!({"seat_ids": ["1A"]})).send().await;
     assert_problem(&r, 409, "seat-unavailable");
     assert_eq!(st.count("SELECT count(*) FROM seats WHERE holder_id = 'bob'").await, 0, "the store decided");

@@ -3,7 +3,9 @@
 //! order, late successes, outbox work, compensation attempts (leases taken
 //! over, stale and unknown results), operators' lists, clock advances)
 //! applied to MemStore and PgStore give identical results after every
-//! operation and identical snapshots. Failures shrink to a minimal sequence.
+//! operation and identical snapshots. After every operation both stores also
+//! give every event the same seat-map version, that of its seats, grown
+//! exactly when a seat changed. Failures shrink to a minimal sequence.
 //!
 //! Both stores get their own ManualClock (advanced together) and SeededIds of
 //! the same seed, so tokens and order ids must match exactly: PgStore must
@@ -12,7 +14,7 @@
 mod common;
 
 use booking::clock::{Clock, ManualClock};
-use booking::model::{CompensationStatus, Order, OrderStatus, Snapshot};
+use booking::model::{CompensationStatus, Order, OrderStatus, Seat, Snapshot};
 use booking::store::*;
 use common::TestDb;
 use proptest::prelude::*;
@@ -579,7 +581,15 @@ async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Ou
             let order_id = pick(&k.orders, *idx).map_or(UNKNOWN, |o| o.order_id);
             let ev = EVENTS[idx % 3].to_string();
             Outcome::Debug(match which {
-                0 => format!("{:?}", store.seat_map(&ev).await),
+                0 => {
+                    let (map, version) = (store.seat_map(&ev).await, store.seat_map_version(&ev).await);
+                    match (&map, &version) {
+                        (Ok(seats), Ok(v)) => assert_eq!(*v, SeatMapVersion::of_seats(seats), "{ev}: {seats:?}"),
+                        (Err(a), Err(b)) => assert_eq!(a, b, "seat_map and seat_map_version refuse alike"),
+                        _ => panic!("{ev}: seat map {map:?} but version {version:?}"),
+                    }
+                    format!("{map:?} {version:?}")
+                }
                 1 => format!("{:?}", store.order(order_id).await),
                 2 => format!("{:?}", store.payment_op(order_op_id(k, *idx)).await),
                 3 => format!("{:?}", store.compensations_for_order(order_id).await),
@@ -707,6 +717,7 @@ async fn run_case(db: &TestDb, ops: &[Op], seen: &mut BTreeMap<String, u32>) -> 
         Arc::new(booking::ids::SeededIds::new(ID_SEED)),
     );
     let mut known = Known::default();
+    let mut versions = BTreeMap::new();
     // Every case starts with one event of every seat (given unsorted), so holds have somewhere to land.
     let setup = Op::CreateEvent { ev: 0, seats: vec![5, 4, 3, 2, 1, 0], price_cents: 1_500 };
     for (i, op) in std::iter::once(&setup).chain(ops).enumerate() {
@@ -731,6 +742,54 @@ async fn run_case(db: &TestDb, ops: &[Op], seen: &mut BTreeMap<String, u32>) -> 
         known.snap = mem.snapshot().await.map_err(|e| TestCaseError::fail(e.to_string()))?;
         let pg_snap = pg.snapshot().await.map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(&pg_snap, &known.snap, "op #{} {:?}: snapshots differ (left PgStore, right MemStore)", i, op);
+        check_versions(&mem, &pg, &known.snap, &mut versions, i, op).await?;
+    }
+    Ok(())
+}
+
+/// Every event's seat-map version (and a never-created event's refusal) is
+/// the same in both stores and is [`SeatMapVersion::of_seats`] of the
+/// snapshot's seats; since the previous operation it grew if and only if a
+/// seat of the event changed. `versions` holds each event's seats and version
+/// after the previous operation.
+async fn check_versions(
+    mem: &MemStore,
+    pg: &PgStore,
+    snap: &Snapshot,
+    versions: &mut BTreeMap<&'static str, (Vec<Seat>, SeatMapVersion)>,
+    i: usize,
+    op: &Op,
+) -> Result<(), TestCaseError> {
+    for ev in EVENTS {
+        let want = mem.seat_map_version(&ev.to_string()).await;
+        let got = pg.seat_map_version(&ev.to_string()).await;
+        prop_assert_eq!(&got, &want, "op #{} {:?}: seat-map versions of {} differ (left PgStore)", i, op, ev);
+        let seats: Vec<Seat> = snap.seats.iter().filter(|s| s.event_id == ev).cloned().collect();
+        let v = match want {
+            Ok(v) => v,
+            Err(e) => {
+                prop_assert_eq!(e, StoreError::UnknownEvent(ev.into()));
+                prop_assert!(seats.is_empty() && !snap.events.iter().any(|e| e.event_id == ev));
+                continue;
+            }
+        };
+        prop_assert_eq!(v, SeatMapVersion::of_seats(&seats), "op #{} {:?}: version of {}", i, op, ev);
+        if let Some((before, before_v)) = versions.get(ev) {
+            if *before == seats {
+                prop_assert_eq!(v, *before_v, "op #{} {:?}: {} unchanged, version moved", i, op, ev);
+            } else {
+                prop_assert!(
+                    v.seats == before_v.seats && v.version_sum > before_v.version_sum,
+                    "op #{} {:?}: {} changed but its version went {:?} -> {:?}",
+                    i,
+                    op,
+                    ev,
+                    before_v,
+                    v
+                );
+            }
+        }
+        versions.insert(ev, (seats, v));
     }
     Ok(())
 }

@@ -1,35 +1,42 @@
 //! The router in-process over MemStore: every endpoint, every error kind the
-//! handlers produce, the idempotent checkout retry, and a poisoned cache.
+//! handlers produce, the idempotent checkout retry, a poisoned cache, and
+//! conditional seat-map reads (ETag / If-None-Match).
 
+use async_trait::async_trait;
 use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use axum::http::{HeaderMap, Request, StatusCode};
 use booking::clock::ManualClock;
 use booking::http::auth::{Authenticator, Claims};
-use booking::http::cache::{MemCache, SeatMapCache};
+use booking::http::cache::{CachedSeatMap, MemCache, SeatMapCache};
 use booking::http::rate_limit::RateLimiter;
 use booking::http::{AppState, NoHooks, ServiceConfig, router};
 use booking::ids::SeededIds;
 use booking::metrics::Metrics;
-use booking::store::MemStore;
+use booking::model::{Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, SeatId, Snapshot};
+use booking::store::*;
+use bytes::Bytes;
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tower::ServiceExt;
+use uuid::Uuid;
 
 struct Env {
     app: axum::Router,
     auth: Authenticator,
     clock: Arc<ManualClock>,
     cache: Arc<MemCache>,
+    store: Arc<CountingStore>,
 }
 
 fn env(cfg: ServiceConfig) -> Env {
     let clock = ManualClock::new(1_700_000_000_000);
-    let store = Arc::new(MemStore::new(clock.clone(), Arc::new(SeededIds::new(7))));
+    let store = Arc::new(CountingStore::new(MemStore::new(clock.clone(), Arc::new(SeededIds::new(7)))));
     let auth = Authenticator::new(b"test-secret-0123456789", clock.clone());
     let cache = Arc::new(MemCache::new(100));
     let state = AppState {
-        store,
+        store: store.clone(),
         cache: cache.clone(),
         auth: auth.clone(),
         rate_limit: Arc::new(RateLimiter::new(cfg.hold_attempts_per_minute, 1000, clock.clone())),
@@ -39,7 +46,122 @@ fn env(cfg: ServiceConfig) -> Env {
         webhooks: None,
         dispatch_wake: Arc::new(tokio::sync::Notify::new()),
     };
-    Env { app: router(state), auth, clock, cache }
+    Env { app: router(state), auth, clock, cache, store }
+}
+
+/// MemStore, counting the seat-map reads (full and version-only) made through it.
+struct CountingStore {
+    inner: MemStore,
+    seat_maps: AtomicU64,
+    versions: AtomicU64,
+}
+
+impl CountingStore {
+    fn new(inner: MemStore) -> Self {
+        Self { inner, seat_maps: AtomicU64::new(0), versions: AtomicU64::new(0) }
+    }
+
+    /// (full seat-map reads, version reads) so far.
+    fn reads(&self) -> (u64, u64) {
+        (self.seat_maps.load(Ordering::SeqCst), self.versions.load(Ordering::SeqCst))
+    }
+}
+
+#[async_trait]
+impl Store for CountingStore {
+    async fn seat_map(&self, event_id: &EventId) -> Result<Vec<Seat>, StoreError> {
+        self.seat_maps.fetch_add(1, Ordering::SeqCst);
+        self.inner.seat_map(event_id).await
+    }
+    async fn seat_map_version(&self, event_id: &EventId) -> Result<SeatMapVersion, StoreError> {
+        self.versions.fetch_add(1, Ordering::SeqCst);
+        self.inner.seat_map_version(event_id).await
+    }
+    async fn now_ms(&self) -> Result<i64, StoreError> {
+        self.inner.now_ms().await
+    }
+    async fn create_event(&self, req: &CreateEvent) -> Result<(), StoreError> {
+        self.inner.create_event(req).await
+    }
+    async fn acquire_hold(&self, req: &AcquireHold) -> Result<HoldGrant, StoreError> {
+        self.inner.acquire_hold(req).await
+    }
+    async fn release_hold(&self, req: &ReleaseHold) -> Result<Vec<SeatId>, StoreError> {
+        self.inner.release_hold(req).await
+    }
+    async fn sweep_expired_holds(&self, limit_seats: u32) -> Result<Vec<ExpiredHold>, StoreError> {
+        self.inner.sweep_expired_holds(limit_seats).await
+    }
+    async fn begin_payment(&self, req: &BeginPayment) -> Result<BeginPaymentOutcome, StoreError> {
+        self.inner.begin_payment(req).await
+    }
+    async fn record_payment_success(&self, req: &PaymentSuccess) -> Result<SaleOutcome, StoreError> {
+        self.inner.record_payment_success(req).await
+    }
+    async fn record_payment_failure(&self, op: Uuid, reason: &str) -> Result<Order, StoreError> {
+        self.inner.record_payment_failure(op, reason).await
+    }
+    async fn record_payment_unknown(&self, op: Uuid, error: &str) -> Result<Order, StoreError> {
+        self.inner.record_payment_unknown(op, error).await
+    }
+    async fn release_unresolved_payment(&self, op: Uuid, reason: &str) -> Result<Order, StoreError> {
+        self.inner.release_unresolved_payment(op, reason).await
+    }
+    async fn claim_outbox(&self, limit: u32, lease_ms: i64) -> Result<Vec<OutboxEvent>, StoreError> {
+        self.inner.claim_outbox(limit, lease_ms).await
+    }
+    async fn complete_outbox(&self, event_id: &EventId, outbox_id: Uuid) -> Result<(), StoreError> {
+        self.inner.complete_outbox(event_id, outbox_id).await
+    }
+    async fn retry_outbox(&self, ev: &EventId, id: Uuid, error: &str, after_ms: i64) -> Result<(), StoreError> {
+        self.inner.retry_outbox(ev, id, error, after_ms).await
+    }
+    async fn start_compensation_attempt(&self, id: Uuid, lease_ms: i64) -> Result<CompensationAttempt, StoreError> {
+        self.inner.start_compensation_attempt(id, lease_ms).await
+    }
+    async fn finish_compensation_attempt(&self, req: &CompensationResult) -> Result<Compensation, StoreError> {
+        self.inner.finish_compensation_attempt(req).await
+    }
+    async fn compensation(&self, id: Uuid) -> Result<Compensation, StoreError> {
+        self.inner.compensation(id).await
+    }
+    async fn order(&self, order_id: Uuid) -> Result<Order, StoreError> {
+        self.inner.order(order_id).await
+    }
+    async fn payment_op(&self, id: Uuid) -> Result<PaymentOp, StoreError> {
+        self.inner.payment_op(id).await
+    }
+    async fn compensations_for_order(&self, order_id: Uuid) -> Result<Vec<Compensation>, StoreError> {
+        self.inner.compensations_for_order(order_id).await
+    }
+    async fn bookings(&self, event_id: &EventId) -> Result<Vec<Booking>, StoreError> {
+        self.inner.bookings(event_id).await
+    }
+    async fn open_payments(&self, limit: u32) -> Result<Vec<(Order, PaymentOp)>, StoreError> {
+        self.inner.open_payments(limit).await
+    }
+    async fn needs_resolution(&self) -> Result<Resolution, StoreError> {
+        self.inner.needs_resolution().await
+    }
+    async fn snapshot(&self) -> Result<Snapshot, StoreError> {
+        self.inner.snapshot().await
+    }
+}
+
+/// A seat-map answer: status, headers, body bytes.
+struct Seats {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+impl Seats {
+    fn header(&self, name: &str) -> &str {
+        self.headers.get(name).map(|v| v.to_str().unwrap()).unwrap_or("")
+    }
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap()
+    }
 }
 
 impl Env {
@@ -80,6 +202,19 @@ impl Env {
         let bytes = resp.into_body().collect().await.unwrap().to_bytes();
         let v = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         (status, ctype, v)
+    }
+    /// `GET /v1/events/{event}/seats` with an optional token and `If-None-Match` lines.
+    async fn seats(&self, event: &str, token: Option<&str>, if_none_match: &[&[u8]]) -> Seats {
+        let mut b = Request::get(format!("/v1/events/{event}/seats"));
+        if let Some(t) = token {
+            b = b.header("authorization", format!("Bearer {t}"));
+        }
+        for v in if_none_match {
+            b = b.header("if-none-match", axum::http::HeaderValue::from_bytes(v).unwrap());
+        }
+        let resp = self.app.clone().oneshot(b.body(Body::empty()).unwrap()).await.unwrap();
+        let (status, headers) = (resp.status(), resp.headers().clone());
+        Seats { status, headers, body: resp.into_body().collect().await.unwrap().to_bytes() }
     }
     async fn setup_event(&self) {
         let admin = self.token("ops", true);
@@ -353,10 +488,17 @@ async fn a_poisoned_cache_cannot_sell_a_seat_twice() {
         e.call("POST", "/v1/events/e1/holds", Some(&alice), None, Some(json!({"seat_ids":["1A"]}))).await;
     assert_eq!(hold["seats"][0]["seat_id"], "1A");
     // The cache lies: every seat available.
-    e.cache.put("e1", br#"{"event_id":"e1","seats":[{"seat_id":"1A","state":"available","version":0,"hold_expires_at_ms":null}]}"#).await;
+    let lie =
+        br#"{"event_id":"e1","seats":[{"seat_id":"1A","state":"available","version":0,"hold_expires_at_ms":null}]}"#;
+    e.cache.put("e1", &CachedSeatMap { etag: "\"lie\"".into(), body: lie.to_vec() }).await;
     let (s, _, map) = e.call("GET", "/v1/events/e1/seats", Some(&bob), None, None).await;
     assert_eq!(s, StatusCode::OK);
     assert_eq!(map["seats"][0]["state"], "available", "reads may be stale");
+    // Revalidation asks the store, never the cache: the lie's tag is not current, the store's is.
+    let r = e.seats("e1", Some(&bob), &[b"\"lie\""]).await;
+    assert_eq!((r.status, r.header("etag")), (StatusCode::OK, "\"lie\""));
+    let current = e.store.seat_map_version(&"e1".into()).await.unwrap().etag();
+    assert_eq!(e.seats("e1", Some(&bob), &[current.as_bytes()]).await.status, StatusCode::NOT_MODIFIED);
     assert_problem(
         e.call("POST", "/v1/events/e1/holds", Some(&bob), None, Some(json!({"seat_ids":["1A"]}))).await,
         StatusCode::CONFLICT,
@@ -390,4 +532,108 @@ async fn metrics_and_health() {
     }
     let resp = e.app.clone().oneshot(Request::get("/healthz").body(Body::empty()).unwrap()).await.unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_seat_map_read_is_conditional_on_its_etag() {
+    let e = env(ServiceConfig::default());
+    e.setup_event().await;
+    let alice = e.token("alice", false);
+
+    // 200: the store's map with its tag (3 seats, versions 0), then the same from the cache.
+    let first = e.seats("e1", Some(&alice), &[]).await;
+    assert_eq!(first.status, StatusCode::OK);
+    assert_eq!((first.header("etag"), first.header("cache-control")), ("\"sm-3-0\"", "no-cache"));
+    assert_eq!((first.header("content-type"), first.header("x-holdfast-source")), ("application/json", "store"));
+    assert_eq!(first.json()["seats"].as_array().unwrap().len(), 3);
+    let cached = e.seats("e1", Some(&alice), &[]).await;
+    assert_eq!((cached.status, cached.header("x-holdfast-source")), (StatusCode::OK, "cache"));
+    assert_eq!((cached.header("etag"), &cached.body), (first.header("etag"), &first.body));
+    assert_eq!(e.store.reads(), (1, 0), "no If-None-Match: no version read");
+
+    // The same tag back: 304, no body, no seat read.
+    let tag = first.header("etag").to_string();
+    let r = e.seats("e1", Some(&alice), &[tag.as_bytes()]).await;
+    assert_eq!(r.status, StatusCode::NOT_MODIFIED);
+    assert!(r.body.is_empty(), "{:?}", r.body);
+    assert_eq!((r.header("etag"), r.header("cache-control"), r.header("content-type")), (tag.as_str(), "no-cache", ""));
+    assert_eq!(e.store.reads(), (1, 1), "a 304 reads the version only");
+
+    // A hold on a seat: the old tag no longer matches; the new map has a new tag.
+    let (s, _, _) = e.call("POST", "/v1/events/e1/holds", Some(&alice), None, Some(json!({"seat_ids":["1B"]}))).await;
+    assert_eq!(s, StatusCode::CREATED);
+    let r = e.seats("e1", Some(&alice), &[tag.as_bytes()]).await;
+    assert_eq!((r.status, r.header("x-holdfast-source")), (StatusCode::OK, "store"));
+    assert_eq!(r.header("etag"), "\"sm-3-1\"");
+    assert_eq!(r.json()["seats"][1]["state"], "held");
+    let tag = r.header("etag").to_string();
+
+    // Lists, weak tags, several field lines and `*` match; a stale tag or anything malformed is a 200.
+    let weak = format!("W/{tag}");
+    for matching in [
+        vec![format!("\"sm-3-0\", {tag}, \"other\"").into_bytes()],
+        vec![weak.clone().into_bytes()],
+        vec![b"\"sm-3-0\"".to_vec(), weak.into_bytes()],
+        vec![b"*".to_vec()],
+    ] {
+        let lines: Vec<&[u8]> = matching.iter().map(|l| l.as_slice()).collect();
+        let r = e.seats("e1", Some(&alice), &lines).await;
+        assert_eq!((r.status, r.header("etag")), (StatusCode::NOT_MODIFIED, tag.as_str()), "{matching:?}");
+    }
+    for other in [&b"garbage"[..], b"\"sm-3-0\"", b"*, \"sm-3-1\"", b"sm-3-1", b"\"\xff", b"", b" , "] {
+        let r = e.seats("e1", Some(&alice), &[other]).await;
+        assert_eq!((r.status, r.header("etag")), (StatusCode::OK, tag.as_str()), "{}", String::from_utf8_lossy(other));
+        assert_eq!(r.json()["seats"].as_array().unwrap().len(), 3);
+    }
+}
+
+#[tokio::test]
+async fn if_none_match_changes_no_error_and_comes_after_authentication() {
+    let e = env(ServiceConfig::default());
+    let alice = e.token("alice", false);
+    let plain = e.call("GET", "/v1/events/e1/seats", Some(&alice), None, None).await;
+    assert_problem(plain.clone(), StatusCode::NOT_FOUND, "unknown-event");
+    for inm in [&b"*"[..], b"\"sm-3-0\"", b"garbage"] {
+        let r = e.seats("e1", Some(&alice), &[inm]).await;
+        let got = (r.status, r.header("content-type").to_string(), r.json());
+        assert_eq!(got, plain, "unknown event with If-None-Match {}", String::from_utf8_lossy(inm));
+    }
+    e.setup_event().await;
+    let tag = e.seats("e1", Some(&alice), &[]).await.header("etag").to_string();
+    let before = e.store.reads();
+    let anonymous = e.call("GET", "/v1/events/e1/seats", None, None, None).await;
+    assert_problem(anonymous.clone(), StatusCode::UNAUTHORIZED, "unauthorized");
+    let r = e.seats("e1", None, &[tag.as_bytes()]).await;
+    assert_eq!((r.status, r.header("content-type").to_string(), r.json()), anonymous);
+    assert_eq!(r.header("etag"), "", "no tag leaks to an unauthenticated caller");
+    // A token for another event: 403, the event's tag is not revealed.
+    let other = e.auth.issue(&Claims {
+        sub: "bob".into(),
+        events: vec!["e2".into()],
+        exp_ms: e.clock_now() + 60_000,
+        admin: false,
+    });
+    let r = e.seats("e1", Some(&other), &[b"*"]).await;
+    assert_eq!((r.status, r.header("etag")), (StatusCode::FORBIDDEN, ""));
+    assert_eq!(e.store.reads(), before, "refused requests read nothing");
+}
+
+#[tokio::test]
+async fn a_cached_seat_map_carries_the_store_s_etag() {
+    let e = env(ServiceConfig::default());
+    e.setup_event().await;
+    let alice = e.token("alice", false);
+    e.call("POST", "/v1/events/e1/holds", Some(&alice), None, Some(json!({"seat_ids":["1A","1C"]}))).await;
+    let r = e.seats("e1", Some(&alice), &[]).await;
+    assert_eq!(r.header("x-holdfast-source"), "store");
+    let entry = e.cache.get("e1").await.expect("the read cached the map");
+    let version = e.store.seat_map_version(&"e1".into()).await.unwrap();
+    let seats = e.store.seat_map(&"e1".into()).await.unwrap();
+    assert_eq!(version, SeatMapVersion::of_seats(&seats));
+    assert_eq!(version, SeatMapVersion { seats: 3, version_sum: 2 });
+    assert_eq!((entry.etag.as_str(), entry.body.as_slice()), (version.etag().as_str(), r.body.as_ref()));
+    let hit = e.seats("e1", Some(&alice), &[]).await;
+    assert_eq!((hit.header("x-holdfast-source"), hit.header("etag")), ("cache", version.etag().as_str()));
+    // The 304 for a cached map: the tag the cache served is the store's current one.
+    assert_eq!(e.seats("e1", Some(&alice), &[entry.etag.as_bytes()]).await.status, StatusCode::NOT_MODIFIED);
 }

@@ -297,6 +297,37 @@ async fn outbox_claims_lease_and_retries_are_due_later() {
 }
 
 #[tokio::test]
+async fn the_seat_map_version_counts_every_seat_write() {
+    on_both(|store, clock| async move {
+        let store = store.as_ref();
+        let ev: EventId = "ev".into();
+        let version = async || {
+            let v = store.seat_map_version(&ev).await.unwrap();
+            assert_eq!(v, SeatMapVersion::of_seats(&store.seat_map(&ev).await.unwrap()));
+            v
+        };
+        event(store, &["b", "a", "c"]).await;
+        assert_eq!(version().await, SeatMapVersion { seats: 3, version_sum: 0 });
+        assert_eq!(version().await.etag(), "\"sm-3-0\"");
+        let g = hold(store, &["a", "b"], "ann").await;
+        assert_eq!(version().await, SeatMapVersion { seats: 3, version_sum: 2 });
+        // A refused write changes nothing.
+        let taken =
+            AcquireHold { event_id: ev.clone(), seat_ids: vec!["a".into()], holder_id: "bob".into(), ttl_ms: 1 };
+        assert!(store.acquire_hold(&taken).await.is_err());
+        assert_eq!(version().await.version_sum, 2);
+        store.begin_payment(&checkout(&g, "k")).await.unwrap();
+        assert_eq!(version().await.version_sum, 4);
+        hold(store, &["c"], "bob").await;
+        clock.advance_ms(60_000);
+        assert_eq!(store.sweep_expired_holds(10).await.unwrap().len(), 1);
+        assert_eq!(version().await, SeatMapVersion { seats: 3, version_sum: 6 });
+        assert_eq!(version().await.etag(), "\"sm-3-6\"");
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn bad_input_is_a_named_error_and_writes_nothing() {
     on_both(|store, _clock| async move {
         let store = store.as_ref();
@@ -319,6 +350,8 @@ async fn bad_input_is_a_named_error_and_writes_nothing() {
         let nul = PaymentSuccess { payment_op_id: uuid::Uuid::nil(), provider_payment_id: "a\0b".into() };
         assert!(matches!(store.record_payment_success(&nul).await, Err(StoreError::InvalidInput(_))));
         assert_eq!(store.seat_map(&"bad\0id".into()).await, Err(StoreError::UnknownEvent("bad\0id".into())));
+        assert_eq!(store.seat_map_version(&"bad\0id".into()).await, Err(StoreError::UnknownEvent("bad\0id".into())));
+        assert_eq!(store.seat_map_version(&"nope".into()).await, Err(StoreError::UnknownEvent("nope".into())));
         assert_eq!(store.bookings(&"bad\0id".into()).await, Ok(vec![]));
         assert_eq!(store.snapshot().await.unwrap(), before);
     })

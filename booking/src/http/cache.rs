@@ -1,19 +1,58 @@
 //! The seat-map cache. Reads may be served from it; writes never consult it:
 //! a hold always goes to the store, so a stale or poisoned cache cannot sell a
-//! seat twice. A cache that fails is a miss, never an error.
+//! seat twice. A cache that fails is a miss, never an error. Each entry keeps
+//! a serialized seat map with its entity tag, so a cached answer carries the
+//! tag of the body it sends.
 
+use super::etag::is_strong_entity_tag;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// A cache of serialized seat maps, keyed by event.
+/// A cached seat map: the serialized body and the entity tag of the seat map
+/// it was serialized from (`SeatMapVersion::etag`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CachedSeatMap {
+    /// The strong entity tag, quoted (e.g. `"sm-3-7"`).
+    pub etag: String,
+    /// The JSON body.
+    pub body: Vec<u8>,
+}
+
+impl CachedSeatMap {
+    /// The stored form (Redis): the entity tag, a newline, then the body.
+    /// Precondition: `etag` is one strong entity tag (no newline in it).
+    pub fn encode(&self) -> Vec<u8> {
+        assert!(is_strong_entity_tag(self.etag.as_bytes()), "cached entity tag {:?} is malformed", self.etag);
+        let mut out = Vec::with_capacity(self.etag.len() + 1 + self.body.len());
+        out.extend_from_slice(self.etag.as_bytes());
+        out.push(b'\n');
+        out.extend_from_slice(&self.body);
+        out
+    }
+
+    /// Reads [`CachedSeatMap::encode`]'s form. `None` (a miss) for anything
+    /// else: entries written before entity tags were cached (a bare JSON
+    /// body), a malformed tag, garbage.
+    pub fn decode(bytes: &[u8]) -> Option<Self> {
+        let newline = bytes.iter().position(|&b| b == b'\n')?;
+        let (etag, body) = (&bytes[..newline], &bytes[newline + 1..]);
+        if !is_strong_entity_tag(etag) {
+            return None;
+        }
+        Some(Self { etag: std::str::from_utf8(etag).ok()?.to_string(), body: body.to_vec() })
+    }
+}
+
+/// A cache of serialized seat maps with their entity tags, keyed by event.
 #[async_trait]
 pub trait SeatMapCache: Send + Sync + 'static {
     /// The cached seat map of `event_id`, or `None` (miss or cache failure).
-    async fn get(&self, event_id: &str) -> Option<Vec<u8>>;
-    /// Caches `body` for `event_id` for the cache's TTL. Failures are ignored.
-    async fn put(&self, event_id: &str, body: &[u8]);
+    async fn get(&self, event_id: &str) -> Option<CachedSeatMap>;
+    /// Caches `entry` for `event_id` for the cache's TTL. Failures are ignored.
+    /// Precondition: `entry.etag` is the tag of the seat map `entry.body` shows.
+    async fn put(&self, event_id: &str, entry: &CachedSeatMap);
     /// Drops `event_id`'s entry. Failures are ignored (the TTL bounds staleness).
     async fn invalidate(&self, event_id: &str);
 }
@@ -24,10 +63,10 @@ pub struct NoCache;
 
 #[async_trait]
 impl SeatMapCache for NoCache {
-    async fn get(&self, _: &str) -> Option<Vec<u8>> {
+    async fn get(&self, _: &str) -> Option<CachedSeatMap> {
         None
     }
-    async fn put(&self, _: &str, _: &[u8]) {}
+    async fn put(&self, _: &str, _: &CachedSeatMap) {}
     async fn invalidate(&self, _: &str) {}
 }
 
@@ -36,7 +75,7 @@ impl SeatMapCache for NoCache {
 #[derive(Debug)]
 pub struct MemCache {
     max_entries: usize,
-    entries: Mutex<BTreeMap<String, Vec<u8>>>,
+    entries: Mutex<BTreeMap<String, CachedSeatMap>>,
 }
 
 impl MemCache {
@@ -48,15 +87,15 @@ impl MemCache {
 
 #[async_trait]
 impl SeatMapCache for MemCache {
-    async fn get(&self, event_id: &str) -> Option<Vec<u8>> {
+    async fn get(&self, event_id: &str) -> Option<CachedSeatMap> {
         self.entries.lock().expect("cache poisoned").get(event_id).cloned()
     }
-    async fn put(&self, event_id: &str, body: &[u8]) {
+    async fn put(&self, event_id: &str, entry: &CachedSeatMap) {
         let mut e = self.entries.lock().expect("cache poisoned");
         if e.len() >= self.max_entries && !e.contains_key(event_id) {
             return;
         }
-        e.insert(event_id.to_string(), body.to_vec());
+        e.insert(event_id.to_string(), entry.clone());
     }
     async fn invalidate(&self, event_id: &str) {
         self.entries.lock().expect("cache poisoned").remove(event_id);
@@ -64,7 +103,8 @@ impl SeatMapCache for MemCache {
 }
 
 /// Redis-backed cache. Every call is bounded by `op_timeout`; any error or
-/// timeout is a miss, so Redis down means slower reads, not errors.
+/// timeout is a miss, so Redis down means slower reads, not errors. Values are
+/// [`CachedSeatMap::encode`]'s form; any other value is a miss.
 #[derive(Clone)]
 pub struct RedisCache {
     conn: redis::aio::ConnectionManager,
@@ -101,17 +141,18 @@ impl RedisCache {
 
 #[async_trait]
 impl SeatMapCache for RedisCache {
-    async fn get(&self, event_id: &str) -> Option<Vec<u8>> {
+    async fn get(&self, event_id: &str) -> Option<CachedSeatMap> {
         let mut c = self.conn.clone();
         let cmd = redis::cmd("GET").arg(self.key(event_id)).clone();
         match tokio::time::timeout(self.op_timeout, cmd.query_async::<Option<Vec<u8>>>(&mut c)).await {
-            Ok(Ok(v)) => v,
+            Ok(Ok(v)) => CachedSeatMap::decode(&v?),
             _ => None,
         }
     }
-    async fn put(&self, event_id: &str, body: &[u8]) {
+    async fn put(&self, event_id: &str, entry: &CachedSeatMap) {
         let mut c = self.conn.clone();
-        let cmd = redis::cmd("SET").arg(self.key(event_id)).arg(body).arg("PX").arg(self.ttl_ms).clone();
+        let value = entry.encode();
+        let cmd = redis::cmd("SET").arg(self.key(event_id)).arg(value).arg("PX").arg(self.ttl_ms).clone();
         let _ = tokio::time::timeout(self.op_timeout, cmd.query_async::<()>(&mut c)).await;
     }
     async fn invalidate(&self, event_id: &str) {
@@ -215,17 +256,43 @@ impl LazyRedisCache {
 
 #[async_trait]
 impl SeatMapCache for LazyRedisCache {
-    async fn get(&self, event_id: &str) -> Option<Vec<u8>> {
+    async fn get(&self, event_id: &str) -> Option<CachedSeatMap> {
         self.connection()?.get(event_id).await
     }
-    async fn put(&self, event_id: &str, body: &[u8]) {
+    async fn put(&self, event_id: &str, entry: &CachedSeatMap) {
         if let Some(c) = self.connection() {
-            c.put(event_id, body).await;
+            c.put(event_id, entry).await;
         }
     }
     async fn invalidate(&self, event_id: &str) {
         if let Some(c) = self.connection() {
             c.invalidate(event_id).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stored_form_round_trips_and_anything_else_is_a_miss() {
+        let entry = CachedSeatMap { etag: "\"sm-2-5\"".into(), body: b"{\"event_id\":\"e1\",\"seats\":[]}".to_vec() };
+        let stored = entry.encode();
+        assert!(stored.starts_with(b"\"sm-2-5\"\n{"));
+        assert_eq!(CachedSeatMap::decode(&stored), Some(entry));
+        // A body may hold newlines; only the first one separates.
+        let entry = CachedSeatMap { etag: "\"x\"".into(), body: b"a\nb".to_vec() };
+        assert_eq!(CachedSeatMap::decode(&entry.encode()), Some(entry));
+        for other in [
+            &br#"{"event_id":"e1","seats":[]}"#[..],
+            b"",
+            b"\n{}",
+            b"sm-2-5\n{}",
+            b"W/\"sm-2-5\"\n{}",
+            b"\"sm-2-5\" \n{}",
+        ] {
+            assert_eq!(CachedSeatMap::decode(other), None, "{:?}", String::from_utf8_lossy(other));
         }
     }
 }

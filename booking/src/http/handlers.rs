@@ -2,11 +2,13 @@
 //! (the store decides), and answers. No handler reads "available" and then writes.
 
 use super::api::*;
+use super::cache::CachedSeatMap;
+use super::etag::IfNoneMatch;
 use super::problem::Problem;
 use super::state::{AppState, CommitPoint};
 use crate::metrics::CheckoutOutcome;
 use crate::model::{Order, valid_id};
-use crate::store::{AcquireHold, BeginPayment, CreateEvent, ReleaseHold, StoreError};
+use crate::store::{AcquireHold, BeginPayment, CreateEvent, ReleaseHold, SeatMapVersion, StoreError};
 use axum::Json;
 use axum::extract::{FromRequest, FromRequestParts, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -51,7 +53,15 @@ pub async fn create_event(
     Ok((StatusCode::CREATED, Json(serde_json::json!({ "event_id": body.event_id }))).into_response())
 }
 
-/// `GET /v1/events/{event_id}/seats`: the seat map, from the cache when it has it.
+/// `GET /v1/events/{event_id}/seats`: the seat map, from the cache when it
+/// has it, with its entity tag (`ETag`) and `Cache-Control: no-cache`.
+///
+/// Conditional: after validation and authentication, a request whose
+/// `If-None-Match` matches the seat map's current tag (weakly; `*` matches any
+/// existing event) gets `304 Not Modified` with no body. The current tag
+/// comes from [`Store::seat_map_version`](crate::store::Store::seat_map_version)
+/// (the authority, one cheap read), never from the cache; no seat is read or
+/// serialized. A malformed `If-None-Match` is no condition (a full answer).
 pub async fn seat_map(
     State(st): State<AppState>,
     headers: HeaderMap,
@@ -59,20 +69,48 @@ pub async fn seat_map(
 ) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
     st.user(&headers, Some(&event_id))?;
-    let (body, source) = match st.cache.get(&event_id).await {
-        Some(b) => (Bytes::from(b), "cache"),
+    if let Some(condition) = IfNoneMatch::from_headers(&headers) {
+        let etag = st.store.seat_map_version(&event_id).await?.etag();
+        if condition.matches(&etag) {
+            return Ok(seat_map_response(StatusCode::NOT_MODIFIED, &etag, None, "store"));
+        }
+    }
+    let (entry, source) = match st.cache.get(&event_id).await {
+        Some(entry) => (entry, "cache"),
         None => {
             let seats = st.store.seat_map(&event_id).await?;
             let view = SeatMapView { event_id: event_id.clone(), seats: seats.iter().map(SeatView::from).collect() };
-            let body = serde_json::to_vec(&view).expect("seat map serializes");
-            st.cache.put(&event_id, &body).await;
-            (Bytes::from(body), "store")
+            let entry = CachedSeatMap {
+                etag: SeatMapVersion::of_seats(&seats).etag(),
+                body: serde_json::to_vec(&view).expect("seat map serializes"),
+            };
+            st.cache.put(&event_id, &entry).await;
+            (entry, "store")
         }
     };
-    let mut resp = (StatusCode::OK, body).into_response();
-    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    resp.headers_mut().insert("x-holdfast-source", HeaderValue::from_static(source));
-    Ok(resp)
+    Ok(seat_map_response(StatusCode::OK, &entry.etag, Some(Bytes::from(entry.body)), source))
+}
+
+/// A seat-map answer: `status`, the JSON `body` (none for a 304), the entity
+/// tag `etag`, `no-cache` (intermediaries must revalidate) and where the
+/// answer came from.
+fn seat_map_response(status: StatusCode, etag: &str, body: Option<Bytes>, source: &'static str) -> Response {
+    let mut resp = match body {
+        Some(body) => {
+            let mut resp = (status, body).into_response();
+            resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            resp
+        }
+        None => (status, axum::body::Body::empty()).into_response(),
+    };
+    let h = resp.headers_mut();
+    // A tag that is not a header value (a poisoned cache entry) is left off, never an error.
+    if let Ok(v) = HeaderValue::from_str(etag) {
+        h.insert(header::ETAG, v);
+    }
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-holdfast-source", HeaderValue::from_static(source));
+    resp
 }
 
 /// `POST /v1/events/{event_id}/holds`: holds seats for the caller, all or nothing.

@@ -5,6 +5,7 @@
 pub mod api;
 pub mod auth;
 pub mod cache;
+pub mod etag;
 pub mod handlers;
 pub mod problem;
 pub mod rate_limit;
@@ -82,5 +83,18 @@ mod tests {
             doc["paths"].as_object().unwrap().values().map(|p| p.as_object().unwrap().len()).sum::<usize>(),
             ROUTES.len()
         );
+    }
+
+    #[test]
+    fn openapi_documents_conditional_seat_map_reads() {
+        let doc: serde_json::Value = serde_json::from_str(OPENAPI_JSON).expect("openapi.json is JSON");
+        let op = &doc["paths"]["/v1/events/{event_id}/seats"]["get"];
+        let params = op["parameters"].as_array().unwrap();
+        assert!(params.iter().any(|p| p["name"] == "If-None-Match" && p["in"] == "header"), "{params:?}");
+        for status in ["200", "304"] {
+            let headers = &op["responses"][status]["headers"];
+            assert!(headers["ETag"].is_object() && headers["Cache-Control"].is_object(), "{status}: {headers}");
+        }
+        assert!(op["responses"]["304"].get("content").is_none(), "a 304 has no body");
     }
 }

@@ -126,6 +126,13 @@ pub trait Store: Send + Sync + 'static {
     /// The seats of an event, sorted by seat id. Errors: `UnknownEvent`.
     async fn seat_map(&self, event_id: &EventId) -> Result<Vec<Seat>, StoreError>;
 
+    /// The version of the event's seat map: what
+    /// [`SeatMapVersion::of_seats`] gives for [`Store::seat_map`]'s seats at
+    /// the same moment, read without transferring or copying any seat (one
+    /// aggregate statement; no transaction held open). Cheap enough to answer
+    /// every conditional read. Errors: `UnknownEvent`, exactly as `seat_map`.
+    async fn seat_map_version(&self, event_id: &EventId) -> Result<SeatMapVersion, StoreError>;
+
     /// One order. Errors: `UnknownOrder`.
     async fn order(&self, order_id: Uuid) -> Result<Order, StoreError>;
 

@@ -4,7 +4,7 @@
 use super::StoreError;
 use crate::model::{
     Booking, Compensation, CompensationStatus, EventId, MAX_HOLD_TTL_MS, MAX_IDEMPOTENCY_KEY_LEN, MAX_PAYMENT_TTL_MS,
-    MAX_SEATS_PER_EVENT, MAX_SEATS_PER_HOLD, Order, SeatId, UserId, valid_id,
+    MAX_SEATS_PER_EVENT, MAX_SEATS_PER_HOLD, Order, Seat, SeatId, UserId, valid_id,
 };
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -233,6 +233,52 @@ pub struct Resolution {
     pub orders: Vec<Order>,
     /// Compensations not yet `succeeded`, by (event, id).
     pub compensations: Vec<Compensation>,
+}
+
+/// The version of one event's seat map: its seat count and the sum of its
+/// seats' versions. Every seat write bumps that seat's version by one and
+/// versions never go down, so the sum grows with every change of the map and
+/// two reads of one event with equal versions saw the same seats (the count
+/// guards against seats being added; today an event's seats are fixed at
+/// creation). Comparable only between reads of the same event.
+///
+/// Read cheaply with [`Store::seat_map_version`](super::Store::seat_map_version);
+/// [`SeatMapVersion::of_seats`] computes the same value from a seat map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SeatMapVersion {
+    /// How many seats the event has (1..=[`MAX_SEATS_PER_EVENT`]).
+    pub seats: i64,
+    /// The sum of their versions (>= 0).
+    pub version_sum: i64,
+}
+
+impl SeatMapVersion {
+    /// The version of the seat map `seats` (one event's seats, as
+    /// [`Store::seat_map`](super::Store::seat_map) returns them).
+    ///
+    /// Panics if a version is negative or the sum overflows `i64` (more than
+    /// 2^63 seat writes): both break the store's invariants.
+    pub fn of_seats(seats: &[Seat]) -> Self {
+        assert!(seats.len() <= MAX_SEATS_PER_EVENT, "an event has at most {MAX_SEATS_PER_EVENT} seats");
+        let mut v = Self { seats: seats.len() as i64, version_sum: 0 };
+        for s in seats {
+            v.version_sum = v.add_seat_version(s.version);
+        }
+        v
+    }
+
+    /// `self.version_sum + version`, asserting the store's invariants.
+    pub(crate) fn add_seat_version(&self, version: i64) -> i64 {
+        assert!(version >= 0, "seat versions are never negative");
+        self.version_sum.checked_add(version).expect("the seat versions of one event sum to at most i64::MAX")
+    }
+
+    /// The HTTP entity tag of a seat map at this version: a strong, quoted
+    /// tag, `"sm-<seats>-<version_sum>"` (e.g. `"sm-100-4711"`).
+    pub fn etag(&self) -> String {
+        assert!(self.seats >= 0 && self.version_sum >= 0);
+        format!("\"sm-{}-{}\"", self.seats, self.version_sum)
+    }
 }
 
 /// Whether a compensation is still open for operators.

@@ -229,6 +229,14 @@ impl Store for PgStore {
         .await
     }
 
+    async fn seat_map_version(&self, event_id: &EventId) -> Result<SeatMapVersion, StoreError> {
+        if !valid_id(event_id) {
+            return Err(StoreError::UnknownEvent(event_id.clone()));
+        }
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        reads::seat_map_version(&mut c, event_id).await.map_err(into_store_error)
+    }
+
     async fn order(&self, order_id: Uuid) -> Result<Order, StoreError> {
         self.read(async |c| reads::order(c, order_id).await).await
     }

@@ -1,13 +1,14 @@
-//! The reads: seat map, one order or payment operation, bookings, the
+//! The reads: seat map and its version, one order or payment operation, bookings, the
 //! reconciler's and the operators' lists, and the canonical snapshot. Every
 //! ORDER BY is MemStore's BTreeMap order (text is `COLLATE "C"`, UUIDs compare
 //! bytewise in both).
 
 use super::rows::{self, booking_cols, comp_cols, op_cols, order_cols, outbox_cols, seat_cols};
-use super::tx::Fail;
+use super::tx::{Fail, ensure};
 use crate::model::{Booking, Compensation, Order, PaymentOp, Seat, Snapshot};
-use crate::store::{Resolution, StoreError};
+use crate::store::{Resolution, SeatMapVersion, StoreError};
 use sqlx::PgConnection;
+use sqlx::Row;
 use uuid::Uuid;
 
 /// The seats of an event, sorted (the event may not exist: empty).
@@ -17,6 +18,24 @@ pub(super) async fn seats_of_event(c: &mut PgConnection, event_id: &str) -> Resu
         .fetch_all(&mut *c)
         .await?;
     rows::all(&rows, rows::seat)
+}
+
+/// The version of an event's seat map, in one aggregate statement (one row
+/// back, whatever the seat count): `UnknownEvent` when the event does not
+/// exist. One statement is its own snapshot, so count and sum agree.
+pub(super) async fn seat_map_version(c: &mut PgConnection, event_id: &str) -> Result<SeatMapVersion, Fail> {
+    let row = sqlx::query(
+        "SELECT count(s.seat_id) AS seats, COALESCE(sum(s.version), 0)::BIGINT AS version_sum \
+         FROM events e LEFT JOIN seats s ON s.event_id = e.event_id \
+         WHERE e.event_id = $1 GROUP BY e.event_id",
+    )
+    .bind(event_id)
+    .fetch_optional(&mut *c)
+    .await?
+    .ok_or_else(|| StoreError::UnknownEvent(event_id.into()))?;
+    let v = SeatMapVersion { seats: row.try_get("seats")?, version_sum: row.try_get("version_sum")? };
+    ensure(v.seats >= 1 && v.version_sum >= 0, || format!("seat map version {v:?} of event {event_id}"))?;
+    Ok(v)
 }
 
 /// One order by id.
@@ -137,7 +156,6 @@ pub(super) async fn snapshot(c: &mut PgConnection) -> Result<Snapshot, Fail> {
             .await?;
         rows.iter()
             .map(|r| {
-                use sqlx::Row;
                 Ok(crate::model::Event {
                     event_id: r.try_get("event_id")?,
                     price_cents: r.try_get("price_cents")?,
