@@ -205,7 +205,11 @@ impl Env {
     }
     /// `GET /v1/events/{event}/seats` with an optional token and `If-None-Match` lines.
     async fn seats(&self, event: &str, token: Option<&str>, if_none_match: &[&[u8]]) -> Seats {
-        let mut b = Request::get(format!("/v1/events/{event}/seats"));
+        self.seats_at(&format!("/v1/events/{event}/seats"), token, if_none_match).await
+    }
+    /// A seat-map request to `uri` (path and query).
+    async fn seats_at(&self, uri: &str, token: Option<&str>, if_none_match: &[&[u8]]) -> Seats {
+        let mut b = Request::get(uri);
         if let Some(t) = token {
             b = b.header("authorization", format!("Bearer {t}"));
         }
@@ -532,6 +536,44 @@ async fn metrics_and_health() {
     }
     let resp = e.app.clone().oneshot(Request::get("/healthz").body(Body::empty()).unwrap()).await.unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_seat_map_filtered_by_state_shows_only_those_seats_with_its_own_tag() {
+    let e = env(ServiceConfig::default());
+    e.setup_event().await;
+    let alice = e.token("alice", false);
+    let (s, _, _) = e.call("POST", "/v1/events/e1/holds", Some(&alice), None, Some(json!({"seat_ids":["1B"]}))).await;
+    assert_eq!(s, StatusCode::CREATED);
+
+    let ids = |r: &Seats| -> Vec<String> {
+        r.json()["seats"].as_array().unwrap().iter().map(|s| s["seat_id"].as_str().unwrap().to_string()).collect()
+    };
+    let available = e.seats_at("/v1/events/e1/seats?state=available", Some(&alice), &[]).await;
+    assert_eq!(available.status, StatusCode::OK);
+    assert_eq!(ids(&available), ["1A", "1C"]);
+    assert_eq!(available.json()["event_id"], "e1");
+    assert_eq!((available.header("etag"), available.header("x-holdfast-source")), ("\"sm-3-1-available\"", "store"));
+    let held = e.seats_at("/v1/events/e1/seats?state=held", Some(&alice), &[]).await;
+    assert_eq!(ids(&held), ["1B"]);
+    assert_eq!(held.header("etag"), "\"sm-3-1-held\"");
+    assert!(ids(&e.seats_at("/v1/events/e1/seats?state=sold", Some(&alice), &[]).await).is_empty());
+
+    // The view's own tag revalidates it; the whole map's tag does not (another representation).
+    let r = e.seats_at("/v1/events/e1/seats?state=available", Some(&alice), &[b"\"sm-3-1-available\""]).await;
+    assert_eq!((r.status, r.header("etag")), (StatusCode::NOT_MODIFIED, "\"sm-3-1-available\""));
+    let r = e.seats_at("/v1/events/e1/seats?state=available", Some(&alice), &[b"\"sm-3-1\""]).await;
+    assert_eq!(r.status, StatusCode::OK);
+    // A filtered view never fills the cache: the next whole map still comes from the store.
+    assert_eq!(e.seats("e1", Some(&alice), &[]).await.header("x-holdfast-source"), "store");
+
+    // A bad state or an unknown parameter is a 400 problem; an unknown event stays a 404.
+    for uri in ["/v1/events/e1/seats?state=gone", "/v1/events/e1/seats?color=red", "/v1/events/e1/seats?state="] {
+        assert_problem(e.call("GET", uri, Some(&alice), None, None).await, StatusCode::BAD_REQUEST, "bad-request");
+    }
+    let empty = env(ServiceConfig::default());
+    let r = empty.call("GET", "/v1/events/e1/seats?state=available", Some(&alice), None, None).await;
+    assert_problem(r, StatusCode::NOT_FOUND, "unknown-event");
 }
 
 #[tokio::test]

@@ -18,6 +18,7 @@ pub fn tune() {
 }
 
 /// mimalloc's current purge delay, ms (1000 by default in mimalloc v3, -1 after [`tune`]).
+#[allow(clippy::useless_conversion)] // `c_long` is 32 bits on some targets
 pub fn purge_delay_ms() -> i64 {
     // SAFETY: reading an option has no preconditions.
     i64::from(unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) })

@@ -194,11 +194,15 @@ impl Actor {
 
     /// Reads an event's seat map (a plain read: not a traced operation) and
     /// returns the seats it shows available, or `None` when no answer came.
-    async fn browse(&mut self, event_id: &str) -> Option<Vec<String>> {
+    /// `available_only` asks for the available seats alone
+    /// (`?state=available`), as a user waiting for returns in a sold-out
+    /// rush re-polls; otherwise the whole map, as a user's first look.
+    async fn browse(&mut self, event_id: &str, available_only: bool) -> Option<Vec<String>> {
         let host = self.rng.random_range(0..self.services.len());
+        let query = if available_only { "?state=available" } else { "" };
         let call = Call {
             method: "GET",
-            path: format!("/v1/events/{event_id}/seats"),
+            path: format!("/v1/events/{event_id}/seats{query}"),
             token: Some(&self.token),
             idempotency_key: None,
             body: None,
@@ -241,14 +245,19 @@ impl Actor {
 
     /// Runs the user's script until `active_until_ms` or `max_flows`.
     pub async fn run(mut self, p: UserParams, seen: SeenHolds) {
+        // Events this user last saw sold out: its next look there asks for returns only.
+        let mut sold_out: Vec<String> = Vec::new();
         for flow in 0..p.max_flows {
             if Recorder::now_ms() >= p.active_until_ms as i64 {
                 return;
             }
             self.think(p.think_ms).await;
             let (event_id, seats) = p.events[self.rng.random_range(0..p.events.len())].clone();
-            let Some(available) = self.browse(&event_id).await else { continue };
+            let polling = sold_out.contains(&event_id);
+            let Some(available) = self.browse(&event_id, polling).await else { continue };
+            sold_out.retain(|e| *e != event_id);
             if available.is_empty() {
+                sold_out.push(event_id.clone());
                 // Sold out for now: holds may expire or payments fail; look again later.
                 tokio::time::sleep(Duration::from_millis(self.rng.random_range(2_000..6_000))).await;
                 continue;

@@ -51,6 +51,16 @@ pub struct SeatMapView {
     pub seats: Vec<SeatView>,
 }
 
+/// The query of `GET /v1/events/{event_id}/seats`. Unknown parameters are
+/// refused (400), as is a `state` that is not a seat state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeatMapQuery {
+    /// Show only the seats in this state (for example `available`: what a
+    /// "find me a seat" poller needs during a sold-out rush); all when absent.
+    pub state: Option<SeatState>,
+}
+
 /// `POST /v1/events/{event_id}/holds`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -27,6 +27,11 @@ pub struct ApiJson<T>(pub T);
 #[from_request(via(axum::extract::Path), rejection(Problem))]
 pub struct ApiPath<T>(pub T);
 
+/// Query extractor whose rejections are problem documents.
+#[derive(Debug, FromRequestParts)]
+#[from_request(via(axum::extract::Query), rejection(Problem))]
+pub struct ApiQuery<T>(pub T);
+
 fn check_event_id(event_id: &str) -> Result<(), Problem> {
     if valid_id(event_id) {
         Ok(())
@@ -62,18 +67,33 @@ pub async fn create_event(
 /// comes from [`Store::seat_map_version`](crate::store::Store::seat_map_version)
 /// (the authority, one cheap read), never from the cache; no seat is read or
 /// serialized. A malformed `If-None-Match` is no condition (a full answer).
+///
+/// `?state=<seat state>` shows only the seats in that state (read from the
+/// store, never the cache), tagged per view; any other query is a 400.
 pub async fn seat_map(
     State(st): State<AppState>,
     headers: HeaderMap,
     ApiPath(event_id): ApiPath<String>,
+    ApiQuery(query): ApiQuery<SeatMapQuery>,
 ) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
     st.user(&headers, Some(&event_id))?;
     if let Some(condition) = IfNoneMatch::from_headers(&headers) {
-        let etag = st.store.seat_map_version(&event_id).await?.etag();
+        let etag = st.store.seat_map_version(&event_id).await?.etag_for(query.state);
         if condition.matches(&etag) {
             return Ok(seat_map_response(StatusCode::NOT_MODIFIED, &etag, None, "store"));
         }
+    }
+    if let Some(state) = query.state {
+        // A filtered view is not cached: the cache holds whole maps.
+        let seats = st.store.seat_map(&event_id).await?;
+        let etag = SeatMapVersion::of_seats(&seats).etag_for(Some(state));
+        let view = SeatMapView {
+            event_id: event_id.clone(),
+            seats: seats.iter().filter(|s| s.state == state).map(SeatView::from).collect(),
+        };
+        let body = serde_json::to_vec(&view).expect("seat map serializes");
+        return Ok(seat_map_response(StatusCode::OK, &etag, Some(Bytes::from(body)), "store"));
     }
     let (entry, source) = match st.cache.get(&event_id).await {
         Some(entry) => (entry, "cache"),

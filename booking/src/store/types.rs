@@ -4,7 +4,7 @@
 use super::StoreError;
 use crate::model::{
     Booking, Compensation, CompensationStatus, EventId, MAX_HOLD_TTL_MS, MAX_IDEMPOTENCY_KEY_LEN, MAX_PAYMENT_TTL_MS,
-    MAX_SEATS_PER_EVENT, MAX_SEATS_PER_HOLD, Order, Seat, SeatId, UserId, valid_id,
+    MAX_SEATS_PER_EVENT, MAX_SEATS_PER_HOLD, Order, Seat, SeatId, SeatState, UserId, valid_id,
 };
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -276,8 +276,19 @@ impl SeatMapVersion {
     /// The HTTP entity tag of a seat map at this version: a strong, quoted
     /// tag, `"sm-<seats>-<version_sum>"` (e.g. `"sm-100-4711"`).
     pub fn etag(&self) -> String {
+        self.etag_for(None)
+    }
+
+    /// The entity tag of the view of this version that shows only the seats
+    /// in `state` (`None`: every seat, as [`SeatMapVersion::etag`]). Views of
+    /// one version differ, so their strong tags do; any seat change changes
+    /// every view's tag (some needlessly: still a valid validator).
+    pub fn etag_for(&self, state: Option<SeatState>) -> String {
         assert!(self.seats >= 0 && self.version_sum >= 0);
-        format!("\"sm-{}-{}\"", self.seats, self.version_sum)
+        match state {
+            None => format!("\"sm-{}-{}\"", self.seats, self.version_sum),
+            Some(state) => format!("\"sm-{}-{}-{}\"", self.seats, self.version_sum, state.as_str()),
+        }
     }
 }
 
