@@ -31,15 +31,21 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const SECRET: &[u8] = b"exchange-cost-secret-0123";
 const SEATS: usize = 100;
 
-/// The request kinds measured: name and path.
-const KINDS: &[(&str, &str)] = &[
-    ("healthz", "/healthz"),
-    ("order-not-found", "/v1/orders/00000000-0000-0000-0000-000000000000"),
-    ("seat-map-100", "/v1/events/e1/seats"),
-    ("seat-map-10-of-100-available", "/v1/events/e1/seats?state=available"),
+/// The request kinds measured: name, method, path and JSON body.
+const KINDS: &[(&str, &str, &str, Option<&str>)] = &[
+    ("healthz", "GET", "/healthz", None),
+    ("order-not-found", "GET", "/v1/orders/00000000-0000-0000-0000-000000000000", None),
+    ("hold-refused-seat-held", "POST", "/v1/events/e1/holds", Some(r#"{"seat_ids":["s00000"]}"#)),
+    ("seat-map-100", "GET", "/v1/events/e1/seats", None),
+    ("seat-map-10-of-100-available", "GET", "/v1/events/e1/seats?state=available", None),
 ];
 
-fn measure(path: &'static str, users: usize, per_user: usize) -> f64 {
+fn measure(
+    kind: (&'static str, &'static str, &'static str, Option<&'static str>),
+    users: usize,
+    per_user: usize,
+) -> f64 {
+    let (_, method, path, body) = kind;
     let mut sim = turmoil::Builder::new()
         .rng_seed(1)
         .simulation_duration(Duration::from_secs(100_000))
@@ -98,13 +104,8 @@ fn measure(path: &'static str, users: usize, per_user: usize) -> f64 {
                 // Staggered starts: turmoil's accept queue is bounded.
                 tokio::time::sleep(Duration::from_millis(u as u64 * 5)).await;
                 for _ in 0..per_user {
-                    let call = Call {
-                        method: "GET",
-                        path: path.into(),
-                        token: Some(&token),
-                        idempotency_key: None,
-                        body: None,
-                    };
+                    let body = body.map(|b| serde_json::from_str(b).expect("a JSON body"));
+                    let call = Call { method, path: path.into(), token: Some(&token), idempotency_key: None, body };
                     client.send_raw(call).await.expect("the service answers");
                     tokio::time::sleep(Duration::from_millis(500)).await;
                 }
@@ -127,9 +128,10 @@ fn main() {
     let users = args.first().copied().unwrap_or(100);
     let per_user = args.get(1).copied().unwrap_or(20);
     // A warm-up world first: the first world of a process pays for growing the heap.
-    measure(KINDS[0].1, users, per_user.min(2));
-    for (kind, path) in KINDS {
-        let us = measure(path, users, per_user);
+    measure(KINDS[0], users, per_user.min(2));
+    for &k in KINDS {
+        let (kind, ..) = k;
+        let us = measure(k, users, per_user);
         println!(r#"{{"kind":"{kind}","exchanges":{},"us_per_exchange":{us:.1}}}"#, users * per_user);
     }
 }
