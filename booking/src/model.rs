@@ -256,8 +256,14 @@ pub struct PaymentOp {
     pub provider_payment_id: Option<String>,
     /// Last error seen talking to the provider.
     pub last_error: Option<String>,
-    /// Last changed.
+    /// Last changed (by what the provider said; a reconcile claim does not count).
     pub updated_at_ms: i64,
+    /// Earliest instant at which a reconciler may claim it again to ask the
+    /// provider (its backoff; see `Store::claim_reconcile`). Its creation time
+    /// at first: due as soon as it needs a check.
+    pub next_check_at_ms: i64,
+    /// How many times reconcilers have claimed it: its backoff step.
+    pub checks: i32,
 }
 
 /// A confirmed booking: one per sold seat.

@@ -1,7 +1,8 @@
 //! The differential test: random sequences of operations (bad input, stale
 //! tokens, other holders, reused idempotency keys, payment outcomes in any
 //! order, late successes, outbox work, compensation attempts (leases taken
-//! over, stale and unknown results), operators' lists, clock advances)
+//! over, stale and unknown results), reconcile claims on their backoff,
+//! operators' lists, clock advances)
 //! applied to MemStore and PgStore give identical results after every
 //! operation and identical snapshots. After every operation both stores also
 //! give every event the same seat-map version, that of its seats, grown
@@ -37,6 +38,10 @@ const KEYS: [&str; 4] = ["k1", "k2", "k3", "bad key"];
 const REASONS: [&str; 3] = ["timeout", "nul\0inside", "declined"];
 /// An id no store ever issues.
 const UNKNOWN: Uuid = Uuid::from_u128(0xdead_beef);
+/// Reconcile backoffs: the default, the smallest, a flat one, and two invalid.
+const BACKOFFS: [(i64, i64); 5] = [(1_000, 8_000), (1, 1), (2_000, 2_000), (0, 8_000), (4_000, 1_000)];
+/// Waits between the claims of [`Op::UnknownThenClaims`]: around the first steps and the cap.
+const CLAIM_WAITS: [i64; 5] = [999, 1_000, 2_000, 4_000, 8_000];
 
 #[derive(Debug, Clone)]
 enum TokenPick {
@@ -108,6 +113,23 @@ enum Op {
     Claim {
         limit: u32,
         lease_ms: i64,
+    },
+    /// A reconciler claims due payments, with `BACKOFFS[backoff]`.
+    ReconcileClaim {
+        limit: u32,
+        backoff: usize,
+    },
+    /// The outcomes of `count` (1 or 2) orders from the `order`th latest on
+    /// become unknown, then reconcilers claim (limit 2, the default backoff)
+    /// after each of `waits` (indices into [`CLAIM_WAITS`]): due and not-due
+    /// instants, doubling, cap, deadline, several at once. With `fresh`, the
+    /// first of them is a new checkout of those seats (payment TTL 5 s), so
+    /// the backoff meets its deadline.
+    UnknownThenClaims {
+        fresh: Option<Vec<usize>>,
+        order: usize,
+        count: usize,
+        waits: Vec<usize>,
     },
     Complete {
         outbox: usize,
@@ -255,6 +277,11 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (idx(), 0usize..3).prop_map(|(order, reason)| Op::Unknown { order, reason }),
         3 => (idx(), any::<bool>()).prop_map(|(order, long_reason)| Op::ReleaseUnresolved { order, long_reason }),
         2 => (0u32..3, prop_oneof![Just(0i64), Just(1_000), Just(10_000)]).prop_map(|(limit, lease_ms)| Op::Claim { limit, lease_ms }),
+        3 => (0u32..4, prop_oneof![6 => Just(0usize), 1 => 1usize..3, 1 => 3usize..5])
+            .prop_map(|(limit, backoff)| Op::ReconcileClaim { limit, backoff }),
+        4 => (prop::option::weighted(0.5, prop::sample::subsequence((0usize..6).collect::<Vec<_>>(), 1..=2)),
+              idx(), 1usize..=2, prop::collection::vec(0usize..5, 1..=8))
+            .prop_map(|(fresh, order, count, waits)| Op::UnknownThenClaims { fresh, order, count, waits }),
         1 => idx().prop_map(|outbox| Op::Complete { outbox }),
         1 => (idx(), prop_oneof![Just(-1i64), Just(0), Just(5_000)]).prop_map(|(outbox, after_ms)| Op::Retry { outbox, after_ms }),
         4 => (idx(), prop_oneof![1 => Just(0i64), 6 => Just(1_000), 2 => Just(10_000)])
@@ -267,7 +294,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => idx().prop_map(|order| Op::ReleaseThenList { order }),
         4 => prop_oneof![1 => Just(1i64), 1 => Just(999), 2 => Just(1_000), 2 => Just(5_000), 2 => Just(30_000), 1 => Just(300_000)]
             .prop_map(|ms| Op::Advance { ms }),
-        2 => (0u8..8, idx()).prop_map(|(which, idx)| Op::Read { which, idx }),
+        2 => (0u8..7, idx()).prop_map(|(which, idx)| Op::Read { which, idx }),
         2 => idx().prop_map(|order| Op::AdvanceToDeadline { order }),
         3 => idx().prop_map(|order| Op::LateSuccess { order }),
         4 => (idx(), prop_oneof![1 => Just(FinishPick::Succeeded), 2 => Just(FinishPick::Failed), 2 => Just(FinishPick::Unknown)], 1i32..4)
@@ -293,6 +320,7 @@ enum Outcome {
     Sale(Result<SaleOutcome, StoreError>),
     Order(Result<Order, StoreError>),
     Outbox(Result<Vec<booking::model::OutboxEvent>, StoreError>),
+    Reconcile(Result<Vec<(Order, booking::model::PaymentOp)>, StoreError>),
     Attempt(Result<CompensationAttempt, StoreError>),
     /// A compensation result, with what was reported and whether it was for
     /// the current `in_flight` attempt (by MemStore's state before the op).
@@ -468,6 +496,43 @@ async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Ou
             Outcome::Order(store.release_unresolved_payment(order_op_id(k, *order), &reason).await)
         }
         Op::Claim { limit, lease_ms } => Outcome::Outbox(store.claim_outbox(*limit, *lease_ms).await),
+        Op::ReconcileClaim { limit, backoff } => {
+            let (base_ms, cap_ms) = BACKOFFS[*backoff];
+            Outcome::Reconcile(store.claim_reconcile(*limit, ReconcileBackoff { base_ms, cap_ms }).await)
+        }
+        Op::UnknownThenClaims { fresh, order, count, waits } => {
+            let (base_ms, cap_ms) = BACKOFFS[0];
+            let backoff = ReconcileBackoff { base_ms, cap_ms };
+            let mut ops: Vec<Uuid> = (*order..order + count).map(|i| order_op_id(k, i)).collect();
+            let mut out = vec![];
+            if let Some(seats) = fresh {
+                let flow = Op::HoldThenCheckout {
+                    seats: seats.clone(),
+                    holder: 0,
+                    ttl_ms: 30_000,
+                    payment_ttl_ms: 5_000,
+                    retry: 0,
+                };
+                let Outcome::Seq(checkout) = Box::pin(apply(store, clock, &flow, k)).await else {
+                    unreachable!("a composite")
+                };
+                if let Some(b) = checkout.iter().find_map(|o| match o {
+                    Outcome::Begun(Ok(b)) => Some(b),
+                    _ => None,
+                }) {
+                    ops[0] = b.order.payment_op_id;
+                }
+                out.extend(checkout);
+            }
+            for op in ops {
+                out.push(Outcome::Order(store.record_payment_unknown(op, "timeout").await));
+            }
+            for &w in waits {
+                out.push(Outcome::Reconcile(store.claim_reconcile(2, backoff).await));
+                clock.advance_ms(CLAIM_WAITS[w]);
+            }
+            Outcome::Seq(out)
+        }
         Op::Complete { outbox } => {
             let (ev, id) =
                 pick(&k.snap.outbox, *outbox).map_or(("ev-a".into(), UNKNOWN), |o| (o.event_id.clone(), o.outbox_id));
@@ -594,8 +659,7 @@ async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Ou
                 2 => format!("{:?}", store.payment_op(order_op_id(k, *idx)).await),
                 3 => format!("{:?}", store.compensations_for_order(order_id).await),
                 4 => format!("{:?}", store.bookings(&ev).await),
-                5 => format!("{:?}", store.open_payments(*idx as u32).await),
-                6 => return Outcome::Resolution(store.needs_resolution().await),
+                5 => return Outcome::Resolution(store.needs_resolution().await),
                 _ => {
                     format!("{:?}", store.compensation(pick(&k.compensations, *idx).copied().unwrap_or(UNKNOWN)).await)
                 }
@@ -666,8 +730,33 @@ fn label(o: &Outcome) -> String {
         | Outcome::Finish { result: Err(e), .. }
         | Outcome::Resolution(Err(e))
         | Outcome::Outbox(Err(e)) => err(e),
+        Outcome::Reconcile(Err(e)) => format!("reconcile {}", err(e)),
         _ => "other".into(),
     }
+}
+
+/// Every name for what an outcome exercised: [`label`]'s, or each of a
+/// reconcile claim's.
+fn labels(o: &Outcome) -> Vec<String> {
+    use booking::model::PaymentStatus;
+    let Outcome::Reconcile(Ok(claimed)) = o else { return vec![label(o)] };
+    let tags: [(&str, bool); 6] = [
+        ("reconcile claimed nothing", claimed.is_empty()),
+        ("reconcile claimed several", claimed.len() >= 2),
+        ("reconcile claimed an unknown payment", claimed.iter().any(|(_, p)| p.status == PaymentStatus::Unknown)),
+        (
+            "reconcile claimed a pending payment at its deadline",
+            claimed.iter().any(|(_, p)| p.status == PaymentStatus::Pending),
+        ),
+        ("reconcile claimed a fifth time", claimed.iter().any(|(_, p)| p.checks >= 5)),
+        (
+            "reconcile backoff cut to the deadline",
+            claimed
+                .iter()
+                .any(|(o, p)| p.status == PaymentStatus::Unknown && p.next_check_at_ms == o.payment_deadline_at_ms),
+        ),
+    ];
+    tags.iter().filter(|(_, hit)| *hit).map(|(name, _)| name.to_string()).collect()
 }
 
 /// The paths the generator must reach across the run (else it has gone blind).
@@ -680,6 +769,13 @@ const MUST_REACH: &[&str] = &[
     "late success compensated",
     "sweep reclaimed",
     "outbox claimed",
+    "reconcile claimed an unknown payment",
+    "reconcile claimed several",
+    "reconcile claimed a pending payment at its deadline",
+    "reconcile claimed a fifth time",
+    "reconcile backoff cut to the deadline",
+    "reconcile claimed nothing",
+    "reconcile error invalid-input",
     "compensation in_flight",
     "compensation succeeded",
     "compensation failed",
@@ -729,7 +825,9 @@ async fn run_case(db: &TestDb, ops: &[Op], seen: &mut BTreeMap<String, u32>) -> 
             o => vec![o],
         };
         for o in outcomes {
-            *seen.entry(label(&o)).or_default() += 1;
+            for l in labels(&o) {
+                *seen.entry(l).or_default() += 1;
+            }
             match o {
                 Outcome::Grant(Ok(g)) => known.grants.push(g),
                 Outcome::Begun(Ok(b)) if !b.replayed => known.orders.push(b.order),

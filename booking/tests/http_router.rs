@@ -137,8 +137,12 @@ impl Store for CountingStore {
     async fn bookings(&self, event_id: &EventId) -> Result<Vec<Booking>, StoreError> {
         self.inner.bookings(event_id).await
     }
-    async fn open_payments(&self, limit: u32) -> Result<Vec<(Order, PaymentOp)>, StoreError> {
-        self.inner.open_payments(limit).await
+    async fn claim_reconcile(
+        &self,
+        limit: u32,
+        backoff: ReconcileBackoff,
+    ) -> Result<Vec<(Order, PaymentOp)>, StoreError> {
+        self.inner.claim_reconcile(limit, backoff).await
     }
     async fn needs_resolution(&self) -> Result<Resolution, StoreError> {
         self.inner.needs_resolution().await

@@ -119,6 +119,8 @@ pub async fn unknown_then_failure(f: StoreFactory) {
     assert_eq!(w.order(&order).await.status, OrderStatus::Reconciling);
     assert_eq!(w.wf.reconcile_once().await.unwrap().still_unknown, 1);
     w.provider.settle(order.payment_op_id, false);
+    assert_eq!(w.wf.reconcile_once().await.unwrap().examined, 0, "not checked again before its backoff");
+    w.clock.advance_ms(test_config().reconcile_backoff_base_ms);
     assert_eq!(w.wf.reconcile_once().await.unwrap().failed, 1);
     assert_eq!(w.order(&order).await.status, OrderStatus::Failed);
     assert_eq!(seat_state(&w, "A1").await, SeatState::Available);
@@ -517,6 +519,108 @@ pub async fn run_loop_dispatches_and_stops(f: StoreFactory) {
     tokio::time::timeout(std::time::Duration::from_secs(5), h).await.expect("run stops on shutdown").unwrap();
 }
 
+/// The liveness bound the simulator's invariants hold the reconciler to: a
+/// payment is resolved within this long after its deadline
+/// (`invariants::config::DEFAULT_RECONCILE_BOUND_MS`).
+const RECONCILE_BOUND_MS: i64 = 30_000;
+
+/// Three replicas' workflows on one store and one provider.
+fn replicas(w: &World) -> Vec<booking::payment::Workflow> {
+    let mut wfs = vec![];
+    for _ in 0..3 {
+        wfs.push(booking::payment::Workflow::new(w.store.clone(), w.provider.clone(), test_config()).unwrap());
+    }
+    wfs
+}
+
+/// Every `reconcile_interval_ms` of store time from now until `until_ms`
+/// (inclusive) or until `order` no longer owns its seats, every replica runs
+/// a reconcile pass. Returns the store times (ms after `T0_MS`) at which the
+/// provider was asked, and when the order was resolved (if it was).
+async fn run_reconcilers(
+    w: &World,
+    wfs: &[booking::payment::Workflow],
+    order: &booking::model::Order,
+    until_ms: i64,
+) -> (Vec<i64>, Option<i64>) {
+    use booking::clock::Clock;
+    let mut fetched_at = vec![];
+    while w.clock.now_ms() <= until_ms {
+        for wf in wfs {
+            let before = w.provider.calls().1;
+            wf.reconcile_once().await.unwrap();
+            let after = w.provider.calls().1;
+            assert!(after - before <= 1, "one fetch per pass at most");
+            if after > before {
+                fetched_at.push(w.clock.now_ms() - T0_MS);
+            }
+        }
+        if !w.order(order).await.status.owns_seats() {
+            return (fetched_at, Some(w.clock.now_ms() - T0_MS));
+        }
+        w.clock.advance_ms(test_config().reconcile_interval_ms as i64);
+    }
+    (fetched_at, None)
+}
+
+/// The provider keeps saying "processing": three replicas reconciling every
+/// `reconcile_interval_ms` fetch the payment once per backoff step in all
+/// (1 s doubling to the 8 s cap, the last step cut to the deadline), not three
+/// times per pass; at the deadline it is asked once more and released.
+pub async fn three_replicas_share_one_reconcile_backoff(f: StoreFactory) {
+    let w = World::new(f).await;
+    let wfs = replicas(&w);
+    w.provider.script_creates(&[CreateScript::Processing]);
+    let order = w.checkout("alice", &["A1"]).await;
+    assert_eq!(wfs[0].dispatch_once().await.unwrap().unknown, 1);
+    assert_eq!(w.order(&order).await.status, OrderStatus::Reconciling);
+    let deadline = order.payment_deadline_at_ms - T0_MS;
+    let (fetched_at, resolved_at) =
+        run_reconcilers(&w, &wfs, &order, order.payment_deadline_at_ms + RECONCILE_BOUND_MS).await;
+    assert_eq!(fetched_at, [0, 1_000, 3_000, 7_000, 15_000, 23_000, 31_000, 39_000, 47_000, 55_000, deadline]);
+    assert_eq!(resolved_at, Some(deadline), "released at its deadline, not a backoff step later");
+    let passes = 3 * (deadline / test_config().reconcile_interval_ms as i64 + 1);
+    assert!(fetched_at.len() as i64 * 20 < passes, "{} fetches in {passes} passes", fetched_at.len());
+    let o = w.order(&order).await;
+    assert_eq!(o.status, OrderStatus::Released);
+    assert!(o.resolution_reason.as_deref().unwrap().contains("still processing"), "{o:?}");
+    assert_eq!(seat_state(&w, "A1").await, SeatState::Available);
+    let op = w.store.payment_op(order.payment_op_id).await.unwrap();
+    assert_eq!(op.checks, fetched_at.len() as i32, "every claim was one fetch");
+    // The dispatcher then cancels at the provider, as before.
+    w.clock.advance_ms(test_config().retry_backoff_cap_ms);
+    assert_eq!(wfs[1].dispatch_once().await.unwrap().declined, 1);
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// A replica claims the check at the deadline and dies before asking: the
+/// claim is simply due again one backoff step later (at most the cap), and
+/// another replica then asks and releases, within the liveness bound.
+pub async fn a_reconcile_claim_lost_with_its_replica_comes_back(f: StoreFactory) {
+    let w = World::new(f).await;
+    let wfs = replicas(&w);
+    let cfg = test_config();
+    w.provider.script_creates(&[CreateScript::Processing]);
+    let order = w.checkout("alice", &["A1"]).await;
+    wfs[0].dispatch_once().await.unwrap();
+    let (before, resolved) = run_reconcilers(&w, &wfs, &order, order.payment_deadline_at_ms - 1).await;
+    assert_eq!(resolved, None);
+    // The replica that crashes: its claim of the final check, and nothing after.
+    w.clock.set_ms(order.payment_deadline_at_ms);
+    let claimed = w.store.claim_reconcile(cfg.reconcile_batch, cfg.reconcile_backoff()).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    let next_check = claimed[0].1.next_check_at_ms;
+    assert_eq!(next_check, order.payment_deadline_at_ms + cfg.reconcile_backoff_cap_ms, "one capped step later");
+    let (after, resolved_at) =
+        run_reconcilers(&w, &wfs, &order, order.payment_deadline_at_ms + RECONCILE_BOUND_MS).await;
+    assert_eq!(after, [next_check - T0_MS], "asked once more, by one replica, when the claim came back");
+    assert_eq!(resolved_at, Some(next_check - T0_MS));
+    assert!(next_check - order.payment_deadline_at_ms <= RECONCILE_BOUND_MS / 2, "with margin to the bound");
+    assert_eq!(w.order(&order).await.status, OrderStatus::Released);
+    assert_eq!(w.provider.calls().1 as usize, before.len() + 1);
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
 macro_rules! payment_scenarios {
     ($store:ident, $factory:path) => {
         mod $store {
@@ -528,7 +632,8 @@ macro_rules! payment_scenarios {
                 duplicate_and_reordered_webhooks, refund_webhook_before_answer, interrupted_refund_attempt_is_taken_over, webhook_for_unknown_payment,
                 refund_unknown_outcomes_get_the_longer_bound, refund_unknown_for_good_fails_saying_unknown,
                 refund_answer_lost_is_found_by_the_next_attempt, a_live_refund_attempt_is_not_taken_over,
-                run_loop_dispatches_and_stops);
+                run_loop_dispatches_and_stops, three_replicas_share_one_reconcile_backoff,
+                a_reconcile_claim_lost_with_its_replica_comes_back);
         }
     };
     (@each $factory:path; $($name:ident),+) => {

@@ -1,12 +1,13 @@
 //! Concurrency against the real database, judged by the database's clock:
 //! many tasks racing for one seat get exactly one hold; tasks racing for
 //! overlapping multi-seat selections never double-hold a seat, never hold part
-//! of a selection, and never see a deadlock or backend error.
+//! of a selection, and never see a deadlock or backend error; reconcilers
+//! claiming at once never get the same payment, and every due one is claimed once.
 
 mod common;
 
 use booking::model::SeatState;
-use booking::store::{AcquireHold, BeginPayment, CreateEvent, HoldGrant, PgStore, Store, StoreError};
+use booking::store::{AcquireHold, BeginPayment, CreateEvent, HoldGrant, PgStore, ReconcileBackoff, Store, StoreError};
 use common::TestDb;
 use std::collections::BTreeMap;
 
@@ -170,5 +171,71 @@ async fn concurrent_retries_of_one_checkout_make_one_order() {
     assert!(outcomes.iter().all(|o| o.order.order_id == order_id), "every retry found the same order");
     let snap = store.snapshot().await.unwrap();
     assert_eq!((snap.orders.len(), snap.payment_ops.len(), snap.outbox.len()), (1, 1, 1));
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_reconcile_claims_never_share_a_payment() {
+    const PAYMENTS: usize = 40;
+    const CLAIMERS: usize = 8;
+    const LIMIT: u32 = 8;
+    let db = TestDb::create(16).await;
+    let store = db.db_clock_store(4);
+    let seat_ids: Vec<String> = (0..PAYMENTS).map(|i| format!("S{i:02}")).collect();
+    create(&store, "cup", &seat_ids).await;
+    let mut op_ids = std::collections::BTreeSet::new();
+    for (i, seat) in seat_ids.iter().enumerate() {
+        let g = store
+            .acquire_hold(&AcquireHold {
+                event_id: "cup".into(),
+                seat_ids: vec![seat.clone()],
+                holder_id: format!("fan{i}"),
+                ttl_ms: 300_000,
+            })
+            .await
+            .unwrap();
+        let order = store
+            .begin_payment(&BeginPayment {
+                event_id: "cup".into(),
+                holder_id: g.holder_id,
+                hold_token: g.hold_token,
+                seat_ids: vec![seat.clone()],
+                idempotency_key: format!("k{i}"),
+                payment_ttl_ms: 600_000,
+            })
+            .await
+            .unwrap()
+            .order;
+        store.record_payment_unknown(order.payment_op_id, "timeout").await.unwrap();
+        op_ids.insert(order.payment_op_id);
+    }
+    // A backoff far beyond the test: a payment claimed once is not due again.
+    let backoff = ReconcileBackoff { base_ms: 600_000, cap_ms: 600_000 };
+    let start = std::sync::Arc::new(tokio::sync::Barrier::new(CLAIMERS));
+    let tasks: Vec<_> = (0..CLAIMERS)
+        .map(|_| {
+            let (store, start) = (store.clone(), start.clone());
+            tokio::spawn(async move {
+                start.wait().await;
+                store.claim_reconcile(LIMIT, backoff).await
+            })
+        })
+        .collect();
+    let mut claimed = BTreeMap::new();
+    for t in tasks {
+        let got = t.await.expect("task panicked").expect("no deadlock or backend error may surface");
+        assert!(got.len() <= LIMIT as usize);
+        for (order, op) in got {
+            assert!(order.status.owns_seats() && order.payment_op_id == op.payment_op_id);
+            assert_eq!(op.checks, 1, "claimed once: {op:?}");
+            assert!(claimed.insert(op.payment_op_id, order.order_id).is_none(), "{} claimed twice", op.payment_op_id);
+        }
+    }
+    // CLAIMERS * LIMIT > PAYMENTS, and a claimer skips only what another has
+    // locked (and so claims): every due payment was claimed, exactly once.
+    assert_eq!(claimed.keys().copied().collect::<std::collections::BTreeSet<_>>(), op_ids);
+    assert_eq!(store.claim_reconcile(LIMIT, backoff).await.unwrap(), vec![], "all backed off");
+    let snap = store.snapshot().await.unwrap();
+    assert!(snap.payment_ops.iter().all(|p| p.checks == 1), "one check each in the database too");
     db.drop_db().await;
 }

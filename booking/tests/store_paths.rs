@@ -138,7 +138,9 @@ async fn an_unknown_outcome_keeps_the_seats_until_the_deadline_and_a_late_succes
         assert_eq!(o.status, OrderStatus::Reconciling);
         assert_eq!(states(store).await, vec![("a".into(), SeatState::PaymentPending)], "unknown is not failure");
         assert_eq!(store.needs_resolution().await.unwrap().orders, vec![o.clone()]);
-        assert_eq!(store.open_payments(10).await.unwrap().len(), 1);
+        let backoff = ReconcileBackoff { base_ms: 1_000, cap_ms: 8_000 };
+        assert_eq!(store.claim_reconcile(10, backoff).await.unwrap().len(), 1, "unknown: due a check");
+        assert_eq!(store.claim_reconcile(10, backoff).await.unwrap().len(), 0, "then backed off");
         assert_eq!(
             store.release_unresolved_payment(op, "deadline").await,
             Err(StoreError::DeadlineNotPassed { deadline_at_ms: order.payment_deadline_at_ms })

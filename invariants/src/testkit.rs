@@ -229,6 +229,8 @@ impl World {
             provider_payment_id: None,
             last_error: None,
             updated_at_ms: now,
+            next_check_at_ms: now,
+            checks: 0,
         });
         self.snap.orders.push(order);
         self.answer_checkout(user, token, key, order_id, false);
@@ -412,6 +414,8 @@ impl World {
             provider_payment_id: None,
             last_error: None,
             updated_at_ms: now,
+            next_check_at_ms: now,
+            checks: 0,
         });
         self.snap.bookings.push(Booking {
             event_id: "ev".into(),

@@ -5,9 +5,12 @@
 
 use super::StoreError;
 use super::types::{
-    CompensationAttempt, CompensationOutcome, CompensationResult, ExpiredAttempt, UNKNOWN_OUTCOME_PREFIX, bounded_text,
+    CompensationAttempt, CompensationOutcome, CompensationResult, ExpiredAttempt, ReconcileBackoff,
+    UNKNOWN_OUTCOME_PREFIX, bounded_text,
 };
-use crate::model::{Compensation, CompensationStatus, OrderStatus, Seat, SeatState, UserId};
+use crate::model::{
+    Compensation, CompensationStatus, Order, OrderStatus, PaymentOp, PaymentStatus, Seat, SeatState, UserId,
+};
 use uuid::Uuid;
 
 /// Whether a new hold may take `seat` at `now_ms`: available, or held past its deadline.
@@ -150,4 +153,34 @@ pub fn finish_attempt(
         after.next_attempt_at_ms = now_ms + req.retry_after_ms;
         Some((after, None))
     }
+}
+
+/// Whether a reconciler may claim payment operation `op` of `order` at
+/// `now_ms`: the order still owns its seats with the outcome open, the payment
+/// needs a provider check (its outcome is `unknown`, or its payment deadline
+/// has come: a pending payment before its deadline is the dispatcher's), and
+/// its backoff has passed (`next_check_at_ms <= now_ms`).
+pub fn reconcile_due(order: &Order, op: &PaymentOp, now_ms: i64) -> bool {
+    assert_eq!(order.payment_op_id, op.payment_op_id, "the order's own payment operation");
+    let open = order.status.owns_seats() && matches!(op.status, PaymentStatus::Pending | PaymentStatus::Unknown);
+    let needs_check = op.status == PaymentStatus::Unknown || order.payment_deadline_at_ms <= now_ms;
+    open && needs_check && op.next_check_at_ms <= now_ms
+}
+
+/// `op` (of `order`, [`reconcile_due`] at `now_ms`) after a reconciler claimed
+/// it at `now_ms`: one more check, and due again after its backoff step,
+/// `now_ms + backoff.delay_ms(checks)`, but no later than the payment deadline
+/// while that is still ahead (so the last check before release is never
+/// delayed). The count saturates at `i32::MAX`. Nothing else changes.
+pub fn claim_check(order: &Order, op: &PaymentOp, now_ms: i64, backoff: ReconcileBackoff) -> PaymentOp {
+    assert!(reconcile_due(order, op, now_ms), "only a due payment is claimed");
+    let mut next_check_at_ms = now_ms + backoff.delay_ms(op.checks);
+    if now_ms < order.payment_deadline_at_ms {
+        next_check_at_ms = next_check_at_ms.min(order.payment_deadline_at_ms);
+    }
+    let mut after = op.clone();
+    after.next_check_at_ms = next_check_at_ms;
+    after.checks = op.checks.saturating_add(1);
+    assert!(after.next_check_at_ms > now_ms, "a claim always moves the payment's next check forward");
+    after
 }

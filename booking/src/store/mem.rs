@@ -5,7 +5,8 @@
 //! operation changes nothing (no partial writes, no rollback needed).
 
 use super::decide::{
-    check_checkout, check_holdable, check_whole_hold, diagnose_release, finish_attempt, start_attempt,
+    check_checkout, check_holdable, check_whole_hold, claim_check, diagnose_release, finish_attempt, reconcile_due,
+    start_attempt,
 };
 use super::observer::{Presented, SeatWriteCause, StoreObserver};
 use super::types::*;
@@ -457,6 +458,8 @@ impl Store for MemStore {
                 provider_payment_id: None,
                 last_error: None,
                 updated_at_ms: now_ms,
+                next_check_at_ms: now_ms,
+                checks: 0,
             });
             db.payment_op_event.insert(payment_op_id, req.event_id.clone());
             db.outbox.insert(
@@ -765,21 +768,30 @@ impl Store for MemStore {
         })
     }
 
-    async fn open_payments(&self, limit: u32) -> Result<Vec<(Order, PaymentOp)>, StoreError> {
-        self.tx(|db, _, _| {
-            let mut open: Vec<&Order> = db.orders.values().filter(|o| o.status.owns_seats()).collect();
-            open.sort_by(|a, b| {
-                (a.payment_deadline_at_ms, &a.event_id, a.order_id).cmp(&(
-                    b.payment_deadline_at_ms,
-                    &b.event_id,
-                    b.order_id,
-                ))
-            });
-            Ok(open
-                .into_iter()
-                .take(limit as usize)
-                .map(|o| (o.clone(), db.payment_ops[&(o.event_id.clone(), o.payment_op_id)].clone()))
-                .collect())
+    async fn claim_reconcile(
+        &self,
+        limit: u32,
+        backoff: ReconcileBackoff,
+    ) -> Result<Vec<(Order, PaymentOp)>, StoreError> {
+        backoff.validate()?;
+        self.tx(|db, now_ms, _| {
+            let mut due: Vec<(i64, EventId, Uuid)> = db
+                .orders
+                .values()
+                .filter(|o| o.status.owns_seats())
+                .filter(|o| reconcile_due(o, &db.payment_ops[&(o.event_id.clone(), o.payment_op_id)], now_ms))
+                .map(|o| (o.payment_deadline_at_ms, o.event_id.clone(), o.order_id))
+                .collect();
+            due.sort();
+            due.truncate(limit as usize);
+            let mut out = Vec::with_capacity(due.len());
+            for (_, event_id, order_id) in due {
+                let order = db.orders[&(event_id.clone(), order_id)].clone();
+                let claimed = claim_check(&order, &db.payment_ops[&(event_id, order.payment_op_id)], now_ms, backoff);
+                db.put_op(claimed.clone());
+                out.push((order, claimed));
+            }
+            Ok(out)
         })
     }
 

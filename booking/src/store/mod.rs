@@ -145,9 +145,28 @@ pub trait Store: Send + Sync + 'static {
     /// Every booking of an event, sorted by seat.
     async fn bookings(&self, event_id: &EventId) -> Result<Vec<Booking>, StoreError>;
 
-    /// Orders that still own seats without a known outcome (`pending`, `reconciling`),
-    /// oldest deadline first, at most `limit`: the reconciler's work list.
-    async fn open_payments(&self, limit: u32) -> Result<Vec<(Order, PaymentOp)>, StoreError>;
+    /// Claims up to `limit` payments due a provider check, for one reconciler,
+    /// oldest payment deadline first, and returns each with its order and its
+    /// payment operation as the claim left it. Due (the shared decision
+    /// `reconcile_due`): the order owns its seats (`pending`,
+    /// `reconciling`) with the outcome open; the outcome is `unknown` or the
+    /// payment deadline has come (a `pending` payment before its deadline is
+    /// the dispatcher's); and `next_check_at_ms <= now` (store clock).
+    ///
+    /// In the same write each claimed operation counts one more check and is
+    /// due again at `now + min(backoff.base_ms << checks, backoff.cap_ms)`
+    /// (`checks` before the claim), but no later than its payment deadline
+    /// while that is still ahead. So across all reconcilers a payment is
+    /// checked once per backoff step, and a claimer that dies leaves the
+    /// payment due again at its next check. Payments another transaction has
+    /// locked right now are skipped (due again next pass).
+    /// Errors: `InvalidInput` (`backoff` not `1 <= base_ms <= cap_ms <=`
+    /// [`MAX_RETRY_DELAY_MS`]).
+    async fn claim_reconcile(
+        &self,
+        limit: u32,
+        backoff: ReconcileBackoff,
+    ) -> Result<Vec<(Order, PaymentOp)>, StoreError>;
 
     /// What operators must see, so that nothing charged is invisible: every
     /// order charged without a ticket whose compensation has not succeeded,

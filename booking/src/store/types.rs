@@ -425,6 +425,46 @@ pub fn validate_retry_after_ms(retry_after_ms: i64) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// The reconciler's backoff between two provider checks of one payment (see
+/// [`Store::claim_reconcile`](super::Store::claim_reconcile)): after its
+/// `checks`-th claim (0-based) a payment is due again `min(base_ms << checks,
+/// cap_ms)` later, but never later than its payment deadline while that is
+/// still ahead.
+///
+/// Preconditions (checked by [`ReconcileBackoff::validate`]):
+/// `1 <= base_ms <= cap_ms <= MAX_RETRY_DELAY_MS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReconcileBackoff {
+    /// The delay after the first claim.
+    pub base_ms: i64,
+    /// Upper bound on any delay.
+    pub cap_ms: i64,
+}
+
+/// Doublings after which a reconcile backoff stops growing: `base_ms << 30`
+/// exceeds any valid cap (`MAX_RETRY_DELAY_MS < 2^27`) and cannot overflow.
+pub const RECONCILE_BACKOFF_MAX_SHIFT: i32 = 30;
+
+impl ReconcileBackoff {
+    /// Validates the preconditions.
+    pub fn validate(&self) -> Result<(), StoreError> {
+        if !(1 <= self.base_ms && self.base_ms <= self.cap_ms && self.cap_ms <= MAX_RETRY_DELAY_MS) {
+            return Err(StoreError::InvalidInput(format!(
+                "reconcile backoff must be 1 <= base_ms <= cap_ms <= {MAX_RETRY_DELAY_MS}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The delay after a payment's `checks`-th claim (0-based; negative counts
+    /// as 0): `min(base_ms << checks, cap_ms)`. Requires a valid backoff.
+    pub fn delay_ms(&self, checks: i32) -> i64 {
+        assert!(self.validate().is_ok(), "a valid backoff: {self:?}");
+        let shift = checks.clamp(0, RECONCILE_BACKOFF_MAX_SHIFT) as u32;
+        (self.base_ms << shift).min(self.cap_ms)
+    }
+}
+
 /// Upper bound on a stored error or reason text, in characters.
 pub const MAX_TEXT_CHARS: usize = 500;
 

@@ -231,6 +231,8 @@ pub fn test_config() -> WorkflowConfig {
         retry_backoff_base_ms: 1_000,
         retry_backoff_cap_ms: 8_000,
         reconcile_batch: 16,
+        reconcile_backoff_base_ms: 1_000,
+        reconcile_backoff_cap_ms: 8_000,
         dispatch_interval_ms: 50,
         reconcile_interval_ms: 200,
         max_compensation_attempts: 3,

@@ -1,5 +1,6 @@
 //! The workflow's limits, each with its unit.
 
+use crate::store::ReconcileBackoff;
 use serde::{Deserialize, Serialize};
 
 /// Limits and intervals of the payment [`Workflow`](super::Workflow).
@@ -23,8 +24,18 @@ pub struct WorkflowConfig {
     pub retry_backoff_base_ms: i64,
     /// Upper bound on an outbox row's retry delay.
     pub retry_backoff_cap_ms: i64,
-    /// Open payments examined per reconcile pass.
+    /// Due payments claimed per reconcile pass (`Store::claim_reconcile`).
     pub reconcile_batch: u32,
+    /// Delay before a payment is checked with the provider again after its
+    /// first reconcile check; doubles per check. Shared by every replica (the
+    /// schedule is in the store), never past the payment deadline while that
+    /// is ahead.
+    pub reconcile_backoff_base_ms: i64,
+    /// Upper bound on the delay between two reconcile checks of a payment.
+    /// Also bounds how long a check claimed by a replica that died is retried
+    /// late, so keep it well under the liveness bound on resolving a payment
+    /// after its deadline.
+    pub reconcile_backoff_cap_ms: i64,
     /// How often [`Workflow::run`](super::Workflow::run) dispatches.
     pub dispatch_interval_ms: u64,
     /// How often [`Workflow::run`](super::Workflow::run) reconciles.
@@ -55,6 +66,8 @@ impl Default for WorkflowConfig {
             retry_backoff_base_ms: 500,
             retry_backoff_cap_ms: 30_000,
             reconcile_batch: 64,
+            reconcile_backoff_base_ms: 1_000,
+            reconcile_backoff_cap_ms: 8_000,
             dispatch_interval_ms: 200,
             reconcile_interval_ms: 1_000,
             max_compensation_attempts: 8,
@@ -74,11 +87,12 @@ impl WorkflowConfig {
     /// Checks the preconditions.
     pub fn validate(&self) -> Result<(), InvalidConfig> {
         let day_ms = super::dispatch::MAX_DELAY_MS;
-        let checks: [(bool, &'static str); 10] = [
+        let checks: [(bool, &'static str); 11] = [
             (
                 self.outbox_lease_ms <= day_ms
                     && self.retry_backoff_cap_ms <= day_ms
-                    && self.compensation_backoff_cap_ms <= day_ms,
+                    && self.compensation_backoff_cap_ms <= day_ms
+                    && self.reconcile_backoff_cap_ms <= day_ms,
                 "lease and backoff caps must be <= a day",
             ),
             (self.dispatch_batch > 0, "dispatch_batch must be > 0"),
@@ -89,6 +103,10 @@ impl WorkflowConfig {
                 "0 < retry_backoff_base_ms <= retry_backoff_cap_ms",
             ),
             (self.reconcile_batch > 0, "reconcile_batch must be > 0"),
+            (
+                0 < self.reconcile_backoff_base_ms && self.reconcile_backoff_base_ms <= self.reconcile_backoff_cap_ms,
+                "0 < reconcile_backoff_base_ms <= reconcile_backoff_cap_ms",
+            ),
             (self.dispatch_interval_ms > 0 && self.reconcile_interval_ms > 0, "intervals must be > 0"),
             (self.max_compensation_attempts > 0, "max_compensation_attempts must be > 0"),
             (
@@ -110,6 +128,12 @@ impl WorkflowConfig {
     /// Delay before retrying an outbox row claimed `attempts` times (>= 1).
     pub fn retry_backoff_ms(&self, attempts: i32) -> i64 {
         backoff_ms(self.retry_backoff_base_ms, self.retry_backoff_cap_ms, attempts)
+    }
+
+    /// The reconciler's backoff between two provider checks of one payment,
+    /// as the store applies it. Valid when `self` is.
+    pub fn reconcile_backoff(&self) -> ReconcileBackoff {
+        ReconcileBackoff { base_ms: self.reconcile_backoff_base_ms, cap_ms: self.reconcile_backoff_cap_ms }
     }
 
     /// Delay after the `attempts`-th (>= 1) failed refund attempt.
@@ -139,5 +163,23 @@ mod tests {
         assert!(c.validate().is_ok());
         assert!(WorkflowConfig { retry_backoff_cap_ms: 1, ..c.clone() }.validate().is_err());
         assert!(WorkflowConfig { max_compensation_unknown_attempts: 7, ..c }.validate().is_err());
+    }
+
+    #[test]
+    fn reconcile_backoff_is_validated_and_matches_the_store() {
+        let c = WorkflowConfig::default();
+        let b = c.reconcile_backoff();
+        assert_eq!(b.validate(), Ok(()));
+        let steps: Vec<i64> = (0..6).map(|checks| b.delay_ms(checks)).collect();
+        assert_eq!(steps, [1_000, 2_000, 4_000, 8_000, 8_000, 8_000]);
+        assert_eq!(b.delay_ms(i32::MAX), 8_000, "no overflow however many checks");
+        for bad in [
+            WorkflowConfig { reconcile_backoff_base_ms: 0, ..c.clone() },
+            WorkflowConfig { reconcile_backoff_cap_ms: 999, ..c.clone() },
+            WorkflowConfig { reconcile_backoff_cap_ms: super::super::dispatch::MAX_DELAY_MS + 1, ..c.clone() },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+            assert!(bad.reconcile_backoff().validate().is_err(), "the store refuses it too: {bad:?}");
+        }
     }
 }

@@ -2,7 +2,8 @@
 //! tracked compensation.
 //!
 //! - [`dispatch`]: claims outbox rows and calls the provider outside any transaction.
-//! - [`reconcile`]: asks the provider about unknown payments; releases at the deadline.
+//! - [`reconcile`]: asks the provider about unknown payments, on a per-payment backoff
+//!   claimed from the store (shared by every replica); releases at the deadline.
 //! - [`webhooks`]: applies provider webhooks; duplicates and reordering change nothing.
 //! - [`config`], the limits.
 //!

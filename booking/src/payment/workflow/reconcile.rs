@@ -1,12 +1,23 @@
-//! The reconciler: for open payments whose outcome is unknown, asks the
-//! provider (`fetch_payment`) until it is known; at the payment deadline (by
+//! The reconciler: asks the provider (`fetch_payment`) about open payments
+//! whose outcome is unknown until it is known; at the payment deadline (by
 //! the store's clock) asks one last time and, if still unresolved, releases
 //! the seats with the reason recorded.
+//!
+//! Which payments to ask about is the store's decision, shared by every
+//! replica: each pass claims the due ones ([`Store::claim_reconcile`]), and the
+//! claim itself moves each to its next check, `reconcile_backoff_base_ms`
+//! doubling up to `reconcile_backoff_cap_ms` but never past the deadline while
+//! that is ahead. So a payment is fetched once per backoff step in all, not
+//! once per pass per replica, and the check at the deadline is never late. A
+//! replica that dies holding a claim leaves the payment due again at its next
+//! check (at most the cap later).
 //!
 //! "Not found" is not a failure: the create request may still be in flight.
 //! It only counts at the deadline, as "unresolved"; the dispatcher then
 //! cancels the payment at the provider so that a late arrival cannot charge
 //! silently (or, if it did, opens a compensation).
+//!
+//! [`Store::claim_reconcile`]: crate::store::Store::claim_reconcile
 
 use super::Workflow;
 use super::dispatch::{Applied, DispatchReport};
@@ -18,7 +29,7 @@ use serde::{Deserialize, Serialize};
 /// What one reconcile pass did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReconcileReport {
-    /// Open payments looked at.
+    /// Due payments claimed (each is fetched once).
     pub examined: u32,
     /// Provider asked.
     pub fetched: u32,
@@ -35,13 +46,16 @@ pub struct ReconcileReport {
 }
 
 impl Workflow {
-    /// One pass over at most `reconcile_batch` open payments, oldest deadline first.
-    /// Pending payments before their deadline are the dispatcher's and are skipped.
-    /// Errors only when listing open payments fails.
+    /// One pass: claims at most `reconcile_batch` due payments (oldest
+    /// deadline first; see [`Store::claim_reconcile`](crate::store::Store::claim_reconcile))
+    /// and asks the provider about each once. Pending payments before their
+    /// deadline are the dispatcher's and are never claimed. A payment whose
+    /// handling fails (store error) is due again at its next check.
+    /// Errors only when the claim fails.
     pub async fn reconcile_once(&self) -> Result<ReconcileReport, StoreError> {
-        let open = self.store.open_payments(self.config.reconcile_batch).await?;
-        let mut report = ReconcileReport { examined: open.len() as u32, ..ReconcileReport::default() };
-        for (order, op) in open {
+        let claimed = self.store.claim_reconcile(self.config.reconcile_batch, self.config.reconcile_backoff()).await?;
+        let mut report = ReconcileReport { examined: claimed.len() as u32, ..ReconcileReport::default() };
+        for (order, op) in claimed {
             let now_ms = match self.store.now_ms().await {
                 Ok(t) => t,
                 Err(e) => {
@@ -51,6 +65,7 @@ impl Workflow {
                 }
             };
             let past_deadline = now_ms >= order.payment_deadline_at_ms;
+            // Claimed at or after its deadline, unless the store's clock went back since.
             if op.status == PaymentStatus::Pending && !past_deadline {
                 continue;
             }

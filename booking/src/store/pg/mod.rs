@@ -23,6 +23,7 @@ mod holds;
 mod outbox;
 mod payments;
 mod reads;
+mod reconcile;
 mod rows;
 mod tx;
 
@@ -256,8 +257,13 @@ impl Store for PgStore {
         self.read(async |c| reads::bookings(c, event_id).await).await
     }
 
-    async fn open_payments(&self, limit: u32) -> Result<Vec<(Order, PaymentOp)>, StoreError> {
-        self.read(async |c| reads::open_payments(c, limit).await).await
+    async fn claim_reconcile(
+        &self,
+        limit: u32,
+        backoff: ReconcileBackoff,
+    ) -> Result<Vec<(Order, PaymentOp)>, StoreError> {
+        backoff.validate()?;
+        in_tx!(self, |c, now, _ids| reconcile::claim_reconcile(c, now, limit, backoff))
     }
 
     async fn needs_resolution(&self) -> Result<Resolution, StoreError> {

@@ -207,8 +207,9 @@ pub(super) async fn begin_payment(
     .execute(&mut *c)
     .await?;
     sqlx::query(
-        "INSERT INTO payment_ops (event_id, payment_op_id, order_id, amount_cents, status, provider_payment_id, last_error, updated_at_ms) \
-         VALUES ($1, $2, $3, $4, 'pending', NULL, NULL, $5)",
+        "INSERT INTO payment_ops (event_id, payment_op_id, order_id, amount_cents, status, provider_payment_id, last_error, \
+                                  updated_at_ms, next_check_at_ms, checks) \
+         VALUES ($1, $2, $3, $4, 'pending', NULL, NULL, $5, $5, 0)",
     )
     .bind(&req.event_id)
     .bind(payment_op_id)

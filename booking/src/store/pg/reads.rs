@@ -1,7 +1,7 @@
-//! The reads: seat map and its version, one order or payment operation, bookings, the
-//! reconciler's and the operators' lists, and the canonical snapshot. Every
-//! ORDER BY is MemStore's BTreeMap order (text is `COLLATE "C"`, UUIDs compare
-//! bytewise in both).
+//! The reads: seat map and its version, one order or payment operation,
+//! bookings, the operators' list, and the canonical snapshot. Every ORDER BY
+//! is MemStore's BTreeMap order (text is `COLLATE "C"`, UUIDs compare bytewise
+//! in both).
 
 use super::rows::{self, booking_cols, comp_cols, op_cols, order_cols, outbox_cols, seat_cols};
 use super::tx::{Fail, ensure};
@@ -69,37 +69,6 @@ pub(super) async fn bookings(c: &mut PgConnection, event_id: &str) -> Result<Vec
     .fetch_all(&mut *c)
     .await?;
     rows::all(&rows, rows::booking)
-}
-
-/// Open orders (oldest deadline first, at most `limit`) with their payment operations.
-pub(super) async fn open_payments(c: &mut PgConnection, limit: u32) -> Result<Vec<(Order, PaymentOp)>, Fail> {
-    let rows = sqlx::query(concat!(
-        "SELECT ",
-        order_cols!(),
-        " FROM orders WHERE status IN ('pending', 'reconciling') \
-          ORDER BY payment_deadline_at_ms, event_id, order_id LIMIT $1"
-    ))
-    .bind(i64::from(limit))
-    .fetch_all(&mut *c)
-    .await?;
-    let orders = rows::all(&rows, rows::order)?;
-    let op_ids: Vec<Uuid> = orders.iter().map(|o| o.payment_op_id).collect();
-    let rows = sqlx::query(concat!("SELECT ", op_cols!(), " FROM payment_ops WHERE payment_op_id = ANY($1)"))
-        .bind(&op_ids)
-        .fetch_all(&mut *c)
-        .await?;
-    let ops = rows::all(&rows, rows::payment_op)?;
-    orders
-        .into_iter()
-        .map(|o| {
-            let op = ops
-                .iter()
-                .find(|p| p.payment_op_id == o.payment_op_id)
-                .cloned()
-                .ok_or_else(|| Fail::Broken(format!("order {} without its payment op", o.order_id)))?;
-            Ok((o, op))
-        })
-        .collect()
 }
 
 /// What operators must see. `released` orders count while their payment

@@ -26,7 +26,8 @@ macro_rules! order_cols {
 /// The columns of a [`PaymentOp`].
 macro_rules! op_cols {
     () => {
-        "event_id, payment_op_id, order_id, amount_cents, status, provider_payment_id, last_error, updated_at_ms"
+        "event_id, payment_op_id, order_id, amount_cents, status, provider_payment_id, last_error, updated_at_ms, \
+         next_check_at_ms, checks"
     };
 }
 /// The columns of a [`Booking`](crate::model::Booking).
@@ -102,6 +103,8 @@ pub(super) fn payment_op(r: &PgRow) -> Result<PaymentOp, Fail> {
         provider_payment_id: r.try_get("provider_payment_id")?,
         last_error: r.try_get("last_error")?,
         updated_at_ms: r.try_get("updated_at_ms")?,
+        next_check_at_ms: r.try_get("next_check_at_ms")?,
+        checks: r.try_get("checks")?,
     })
 }
 
