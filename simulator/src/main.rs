@@ -31,6 +31,10 @@ enum Command {
     Run(RunArgs),
     /// Run one seed, print its verdict and trace hash (last line: `trace-hash: <hex>`).
     Replay(ReplayArgs),
+    /// INTERNAL: run one seed and print its verdict as one JSON line. `run`
+    /// runs every seed this way, in a process of its own (see `run_seeds`).
+    #[command(hide = true)]
+    Seed(ReplayArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -107,6 +111,7 @@ fn main() -> ExitCode {
         }
         Command::Run(args) => run(args),
         Command::Replay(args) => replay(args),
+        Command::Seed(args) => seed_verdict(args),
     }
 }
 
@@ -230,13 +235,19 @@ fn run(args: RunArgs) -> ExitCode {
     if failed_any { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }
 
+/// Runs `seeds` of `plan`, `jobs` at a time, each seed in a process of its
+/// own (`simulator seed ...`), exactly as `replay` runs it.
+///
+/// Why processes: tokio numbers tasks from one process-wide counter and a
+/// runtime drops its tasks in an order that depends on those numbers, so a
+/// crashed host's connections would close in an order that depends on what
+/// else the process ran before (or runs beside) the world. A fresh process
+/// per seed makes every run, and every `replay` of it, see the same numbers.
 fn run_seeds(plan: &Plan, seeds: &[u64], jobs: usize, twice: bool, tty: bool) -> Vec<SeedVerdict> {
     let done = std::sync::atomic::AtomicUsize::new(0);
     let mut verdicts: Vec<Option<SeedVerdict>> = vec![None; seeds.len()];
     let next = std::sync::atomic::AtomicUsize::new(0);
     let slots = std::sync::Mutex::new(&mut verdicts);
-    // Runner-level parallelism: independent worlds on scoped threads. Each
-    // world is single-threaded and decided by its seed alone.
     std::thread::scope(|scope| {
         for _ in 0..jobs.min(seeds.len()).max(1) {
             scope.spawn(|| {
@@ -245,9 +256,9 @@ fn run_seeds(plan: &Plan, seeds: &[u64], jobs: usize, twice: bool, tty: bool) ->
                     if i >= seeds.len() {
                         return;
                     }
-                    let (_, mut verdict) = runner::run_seed(plan, seeds[i]);
+                    let mut verdict = seed_in_process(plan, seeds[i]);
                     if twice {
-                        let (_, again) = runner::run_seed(plan, seeds[i]);
+                        let again = seed_in_process(plan, seeds[i]);
                         if again.trace_hash != verdict.trace_hash {
                             verdict.passed = false;
                             verdict.failures.push(format!(
@@ -270,6 +281,51 @@ fn run_seeds(plan: &Plan, seeds: &[u64], jobs: usize, twice: bool, tty: bool) ->
         eprintln!();
     }
     verdicts.into_iter().map(|v| v.expect("every seed ran")).collect()
+}
+
+/// Runs `seed` of `plan` in a child process and reads its verdict. A child
+/// that dies (a panic in the world) is a failed seed with its replay line.
+fn seed_in_process(plan: &Plan, seed: u64) -> SeedVerdict {
+    let exe = std::env::current_exe().expect("the simulator knows its own path");
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("seed").arg("--seed").arg(seed.to_string());
+    match &plan.file {
+        Some(f) => cmd.arg("--scenario-file").arg(f),
+        None => cmd.arg("--scenario").arg(&plan.name),
+    };
+    if plan.break_checkout {
+        cmd.arg("--break-checkout");
+    }
+    let failed = |why: String| SeedVerdict {
+        scenario: plan.name.clone(),
+        seed,
+        passed: false,
+        failures: vec![why],
+        replay: runner::replay_command(&plan.name, seed, plan.file.as_deref(), plan.break_checkout),
+        trace_hash: String::new(),
+        simulated_ms: 0,
+        metrics: Default::default(),
+    };
+    match cmd.stderr(std::process::Stdio::inherit()).output() {
+        Ok(out) => match serde_json::from_slice::<SeedVerdict>(&out.stdout) {
+            Ok(v) => v,
+            Err(_) => failed(format!("the seed's process ended without a verdict ({})", out.status)),
+        },
+        Err(e) => failed(format!("cannot start the seed's process: {e}")),
+    }
+}
+
+fn seed_verdict(args: ReplayArgs) -> ExitCode {
+    let names: Vec<String> = args.scenario.into_iter().collect();
+    let files: Vec<String> = args.scenario_file.into_iter().collect();
+    let plan = match select(&names, &files, args.break_checkout) {
+        Ok(mut p) if p.len() == 1 => p.remove(0),
+        Ok(_) => return usage_error("seed takes one scenario".into()),
+        Err(e) => return usage_error(e),
+    };
+    let (_, verdict) = runner::run_seed(&plan, args.seed);
+    println!("{}", serde_json::to_string(&verdict).expect("a verdict serializes"));
+    ExitCode::SUCCESS
 }
 
 fn replay(args: ReplayArgs) -> ExitCode {

@@ -5,10 +5,10 @@
 
 use crate::plan::Plan;
 use crate::world::{self, RunOutcome};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The verdict of one seed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SeedVerdict {
     /// Scenario name.
     pub scenario: String,

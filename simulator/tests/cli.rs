@@ -104,3 +104,36 @@ fn scenario_files_outside_the_library_run_and_replay() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("bogus"), "the error names the unknown key");
 }
+
+/// Regression (found 2026-11-30): `run --check-determinism --jobs 2` failed on
+/// crash scenarios while `replay` agreed with itself. Postmortem: tokio numbers
+/// tasks from one process-wide counter and a crashed host's runtime drops its
+/// tasks in an order set by those numbers, so worlds sharing a process closed
+/// connections in different orders; now every seed runs in its own process.
+/// Also: a seed `run` reports must hash exactly as its `replay` line does.
+#[test]
+fn run_agrees_with_itself_and_with_replay_on_crash_scenarios() {
+    let out = sim(&[
+        "run",
+        "--json",
+        "--check-determinism",
+        "--scenario",
+        "crash-after-commit",
+        "--seeds",
+        "0..4",
+        "--jobs",
+        "2",
+    ]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    let verdicts: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("one JSON object per line"))
+        .filter_map(|v| v.get("seed_verdict").cloned())
+        .collect();
+    assert_eq!(verdicts.len(), 4);
+    for v in verdicts.iter().take(2) {
+        let seed = v["seed"].to_string();
+        let replayed = sim(&["replay", "--scenario", "crash-after-commit", "--seed", &seed]);
+        assert_eq!(v["trace_hash"].as_str().unwrap(), trace_hash(&replayed), "seed {seed}: run and replay differ");
+    }
+}
