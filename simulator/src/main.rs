@@ -315,13 +315,21 @@ fn seed_in_process(plan: &Plan, seed: u64) -> SeedVerdict {
     }
 }
 
+/// The one scenario `replay` or `seed` (`verb`) names, or the usage error.
+fn one_plan(args: &ReplayArgs, verb: &str) -> Result<Plan, ExitCode> {
+    let names: Vec<String> = args.scenario.iter().cloned().collect();
+    let files: Vec<String> = args.scenario_file.iter().cloned().collect();
+    match select(&names, &files, args.break_checkout) {
+        Ok(mut p) if p.len() == 1 => Ok(p.remove(0)),
+        Ok(_) => Err(usage_error(format!("{verb} takes one scenario"))),
+        Err(e) => Err(usage_error(e)),
+    }
+}
+
 fn seed_verdict(args: ReplayArgs) -> ExitCode {
-    let names: Vec<String> = args.scenario.into_iter().collect();
-    let files: Vec<String> = args.scenario_file.into_iter().collect();
-    let plan = match select(&names, &files, args.break_checkout) {
-        Ok(mut p) if p.len() == 1 => p.remove(0),
-        Ok(_) => return usage_error("seed takes one scenario".into()),
-        Err(e) => return usage_error(e),
+    let plan = match one_plan(&args, "seed") {
+        Ok(p) => p,
+        Err(code) => return code,
     };
     let (_, verdict) = runner::run_seed(&plan, args.seed);
     println!("{}", serde_json::to_string(&verdict).expect("a verdict serializes"));
@@ -329,12 +337,9 @@ fn seed_verdict(args: ReplayArgs) -> ExitCode {
 }
 
 fn replay(args: ReplayArgs) -> ExitCode {
-    let names: Vec<String> = args.scenario.into_iter().collect();
-    let files: Vec<String> = args.scenario_file.into_iter().collect();
-    let plan = match select(&names, &files, args.break_checkout) {
-        Ok(mut p) if p.len() == 1 => p.remove(0),
-        Ok(_) => return usage_error("replay takes one scenario".into()),
-        Err(e) => return usage_error(e),
+    let plan = match one_plan(&args, "replay") {
+        Ok(p) => p,
+        Err(code) => return code,
     };
     let (out, verdict) = runner::run_seed(&plan, args.seed);
     if let Some(path) = &args.trace
