@@ -1,8 +1,10 @@
 //! One seeded run: builds the turmoil world (service hosts running the real
 //! bookingd router, workflow and sweeper over a shared MemStore; a provider
 //! host running the real fake provider; client hosts running many virtual
-//! users as tasks; a settler), steps it while injecting the scheduled faults,
-//! then checks the invariants on the store's final records and the trace.
+//! users as tasks), steps it while injecting the scheduled faults and marking
+//! the phases (the settle phase ends at its bound or once the world is
+//! quiescent, see [`crate::quiescence`]), then checks the invariants on the
+//! store's final records and the trace.
 
 use crate::client::SimClient;
 use crate::faults::{CrashHooks, CrashRequests};
