@@ -6,6 +6,7 @@
 
 pub mod allocator;
 pub mod client;
+pub mod exchanges;
 pub mod faults;
 pub mod net;
 pub mod plan;

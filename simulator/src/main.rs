@@ -169,6 +169,8 @@ fn run(args: RunArgs) -> ExitCode {
             wall_s,
             seeds_per_s: seeds.len() as f64 / wall_s,
             sim_per_wall: sim_s / wall_s,
+            http_exchanges_per_seed: verdicts.iter().map(|v| v.http_exchanges as f64).sum::<f64>()
+                / verdicts.len().max(1) as f64,
             metrics: runner::MetricsSummary::of(&verdicts),
         };
         for v in &verdicts {
@@ -190,13 +192,13 @@ fn run(args: RunArgs) -> ExitCode {
     }
     if !args.json {
         println!(
-            "{:<28} {:>6} {:>6} {:>6} {:>10} {:>12}",
-            "scenario", "seeds", "passed", "failed", "seeds/s", "sim-s/wall-s"
+            "{:<28} {:>6} {:>6} {:>6} {:>10} {:>12} {:>10}",
+            "scenario", "seeds", "passed", "failed", "seeds/s", "sim-s/wall-s", "http/seed"
         );
         for s in &summaries {
             println!(
-                "{:<28} {:>6} {:>6} {:>6} {:>10.1} {:>12.0}",
-                s.scenario, s.seeds, s.passed, s.failed, s.seeds_per_s, s.sim_per_wall
+                "{:<28} {:>6} {:>6} {:>6} {:>10.1} {:>12.0} {:>10.0}",
+                s.scenario, s.seeds, s.passed, s.failed, s.seeds_per_s, s.sim_per_wall, s.http_exchanges_per_seed
             );
         }
         println!();
@@ -304,6 +306,7 @@ fn seed_in_process(plan: &Plan, seed: u64) -> SeedVerdict {
         replay: runner::replay_command(&plan.name, seed, plan.file.as_deref(), plan.break_checkout),
         trace_hash: String::new(),
         simulated_ms: 0,
+        http_exchanges: 0,
         metrics: Default::default(),
     };
     match cmd.stderr(std::process::Stdio::inherit()).output() {
@@ -359,6 +362,7 @@ fn replay(args: ReplayArgs) -> ExitCode {
         }
     }
     println!("metrics: {}", serde_json::to_string(&out.metrics).expect("serializes"));
+    println!("http-exchanges: {}", out.http_exchanges);
     println!("trace-events: {}", out.trace.len());
     println!("trace-hash: {}", out.trace_hash);
     if verdict.passed { ExitCode::SUCCESS } else { ExitCode::from(1) }

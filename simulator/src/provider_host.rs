@@ -3,6 +3,7 @@
 //! its fault knobs switched off when the fault phase ends, and its ledger —
 //! the money that actually moved — appended to the trace after the run.
 
+use crate::exchanges::Exchanges;
 use crate::net::{SimConnector, SimListener};
 use crate::recorder::Recorder;
 use crate::sim_clock::SimClock;
@@ -37,13 +38,14 @@ impl WebhookTransport for AnyService {
     }
 }
 
-/// Installs the provider host; returns the provider's shared state.
+/// Installs the provider host, its requests counted in `exchanges`; returns the provider's shared state.
 pub fn install(
     sim: &mut turmoil::Sim<'_>,
     seed: u64,
     faults: Faults,
     services: &[String],
     webhook_secret: &[u8],
+    exchanges: &Exchanges,
 ) -> FakeProvider {
     let transports = services
         .iter()
@@ -65,11 +67,13 @@ pub fn install(
     )
     .expect("scenario provider faults are valid");
     let shared = provider.clone();
+    let exchanges = exchanges.clone();
     sim.host("provider", move || {
         let provider = shared.clone();
+        let exchanges = exchanges.clone();
         async move {
-            booking::http::serve(SimListener::bind(PROVIDER_PORT).await?, app(provider), std::future::pending())
-                .await?;
+            let app = exchanges.count(app(provider));
+            booking::http::serve(SimListener::bind(PROVIDER_PORT).await?, app, std::future::pending()).await?;
             Ok(())
         }
     });

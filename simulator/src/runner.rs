@@ -24,6 +24,8 @@ pub struct SeedVerdict {
     pub trace_hash: String,
     /// Simulated time, ms.
     pub simulated_ms: u64,
+    /// HTTP requests the simulated servers answered: what a seed's wall time is made of.
+    pub http_exchanges: u64,
     /// Metrics.
     pub metrics: invariants::metrics::Metrics,
 }
@@ -45,6 +47,8 @@ pub struct Summary {
     pub seeds_per_s: f64,
     /// Simulated seconds per wall second.
     pub sim_per_wall: f64,
+    /// HTTP exchanges per seed, mean.
+    pub http_exchanges_per_seed: f64,
     /// Run metrics, averaged over the seeds.
     pub metrics: MetricsSummary,
 }
@@ -144,6 +148,7 @@ pub fn judge(plan: &Plan, out: &RunOutcome) -> SeedVerdict {
         replay: replay_command(&plan.name, out.seed, plan.file.as_deref(), plan.break_checkout),
         trace_hash: out.trace_hash.clone(),
         simulated_ms: out.simulated_ms,
+        http_exchanges: out.http_exchanges,
         metrics: out.metrics.clone(),
     }
 }

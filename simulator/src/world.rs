@@ -7,6 +7,7 @@
 //! store's final records and the trace.
 
 use crate::client::SimClient;
+use crate::exchanges::Exchanges;
 use crate::faults::{CrashHooks, CrashRequests};
 use crate::net::SimListener;
 use crate::provider_host::{self, ProviderFaults};
@@ -100,6 +101,8 @@ pub struct RunOutcome {
     pub metrics: invariants::metrics::Metrics,
     /// Set when the run could not complete (a host errored, the trace overflowed).
     pub error: Option<String>,
+    /// HTTP requests the simulated servers answered (services and provider).
+    pub http_exchanges: u64,
 }
 
 fn host_seed(seed: u64, salt: &str) -> u64 {
@@ -148,6 +151,9 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
         .build();
     let mut rng = ChaCha8Rng::seed_from_u64(host_seed(seed, "world"));
 
+    // Every request a simulated server answers is counted.
+    let exchanges = Exchanges::default();
+
     // The provider.
     let service_names: Vec<String> = (0..cfg.server_hosts).map(|i| format!("svc{i}")).collect();
     let provider = provider_host::install(
@@ -156,6 +162,7 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
         cfg.provider.clone(),
         &service_names,
         WEBHOOK_SECRET,
+        &exchanges,
     );
 
     // Service hosts.
@@ -183,8 +190,10 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
             hold_attempts_per_minute: 10_000,
             ..ServiceConfig::default()
         };
+        let exchanges = exchanges.clone();
         sim.host(name.as_str(), move || {
             let store = store.clone();
+            let exchanges = exchanges.clone();
             let hooks = hooks.share();
             let stalled = stalled.clone();
             let config = config.clone();
@@ -214,7 +223,8 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
                 let (_stop, stop_rx) = tokio::sync::watch::channel(false);
                 let bg = service.clone();
                 tokio::spawn(async move { bg.run_background(stop_rx).await });
-                serve(SimListener::bind(SERVICE_PORT).await?, service.router(), std::future::pending()).await?;
+                let router = exchanges.count(service.router());
+                serve(SimListener::bind(SERVICE_PORT).await?, router, std::future::pending()).await?;
                 Ok(())
             }
         });
@@ -380,5 +390,5 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
     let violations = invariants::check_all(&snapshot, &trace, &check_cfg);
     let metrics = invariants::metrics::Metrics::compute(&snapshot, &trace, &check_cfg);
     let trace_hash = invariants::to_hex(&invariants::trace_hash(&trace));
-    RunOutcome { seed, violations, trace, trace_hash, simulated_ms, metrics, error }
+    RunOutcome { seed, violations, trace, trace_hash, simulated_ms, metrics, error, http_exchanges: exchanges.total() }
 }

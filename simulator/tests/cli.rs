@@ -84,6 +84,10 @@ fn json_output_carries_verdicts_metrics_and_a_summary() {
     assert_eq!(lines[0]["seed_verdict"]["seed"], 0);
     assert!(lines[0]["seed_verdict"]["metrics"]["holds_acquired"].as_u64().unwrap() >= 1, "{}", lines[0]);
     assert_eq!(lines[2]["summary"]["passed"], 2);
+    // Alice and Bob: seat maps, holds, checkouts, order polls, the provider's calls and webhooks.
+    let exchanges = lines[0]["seed_verdict"]["http_exchanges"].as_u64().unwrap();
+    assert!((10..1_000).contains(&exchanges), "{}", lines[0]);
+    assert!(lines[2]["summary"]["http_exchanges_per_seed"].as_f64().unwrap() >= 10.0);
 }
 
 #[test]
