@@ -9,9 +9,8 @@ use crate::http::problem::Problem;
 use crate::http::rate_limit::RateLimiter;
 use crate::http::{AppState, FaultHooks, ServiceConfig, WebhookSink, router};
 use crate::metrics::{Metrics, PaymentOutcome};
-use crate::model::PaymentStatus;
 use crate::payment::provider::PaymentProvider;
-use crate::payment::webhook::{SIGNATURE_HEADER, TIMESTAMP_HEADER, WebhookError, WebhookKind, verify_and_parse};
+use crate::payment::webhook::{SIGNATURE_HEADER, TIMESTAMP_HEADER, WebhookError, verify_and_parse};
 use crate::payment::workflow::{
     DispatchReport, InvalidConfig, ReconcileReport, WebhookOutcome, Workflow, WorkflowConfig, WorkflowError,
 };
@@ -76,7 +75,6 @@ pub enum ServiceError {
 /// Verifies provider webhooks and applies them through the workflow.
 struct WorkflowWebhooks {
     workflow: Arc<Workflow>,
-    store: Arc<dyn Store>,
     secret: Vec<u8>,
     clock: Arc<dyn Clock>,
     metrics: Arc<Metrics>,
@@ -99,28 +97,19 @@ impl WebhookSink for WorkflowWebhooks {
             WebhookError::TooLarge => Problem::new(StatusCode::PAYLOAD_TOO_LARGE, "payload-too-large", e.to_string()),
             other => Problem::new(StatusCode::UNAUTHORIZED, "bad-webhook-signature", other.to_string()),
         })?;
-        // Count a payment outcome only for the webhook that decides it: a
-        // duplicate, or one arriving after the dispatcher or the reconciler
-        // recorded the outcome, changes nothing and counts nothing.
-        let undecided_before = match event.kind {
-            WebhookKind::PaymentSucceeded | WebhookKind::PaymentFailed => {
-                match self.store.payment_op(event.payment_key).await {
-                    Ok(op) => matches!(op.status, PaymentStatus::Pending | PaymentStatus::Unknown),
-                    // Unknown payment: handle_webhook names it; a failed read only skips counting.
-                    Err(_) => false,
-                }
-            }
-            WebhookKind::RefundSucceeded | WebhookKind::RefundFailed => false,
-        };
         match self.workflow.handle_webhook(&event).await {
             Ok(outcome) => {
-                if undecided_before {
-                    match outcome {
-                        WebhookOutcome::Confirmed => self.metrics.payment(PaymentOutcome::Succeeded),
-                        WebhookOutcome::Compensating => self.metrics.payment(PaymentOutcome::LateSuccess),
-                        WebhookOutcome::Declined => self.metrics.payment(PaymentOutcome::Failed),
-                        _ => {}
+                // Count a payment outcome only when this webhook decided it (the
+                // store says so from its conditional write): a duplicate, or one
+                // arriving after the dispatcher or the reconciler recorded the
+                // outcome, changes nothing and counts nothing.
+                match outcome {
+                    WebhookOutcome::Confirmed { decided_now: true } => self.metrics.payment(PaymentOutcome::Succeeded),
+                    WebhookOutcome::Compensating { decided_now: true } => {
+                        self.metrics.payment(PaymentOutcome::LateSuccess)
                     }
+                    WebhookOutcome::Declined { decided_now: true } => self.metrics.payment(PaymentOutcome::Failed),
+                    _ => {}
                 }
                 Ok(())
             }
@@ -147,7 +136,6 @@ impl Service {
         );
         let webhooks = Arc::new(WorkflowWebhooks {
             workflow: workflow.clone(),
-            store: parts.store.clone(),
             secret: parts.webhook_secret,
             clock: parts.clock.clone(),
             metrics: metrics.clone(),
@@ -280,3 +268,6 @@ fn record_reconcile(metrics: &Metrics, r: Result<ReconcileReport, StoreError>) {
         Err(e) => tracing::warn!(error = %e, "reconcile pass failed"),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -317,7 +317,10 @@ enum Outcome {
     Released(Result<Vec<String>, StoreError>),
     Expired(Result<Vec<ExpiredHold>, StoreError>),
     Begun(Result<BeginPaymentOutcome, StoreError>),
-    Sale(Result<SaleOutcome, StoreError>),
+    /// A recorded success, with whether this call decided it (compared too).
+    Sale(Result<Recorded<SaleOutcome>, StoreError>),
+    /// A recorded decline, with whether this call decided it (compared too).
+    Declined(Result<Recorded<Order>, StoreError>),
     Order(Result<Order, StoreError>),
     Outbox(Result<Vec<booking::model::OutboxEvent>, StoreError>),
     Reconcile(Result<Vec<(Order, booking::model::PaymentOp)>, StoreError>),
@@ -486,7 +489,7 @@ async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Ou
                 .await,
         ),
         Op::Failure { order, reason } => {
-            Outcome::Order(store.record_payment_failure(order_op_id(k, *order), REASONS[*reason]).await)
+            Outcome::Declined(store.record_payment_failure(order_op_id(k, *order), REASONS[*reason]).await)
         }
         Op::Unknown { order, reason } => {
             Outcome::Order(store.record_payment_unknown(order_op_id(k, *order), REASONS[*reason]).await)
@@ -598,7 +601,9 @@ async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Ou
             let late = PaymentSuccess { payment_op_id: order.payment_op_id, provider_payment_id: "late".into() };
             let sale = store.record_payment_success(&late).await;
             let compensation_id = match &sale {
-                Ok(SaleOutcome::Compensating { compensation, .. }) => compensation.compensation_id,
+                Ok(Recorded { outcome: SaleOutcome::Compensating { compensation, .. }, .. }) => {
+                    compensation.compensation_id
+                }
                 _ => UNKNOWN,
             };
             out.push(Outcome::Sale(sale));
@@ -703,8 +708,13 @@ fn label(o: &Outcome) -> String {
         Outcome::Grant(Ok(g)) if g.seats.len() > 1 => "multi-seat hold".into(),
         Outcome::Begun(Ok(b)) if b.replayed => "checkout replayed".into(),
         Outcome::Begun(Ok(_)) => "checkout".into(),
-        Outcome::Sale(Ok(SaleOutcome::Confirmed { .. })) => "sale confirmed".into(),
-        Outcome::Sale(Ok(SaleOutcome::Compensating { .. })) => "late success compensated".into(),
+        Outcome::Sale(Ok(Recorded { decided_now: false, .. })) => "sale repeated".into(),
+        Outcome::Sale(Ok(Recorded { outcome: SaleOutcome::Confirmed { .. }, .. })) => "sale confirmed".into(),
+        Outcome::Sale(Ok(Recorded { outcome: SaleOutcome::Compensating { .. }, .. })) => {
+            "late success compensated".into()
+        }
+        Outcome::Declined(Ok(Recorded { decided_now: false, .. })) => "decline repeated".into(),
+        Outcome::Declined(Ok(Recorded { outcome: o, .. })) => format!("order {}", o.status),
         Outcome::Expired(Ok(v)) if !v.is_empty() => "sweep reclaimed".into(),
         Outcome::Outbox(Ok(v)) if !v.is_empty() => "outbox claimed".into(),
         Outcome::Attempt(Ok(a)) if a.took_over.is_some() => "compensation attempt taken over".into(),
@@ -725,6 +735,7 @@ fn label(o: &Outcome) -> String {
         | Outcome::Released(Err(e))
         | Outcome::Begun(Err(e))
         | Outcome::Sale(Err(e))
+        | Outcome::Declined(Err(e))
         | Outcome::Order(Err(e))
         | Outcome::Attempt(Err(e))
         | Outcome::Finish { result: Err(e), .. }
@@ -766,6 +777,7 @@ const MUST_REACH: &[&str] = &[
     "checkout",
     "checkout replayed",
     "sale confirmed",
+    "sale repeated",
     "late success compensated",
     "sweep reclaimed",
     "outbox claimed",
@@ -831,7 +843,7 @@ async fn run_case(db: &TestDb, ops: &[Op], seen: &mut BTreeMap<String, u32>) -> 
             match o {
                 Outcome::Grant(Ok(g)) => known.grants.push(g),
                 Outcome::Begun(Ok(b)) if !b.replayed => known.orders.push(b.order),
-                Outcome::Sale(Ok(SaleOutcome::Compensating { compensation, .. })) => {
+                Outcome::Sale(Ok(Recorded { outcome: SaleOutcome::Compensating { compensation, .. }, .. })) => {
                     known.compensations.push(compensation.compensation_id)
                 }
                 _ => {}

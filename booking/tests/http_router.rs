@@ -95,10 +95,10 @@ impl Store for CountingStore {
     async fn begin_payment(&self, req: &BeginPayment) -> Result<BeginPaymentOutcome, StoreError> {
         self.inner.begin_payment(req).await
     }
-    async fn record_payment_success(&self, req: &PaymentSuccess) -> Result<SaleOutcome, StoreError> {
+    async fn record_payment_success(&self, req: &PaymentSuccess) -> Result<Recorded<SaleOutcome>, StoreError> {
         self.inner.record_payment_success(req).await
     }
-    async fn record_payment_failure(&self, op: Uuid, reason: &str) -> Result<Order, StoreError> {
+    async fn record_payment_failure(&self, op: Uuid, reason: &str) -> Result<Recorded<Order>, StoreError> {
         self.inner.record_payment_failure(op, reason).await
     }
     async fn record_payment_unknown(&self, op: Uuid, error: &str) -> Result<Order, StoreError> {

@@ -189,7 +189,7 @@ pub async fn late_success_after_release_refunded(f: StoreFactory) {
     let bob = w.checkout("bob", &["A1"]).await;
     w.provider.settle(order.payment_op_id, true); // Alice's payment succeeds late
     let out = w.wf.handle_webhook(&event(WebhookKind::PaymentSucceeded, 1, order.payment_op_id, None)).await.unwrap();
-    assert_eq!(out, WebhookOutcome::Compensating);
+    assert_eq!(out, WebhookOutcome::Compensating { decided_now: true });
     assert_eq!(w.order(&order).await.status, OrderStatus::Compensating);
     let res = w.store.needs_resolution().await.unwrap();
     assert!(res.orders.iter().any(|o| o.order_id == order.order_id));

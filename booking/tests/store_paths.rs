@@ -156,7 +156,8 @@ async fn an_unknown_outcome_keeps_the_seats_until_the_deadline_and_a_late_succes
             .record_payment_success(&PaymentSuccess { payment_op_id: op, provider_payment_id: "p".into() })
             .await
             .unwrap();
-        let SaleOutcome::Compensating { order: o, compensation: c } = sale.clone() else { panic!("{sale:?}") };
+        assert!(sale.decided_now, "the first success decides the payment");
+        let SaleOutcome::Compensating { order: o, compensation: c } = sale.outcome.clone() else { panic!("{sale:?}") };
         assert_eq!(o.status, OrderStatus::Compensating);
         assert_eq!(
             (c.kind, c.amount_cents, c.status),
@@ -167,7 +168,11 @@ async fn an_unknown_outcome_keeps_the_seats_until_the_deadline_and_a_late_succes
             .record_payment_success(&PaymentSuccess { payment_op_id: op, provider_payment_id: "p".into() })
             .await
             .unwrap();
-        assert_eq!(repeat, sale, "a repeated success returns the first outcome");
+        assert_eq!(
+            repeat,
+            Recorded { outcome: sale.outcome.clone(), decided_now: false },
+            "a repeated success returns the first outcome and did not decide it"
+        );
         let res = store.needs_resolution().await.unwrap();
         assert_eq!((res.orders.len(), res.compensations.len()), (1, 1));
         assert_eq!(store.record_payment_failure(op, "late decline").await, Err(StoreError::PaymentConflict(op)));
@@ -209,10 +214,15 @@ async fn a_live_success_books_each_seat_once_and_contradictions_are_named() {
         let order = store.begin_payment(&checkout(&g, "k")).await.unwrap().order;
         let ok = PaymentSuccess { payment_op_id: order.payment_op_id, provider_payment_id: "p1".into() };
         let sale = store.record_payment_success(&ok).await.unwrap();
-        let SaleOutcome::Confirmed { order: o, bookings } = sale.clone() else { panic!("{sale:?}") };
+        assert!(sale.decided_now, "the first success decides the payment");
+        let SaleOutcome::Confirmed { order: o, bookings } = sale.outcome.clone() else { panic!("{sale:?}") };
         assert_eq!(o.status, OrderStatus::Confirmed);
         assert_eq!(bookings.iter().map(|b| b.seat_id.as_str()).collect::<Vec<_>>(), vec!["a", "b"]);
-        assert_eq!(store.record_payment_success(&ok).await.unwrap(), sale);
+        // A repeat (another reporter of the same charge) returns the first outcome; it decided nothing.
+        for _ in 0..2 {
+            let repeat = store.record_payment_success(&ok).await.unwrap();
+            assert_eq!(repeat, Recorded { outcome: sale.outcome.clone(), decided_now: false });
+        }
         assert_eq!(store.bookings(&"ev".into()).await.unwrap(), bookings);
         assert_eq!(states(store).await, vec![("a".into(), SeatState::Sold), ("b".into(), SeatState::Sold)]);
         assert_eq!(
@@ -239,12 +249,20 @@ async fn a_live_success_books_each_seat_once_and_contradictions_are_named() {
             .await
             .unwrap();
         let order = store.begin_payment(&checkout(&g, "k")).await.unwrap().order;
-        let o = store.record_payment_failure(order.payment_op_id, "card\0declined").await.unwrap();
+        let declined = store.record_payment_failure(order.payment_op_id, "card\0declined").await.unwrap();
+        assert!(declined.decided_now, "the first decline decides the payment");
+        let o = declined.outcome;
         assert_eq!(
             (o.status, o.resolution_reason.as_deref()),
             (OrderStatus::Failed, Some("payment declined: carddeclined"))
         );
-        assert_eq!(store.record_payment_failure(order.payment_op_id, "again").await.unwrap(), o, "idempotent");
+        for _ in 0..2 {
+            assert_eq!(
+                store.record_payment_failure(order.payment_op_id, "again").await.unwrap(),
+                Recorded { outcome: o.clone(), decided_now: false },
+                "idempotent: the first outcome, decided by the first call only"
+            );
+        }
         let late = PaymentSuccess { payment_op_id: order.payment_op_id, provider_payment_id: "p2".into() };
         assert_eq!(store.record_payment_success(&late).await, Err(StoreError::PaymentConflict(order.payment_op_id)));
         assert_eq!(store.seat_map(&"ev2".into()).await.unwrap()[0].state, SeatState::Available);
@@ -374,7 +392,9 @@ async fn charged_after_release(
     store.release_unresolved_payment(order.payment_op_id, "deadline").await.unwrap();
     let late = PaymentSuccess { payment_op_id: order.payment_op_id, provider_payment_id: "late".into() };
     match store.record_payment_success(&late).await.unwrap() {
-        SaleOutcome::Compensating { order, compensation } => (order, compensation),
+        Recorded { outcome: SaleOutcome::Compensating { order, compensation }, decided_now: true } => {
+            (order, compensation)
+        }
         other => panic!("{other:?}"),
     }
 }
@@ -524,7 +544,9 @@ async fn released_orders_still_possibly_charged_are_listed_for_operators() {
         assert!(res.orders.iter().all(|o| o.status == OrderStatus::Released));
 
         // The dispatcher's cancel finds one never charged: off the list.
-        store.record_payment_failure(never_answered.payment_op_id, "canceled").await.unwrap();
+        let canceled = store.record_payment_failure(never_answered.payment_op_id, "canceled").await.unwrap();
+        assert!(canceled.decided_now, "a decline after release still decides the payment");
+        assert_eq!(canceled.outcome.status, OrderStatus::Released, "the released order is left as it is");
         let res = store.needs_resolution().await.unwrap();
         assert_eq!(res.orders.iter().map(|o| o.order_id).collect::<Vec<_>>(), vec![unknown.order_id]);
         // The other was charged after all: still listed, now as compensating, with its refund.

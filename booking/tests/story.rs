@@ -7,7 +7,9 @@ mod common;
 
 use booking::clock::ManualClock;
 use booking::model::{OrderStatus, SeatState};
-use booking::store::{AcquireHold, BeginPayment, CreateEvent, PaymentSuccess, SaleOutcome, Store, StoreError};
+use booking::store::{
+    AcquireHold, BeginPayment, CreateEvent, PaymentSuccess, Recorded, SaleOutcome, Store, StoreError,
+};
 use common::{TestDb, mem_store};
 
 const START_MS: i64 = 1_700_000_000_000;
@@ -81,7 +83,9 @@ async fn alice_and_bob(store: &dyn Store, clock: &ManualClock) {
         })
         .await
         .unwrap();
-    let SaleOutcome::Confirmed { bookings, .. } = sale else { panic!("Bob's live payment sells the seat: {sale:?}") };
+    let Recorded { outcome: SaleOutcome::Confirmed { bookings, .. }, decided_now: true } = sale else {
+        panic!("Bob's live payment sells the seat: {sale:?}")
+    };
     assert_eq!(bookings.len(), 1);
     assert_eq!(bookings[0].holder_id, "bob");
     assert_eq!(store.bookings(&"gig".into()).await.unwrap(), bookings);

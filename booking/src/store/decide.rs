@@ -155,6 +155,23 @@ pub fn finish_attempt(
     }
 }
 
+/// Whether recording the final outcome `outcome` (`Succeeded` or `Failed`) on
+/// payment operation `op` decides it now: `Ok(true)` while `op` is `pending` or
+/// `unknown` (the caller's conditional write records it); `Ok(false)` when
+/// `op` already has that outcome (an idempotent repeat: nothing changes);
+/// `PaymentConflict` when it has the other one.
+pub fn record_final_outcome(op: &PaymentOp, outcome: PaymentStatus) -> Result<bool, StoreError> {
+    assert!(
+        matches!(outcome, PaymentStatus::Succeeded | PaymentStatus::Failed),
+        "only a final outcome is recorded this way"
+    );
+    match op.status {
+        PaymentStatus::Pending | PaymentStatus::Unknown => Ok(true),
+        status if status == outcome => Ok(false),
+        PaymentStatus::Succeeded | PaymentStatus::Failed => Err(StoreError::PaymentConflict(op.payment_op_id)),
+    }
+}
+
 /// Whether a reconciler may claim payment operation `op` of `order` at
 /// `now_ms`: the order still owns its seats with the outcome open, the payment
 /// needs a provider check (its outcome is `unknown`, or its payment deadline

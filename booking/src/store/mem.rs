@@ -6,7 +6,7 @@
 
 use super::decide::{
     check_checkout, check_holdable, check_whole_hold, claim_check, diagnose_release, finish_attempt, reconcile_due,
-    start_attempt,
+    record_final_outcome, start_attempt,
 };
 use super::observer::{Presented, SeatWriteCause, StoreObserver};
 use super::types::*;
@@ -471,29 +471,26 @@ impl Store for MemStore {
         })
     }
 
-    async fn record_payment_success(&self, req: &PaymentSuccess) -> Result<SaleOutcome, StoreError> {
+    async fn record_payment_success(&self, req: &PaymentSuccess) -> Result<Recorded<SaleOutcome>, StoreError> {
         req.validate()?;
         self.tx(|db, now_ms, ids| {
             let key = db.payment_op_key(req.payment_op_id)?;
             let mut op = db.payment_ops[&key].clone();
             let mut order = db.order_of_op(&op);
             db.begin(SeatWriteCause::Sale, Presented::by_order(&order));
-            match op.status {
-                PaymentStatus::Succeeded => {
-                    return Ok(if order.status == OrderStatus::Confirmed {
-                        let bookings = db.bookings_of_order(&order);
-                        SaleOutcome::Confirmed { order, bookings }
-                    } else {
-                        let compensation = db
-                            .compensations_of_order(order.order_id)
-                            .into_iter()
-                            .next()
-                            .expect("charged order without a ticket has a compensation");
-                        SaleOutcome::Compensating { order, compensation }
-                    });
-                }
-                PaymentStatus::Failed => return Err(StoreError::PaymentConflict(op.payment_op_id)),
-                PaymentStatus::Pending | PaymentStatus::Unknown => {}
+            if !record_final_outcome(&op, PaymentStatus::Succeeded)? {
+                let first = if order.status == OrderStatus::Confirmed {
+                    let bookings = db.bookings_of_order(&order);
+                    SaleOutcome::Confirmed { order, bookings }
+                } else {
+                    let compensation = db
+                        .compensations_of_order(order.order_id)
+                        .into_iter()
+                        .next()
+                        .expect("charged order without a ticket has a compensation");
+                    SaleOutcome::Compensating { order, compensation }
+                };
+                return Ok(Recorded { outcome: first, decided_now: false });
             }
             op.status = PaymentStatus::Succeeded;
             op.provider_payment_id = Some(req.provider_payment_id.clone());
@@ -527,7 +524,7 @@ impl Store for MemStore {
                 }
                 order.status = OrderStatus::Confirmed;
                 db.put_order(order.clone());
-                Ok(SaleOutcome::Confirmed { order, bookings })
+                Ok(Recorded { outcome: SaleOutcome::Confirmed { order, bookings }, decided_now: true })
             } else {
                 let compensation_id = ids.next_uuid();
                 let outbox_id = ids.next_uuid();
@@ -547,22 +544,20 @@ impl Store for MemStore {
                 );
                 order.status = OrderStatus::Compensating;
                 db.put_order(order.clone());
-                Ok(SaleOutcome::Compensating { order, compensation })
+                Ok(Recorded { outcome: SaleOutcome::Compensating { order, compensation }, decided_now: true })
             }
         })
     }
 
-    async fn record_payment_failure(&self, payment_op_id: Uuid, reason: &str) -> Result<Order, StoreError> {
+    async fn record_payment_failure(&self, payment_op_id: Uuid, reason: &str) -> Result<Recorded<Order>, StoreError> {
         let reason = bounded_text(reason);
         self.tx(|db, now_ms, _| {
             let key = db.payment_op_key(payment_op_id)?;
             let mut op = db.payment_ops[&key].clone();
             let mut order = db.order_of_op(&op);
             db.begin(SeatWriteCause::PaymentDeclined, Presented::by_order(&order));
-            match op.status {
-                PaymentStatus::Failed => return Ok(order),
-                PaymentStatus::Succeeded => return Err(StoreError::PaymentConflict(payment_op_id)),
-                PaymentStatus::Pending | PaymentStatus::Unknown => {}
+            if !record_final_outcome(&op, PaymentStatus::Failed)? {
+                return Ok(Recorded { outcome: order, decided_now: false });
             }
             op.status = PaymentStatus::Failed;
             op.last_error = Some(reason.clone());
@@ -575,7 +570,7 @@ impl Store for MemStore {
                 order.updated_at_ms = now_ms;
                 db.put_order(order.clone());
             }
-            Ok(order)
+            Ok(Recorded { outcome: order, decided_now: true })
         })
     }
 

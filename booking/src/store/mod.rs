@@ -58,14 +58,19 @@ pub trait Store: Send + Sync + 'static {
     /// The provider says the operation was charged. While the order still owns
     /// its seats: sells them and creates one booking per seat. Otherwise: records
     /// the charge and opens a tracked compensation (never a second ticket).
-    /// Idempotent: a repeat returns the first outcome.
+    /// Idempotent: a repeat returns the first outcome with
+    /// [`Recorded::decided_now`] false; only the call that recorded the
+    /// success has it true (decided in the same conditional write).
     /// Errors: `UnknownPaymentOp`, `PaymentConflict` (it was recorded as declined).
-    async fn record_payment_success(&self, req: &PaymentSuccess) -> Result<SaleOutcome, StoreError>;
+    async fn record_payment_success(&self, req: &PaymentSuccess) -> Result<Recorded<SaleOutcome>, StoreError>;
 
-    /// The provider declined the operation: releases the seats, order `failed`.
-    /// Idempotent for an already failed operation.
+    /// The provider declined the operation: releases the seats, order `failed`
+    /// (an order that no longer owns its seats is returned unchanged).
+    /// Idempotent for an already failed operation: a repeat returns the order
+    /// with [`Recorded::decided_now`] false; only the call that recorded the
+    /// failure has it true (decided in the same conditional write).
     /// Errors: `UnknownPaymentOp`, `PaymentConflict` (already charged).
-    async fn record_payment_failure(&self, payment_op_id: Uuid, reason: &str) -> Result<Order, StoreError>;
+    async fn record_payment_failure(&self, payment_op_id: Uuid, reason: &str) -> Result<Recorded<Order>, StoreError>;
 
     /// The provider's answer was lost: order `reconciling`; the seats stay reserved.
     /// A no-op for an order that is already resolved.

@@ -148,6 +148,22 @@ pub enum SaleOutcome {
     },
 }
 
+/// What recording a payment's final outcome (success or failure) returned,
+/// and whether this call decided it.
+///
+/// `decided_now` is decided inside the same conditional write that records
+/// the outcome: true for exactly one call per payment operation (the one that
+/// moved it from `pending`/`unknown` to final), false for every idempotent
+/// repeat, which returns the outcome as recorded first. Count decisions with
+/// it; never with a read of the operation before the call (read-then-decide).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recorded<T> {
+    /// What the store holds now: the first (and only) outcome.
+    pub outcome: T,
+    /// True when this call recorded the outcome; false for a repeat.
+    pub decided_now: bool,
+}
+
 /// A compensation attempt that was started.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompensationAttempt {

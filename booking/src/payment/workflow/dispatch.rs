@@ -22,24 +22,28 @@
 use super::Workflow;
 use crate::model::{CompensationStatus, OutboxEvent, OutboxKind, PaymentStatus};
 use crate::payment::provider::{CreatePayment, ProviderError, ProviderPayment, ProviderStatus, RefundStatus};
-use crate::store::{CompensationOutcome, CompensationResult, PaymentSuccess, SaleOutcome, StoreError};
+use crate::store::{CompensationOutcome, CompensationResult, PaymentSuccess, Recorded, SaleOutcome, StoreError};
 use serde::{Deserialize, Serialize};
 
 /// Upper bound on any delay the workflow asks the store for: a day (the store's bound).
 pub const MAX_DELAY_MS: i64 = 24 * 60 * 60 * 1000;
 
-/// What one dispatch pass did, for metrics and tests.
+/// What one dispatch pass did, for metrics and tests. The payment outcome
+/// counters (`confirmed`, `declined`, `compensations_opened`) count only
+/// outcomes this pass decided in the store; an outcome some other path
+/// (webhook, reconciler, another host) recorded first is not counted again.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DispatchReport {
     /// Outbox rows claimed.
     pub claimed: u32,
-    /// Charges that ended in a booking.
+    /// Charges that ended in a booking, decided by this pass.
     pub confirmed: u32,
-    /// Charges the provider declined (or canceled).
+    /// Charges the provider declined (or canceled), decided by this pass.
     pub declined: u32,
     /// Charges whose outcome stayed unknown this pass.
     pub unknown: u32,
-    /// Charges that succeeded for an order without its seats: compensation opened.
+    /// Charges that succeeded for an order without its seats, decided by this
+    /// pass: compensation opened.
     pub compensations_opened: u32,
     /// Refund attempts that succeeded.
     pub refunds_succeeded: u32,
@@ -149,7 +153,8 @@ impl Workflow {
     }
 
     /// Records a definite provider record of a payment. `Final` when the
-    /// operation now has a final outcome in the store.
+    /// operation now has a final outcome in the store. Counts the outcome in
+    /// `report` only when this call decided it ([`Recorded::decided_now`]).
     pub(super) async fn apply_payment(
         &self,
         payment_op_id: uuid::Uuid,
@@ -160,8 +165,9 @@ impl Workflow {
             ProviderStatus::Succeeded => {
                 let req = PaymentSuccess { payment_op_id, provider_payment_id: p.provider_payment_id.clone() };
                 match self.store.record_payment_success(&req).await {
-                    Ok(SaleOutcome::Confirmed { .. }) => report.confirmed += 1,
-                    Ok(SaleOutcome::Compensating { .. }) => report.compensations_opened += 1,
+                    Ok(Recorded { decided_now: false, .. }) => {}
+                    Ok(Recorded { outcome: SaleOutcome::Confirmed { .. }, .. }) => report.confirmed += 1,
+                    Ok(Recorded { outcome: SaleOutcome::Compensating { .. }, .. }) => report.compensations_opened += 1,
                     Err(StoreError::PaymentConflict(id)) => {
                         tracing::error!(payment_op_id = %id, "provider says succeeded, store recorded failed");
                     }
@@ -171,7 +177,7 @@ impl Workflow {
             }
             ProviderStatus::Failed { reason } => {
                 match self.store.record_payment_failure(payment_op_id, reason).await {
-                    Ok(_) => report.declined += 1,
+                    Ok(Recorded { decided_now, .. }) => report.declined += u32::from(decided_now),
                     Err(StoreError::PaymentConflict(id)) => {
                         tracing::error!(payment_op_id = %id, "provider says failed, store recorded succeeded");
                     }

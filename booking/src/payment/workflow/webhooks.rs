@@ -10,19 +10,33 @@
 use super::{Workflow, WorkflowError};
 use crate::model::CompensationStatus;
 use crate::payment::webhook::{WebhookEvent, WebhookKind};
-use crate::store::{CompensationOutcome, CompensationResult, PaymentSuccess, SaleOutcome, StoreError};
+use crate::store::{CompensationOutcome, CompensationResult, PaymentSuccess, Recorded, SaleOutcome, StoreError};
 use serde::{Deserialize, Serialize};
 
 /// What a webhook changed. Every variant is a 2xx for the provider.
+///
+/// `decided_now` (the store's [`Recorded::decided_now`]) is true only when
+/// this webhook recorded the payment's outcome; a duplicate, or a webhook
+/// arriving after the dispatcher or the reconciler recorded it, has false.
+/// Count payment outcomes with it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum WebhookOutcome {
     /// The payment is (or already was) confirmed with bookings.
-    Confirmed,
+    Confirmed {
+        /// True when this webhook confirmed it.
+        decided_now: bool,
+    },
     /// The payment succeeded without seats: a compensation is open (or was).
-    Compensating,
+    Compensating {
+        /// True when this webhook opened the compensation.
+        decided_now: bool,
+    },
     /// The payment is (or already was) recorded declined.
-    Declined,
+    Declined {
+        /// True when this webhook recorded the decline.
+        decided_now: bool,
+    },
     /// The event contradicts the outcome recorded first; nothing changed.
     Conflict,
     /// The refund is recorded succeeded (now or before).
@@ -46,10 +60,12 @@ impl Workflow {
                     provider_payment_id: event.provider_payment_id.clone(),
                 };
                 match self.store.record_payment_success(&req).await {
-                    Ok(SaleOutcome::Confirmed { .. }) => Ok(WebhookOutcome::Confirmed),
-                    Ok(SaleOutcome::Compensating { .. }) => {
+                    Ok(Recorded { outcome: SaleOutcome::Confirmed { .. }, decided_now }) => {
+                        Ok(WebhookOutcome::Confirmed { decided_now })
+                    }
+                    Ok(Recorded { outcome: SaleOutcome::Compensating { .. }, decided_now }) => {
                         self.wake();
-                        Ok(WebhookOutcome::Compensating)
+                        Ok(WebhookOutcome::Compensating { decided_now })
                     }
                     Err(StoreError::PaymentConflict(_)) => Ok(WebhookOutcome::Conflict),
                     Err(e) => Err(unknown(e)),
@@ -58,7 +74,7 @@ impl Workflow {
             WebhookKind::PaymentFailed => {
                 let reason = event.failure_reason.as_deref().unwrap_or("declined (webhook)");
                 match self.store.record_payment_failure(event.payment_key, reason).await {
-                    Ok(_) => Ok(WebhookOutcome::Declined),
+                    Ok(Recorded { decided_now, .. }) => Ok(WebhookOutcome::Declined { decided_now }),
                     Err(StoreError::PaymentConflict(_)) => Ok(WebhookOutcome::Conflict),
                     Err(e) => Err(unknown(e)),
                 }

@@ -153,12 +153,12 @@ impl Store for PgStore {
         in_tx!(self, |c, now, ids| payments::begin_payment(c, now, ids, req, &sorted))
     }
 
-    async fn record_payment_success(&self, req: &PaymentSuccess) -> Result<SaleOutcome, StoreError> {
+    async fn record_payment_success(&self, req: &PaymentSuccess) -> Result<Recorded<SaleOutcome>, StoreError> {
         req.validate()?;
         in_tx!(self, |c, now, ids| payments::record_payment_success(c, now, ids, req))
     }
 
-    async fn record_payment_failure(&self, payment_op_id: Uuid, reason: &str) -> Result<Order, StoreError> {
+    async fn record_payment_failure(&self, payment_op_id: Uuid, reason: &str) -> Result<Recorded<Order>, StoreError> {
         let reason = bounded_text(reason);
         in_tx!(self, |c, now, _ids| payments::record_payment_failure(c, now, payment_op_id, &reason))
     }

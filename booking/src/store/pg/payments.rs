@@ -7,8 +7,8 @@ use super::holds::{lock_seats, require_event};
 use super::rows::{self, booking_cols, comp_cols, op_cols, order_cols};
 use super::tx::{Fail, TxIds, ensure};
 use crate::model::{Booking, Compensation, Order, OrderStatus, OutboxKind, PaymentOp, PaymentStatus, SeatId};
-use crate::store::decide::{check_checkout, check_whole_hold};
-use crate::store::{BeginPayment, BeginPaymentOutcome, PaymentSuccess, SaleOutcome, StoreError};
+use crate::store::decide::{check_checkout, check_whole_hold, record_final_outcome};
+use crate::store::{BeginPayment, BeginPaymentOutcome, PaymentSuccess, Recorded, SaleOutcome, StoreError};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
@@ -267,24 +267,21 @@ pub(super) async fn record_payment_success(
     now_ms: i64,
     ids: &TxIds,
     req: &PaymentSuccess,
-) -> Result<SaleOutcome, Fail> {
+) -> Result<Recorded<SaleOutcome>, Fail> {
     let (op, before) = lock_op_and_order(c, req.payment_op_id).await?;
-    match op.status {
-        PaymentStatus::Succeeded => {
-            return if before.status == OrderStatus::Confirmed {
-                let bookings = bookings_of_order(c, &before).await?;
-                Ok(SaleOutcome::Confirmed { order: before, bookings })
-            } else {
-                let compensation = compensations_of_order(c, before.order_id)
-                    .await?
-                    .into_iter()
-                    .next()
-                    .ok_or_else(|| Fail::Broken("charged order without a ticket has no compensation".into()))?;
-                Ok(SaleOutcome::Compensating { order: before, compensation })
-            };
-        }
-        PaymentStatus::Failed => return Err(StoreError::PaymentConflict(op.payment_op_id).into()),
-        PaymentStatus::Pending | PaymentStatus::Unknown => {}
+    if !record_final_outcome(&op, PaymentStatus::Succeeded)? {
+        let first = if before.status == OrderStatus::Confirmed {
+            let bookings = bookings_of_order(c, &before).await?;
+            SaleOutcome::Confirmed { order: before, bookings }
+        } else {
+            let compensation = compensations_of_order(c, before.order_id)
+                .await?
+                .into_iter()
+                .next()
+                .ok_or_else(|| Fail::Broken("charged order without a ticket has no compensation".into()))?;
+            SaleOutcome::Compensating { order: before, compensation }
+        };
+        return Ok(Recorded { outcome: first, decided_now: false });
     }
     let n = sqlx::query(
         "UPDATE payment_ops SET status = 'succeeded', provider_payment_id = $3, updated_at_ms = $4 \
@@ -348,7 +345,7 @@ pub(super) async fn record_payment_success(
                 created_at_ms: now_ms,
             })
             .collect();
-        Ok(SaleOutcome::Confirmed { order, bookings })
+        Ok(Recorded { outcome: SaleOutcome::Confirmed { order, bookings }, decided_now: true })
     } else {
         let compensation_id = ids.next_uuid();
         let outbox_id = ids.next_uuid();
@@ -378,7 +375,7 @@ pub(super) async fn record_payment_success(
         insert_outbox(c, &order.event_id, outbox_id, OutboxKind::Compensate, compensation_id, now_ms).await?;
         order.status = OrderStatus::Compensating;
         update_order(c, &before, &order).await?;
-        Ok(SaleOutcome::Compensating { order, compensation })
+        Ok(Recorded { outcome: SaleOutcome::Compensating { order, compensation }, decided_now: true })
     }
 }
 
@@ -388,16 +385,15 @@ pub(super) async fn record_payment_failure(
     now_ms: i64,
     payment_op_id: Uuid,
     reason: &str,
-) -> Result<Order, Fail> {
+) -> Result<Recorded<Order>, Fail> {
     let (op, before) = lock_op_and_order(c, payment_op_id).await?;
-    match op.status {
-        PaymentStatus::Failed => return Ok(before),
-        PaymentStatus::Succeeded => return Err(StoreError::PaymentConflict(payment_op_id).into()),
-        PaymentStatus::Pending | PaymentStatus::Unknown => {}
+    if !record_final_outcome(&op, PaymentStatus::Failed)? {
+        return Ok(Recorded { outcome: before, decided_now: false });
     }
+    // The guarded update (status still pending/unknown) is the decision's write.
     set_op_outcome(c, &op, PaymentStatus::Failed, reason, now_ms).await?;
     if !before.status.owns_seats() {
-        return Ok(before);
+        return Ok(Recorded { outcome: before, decided_now: true });
     }
     free_order_seats(c, &before).await?;
     let mut order = before.clone();
@@ -405,7 +401,7 @@ pub(super) async fn record_payment_failure(
     order.resolution_reason = Some(format!("payment declined: {reason}"));
     order.updated_at_ms = now_ms;
     update_order(c, &before, &order).await?;
-    Ok(order)
+    Ok(Recorded { outcome: order, decided_now: true })
 }
 
 /// Records a failed or unknown outcome on a payment operation still pending or unknown.
