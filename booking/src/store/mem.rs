@@ -724,11 +724,7 @@ impl Store for MemStore {
     async fn seat_map_version(&self, event_id: &EventId) -> Result<SeatMapVersion, StoreError> {
         self.tx(|db, _, _| {
             db.event(event_id)?;
-            let mut v = SeatMapVersion { seats: 0, version_sum: 0 };
-            for s in db.event_seats(event_id) {
-                v.seats += 1;
-                v.version_sum = v.add_seat_version(s.version);
-            }
+            let v = SeatMapVersion::of_seats(db.event_seats(event_id));
             assert!(v.seats >= 1, "an event has seats");
             Ok(v)
         })

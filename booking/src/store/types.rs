@@ -272,21 +272,19 @@ impl SeatMapVersion {
     /// The version of the seat map `seats` (one event's seats, as
     /// [`Store::seat_map`](super::Store::seat_map) returns them).
     ///
-    /// Panics if a version is negative or the sum overflows `i64` (more than
-    /// 2^63 seat writes): both break the store's invariants.
-    pub fn of_seats(seats: &[Seat]) -> Self {
-        assert!(seats.len() <= MAX_SEATS_PER_EVENT, "an event has at most {MAX_SEATS_PER_EVENT} seats");
-        let mut v = Self { seats: seats.len() as i64, version_sum: 0 };
+    /// Panics if a version is negative, the event has more than
+    /// [`MAX_SEATS_PER_EVENT`] seats, or the sum overflows `i64` (more than
+    /// 2^63 seat writes): all break the store's invariants.
+    pub fn of_seats<'a>(seats: impl IntoIterator<Item = &'a Seat>) -> Self {
+        let mut v = Self { seats: 0, version_sum: 0 };
         for s in seats {
-            v.version_sum = v.add_seat_version(s.version);
+            assert!(s.version >= 0, "seat versions are never negative");
+            v.seats += 1;
+            v.version_sum =
+                v.version_sum.checked_add(s.version).expect("the seat versions of one event sum to at most i64::MAX");
         }
+        assert!(v.seats as usize <= MAX_SEATS_PER_EVENT, "an event has at most {MAX_SEATS_PER_EVENT} seats");
         v
-    }
-
-    /// `self.version_sum + version`, asserting the store's invariants.
-    pub(crate) fn add_seat_version(&self, version: i64) -> i64 {
-        assert!(version >= 0, "seat versions are never negative");
-        self.version_sum.checked_add(version).expect("the seat versions of one event sum to at most i64::MAX")
     }
 
     /// The HTTP entity tag of a seat map at this version: a strong, quoted
