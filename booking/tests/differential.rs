@@ -15,7 +15,7 @@
 mod common;
 
 use booking::clock::{Clock, ManualClock};
-use booking::model::{CompensationStatus, Order, OrderStatus, Seat, Snapshot};
+use booking::model::{CompensationStatus, Order, OrderStatus, Seat, SeatState, Snapshot};
 use booking::store::*;
 use common::TestDb;
 use proptest::prelude::*;
@@ -653,12 +653,23 @@ async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Ou
             Outcome::Debug(match which {
                 0 => {
                     let (map, version) = (store.seat_map(&ev).await, store.seat_map_version(&ev).await);
-                    match (&map, &version) {
-                        (Ok(seats), Ok(v)) => assert_eq!(*v, SeatMapVersion::of_seats(seats), "{ev}: {seats:?}"),
-                        (Err(a), Err(b)) => assert_eq!(a, b, "seat_map and seat_map_version refuse alike"),
-                        _ => panic!("{ev}: seat map {map:?} but version {version:?}"),
+                    let state = [SeatState::Available, SeatState::Held, SeatState::PaymentPending, SeatState::Sold]
+                        [(idx / 3) % 4];
+                    let filtered = store.seats_in_state(&ev, state).await;
+                    match (&map, &version, &filtered) {
+                        (Ok(seats), Ok(v), Ok((fv, fseats))) => {
+                            assert_eq!(*v, SeatMapVersion::of_seats(seats), "{ev}: {seats:?}");
+                            assert_eq!(fv, v, "{ev}: a filtered read carries the whole map's version");
+                            let want: Vec<&Seat> = seats.iter().filter(|s| s.state == state).collect();
+                            assert_eq!(fseats.iter().collect::<Vec<_>>(), want, "{ev} in {state:?}");
+                        }
+                        (Err(a), Err(b), Err(c)) => {
+                            assert_eq!(a, b, "seat_map and seat_map_version refuse alike");
+                            assert_eq!(a, c, "seat_map and seats_in_state refuse alike");
+                        }
+                        _ => panic!("{ev}: seat map {map:?} but version {version:?}, filtered {filtered:?}"),
                     }
-                    format!("{map:?} {version:?}")
+                    format!("{map:?} {version:?} {filtered:?}")
                 }
                 1 => format!("{:?}", store.order(order_id).await),
                 2 => format!("{:?}", store.payment_op(order_op_id(k, *idx)).await),

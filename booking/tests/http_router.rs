@@ -12,7 +12,9 @@ use booking::http::rate_limit::RateLimiter;
 use booking::http::{AppState, NoHooks, ServiceConfig, router};
 use booking::ids::SeededIds;
 use booking::metrics::Metrics;
-use booking::model::{Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, SeatId, Snapshot};
+use booking::model::{
+    Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, SeatId, SeatState, Snapshot,
+};
 use booking::store::*;
 use bytes::Bytes;
 use http_body_util::BodyExt;
@@ -49,16 +51,17 @@ fn env(cfg: ServiceConfig) -> Env {
     Env { app: router(state), auth, clock, cache, store }
 }
 
-/// MemStore, counting the seat-map reads (full and version-only) made through it.
+/// MemStore, counting the seat-map reads (full, version-only and filtered) made through it.
 struct CountingStore {
     inner: MemStore,
     seat_maps: AtomicU64,
     versions: AtomicU64,
+    filtered: AtomicU64,
 }
 
 impl CountingStore {
     fn new(inner: MemStore) -> Self {
-        Self { inner, seat_maps: AtomicU64::new(0), versions: AtomicU64::new(0) }
+        Self { inner, seat_maps: AtomicU64::new(0), versions: AtomicU64::new(0), filtered: AtomicU64::new(0) }
     }
 
     /// (full seat-map reads, version reads) so far.
@@ -76,6 +79,14 @@ impl Store for CountingStore {
     async fn seat_map_version(&self, event_id: &EventId) -> Result<SeatMapVersion, StoreError> {
         self.versions.fetch_add(1, Ordering::SeqCst);
         self.inner.seat_map_version(event_id).await
+    }
+    async fn seats_in_state(
+        &self,
+        event_id: &EventId,
+        state: SeatState,
+    ) -> Result<(SeatMapVersion, Vec<Seat>), StoreError> {
+        self.filtered.fetch_add(1, Ordering::SeqCst);
+        self.inner.seats_in_state(event_id, state).await
     }
     async fn now_ms(&self) -> Result<i64, StoreError> {
         self.inner.now_ms().await
@@ -553,8 +564,11 @@ async fn a_seat_map_filtered_by_state_shows_only_those_seats_with_its_own_tag() 
     let ids = |r: &Seats| -> Vec<String> {
         r.json()["seats"].as_array().unwrap().iter().map(|s| s["seat_id"].as_str().unwrap().to_string()).collect()
     };
+    let before = e.store.reads();
     let available = e.seats_at("/v1/events/e1/seats?state=available", Some(&alice), &[]).await;
     assert_eq!(available.status, StatusCode::OK);
+    assert_eq!(e.store.reads(), before, "a filtered view copies no whole map and reads no separate version");
+    assert_eq!(e.store.filtered.load(Ordering::SeqCst), 1, "one filtered read");
     assert_eq!(ids(&available), ["1A", "1C"]);
     assert_eq!(available.json()["event_id"], "e1");
     assert_eq!((available.header("etag"), available.header("x-holdfast-source")), ("\"sm-3-1-available\"", "store"));

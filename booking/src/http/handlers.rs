@@ -86,12 +86,9 @@ pub async fn seat_map(
     }
     if let Some(state) = query.state {
         // A filtered view is not cached: the cache holds whole maps.
-        let seats = st.store.seat_map(&event_id).await?;
-        let etag = SeatMapVersion::of_seats(&seats).etag_for(Some(state));
-        let view = SeatMapView {
-            event_id: event_id.clone(),
-            seats: seats.iter().filter(|s| s.state == state).map(SeatView::from).collect(),
-        };
+        let (version, seats) = st.store.seats_in_state(&event_id, state).await?;
+        let etag = version.etag_for(Some(state));
+        let view = SeatMapView { event_id: event_id.clone(), seats: seats.iter().map(SeatView::from).collect() };
         let body = serde_json::to_vec(&view).expect("seat map serializes");
         return Ok(seat_map_response(StatusCode::OK, &etag, Some(Bytes::from(body)), "store"));
     }

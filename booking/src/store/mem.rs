@@ -730,6 +730,18 @@ impl Store for MemStore {
         })
     }
 
+    async fn seats_in_state(
+        &self,
+        event_id: &EventId,
+        state: SeatState,
+    ) -> Result<(SeatMapVersion, Vec<Seat>), StoreError> {
+        self.tx(|db, _, _| {
+            db.event(event_id)?;
+            let v = SeatMapVersion::of_seats(db.event_seats(event_id));
+            Ok((v, db.event_seats(event_id).filter(|s| s.state == state).cloned().collect()))
+        })
+    }
+
     async fn order(&self, order_id: Uuid) -> Result<Order, StoreError> {
         self.tx(|db, _, _| {
             let ev = db.order_event.get(&order_id).ok_or(StoreError::UnknownOrder(order_id))?;

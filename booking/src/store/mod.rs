@@ -16,7 +16,7 @@ pub use observer::{Presented, SeatWriteCause, StoreObserver};
 pub use pg::{PgClock, PgStore};
 pub use types::*;
 
-use crate::model::{Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, Snapshot};
+use crate::model::{Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, SeatState, Snapshot};
 use async_trait::async_trait;
 use uuid::Uuid;
 
@@ -137,6 +137,18 @@ pub trait Store: Send + Sync + 'static {
     /// aggregate statement; no transaction held open). Cheap enough to answer
     /// every conditional read. Errors: `UnknownEvent`, exactly as `seat_map`.
     async fn seat_map_version(&self, event_id: &EventId) -> Result<SeatMapVersion, StoreError>;
+
+    /// The event's seats in `state`, sorted by seat id, with the version of
+    /// its whole map read at the same moment (a filtered view's entity tag is
+    /// [`SeatMapVersion::etag_for`] that version). Only the matching seats are
+    /// copied or transferred: a "find me a seat" poll of a sold-out event
+    /// costs an aggregate and an empty read. Errors: `UnknownEvent`, exactly
+    /// as `seat_map`.
+    async fn seats_in_state(
+        &self,
+        event_id: &EventId,
+        state: SeatState,
+    ) -> Result<(SeatMapVersion, Vec<Seat>), StoreError>;
 
     /// One order. Errors: `UnknownOrder`.
     async fn order(&self, order_id: Uuid) -> Result<Order, StoreError>;

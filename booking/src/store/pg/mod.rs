@@ -31,7 +31,9 @@ use super::types::*;
 use super::{Store, StoreError};
 use crate::clock::Clock;
 use crate::ids::IdSource;
-use crate::model::{Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, SeatId, Snapshot, valid_id};
+use crate::model::{
+    Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, SeatId, SeatState, Snapshot, valid_id,
+};
 use async_trait::async_trait;
 use sqlx::{PgPool, Row};
 use std::sync::Arc;
@@ -236,6 +238,22 @@ impl Store for PgStore {
         }
         let mut c = self.pool.acquire().await.map_err(backend)?;
         reads::seat_map_version(&mut c, event_id).await.map_err(into_store_error)
+    }
+
+    async fn seats_in_state(
+        &self,
+        event_id: &EventId,
+        state: SeatState,
+    ) -> Result<(SeatMapVersion, Vec<Seat>), StoreError> {
+        if !valid_id(event_id) {
+            return Err(StoreError::UnknownEvent(event_id.clone()));
+        }
+        // One repeatable-read snapshot: the version and the seats agree.
+        self.read(async |c| {
+            let v = reads::seat_map_version(c, event_id).await?;
+            Ok((v, reads::seats_of_event_in_state(c, event_id, state).await?))
+        })
+        .await
     }
 
     async fn order(&self, order_id: Uuid) -> Result<Order, StoreError> {

@@ -5,7 +5,7 @@
 
 use super::rows::{self, booking_cols, comp_cols, op_cols, order_cols, outbox_cols, seat_cols};
 use super::tx::{Fail, ensure};
-use crate::model::{Booking, Compensation, Order, PaymentOp, Seat, Snapshot};
+use crate::model::{Booking, Compensation, Order, PaymentOp, Seat, SeatState, Snapshot};
 use crate::store::{Resolution, SeatMapVersion, StoreError};
 use sqlx::PgConnection;
 use sqlx::Row;
@@ -17,6 +17,25 @@ pub(super) async fn seats_of_event(c: &mut PgConnection, event_id: &str) -> Resu
         .bind(event_id)
         .fetch_all(&mut *c)
         .await?;
+    rows::all(&rows, rows::seat)
+}
+
+/// An event's seats in `state`, sorted by seat id: the primary key's range
+/// for the event, filtered (an event has at most `MAX_SEATS_PER_EVENT` seats).
+pub(super) async fn seats_of_event_in_state(
+    c: &mut PgConnection,
+    event_id: &str,
+    state: SeatState,
+) -> Result<Vec<Seat>, Fail> {
+    let rows = sqlx::query(concat!(
+        "SELECT ",
+        seat_cols!(),
+        " FROM seats WHERE event_id = $1 AND state = $2 ORDER BY seat_id"
+    ))
+    .bind(event_id)
+    .bind(state.as_str())
+    .fetch_all(&mut *c)
+    .await?;
     rows::all(&rows, rows::seat)
 }
 
