@@ -84,6 +84,20 @@ pub type SeenHolds = Arc<Mutex<Vec<SeenHold>>>;
 /// Bound on remembered holds.
 const MAX_SEEN_HOLDS: usize = 4096;
 
+/// How long a user waits before looking again at an event it just saw sold
+/// out for the `streak`-th time in a row (0 = the first time): a uniform
+/// draw from 2–6 s, doubling with each further sold-out look, capped at
+/// 20–30 s — the exponential backoff with jitter a well-behaved app polls a
+/// scarce resource with. Returns (lowest, highest) ms.
+pub fn sold_out_backoff_ms(streak: u32) -> (u64, u64) {
+    const BASE_MS: (u64, u64) = (2_000, 6_000);
+    const CAP_MS: (u64, u64) = (20_000, 30_000);
+    let doubling = 1u64 << streak.min(8);
+    let range = ((BASE_MS.0 * doubling).min(CAP_MS.0), (BASE_MS.1 * doubling).min(CAP_MS.1));
+    assert!(range.0 < range.1);
+    range
+}
+
 /// A user bound to its services, token and trace.
 #[derive(Debug)]
 pub struct Actor {
@@ -245,21 +259,24 @@ impl Actor {
 
     /// Runs the user's script until `active_until_ms` or `max_flows`.
     pub async fn run(mut self, p: UserParams, seen: SeenHolds) {
-        // Events this user last saw sold out: its next look there asks for returns only.
-        let mut sold_out: Vec<String> = Vec::new();
+        // Events this user last saw sold out, with how many looks in a row
+        // found them so: its next look there asks for returns only, and waits longer.
+        let mut sold_out: Vec<(String, u32)> = Vec::new();
         for flow in 0..p.max_flows {
             if Recorder::now_ms() >= p.active_until_ms as i64 {
                 return;
             }
             self.think(p.think_ms).await;
             let (event_id, seats) = p.events[self.rng.random_range(0..p.events.len())].clone();
-            let polling = sold_out.contains(&event_id);
-            let Some(available) = self.browse(&event_id, polling).await else { continue };
-            sold_out.retain(|e| *e != event_id);
+            let streak = sold_out.iter().find(|(e, _)| *e == event_id).map(|(_, n)| *n);
+            let Some(available) = self.browse(&event_id, streak.is_some()).await else { continue };
+            sold_out.retain(|(e, _)| *e != event_id);
             if available.is_empty() {
-                sold_out.push(event_id.clone());
-                // Sold out for now: holds may expire or payments fail; look again later.
-                tokio::time::sleep(Duration::from_millis(self.rng.random_range(2_000..6_000))).await;
+                // Sold out for now: holds may expire or payments fail; look again later, backing off.
+                let streak = streak.map_or(0, |n| n + 1);
+                sold_out.push((event_id.clone(), streak));
+                let (lo, hi) = sold_out_backoff_ms(streak);
+                tokio::time::sleep(Duration::from_millis(self.rng.random_range(lo..hi))).await;
                 continue;
             }
             let seat_ids = self.pick_seats(&p, &seats, &available);
@@ -344,5 +361,21 @@ impl Actor {
             ClientOp::Release { event_id: old.event_id, hold_token: old.token }
         };
         let _ = self.call(op, 1).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sold_out_backoff_ms;
+
+    #[test]
+    fn sold_out_looks_back_off_exponentially_to_a_cap() {
+        assert_eq!(sold_out_backoff_ms(0), (2_000, 6_000), "the first wait is the old fixed one");
+        assert_eq!(sold_out_backoff_ms(1), (4_000, 12_000));
+        assert_eq!(sold_out_backoff_ms(2), (8_000, 24_000));
+        assert_eq!(sold_out_backoff_ms(3), (16_000, 30_000));
+        for streak in [4, 8, 9, 1_000, u32::MAX] {
+            assert_eq!(sold_out_backoff_ms(streak), (20_000, 30_000), "streak {streak}");
+        }
     }
 }

@@ -88,18 +88,16 @@ pub async fn seat_map(
         // A filtered view is not cached: the cache holds whole maps.
         let (version, seats) = st.store.seats_in_state(&event_id, state).await?;
         let etag = version.etag_for(Some(state));
-        let view = SeatMapView { event_id: event_id.clone(), seats: seats.iter().map(SeatView::from).collect() };
-        let body = serde_json::to_vec(&view).expect("seat map serializes");
+        let body = SeatMapView::json_of(&event_id, &seats);
         return Ok(seat_map_response(StatusCode::OK, &etag, Some(Bytes::from(body)), "store"));
     }
     let (entry, source) = match st.cache.get(&event_id).await {
         Some(entry) => (entry, "cache"),
         None => {
             let seats = st.store.seat_map(&event_id).await?;
-            let view = SeatMapView { event_id: event_id.clone(), seats: seats.iter().map(SeatView::from).collect() };
             let entry = CachedSeatMap {
                 etag: SeatMapVersion::of_seats(&seats).etag(),
-                body: serde_json::to_vec(&view).expect("seat map serializes"),
+                body: SeatMapView::json_of(&event_id, &seats),
             };
             st.cache.put(&event_id, &entry).await;
             (entry, "store")

@@ -712,12 +712,9 @@ impl Store for MemStore {
     async fn seat_map(&self, event_id: &EventId) -> Result<Vec<Seat>, StoreError> {
         self.tx(|db, _, _| {
             db.event(event_id)?;
-            Ok(db
-                .seats
-                .range((event_id.clone(), String::new())..)
-                .take_while(|((ev, _), _)| ev == event_id)
-                .map(|(_, s)| s.clone())
-                .collect())
+            let mut seats = Vec::with_capacity(db.event_seats(event_id).count());
+            seats.extend(db.event_seats(event_id).cloned());
+            Ok(seats)
         })
     }
 
