@@ -120,10 +120,6 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
     assert!(
         cfg.server_hosts >= 1 && cfg.client_hosts >= 1 && cfg.users >= 1 && cfg.events >= 1 && cfg.seats_per_event >= 1
     );
-    T0.with(|t| t.elapsed());
-    if std::env::var("TDBG").is_ok() {
-        eprintln!("T start");
-    }
     let recorder = Recorder::new(EPOCH_MS);
     let store_clock = SimClock::new(0);
     let store = MemStore::new(Arc::new(store_clock.clone()), Arc::new(SeededIds::new(host_seed(seed, "ids"))))
@@ -363,9 +359,6 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
             crash_enabled.store(false, Ordering::SeqCst);
             provider.set_faults(ProviderFaults::default()).expect("no faults is valid");
             recorder.phase(now_ms as i64, PhaseMark::FaultPhaseEnd, store_clock.now_ms());
-            if std::env::var("TDBG").is_ok() {
-                eprintln!("T faults over at wall {:?} exchanges {}", T0.with(|t| t.elapsed()), exchanges.total());
-            }
         }
         // The settle phase ends at its bound, or earlier once nothing is left to do.
         if faults_over && now_ms >= next_quiescence_check_ms {
@@ -376,15 +369,6 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
                         &futures::executor::block_on(store.snapshot()).expect("MemStore snapshot"),
                     )
                     .is_none();
-            if std::env::var("QDBG").is_ok() {
-                let snap = futures::executor::block_on(store.snapshot()).unwrap();
-                eprintln!(
-                    "Q {now_ms} clients_done={clients_done} restarts={} pending={} store={:?}",
-                    restarts.len(),
-                    provider.pending_tasks(),
-                    quiescence::store_busy(&snap)
-                );
-            }
             if idle || (now_ms >= total_ms && clients_done) {
                 recorder.phase(now_ms as i64, PhaseMark::SettleEnd, store_clock.now_ms());
                 break;
@@ -392,13 +376,7 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
         }
     }
     let simulated_ms = sim.elapsed().as_millis() as u64;
-    if std::env::var("TDBG").is_ok() {
-        eprintln!("T settle over at wall {:?} exchanges {}", T0.with(|t| t.elapsed()), exchanges.total());
-    }
     drop(sim);
-    if std::env::var("TDBG").is_ok() {
-        eprintln!("T sim dropped at wall {:?}", T0.with(|t| t.elapsed()));
-    }
 
     provider_host::record_ledger(&provider, &recorder);
     let snapshot = futures::executor::block_on(store.snapshot()).expect("MemStore snapshot");
@@ -412,10 +390,5 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
     let violations = invariants::check_all(&snapshot, &trace, &check_cfg);
     let metrics = invariants::metrics::Metrics::compute(&snapshot, &trace, &check_cfg);
     let trace_hash = invariants::to_hex(&invariants::trace_hash(&trace));
-    if std::env::var("TDBG").is_ok() {
-        eprintln!("T checked at wall {:?}", T0.with(|t| t.elapsed()));
-    }
     RunOutcome { seed, violations, trace, trace_hash, simulated_ms, metrics, error, http_exchanges: exchanges.total() }
 }
-
-thread_local! { static T0: std::time::Instant = std::time::Instant::now(); }
