@@ -1,5 +1,6 @@
 //! Benchmark: the wall cost of one HTTP exchange between a virtual user and
-//! the real router inside turmoil — the floor under every seed's cost.
+//! the real router inside turmoil, and of one simulated step of a world that
+//! exchanges nothing — the two floors under every seed's cost.
 //!
 //! One service host (the real router over a 100-seat MemStore event, 90 of
 //! its seats held), one
@@ -122,6 +123,32 @@ fn measure(
     started.elapsed().as_secs_f64() * 1e6 / (users * per_user) as f64
 }
 
+/// Microseconds per step of a world of `hosts` hosts whose software only
+/// sleeps (turmoil ticking each host's runtime and the network, nothing
+/// else), over `steps` steps of [`simulator::plan::TICK_MS`].
+fn idle_step_us(hosts: usize, steps: u64) -> f64 {
+    let tick_ms = simulator::plan::TICK_MS;
+    let mut sim = turmoil::Builder::new()
+        .rng_seed(1)
+        .simulation_duration(Duration::from_millis(tick_ms * (steps + 10)))
+        .tick_duration(Duration::from_millis(tick_ms))
+        .build();
+    for h in 0..hosts - 1 {
+        sim.host(format!("idle{h}").as_str(), || async {
+            std::future::pending::<()>().await;
+            Ok(())
+        });
+    }
+    sim.client("sleeper", async move {
+        tokio::time::sleep(Duration::from_millis(tick_ms * steps)).await;
+        Ok(())
+    });
+    #[allow(clippy::disallowed_methods)] // wall time is what a benchmark measures
+    let started = std::time::Instant::now();
+    sim.run().expect("the idle world runs");
+    started.elapsed().as_secs_f64() * 1e6 / steps as f64
+}
+
 fn main() {
     simulator::allocator::tune();
     let args: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().expect("numbers")).collect();
@@ -134,4 +161,9 @@ fn main() {
         let us = measure(k, users, per_user);
         println!(r#"{{"kind":"{kind}","exchanges":{},"us_per_exchange":{us:.1}}}"#, users * per_user);
     }
+    // all-faults has 8 hosts (3 services, the provider, 4 client hosts) and
+    // 120 simulated seconds: 6,000 steps.
+    let (hosts, steps) = (8, 6_000);
+    let us = idle_step_us(hosts, steps);
+    println!(r#"{{"kind":"idle-step","hosts":{hosts},"steps":{steps},"us_per_step":{us:.2}}}"#);
 }

@@ -16,9 +16,11 @@ impl Exchanges {
     /// the request passes on unchanged.
     pub fn count(&self, router: Router) -> Router {
         let n = self.0.clone();
-        router.layer(axum::middleware::map_request(move |req: Request| {
+        // tower's synchronous map: no boxed future per request (axum's
+        // `middleware::map_request` allocates one and clones the route).
+        router.layer(tower::util::MapRequestLayer::new(move |req: Request| {
             n.fetch_add(1, Ordering::Relaxed);
-            std::future::ready(req)
+            req
         }))
     }
 

@@ -38,7 +38,9 @@ impl Claims {
 /// Issues and verifies tokens. Precondition: the secret is at least 16 bytes.
 #[derive(Clone)]
 pub struct Authenticator {
-    secret: Arc<Vec<u8>>,
+    /// HMAC-SHA256 keyed with the secret, cloned for each token: the key's
+    /// padding blocks are hashed once, not per request.
+    keyed: HmacSha256,
     clock: Arc<dyn Clock>,
 }
 
@@ -55,11 +57,11 @@ impl Authenticator {
     /// An authenticator with `secret` (>= 16 bytes) judging expiry by `clock`.
     pub fn new(secret: &[u8], clock: Arc<dyn Clock>) -> Self {
         assert!(secret.len() >= 16, "token secret must be at least 16 bytes");
-        Self { secret: Arc::new(secret.to_vec()), clock }
+        Self { keyed: HmacSha256::new_from_slice(secret).expect("hmac takes any key length"), clock }
     }
 
     fn mac(&self, signed: &str) -> HmacSha256 {
-        let mut mac = HmacSha256::new_from_slice(&self.secret).expect("hmac takes any key length");
+        let mut mac = self.keyed.clone();
         mac.update(signed.as_bytes());
         mac
     }

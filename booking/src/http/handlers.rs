@@ -14,6 +14,7 @@ use axum::extract::{FromRequest, FromRequestParts, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use uuid::Uuid;
 
@@ -42,7 +43,7 @@ fn check_event_id(event_id: &str) -> Result<(), Problem> {
 
 /// `POST /v1/events` (admin): creates an event with its seats.
 pub async fn create_event(
-    State(st): State<AppState>,
+    State(st): State<Arc<AppState>>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<CreateEventBody>,
 ) -> Result<Response, Problem> {
@@ -71,7 +72,7 @@ pub async fn create_event(
 /// `?state=<seat state>` shows only the seats in that state (read from the
 /// store, never the cache), tagged per view; any other query is a 400.
 pub async fn seat_map(
-    State(st): State<AppState>,
+    State(st): State<Arc<AppState>>,
     headers: HeaderMap,
     ApiPath(event_id): ApiPath<String>,
     ApiQuery(query): ApiQuery<SeatMapQuery>,
@@ -130,7 +131,7 @@ fn seat_map_response(status: StatusCode, etag: &str, body: Option<Bytes>, source
 
 /// `POST /v1/events/{event_id}/holds`: holds seats for the caller, all or nothing.
 pub async fn hold(
-    State(st): State<AppState>,
+    State(st): State<Arc<AppState>>,
     headers: HeaderMap,
     ApiPath(event_id): ApiPath<String>,
     ApiJson(body): ApiJson<HoldBody>,
@@ -167,7 +168,7 @@ pub async fn hold(
 
 /// `DELETE /v1/events/{event_id}/holds/{hold_token}`: the holder gives seats back.
 pub async fn release(
-    State(st): State<AppState>,
+    State(st): State<Arc<AppState>>,
     headers: HeaderMap,
     ApiPath((event_id, hold_token)): ApiPath<(String, Uuid)>,
 ) -> Result<Response, Problem> {
@@ -186,7 +187,7 @@ pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
 /// `POST /v1/events/{event_id}/holds/{hold_token}/checkout`: begins payment.
 /// A retry with the same `Idempotency-Key` returns the same order, whatever happened since.
 pub async fn checkout(
-    State(st): State<AppState>,
+    State(st): State<Arc<AppState>>,
     headers: HeaderMap,
     ApiPath((event_id, hold_token)): ApiPath<(String, Uuid)>,
     ApiJson(body): ApiJson<CheckoutBody>,
@@ -251,7 +252,7 @@ async fn order_view(st: &AppState, order: &Order, replayed: bool) -> Result<Orde
 
 /// `GET /v1/orders/{order_id}`: the order's status, for its buyer (or an operator).
 pub async fn order(
-    State(st): State<AppState>,
+    State(st): State<Arc<AppState>>,
     headers: HeaderMap,
     ApiPath(order_id): ApiPath<Uuid>,
 ) -> Result<Response, Problem> {
@@ -269,14 +270,14 @@ pub async fn order(
 }
 
 /// `POST /v1/webhooks/provider`: the payment provider's signed callbacks.
-pub async fn webhook(State(st): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<Response, Problem> {
+pub async fn webhook(State(st): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Result<Response, Problem> {
     let sink = st.webhooks.as_ref().ok_or_else(|| Problem::not_found("payments are not configured"))?;
     sink.receive(&headers, &body).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// `GET /v1/admin/unresolved` (admin): charged-but-unfulfilled orders, reconciling orders and open compensations.
-pub async fn unresolved(State(st): State<AppState>, headers: HeaderMap) -> Result<Response, Problem> {
+pub async fn unresolved(State(st): State<Arc<AppState>>, headers: HeaderMap) -> Result<Response, Problem> {
     st.admin(&headers)?;
     let r = st.store.needs_resolution().await?;
     st.metrics.unresolved.store((r.orders.len() + r.compensations.len()) as i64, Ordering::Relaxed);
@@ -284,7 +285,7 @@ pub async fn unresolved(State(st): State<AppState>, headers: HeaderMap) -> Resul
 }
 
 /// `GET /healthz`: the process is up and the store answers.
-pub async fn healthz(State(st): State<AppState>) -> Response {
+pub async fn healthz(State(st): State<Arc<AppState>>) -> Response {
     match st.store.now_ms().await {
         Ok(_) => (StatusCode::OK, "ok").into_response(),
         Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "store unavailable").into_response(),
@@ -297,7 +298,7 @@ pub const METRICS_STORE_TIMEOUT_MS: u64 = 1_000;
 
 /// `GET /metrics`: Prometheus text. The unresolved gauge is counted from the
 /// store at each scrape (bounded by [`METRICS_STORE_TIMEOUT_MS`]).
-pub async fn metrics(State(st): State<AppState>) -> Response {
+pub async fn metrics(State(st): State<Arc<AppState>>) -> Response {
     let count = st.store.needs_resolution();
     if let Ok(Ok(r)) = tokio::time::timeout(std::time::Duration::from_millis(METRICS_STORE_TIMEOUT_MS), count).await {
         st.metrics.unresolved.store((r.orders.len() + r.compensations.len()) as i64, Ordering::Relaxed);

@@ -51,7 +51,8 @@ pub fn router(state: AppState) -> Router {
         .route("/openapi.json", get(handlers::openapi))
         .fallback(handlers::fallback)
         .layer(DefaultBodyLimit::max(limit))
-        .with_state(state)
+        // One shared state: a request clones an `Arc`, not every handle in it.
+        .with_state(std::sync::Arc::new(state))
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then drains
