@@ -107,6 +107,11 @@ pub struct Actor {
     pub token: String,
     /// One client per service host.
     pub services: Vec<SimClient>,
+    /// The service host this user's connection goes to (an index into
+    /// `services`): drawn from the seed, kept until a request there gets no
+    /// answer, then the next host — as a keep-alive connection through a
+    /// layer-4 load balancer stays on one backend until it breaks.
+    pub home: usize,
     /// The trace.
     pub recorder: Recorder,
     /// The user's own seeded randomness.
@@ -132,7 +137,9 @@ impl Actor {
     /// Builds the user `index` of `seed`.
     pub fn new(user: String, token: String, services: Vec<SimClient>, recorder: Recorder, seed: u64) -> Self {
         assert!(!services.is_empty());
-        Self { user, token, services, recorder, rng: ChaCha8Rng::seed_from_u64(seed) }
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let home = rng.random_range(0..services.len());
+        Self { user, token, services, home, recorder, rng }
     }
 
     async fn think(&mut self, range: (u64, u64)) {
@@ -140,12 +147,13 @@ impl Actor {
         tokio::time::sleep(Duration::from_millis(ms)).await;
     }
 
-    /// Sends `op` to a service, retrying an unknown answer up to `attempts`
-    /// times on other hosts; each attempt is its own trace operation.
+    /// Sends `op` to the user's home service host, retrying an unknown answer
+    /// up to `attempts` times, each time on the next host (which becomes its
+    /// home); each attempt is its own trace operation.
     /// Returns the last reply's recorded result: `Ok(result)`, `Err(Some(kind))`, or `Err(None)` if unknown.
     pub async fn call(&mut self, op: ClientOp, attempts: u32) -> Result<OpResult, Option<String>> {
-        let mut host = self.rng.random_range(0..self.services.len());
         for _ in 0..attempts.max(1) {
+            let host = self.home;
             let op_id = self.recorder.invoke(&self.user, op.clone());
             let (method, path, key, body) = match &op {
                 ClientOp::Hold { event_id, seat_ids } => {
@@ -200,7 +208,7 @@ impl Actor {
                 Reply::Answered { status, .. } => self.recorder.unknown(op_id, &format!("http {status}")),
                 Reply::Unknown(reason) => self.recorder.unknown(op_id, &reason),
             }
-            host = (host + 1) % self.services.len();
+            self.fail_over();
             tokio::time::sleep(Duration::from_millis(self.rng.random_range(100..400))).await;
         }
         Err(None)
@@ -212,7 +220,7 @@ impl Actor {
     /// (`?state=available`), as a user waiting for returns in a sold-out
     /// rush re-polls; otherwise the whole map, as a user's first look.
     async fn browse(&mut self, event_id: &str, available_only: bool) -> Option<Vec<String>> {
-        let host = self.rng.random_range(0..self.services.len());
+        let host = self.home;
         let query = if available_only { "?state=available" } else { "" };
         let call = Call {
             method: "GET",
@@ -232,8 +240,17 @@ impl Actor {
                         .collect(),
                 )
             }
-            _ => None,
+            Ok(_) => None,
+            Err(_) => {
+                self.fail_over();
+                None
+            }
         }
+    }
+
+    /// No answer from the home host: the next host becomes home.
+    fn fail_over(&mut self) {
+        self.home = (self.home + 1) % self.services.len();
     }
 
     /// Picks a selection among the seats the map showed available (the map
