@@ -38,6 +38,7 @@ pub const LIBRARY_FILES: &[(&str, &str)] = &[
     ("hot-seat.toml", include_str!("../library/hot-seat.toml")),
     ("late-success-after-release.toml", include_str!("../library/late-success-after-release.toml")),
     ("network-partitions.toml", include_str!("../library/network-partitions.toml")),
+    ("opening-burst.toml", include_str!("../library/opening-burst.toml")),
     ("paused-clients.toml", include_str!("../library/paused-clients.toml")),
     ("payment-unknown.toml", include_str!("../library/payment-unknown.toml")),
     ("refund-failures.toml", include_str!("../library/refund-failures.toml")),

@@ -81,6 +81,9 @@ impl Scenario {
         v.count("workload.client_hosts", w.client_hosts.into(), 1, 64)?;
         v.count("workload.server_hosts", w.server_hosts.into(), 1, 16)?;
         v.range("workload.think_time_ms", w.think_time_ms, MAX_PHASE_MS)?;
+        if let Some(arrival) = w.arrival_ms {
+            v.range("workload.arrival_ms", arrival, MAX_PHASE_MS)?;
+        }
         v.probability("workload.multi_seat_share", w.multi_seat_share)?;
         v.count("workload.max_seats_per_hold", w.max_seats_per_hold.into(), 1, MAX_SEATS_PER_HOLD)?;
         if w.multi_seat_share > 0.0 && w.max_seats_per_hold < 2 {

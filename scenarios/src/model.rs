@@ -63,6 +63,11 @@ pub struct Workload {
     pub server_hosts: u32,
     /// Pause between a user's steps, ms.
     pub think_time_ms: RangeMs,
+    /// When each user arrives, ms after the sale opens (a uniform draw per
+    /// user); absent: like any other step, after a think time. A narrow range
+    /// is an on-sale opening: everyone clicks in the same instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrival_ms: Option<RangeMs>,
     /// Probability that a selection has more than one (adjacent) seat.
     pub multi_seat_share: f64,
     /// Largest selection, 1..=8.

@@ -206,6 +206,12 @@ fn bad_duration_names_its_path() {
         "my.toml: `workload.think_time_ms.max` = 2000: bad duration: smaller than workload.think_time_ms.min = 3000"
     );
     assert_eq!(
+        err(&example_with("arrival_ms = { min = 0, max = 500 }", "arrival_ms = { min = 0, max = -1 }")),
+        "my.toml: `workload.arrival_ms.max` = -1: bad duration: must be within 0..=3600000 ms"
+    );
+    let absent = Scenario::parse(&example_with("arrival_ms = { min = 0, max = 500 }\n", ""), "my.toml").unwrap();
+    assert_eq!(absent.workload.arrival_ms, None, "arrival_ms is optional");
+    assert_eq!(
         err(&example_with("to_ms = 30000", "to_ms = 10000")),
         "my.toml: `faults.sweeper_stall.to_ms` = 10000: bad duration: must be within 10001..=86400000 ms"
     );

@@ -30,6 +30,11 @@ pub struct Plan {
     scenario: Scenario,
 }
 
+/// A validated scenario range as unsigned ms (validation keeps both ends >= 0).
+fn ms_range(r: scenarios::RangeMs) -> (u64, u64) {
+    (r.min.max(0) as u64, r.max.max(0) as u64)
+}
+
 /// turmoil's tick: 20 ms of simulated time per step (finer ticks cost wall time; message latency below a tick is quantized).
 pub const TICK_MS: u64 = 20;
 
@@ -86,7 +91,8 @@ impl Plan {
                 max_seats_per_hold: w.max_seats_per_hold as usize,
                 checkout_share: w.checkout_share,
                 abandon_share: w.abandon_share,
-                think_ms: (w.think_time_ms.min.max(0) as u64, w.think_time_ms.max.max(0) as u64),
+                think_ms: ms_range(w.think_time_ms),
+                arrival_ms: ms_range(w.arrival_ms.unwrap_or(w.think_time_ms)),
                 pause: f.paused_client.as_ref().map(|p| (p.probability, p.pause_ms as u64)),
                 stale_replay: f.stale_token.as_ref().map(|t| t.probability),
                 active_until_ms: s.phases.fault_ms as u64,

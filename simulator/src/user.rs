@@ -34,6 +34,8 @@ pub struct UserParams {
     pub abandon_share: f64,
     /// Think time range between actions.
     pub think_ms: (u64, u64),
+    /// When the user arrives (its first step), ms after the start.
+    pub arrival_ms: (u64, u64),
     /// Paused client: probability per checkout, and how long the pause lasts.
     pub pause: Option<(f64, u64)>,
     /// Stale-token replay: probability per granted hold.
@@ -283,7 +285,7 @@ impl Actor {
             if Recorder::now_ms() >= p.active_until_ms as i64 {
                 return;
             }
-            self.think(p.think_ms).await;
+            self.think(if flow == 0 { p.arrival_ms } else { p.think_ms }).await;
             let (event_id, seats) = p.events[self.rng.random_range(0..p.events.len())].clone();
             let streak = sold_out.iter().find(|(e, _)| *e == event_id).map(|(_, n)| *n);
             let Some(available) = self.browse(&event_id, streak.is_some()).await else { continue };

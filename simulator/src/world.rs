@@ -148,6 +148,10 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
         .tick_duration(Duration::from_millis(cfg.tick_ms))
         .min_message_latency(Duration::from_millis(1))
         .max_message_latency(Duration::from_millis(cfg.max_latency_ms.unwrap_or(20).max(2)))
+        // A listener's backlog: every user may dial one host in the same tick
+        // (an on-sale opening), plus the services' and provider's own
+        // connections. turmoil panics on a full backlog rather than refusing.
+        .tcp_capacity(cfg.users + 64)
         .build();
     let mut rng = ChaCha8Rng::seed_from_u64(host_seed(seed, "world"));
 

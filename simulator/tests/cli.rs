@@ -141,3 +141,22 @@ fn run_agrees_with_itself_and_with_replay_on_crash_scenarios() {
         assert_eq!(v["trace_hash"].as_str().unwrap(), trace_hash(&replayed), "seed {seed}: run and replay differ");
     }
 }
+
+/// Regression (found while measuring connection costs): every user of a world
+/// dialing one service host in the same tick panicked turmoil ("server socket
+/// buffer full": its listener backlog defaults to 64 and it panics rather than
+/// refuse). Worlds now size the backlog from the user count, and
+/// `opening-burst` (500 users in the first 20 ms) keeps the shape in the library.
+#[test]
+fn an_opening_burst_fits_the_listener_backlog() {
+    let out = sim(&["run", "--json", "--scenario", "opening-burst", "--seeds", "0..1", "--jobs", "1"]);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
+    let verdict: serde_json::Value = stdout(&out)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()?.get("seed_verdict").cloned())
+        .next()
+        .expect("a verdict");
+    assert_eq!(verdict["passed"], true);
+    let sold = verdict["metrics"]["seats_sold"].as_u64().expect("seats sold");
+    assert!(sold >= 90, "a burst of 500 users on 100 seats sells nearly all of them: {sold}");
+}
