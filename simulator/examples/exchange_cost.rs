@@ -165,5 +165,6 @@ fn main() {
     // 120 simulated seconds: 6,000 steps.
     let (hosts, steps) = (8, 6_000);
     let us = idle_step_us(hosts, steps);
-    println!(r#"{{"kind":"idle-step","hosts":{hosts},"steps":{steps},"us_per_step":{us:.2}}}"#);
+    let tick_ms = simulator::plan::TICK_MS;
+    println!(r#"{{"kind":"idle-step","hosts":{hosts},"steps":{steps},"tick_ms":{tick_ms},"us_per_step":{us:.2}}}"#);
 }
