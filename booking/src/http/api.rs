@@ -31,18 +31,36 @@ pub struct SeatView {
     pub hold_expires_at_ms: Option<i64>,
 }
 
-impl SeatView {
-    /// What the map shows of `s` besides its id: state, version, and the
-    /// hold's countdown while it is held.
-    fn from_parts(s: &Seat) -> (SeatState, i64, Option<i64>) {
-        (s.state, s.version, if s.state == SeatState::Held { s.hold_expires_at_ms } else { None })
+/// [`SeatView`] borrowed from the store's seat: what the map shows of it,
+/// serialized identically.
+#[derive(Serialize)]
+struct SeatViewRef<'a> {
+    seat_id: &'a str,
+    state: SeatState,
+    version: i64,
+    hold_expires_at_ms: Option<i64>,
+}
+
+impl<'a> From<&'a Seat> for SeatViewRef<'a> {
+    fn from(s: &'a Seat) -> Self {
+        Self {
+            seat_id: &s.seat_id,
+            state: s.state,
+            version: s.version,
+            hold_expires_at_ms: if s.state == SeatState::Held { s.hold_expires_at_ms } else { None },
+        }
     }
 }
 
 impl From<&Seat> for SeatView {
     fn from(s: &Seat) -> Self {
-        let (state, version, hold_expires_at_ms) = Self::from_parts(s);
-        Self { seat_id: s.seat_id.clone(), state, version, hold_expires_at_ms }
+        let v = SeatViewRef::from(s);
+        Self {
+            seat_id: v.seat_id.to_owned(),
+            state: v.state,
+            version: v.version,
+            hold_expires_at_ms: v.hold_expires_at_ms,
+        }
     }
 }
 
@@ -61,27 +79,13 @@ impl SeatMapView {
     /// straight from the store's seats: no seat id is copied. Seat maps are
     /// the most frequent answer in a rush.
     pub fn json_of(event_id: &str, seats: &[Seat]) -> Vec<u8> {
-        /// [`SeatView`], borrowed.
-        #[derive(Serialize)]
-        struct SeatRef<'a> {
-            seat_id: &'a str,
-            state: SeatState,
-            version: i64,
-            hold_expires_at_ms: Option<i64>,
-        }
         /// [`SeatMapView`], borrowed.
         #[derive(Serialize)]
         struct MapRef<'a> {
             event_id: &'a str,
-            seats: Vec<SeatRef<'a>>,
+            seats: Vec<SeatViewRef<'a>>,
         }
-        let seats = seats
-            .iter()
-            .map(|s| {
-                let v = SeatView::from_parts(s);
-                SeatRef { seat_id: &s.seat_id, state: v.0, version: v.1, hold_expires_at_ms: v.2 }
-            })
-            .collect();
+        let seats = seats.iter().map(SeatViewRef::from).collect();
         serde_json::to_vec(&MapRef { event_id, seats }).expect("a seat map serializes")
     }
 }

@@ -190,6 +190,14 @@ impl Inner {
             .map(|(_, s)| s)
     }
 
+    /// The version of an existing event's seat map. Errors: `UnknownEvent`.
+    fn seat_map_version(&self, event_id: &EventId) -> Result<SeatMapVersion, StoreError> {
+        self.event(event_id)?;
+        let v = SeatMapVersion::of_seats(self.event_seats(event_id));
+        assert!(v.seats >= 1, "an event has seats");
+        Ok(v)
+    }
+
     fn locked_seats(&self, event_id: &EventId, sorted: &[SeatId]) -> Vec<Seat> {
         sorted.iter().filter_map(|s| self.seats.get(&(event_id.clone(), s.clone())).cloned()).collect()
     }
@@ -719,12 +727,7 @@ impl Store for MemStore {
     }
 
     async fn seat_map_version(&self, event_id: &EventId) -> Result<SeatMapVersion, StoreError> {
-        self.tx(|db, _, _| {
-            db.event(event_id)?;
-            let v = SeatMapVersion::of_seats(db.event_seats(event_id));
-            assert!(v.seats >= 1, "an event has seats");
-            Ok(v)
-        })
+        self.tx(|db, _, _| db.seat_map_version(event_id))
     }
 
     async fn seats_in_state(
@@ -733,8 +736,7 @@ impl Store for MemStore {
         state: SeatState,
     ) -> Result<(SeatMapVersion, Vec<Seat>), StoreError> {
         self.tx(|db, _, _| {
-            db.event(event_id)?;
-            let v = SeatMapVersion::of_seats(db.event_seats(event_id));
+            let v = db.seat_map_version(event_id)?;
             Ok((v, db.event_seats(event_id).filter(|s| s.state == state).cloned().collect()))
         })
     }
