@@ -9,11 +9,14 @@
 //! - [`fake_provider`]: a stateful fake payment provider with fault knobs.
 //! - [`http`]: the bookingd router; [`service`]: wiring shared by bookingd and the simulator.
 //! - [`sweeper`]: returns expired holds; [`metrics`]: counters in Prometheus format.
+//! - [`fault`]: the one fault seam (crash after commit, sweeper stall, planted
+//!   bugs), switchable only in a build with the `fault-injection` feature.
 
 #![warn(missing_docs)]
 
 pub mod clock;
 pub mod fake_provider;
+pub mod fault;
 pub mod http;
 pub mod ids;
 pub mod metrics;

@@ -1,13 +1,14 @@
 //! Wiring: one function builds the service — router, payment workflow, hold
 //! sweeper — from its parts, the same way in `bookingd` and in the simulator.
-//! Only the parts differ: store, cache, provider transport, clock, hooks.
+//! Only the parts differ: store, cache, provider transport, clock, faults.
 
 use crate::clock::Clock;
+use crate::fault::{CommitPoint, Faults};
 use crate::http::auth::Authenticator;
 use crate::http::cache::SeatMapCache;
 use crate::http::problem::Problem;
 use crate::http::rate_limit::RateLimiter;
-use crate::http::{AppState, FaultHooks, ServiceConfig, WebhookSink, router};
+use crate::http::{AppState, ServiceConfig, WebhookSink, router};
 use crate::metrics::{Metrics, PaymentOutcome};
 use crate::payment::provider::PaymentProvider;
 use crate::payment::webhook::{SIGNATURE_HEADER, TIMESTAMP_HEADER, WebhookError, verify_and_parse};
@@ -20,7 +21,6 @@ use async_trait::async_trait;
 use axum::Router;
 use axum::http::{HeaderMap, StatusCode};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Everything a service instance is made of.
@@ -43,8 +43,8 @@ pub struct ServiceParts {
     pub workflow: WorkflowConfig,
     /// Sweeper tunables.
     pub sweeper: SweeperConfig,
-    /// Fault hooks (production: [`crate::http::NoHooks`]).
-    pub hooks: Arc<dyn FaultHooks>,
+    /// The fault seam (production: [`Faults::none`]).
+    pub faults: Faults,
 }
 
 /// A built service: its state (for the router) and its background work.
@@ -52,7 +52,6 @@ pub struct Service {
     state: AppState,
     workflow: Arc<Workflow>,
     sweeper: SweeperConfig,
-    sweeper_stalled: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for Service {
@@ -99,6 +98,7 @@ impl WebhookSink for WorkflowWebhooks {
         })?;
         match self.workflow.handle_webhook(&event).await {
             Ok(outcome) => {
+                self.workflow.faults().after_commit(CommitPoint::Webhook).await;
                 // Count a payment outcome only when this webhook decided it (the
                 // store says so from its conditional write): a duplicate, or one
                 // arriving after the dispatcher or the reconciler recorded the
@@ -132,7 +132,9 @@ impl Service {
         }
         let metrics = Arc::new(Metrics::default());
         let workflow = Arc::new(
-            Workflow::new(parts.store.clone(), parts.provider, parts.workflow).map_err(ServiceError::Workflow)?,
+            Workflow::new(parts.store.clone(), parts.provider, parts.workflow)
+                .map_err(ServiceError::Workflow)?
+                .with_faults(parts.faults.clone()),
         );
         let webhooks = Arc::new(WorkflowWebhooks {
             workflow: workflow.clone(),
@@ -147,11 +149,11 @@ impl Service {
             rate_limit: Arc::new(RateLimiter::new(parts.config.hold_attempts_per_minute, 100_000, parts.clock)),
             metrics,
             config: parts.config,
-            hooks: parts.hooks,
+            faults: parts.faults,
             webhooks: Some(webhooks),
             dispatch_wake: Arc::new(tokio::sync::Notify::new()),
         };
-        Ok(Self { state, workflow, sweeper: parts.sweeper, sweeper_stalled: Arc::new(AtomicBool::new(false)) })
+        Ok(Self { state, workflow, sweeper: parts.sweeper })
     }
 
     /// The router to serve.
@@ -169,12 +171,6 @@ impl Service {
         &self.workflow
     }
 
-    /// Uses `switch` to stall the hold sweeper while it is true (fault injection).
-    pub fn with_sweeper_stall(mut self, switch: Arc<AtomicBool>) -> Self {
-        self.sweeper_stalled = switch;
-        self
-    }
-
     /// Runs the payment workflow (dispatch, reconcile) and the hold sweeper
     /// until `shutdown` is true, as three independent loops in one task, so a
     /// slow provider call never delays expiry. Each tick's work is bounded by
@@ -190,11 +186,15 @@ impl Service {
         let reconcile = every(cfg.reconcile_interval_ms, shutdown.clone(), None, || async {
             record_reconcile(metrics, wf.reconcile_once().await)
         });
+        let faults = &self.state.faults;
         let sweep = every(self.sweeper.interval_ms, shutdown, None, || async {
-            if !self.sweeper_stalled.load(Ordering::SeqCst)
-                && let Err(e) = sweeper::sweep_tick(self.state.store.as_ref(), metrics, &self.sweeper).await
-            {
-                tracing::warn!(error = %e, "hold sweep failed; retrying next tick");
+            if faults.sweeper_stalled() {
+                return;
+            }
+            match sweeper::sweep_tick(self.state.store.as_ref(), metrics, &self.sweeper).await {
+                Ok(swept) if !swept.is_empty() => faults.after_commit(CommitPoint::Sweep).await,
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "hold sweep failed; retrying next tick"),
             }
         });
         tokio::join!(dispatch, reconcile, sweep);

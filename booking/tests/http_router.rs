@@ -9,7 +9,7 @@ use booking::clock::ManualClock;
 use booking::http::auth::{Authenticator, Claims};
 use booking::http::cache::{CachedSeatMap, MemCache, SeatMapCache};
 use booking::http::rate_limit::RateLimiter;
-use booking::http::{AppState, NoHooks, ServiceConfig, router};
+use booking::http::{AppState, ServiceConfig, router};
 use booking::ids::SeededIds;
 use booking::metrics::Metrics;
 use booking::model::{
@@ -44,7 +44,7 @@ fn env(cfg: ServiceConfig) -> Env {
         rate_limit: Arc::new(RateLimiter::new(cfg.hold_attempts_per_minute, 1000, clock.clone())),
         metrics: Arc::new(Metrics::default()),
         config: cfg,
-        hooks: Arc::new(NoHooks),
+        faults: booking::fault::Faults::none(),
         webhooks: None,
         dispatch_wake: Arc::new(tokio::sync::Notify::new()),
     };

@@ -11,6 +11,7 @@ pub mod checks;
 pub mod config;
 pub mod hash;
 pub mod metrics;
+pub mod paths;
 pub mod trace;
 pub mod violation;
 

@@ -23,3 +23,15 @@ fn scenario_limits_are_the_booking_limits() {
     assert_eq!(scenarios::MAX_SEATS_PER_HOLD, m::MAX_SEATS_PER_HOLD as i64);
     assert_eq!(scenarios::MAX_SEATS_PER_EVENT, m::MAX_SEATS_PER_EVENT as i64);
 }
+
+#[test]
+fn scenario_path_names_are_the_paths() {
+    let ours: Vec<&str> = invariants::paths::Path::ALL.iter().map(|p| p.as_str()).collect();
+    assert_eq!(ours, scenarios::PATH_NAMES);
+}
+
+#[test]
+fn scenario_commit_point_names_are_the_commit_points() {
+    let ours: Vec<&str> = booking::fault::CommitPoint::ALL.iter().map(|p| p.as_str()).collect();
+    assert_eq!(ours, scenarios::COMMIT_POINT_NAMES);
+}

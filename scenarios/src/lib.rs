@@ -21,7 +21,7 @@ pub use load::{
     MAX_STALL_MS,
 };
 pub use model::*;
-pub use names::{CLASSIFICATION_NAMES, INVARIANT_NAMES};
+pub use names::{CLASSIFICATION_NAMES, COMMIT_POINT_NAMES, INVARIANT_NAMES, PATH_NAMES};
 pub use seeds::{MAX_SEEDS_PER_RANGE, SeedRange};
 pub use swarm::{FaultKind, MIN_SWARM_WEIGHT, SwarmDraw, splitmix64};
 

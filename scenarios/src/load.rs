@@ -3,7 +3,7 @@
 
 use crate::error::ScenarioError;
 use crate::model::{Outcome, RangeMs, Scenario};
-use crate::names::{CLASSIFICATION_NAMES, INVARIANT_NAMES};
+use crate::names::{CLASSIFICATION_NAMES, COMMIT_POINT_NAMES, INVARIANT_NAMES, PATH_NAMES};
 use crate::seeds::SeedRange;
 use std::path::Path;
 
@@ -114,6 +114,12 @@ impl Scenario {
         if let Some(c) = &f.crash_after_commit {
             v.probability("faults.crash_after_commit.probability", c.probability)?;
             v.duration("faults.crash_after_commit.restart_after_ms", c.restart_after_ms, 1, MAX_PHASE_MS)?;
+            if c.points.is_empty() {
+                return Err(v.inconsistent("faults.crash_after_commit.points", "names no commit point"));
+            }
+            for (i, p) in c.points.iter().enumerate() {
+                v.known(&format!("faults.crash_after_commit.points[{i}]"), p, COMMIT_POINT_NAMES)?;
+            }
         }
         if let Some(p) = &f.provider {
             v.probability("faults.provider.unknown_probability", p.unknown_probability)?;
@@ -162,6 +168,15 @@ impl Scenario {
         }
         if let Some(c) = &e.classification {
             v.known("expect.classification", c, CLASSIFICATION_NAMES)?;
+        }
+        for (i, name) in e.tolerated.iter().enumerate() {
+            v.known(&format!("expect.tolerated[{i}]"), name, INVARIANT_NAMES)?;
+        }
+        if e.outcome == Outcome::Pass && !e.tolerated.is_empty() {
+            return Err(v.inconsistent("expect.tolerated", "lists violations but expect.outcome is \"pass\""));
+        }
+        for (i, name) in e.must_happen.iter().enumerate() {
+            v.known(&format!("expect.must_happen[{i}]"), name, PATH_NAMES)?;
         }
         Ok(())
     }

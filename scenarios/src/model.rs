@@ -145,6 +145,15 @@ pub struct CrashAfterCommit {
     pub probability: f64,
     /// Time until the crashed host restarts, ms, 1..=3600000.
     pub restart_after_ms: i64,
+    /// The commit points where a crash may strike (see
+    /// [`crate::COMMIT_POINT_NAMES`]: handlers and background workers).
+    /// Default: `["checkout"]`.
+    #[serde(default = "default_crash_points")]
+    pub points: Vec<String>,
+}
+
+fn default_crash_points() -> Vec<String> {
+    vec!["checkout".to_string()]
 }
 
 /// Payment provider behaviour.
@@ -163,6 +172,12 @@ pub struct Provider {
     pub late_success_probability: f64,
     /// Probability that a refund/void attempt fails.
     pub refund_failure_probability: f64,
+    /// Behave like a lenient real provider: a refund under a new idempotency
+    /// key is accepted even beyond the charged amount (each key is a separate
+    /// refund), so only holdfast's own discipline prevents a double refund.
+    /// Default: false (the fake refuses a refund beyond the charge).
+    #[serde(default)]
+    pub lenient_refunds: bool,
 }
 
 /// Network faults between users, services and the provider.
@@ -237,4 +252,13 @@ pub struct Expect {
     /// The metrics' classification every seed must get (see [`crate::CLASSIFICATION_NAMES`]).
     #[serde(default)]
     pub classification: Option<String>,
+    /// With `outcome = "fail"`: further invariants a seed may also violate
+    /// without failing. Any violation neither expected nor tolerated fails the seed.
+    #[serde(default)]
+    pub tolerated: Vec<String>,
+    /// Paths (see [`crate::PATH_NAMES`]) that must happen at least once
+    /// across the default seeds: a fault that silently stops firing, or a
+    /// story the workload no longer tells, fails the scenario.
+    #[serde(default)]
+    pub must_happen: Vec<String>,
 }

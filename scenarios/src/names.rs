@@ -1,8 +1,10 @@
-//! The names a scenario file may use in `expect`: the invariants' and the
-//! metrics classification's stable names. They mirror
-//! `invariants::Invariant::as_str` and `invariants::Classification::as_str`
-//! (a test in `invariants` keeps them equal; this crate stays free of the
-//! booking core).
+//! The names a scenario file may use: the invariants', the metrics
+//! classification's and the paths' stable names (in `expect`), and the
+//! commit points (in `faults.crash_after_commit.points`). They mirror
+//! `invariants::Invariant::as_str`, `invariants::Classification::as_str`,
+//! `invariants::paths::Path::as_str` and `booking::fault::CommitPoint::as_str`
+//! (tests in `invariants` and `simulator` keep them equal; this crate stays
+//! free of the booking core).
 
 /// Every invariant's stable name.
 pub const INVARIANT_NAMES: &[&str] = &[
@@ -19,7 +21,58 @@ pub const INVARIANT_NAMES: &[&str] = &[
     "hold-reclaimed",
     "payment-resolved",
     "compensation-settled",
+    "hold-all-or-nothing",
+    "fresh-hold-token",
+    "unknown-keeps-seats",
+    "no-refund-of-ticket",
+    "refund-at-provider",
 ];
 
 /// Every metrics classification's stable name.
 pub const CLASSIFICATION_NAMES: &[&str] = &["broken-expiry", "genuine-demand", "low-demand"];
+
+/// Every path's stable name (what `expect.must_happen` may list).
+pub const PATH_NAMES: &[&str] = &[
+    "client-paused",
+    "stale-token-replayed",
+    "crash-after-commit",
+    "host-restarted",
+    "partition-started",
+    "partition-healed",
+    "clock-skewed",
+    "sweeper-stalled",
+    "stale-token-refused",
+    "checkout-on-expired-hold",
+    "expired-hold-taken-over",
+    "hold-swept",
+    "multi-seat-hold-granted",
+    "multi-seat-hold-refused",
+    "checkout-replayed",
+    "answer-lost",
+    "sale-confirmed",
+    "payment-unknown",
+    "payment-declined",
+    "unresolved-released",
+    "refund-succeeded",
+    "refund-retried",
+    "compensation-failed",
+    "provider-error",
+    "provider-lost-answer",
+    "provider-late-success",
+    "provider-refund-refused",
+    "webhook-duplicated",
+];
+
+/// Every commit point's stable name (what `faults.crash_after_commit.points` may list).
+pub const COMMIT_POINT_NAMES: &[&str] = &[
+    "hold",
+    "release",
+    "checkout",
+    "outbox-claim",
+    "payment-outcome",
+    "unresolved-release",
+    "webhook",
+    "sweep",
+    "compensation-start",
+    "compensation-finish",
+];

@@ -128,6 +128,15 @@ impl SwarmDraw {
         self.on.iter().find(|(k, _)| *k == kind).map(|(_, w)| *w)
     }
 
+    /// Whether this seed's provider is lenient about refunds (see
+    /// [`crate::Provider::lenient_refunds`]): drawn from the seed apart from
+    /// the mix, so about half of the swarm's seeds let a double refund through
+    /// to the checkers.
+    pub fn lenient_refunds(&self) -> bool {
+        let mut s = self.seed ^ 0x6c65_6e69_656e_7421;
+        splitmix64(&mut s) & 1 == 1
+    }
+
     /// `faults` with the kinds that are off removed and every probability of
     /// the kinds that are on multiplied by their weight (clock skew: its
     /// maximum skew; a sweeper stall is on or off). Durations are unchanged.
@@ -161,6 +170,7 @@ impl SwarmDraw {
                 f.error_rate = scale(f.error_rate, k);
                 f.late_success_probability = scale(f.late_success_probability, k);
                 f.refund_failure_probability = scale(f.refund_failure_probability, k);
+                f.lenient_refunds |= self.lenient_refunds();
                 f
             }),
             network: faults.network.clone().zip(w(FaultKind::Network)).map(|(mut f, k)| {

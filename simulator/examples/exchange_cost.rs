@@ -15,7 +15,7 @@
 use booking::http::auth::{Authenticator, Claims};
 use booking::http::cache::NoCache;
 use booking::http::rate_limit::RateLimiter;
-use booking::http::{AppState, NoHooks, ServiceConfig, router, serve};
+use booking::http::{AppState, ServiceConfig, router, serve};
 use booking::ids::SeededIds;
 use booking::metrics::Metrics;
 use booking::model::MAX_HOLD_TTL_MS;
@@ -82,7 +82,7 @@ fn measure(
                 rate_limit: Arc::new(RateLimiter::new(1_000_000, 1_000, clock)),
                 metrics: Arc::new(Metrics::default()),
                 config: ServiceConfig::default(),
-                hooks: Arc::new(NoHooks),
+                faults: booking::fault::Faults::none(),
                 webhooks: None,
                 dispatch_wake: Arc::new(tokio::sync::Notify::new()),
             };

@@ -2,10 +2,12 @@
 //! replay one seed, list scenarios. Exit 0 when every seed passed, 1 when
 //! any failed, 2 on bad usage.
 
+use booking::fault::{CATALOG, Plant, SEAM_MARKER};
 use clap::{Parser, Subcommand};
-use simulator::plan::{self, Plan};
-use simulator::runner::{self, SeedVerdict, Summary};
-use std::io::{IsTerminal, Write};
+use simulator::plan::{self, Mute, Plan};
+use simulator::runner::{self, Summary};
+use simulator::{plants, pool};
+use std::io::IsTerminal;
 use std::ops::Range;
 use std::process::ExitCode;
 
@@ -31,10 +33,50 @@ enum Command {
     Run(RunArgs),
     /// Run one seed, print its verdict and trace hash (last line: `trace-hash: <hex>`).
     Replay(ReplayArgs),
+    /// The planted-bug catalog: list it; `--check` proves each entry is caught
+    /// by its scenario; `--hunt` measures how long the library takes to find each.
+    Plants(PlantsArgs),
     /// INTERNAL: run one seed and print its verdict as one JSON line. `run`
-    /// runs every seed this way, in a process of its own (see `run_seeds`).
+    /// runs every seed this way, in a process of its own (see `simulator::pool`).
     #[command(hide = true)]
     Seed(ReplayArgs),
+}
+
+/// What a run is run with besides its scenario: a planted bug, muted faults.
+#[derive(Debug, Clone, clap::Args)]
+struct HarnessArgs {
+    /// Run with this planted bug (`simulator plants` lists them).
+    #[arg(long)]
+    plant: Option<String>,
+    /// TESTING ONLY: the same as `--plant unconditional-checkout`.
+    #[arg(long, hide = true)]
+    break_checkout: bool,
+    /// TESTING ONLY: switch this fault kind off whatever the scenario says
+    /// (a `[faults.NAME]` table name; repeatable).
+    #[arg(long, hide = true)]
+    mute: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+struct PlantsArgs {
+    /// Prove every entry (or `--plant`'s): its scenario fails within its
+    /// default seeds with its invariant, the printed replay line reproduces
+    /// the failure, and the same seed passes without the bug.
+    #[arg(long, conflicts_with = "hunt")]
+    check: bool,
+    /// For every entry (or `--plant`'s): run the library's must-pass scenarios
+    /// round-robin until the first failure; report seeds and wall time.
+    #[arg(long)]
+    hunt: bool,
+    /// Only this entry.
+    #[arg(long)]
+    plant: Option<String>,
+    /// Seeds run in parallel.
+    #[arg(long, default_value_t = 2)]
+    jobs: usize,
+    /// One JSON object per entry.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -60,9 +102,8 @@ struct RunArgs {
     /// Worlds run in parallel (each world is single-threaded and deterministic).
     #[arg(long, default_value_t = 2)]
     jobs: usize,
-    /// TESTING ONLY: the store's checkout skips its token check (proves the harness catches it).
-    #[arg(long, hide = true)]
-    break_checkout: bool,
+    #[command(flatten)]
+    harness: HarnessArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -79,9 +120,8 @@ struct ReplayArgs {
     /// Write the trace as JSON lines to this file.
     #[arg(long)]
     trace: Option<String>,
-    /// TESTING ONLY: see `run --break-checkout`.
-    #[arg(long, hide = true)]
-    break_checkout: bool,
+    #[command(flatten)]
+    harness: HarnessArgs,
 }
 
 fn parse_range(s: &str) -> Result<Range<u64>, String> {
@@ -111,11 +151,16 @@ fn main() -> ExitCode {
         }
         Command::Run(args) => run(args),
         Command::Replay(args) => replay(args),
+        Command::Plants(args) => plants_command(args),
         Command::Seed(args) => seed_verdict(args),
     }
 }
 
-fn select(names: &[String], files: &[String], broken: bool) -> Result<Vec<Plan>, String> {
+fn parse_plant(name: &str) -> Result<Plant, String> {
+    Plant::parse(name).ok_or_else(|| format!("unknown plant {name}; `simulator plants` lists them"))
+}
+
+fn select(names: &[String], files: &[String], harness: &HarnessArgs) -> Result<Vec<Plan>, String> {
     let mut plans = Vec::new();
     if names.is_empty() && files.is_empty() {
         plans = plan::library();
@@ -126,10 +171,25 @@ fn select(names: &[String], files: &[String], broken: bool) -> Result<Vec<Plan>,
     for f in files {
         plans.push(plan::from_file(f)?);
     }
-    if broken {
-        for p in &mut plans {
-            p.break_checkout = true;
-        }
+    let plant = match (&harness.plant, harness.break_checkout) {
+        (Some(_), true) => return Err("--break-checkout is --plant unconditional-checkout: give one".into()),
+        (Some(name), false) => Some(parse_plant(name)?),
+        (None, true) => Some(Plant::UnconditionalCheckout),
+        (None, false) => None,
+    };
+    let muted = harness
+        .mute
+        .iter()
+        .map(|m| {
+            Mute::parse(m).ok_or_else(|| {
+                let known: Vec<&str> = Mute::ALL.iter().map(|(_, n)| *n).collect();
+                format!("unknown fault kind {m} (known: {})", known.join(", "))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    for p in &mut plans {
+        p.plant = plant;
+        p.muted = muted.clone();
     }
     Ok(plans)
 }
@@ -141,7 +201,7 @@ fn wall_now() -> std::time::Instant {
 }
 
 fn run(args: RunArgs) -> ExitCode {
-    let plans = match select(&args.scenarios, &args.files, args.break_checkout) {
+    let plans = match select(&args.scenarios, &args.files, &args.harness) {
         Ok(p) => p,
         Err(e) => return usage_error(e),
     };
@@ -155,8 +215,11 @@ fn run(args: RunArgs) -> ExitCode {
             (None, Some(s)) => vec![s],
             (None, None) => plan.default_seeds.clone().collect(),
         };
+        // Declared paths are judged over the default seeds (or more): a
+        // narrower range may legitimately miss a rare path.
+        let judge_paths = plan.default_seeds.clone().all(|s| seeds.contains(&s));
         let started = wall_now();
-        let verdicts = run_seeds(plan, &seeds, jobs, args.check_determinism, tty);
+        let verdicts = pool::run_seeds(plan, &seeds, jobs, args.check_determinism, tty);
         let wall_s = started.elapsed().as_secs_f64().max(1e-9);
         let passed = verdicts.iter().filter(|v| v.passed).count() as u64;
         let sim_s: f64 = verdicts.iter().map(|v| v.simulated_ms as f64 / 1000.0).sum::<f64>()
@@ -172,7 +235,16 @@ fn run(args: RunArgs) -> ExitCode {
             http_exchanges_per_seed: verdicts.iter().map(|v| v.http_exchanges as f64).sum::<f64>()
                 / verdicts.len().max(1) as f64,
             metrics: runner::MetricsSummary::of(&verdicts),
+            paths: runner::path_totals(&verdicts),
+            missing_paths: if judge_paths { runner::missing_paths(plan, &verdicts) } else { Vec::new() },
         };
+        for missing in &summary.missing_paths {
+            println!(
+                "FAIL {}: `{missing}` never happened in {} seeds (expect.must_happen): a fault stopped firing or the story is no longer told",
+                plan.name,
+                seeds.len()
+            );
+        }
         for v in &verdicts {
             if args.json {
                 println!("{}", serde_json::to_string(&serde_json::json!({ "seed_verdict": v })).expect("serializes"));
@@ -187,7 +259,7 @@ fn run(args: RunArgs) -> ExitCode {
         if args.json {
             println!("{}", serde_json::to_string(&serde_json::json!({ "summary": summary })).expect("serializes"));
         }
-        failed_any |= summary.failed > 0;
+        failed_any |= summary.failed > 0 || !summary.missing_paths.is_empty();
         summaries.push(summary);
     }
     if !args.json {
@@ -231,98 +303,28 @@ fn run(args: RunArgs) -> ExitCode {
                 classes.join(" ")
             );
         }
+        println!();
+        println!("paths (total over the seeds run; * = declared in expect.must_happen)");
+        for s in &summaries {
+            let plan = plans.iter().find(|p| p.name == s.scenario).expect("summarised plans ran");
+            let shown: Vec<String> = s
+                .paths
+                .iter()
+                .map(|(k, v)| format!("{k}{} {v}", if plan.must_happen.contains(k) { "*" } else { "" }))
+                .collect();
+            println!("{:<28} {}", s.scenario, shown.join(", "));
+        }
         let (seeds, failed): (u64, u64) = summaries.iter().fold((0, 0), |(a, b), s| (a + s.seeds, b + s.failed));
         println!("{} passed, {} failed", seeds - failed, failed);
     }
     if failed_any { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }
 
-/// Runs `seeds` of `plan`, `jobs` at a time, each seed in a process of its
-/// own (`simulator seed ...`), exactly as `replay` runs it.
-///
-/// Why processes: tokio numbers tasks from one process-wide counter and a
-/// runtime drops its tasks in an order that depends on those numbers, so a
-/// crashed host's connections would close in an order that depends on what
-/// else the process ran before (or runs beside) the world. A fresh process
-/// per seed makes every run, and every `replay` of it, see the same numbers.
-fn run_seeds(plan: &Plan, seeds: &[u64], jobs: usize, twice: bool, tty: bool) -> Vec<SeedVerdict> {
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    let mut verdicts: Vec<Option<SeedVerdict>> = vec![None; seeds.len()];
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots = std::sync::Mutex::new(&mut verdicts);
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.min(seeds.len()).max(1) {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    if i >= seeds.len() {
-                        return;
-                    }
-                    let mut verdict = seed_in_process(plan, seeds[i]);
-                    if twice {
-                        let again = seed_in_process(plan, seeds[i]);
-                        if again.trace_hash != verdict.trace_hash {
-                            verdict.passed = false;
-                            verdict.failures.push(format!(
-                                "nondeterminism: trace hash {} then {}",
-                                verdict.trace_hash, again.trace_hash
-                            ));
-                        }
-                    }
-                    slots.lock().expect("poisoned")[i] = Some(verdict);
-                    let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-                    if tty {
-                        eprint!("\r{:<28} {n}/{}", plan.name, seeds.len());
-                        let _ = std::io::stderr().flush();
-                    }
-                }
-            });
-        }
-    });
-    if tty {
-        eprintln!();
-    }
-    verdicts.into_iter().map(|v| v.expect("every seed ran")).collect()
-}
-
-/// Runs `seed` of `plan` in a child process and reads its verdict. A child
-/// that dies (a panic in the world) is a failed seed with its replay line.
-fn seed_in_process(plan: &Plan, seed: u64) -> SeedVerdict {
-    let exe = std::env::current_exe().expect("the simulator knows its own path");
-    let mut cmd = std::process::Command::new(exe);
-    cmd.arg("seed").arg("--seed").arg(seed.to_string());
-    match &plan.file {
-        Some(f) => cmd.arg("--scenario-file").arg(f),
-        None => cmd.arg("--scenario").arg(&plan.name),
-    };
-    if plan.break_checkout {
-        cmd.arg("--break-checkout");
-    }
-    let failed = |why: String| SeedVerdict {
-        scenario: plan.name.clone(),
-        seed,
-        passed: false,
-        failures: vec![why],
-        replay: runner::replay_command(&plan.name, seed, plan.file.as_deref(), plan.break_checkout),
-        trace_hash: String::new(),
-        simulated_ms: 0,
-        http_exchanges: 0,
-        metrics: Default::default(),
-    };
-    match cmd.stderr(std::process::Stdio::inherit()).output() {
-        Ok(out) => match serde_json::from_slice::<SeedVerdict>(&out.stdout) {
-            Ok(v) => v,
-            Err(_) => failed(format!("the seed's process ended without a verdict ({})", out.status)),
-        },
-        Err(e) => failed(format!("cannot start the seed's process: {e}")),
-    }
-}
-
 /// The one scenario `replay` or `seed` (`verb`) names, or the usage error.
 fn one_plan(args: &ReplayArgs, verb: &str) -> Result<Plan, ExitCode> {
     let names: Vec<String> = args.scenario.iter().cloned().collect();
     let files: Vec<String> = args.scenario_file.iter().cloned().collect();
-    match select(&names, &files, args.break_checkout) {
+    match select(&names, &files, &args.harness) {
         Ok(mut p) if p.len() == 1 => Ok(p.remove(0)),
         Ok(_) => Err(usage_error(format!("{verb} takes one scenario"))),
         Err(e) => Err(usage_error(e)),
@@ -361,9 +363,78 @@ fn replay(args: ReplayArgs) -> ExitCode {
             println!("failure: {f}");
         }
     }
+    if let Some(p) = &out.panic {
+        println!("panic: {p}");
+    }
     println!("metrics: {}", serde_json::to_string(&out.metrics).expect("serializes"));
+    let paths: Vec<String> = out.paths.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    println!("paths: {}", paths.join(", "));
     println!("http-exchanges: {}", out.http_exchanges);
     println!("trace-events: {}", out.trace.len());
     println!("trace-hash: {}", out.trace_hash);
     if verdict.passed { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+fn plants_command(args: PlantsArgs) -> ExitCode {
+    let entries: Vec<&booking::fault::Entry> = match &args.plant {
+        Some(name) => match parse_plant(name) {
+            Ok(p) => vec![p.entry()],
+            Err(e) => return usage_error(e),
+        },
+        None => CATALOG.iter().collect(),
+    };
+    if !args.check && !args.hunt {
+        println!("# {SEAM_MARKER}");
+        println!("{:<30} {:<16} {:<24} {:<22} what", "plant", "area", "caught by scenario", "invariant");
+        for e in &entries {
+            println!("{:<30} {:<16} {:<24} {:<22} {} [{}]", e.name, e.area.as_str(), e.scenario, e.invariant, e.what, e.lives_in);
+        }
+        return ExitCode::SUCCESS;
+    }
+    let mut failed = 0;
+    for e in &entries {
+        if args.check {
+            let c = plants::check(e, args.jobs);
+            if args.json {
+                println!("{}", serde_json::to_string(&c).expect("serializes"));
+            } else {
+                let seed = c.caught_seed.map_or("-".into(), |s| s.to_string());
+                println!(
+                    "{} {:<30} {:<24} {:<22} seed {:>3} after {:>3} seeds, {:>6.1} s",
+                    if c.ok { "ok  " } else { "FAIL" },
+                    c.plant,
+                    c.scenario,
+                    c.invariant,
+                    seed,
+                    c.seeds_run,
+                    c.wall_s
+                );
+                for p in &c.problems {
+                    println!("     {p}");
+                }
+                if let Some(r) = c.replay.as_ref().filter(|_| !c.ok) {
+                    println!("     replay: {r}");
+                }
+            }
+            failed += usize::from(!c.ok);
+        } else {
+            let h = plants::hunt(e.plant, args.jobs);
+            if args.json {
+                println!("{}", serde_json::to_string(&h).expect("serializes"));
+            } else {
+                match &h.caught_by {
+                    Some((scenario, seed, first)) => println!(
+                        "{:<30} caught after {:>4} seeds, {:>6.1} s: {scenario} seed {seed}: {first}",
+                        h.plant, h.seeds_run, h.wall_s
+                    ),
+                    None => println!("{:<30} NOT caught in {} seeds, {:.1} s", h.plant, h.seeds_run, h.wall_s),
+                }
+            }
+            failed += usize::from(h.caught_by.is_none());
+        }
+    }
+    if !args.json {
+        println!("{} passed, {} failed", entries.len() - failed, failed);
+    }
+    if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }

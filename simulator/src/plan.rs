@@ -2,9 +2,11 @@
 //! virtual users, each fault table becomes knobs on the world, the provider
 //! or the users. Swarm scenarios switch and weigh faults per seed.
 
+use crate::faults::CrashFault;
 use crate::provider_host::ProviderFaults;
 use crate::user::UserParams;
 use crate::world::WorldConfig;
+use booking::fault::{CommitPoint, Plant};
 use scenarios::{Outcome, Scenario};
 use std::ops::Range;
 
@@ -25,8 +27,15 @@ pub struct Plan {
     pub expect_violations: Vec<String>,
     /// The metrics classification it expects, if any.
     pub expect_classification: Option<String>,
-    /// Test-only: the store's checkout skips its token check.
-    pub break_checkout: bool,
+    /// The planted bug every seed runs with (see `simulator plants`).
+    pub plant: Option<Plant>,
+    /// Fault kinds whose injection is switched off (`--mute`, for proving
+    /// that `expect.must_happen` notices a fault that stopped firing).
+    pub muted: Vec<Mute>,
+    /// Invariants each seed may violate besides the expected ones (expected-failure scenarios).
+    pub tolerated: Vec<String>,
+    /// Paths that must happen at least once across the default seeds.
+    pub must_happen: Vec<String>,
     scenario: Scenario,
 }
 
@@ -50,7 +59,10 @@ impl Plan {
             expect_violation: scenario.expect.outcome == Outcome::Fail,
             expect_violations: scenario.expect.violations.clone(),
             expect_classification: scenario.expect.classification.clone(),
-            break_checkout: false,
+            plant: None,
+            muted: Vec::new(),
+            tolerated: scenario.expect.tolerated.clone(),
+            must_happen: scenario.expect.must_happen.clone(),
             scenario,
         }
     }
@@ -59,7 +71,10 @@ impl Plan {
     pub fn world_for(&self, seed: u64) -> WorldConfig {
         let s = &self.scenario;
         let w = &s.workload;
-        let f = s.faults_for_seed(seed);
+        let mut f = s.faults_for_seed(seed);
+        for m in &self.muted {
+            m.apply(&mut f);
+        }
         let mut provider = ProviderFaults::default();
         if let Some(p) = &f.provider {
             provider.lost_response_rate = p.unknown_probability;
@@ -104,7 +119,11 @@ impl Plan {
             payment_ttl_ms: w.payment_ttl_ms,
             fault_ms: s.phases.fault_ms as u64,
             settle_ms: s.phases.settle_ms as u64,
-            crash: f.crash_after_commit.as_ref().map(|c| (c.probability, c.restart_after_ms as u64)),
+            crash: f.crash_after_commit.as_ref().map(|c| CrashFault {
+                probability: c.probability,
+                restart_after_ms: c.restart_after_ms as u64,
+                points: c.points.iter().map(|p| CommitPoint::parse(p).expect("validated commit point")).collect(),
+            }),
             provider,
             partitions: f
                 .network
@@ -114,8 +133,67 @@ impl Plan {
             max_latency_ms: f.network.as_ref().map(|n| n.latency_ms.max.max(2) as u64),
             clock_skew_ms: f.clock_skew.as_ref().map(|c| c.max_skew_ms).unwrap_or(0),
             sweeper_stall: f.sweeper_stall.as_ref().map(|st| (st.from_ms as u64, st.to_ms as u64)),
-            break_checkout: self.break_checkout,
+            plant: self.plant,
             tick_ms: TICK_MS,
+        }
+    }
+}
+
+/// A fault kind switched off whatever the scenario says (`--mute NAME`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mute {
+    /// `faults.paused_client`.
+    PausedClient,
+    /// `faults.stale_token`.
+    StaleToken,
+    /// `faults.delayed_callback`.
+    DelayedCallback,
+    /// `faults.crash_after_commit`.
+    CrashAfterCommit,
+    /// `faults.provider`.
+    Provider,
+    /// `faults.network`.
+    Network,
+    /// `faults.clock_skew`.
+    ClockSkew,
+    /// `faults.sweeper_stall`.
+    SweeperStall,
+}
+
+impl Mute {
+    /// Every fault kind, with its scenario-file name.
+    pub const ALL: &'static [(Mute, &'static str)] = &[
+        (Mute::PausedClient, "paused_client"),
+        (Mute::StaleToken, "stale_token"),
+        (Mute::DelayedCallback, "delayed_callback"),
+        (Mute::CrashAfterCommit, "crash_after_commit"),
+        (Mute::Provider, "provider"),
+        (Mute::Network, "network"),
+        (Mute::ClockSkew, "clock_skew"),
+        (Mute::SweeperStall, "sweeper_stall"),
+    ];
+
+    /// Parses a `[faults.NAME]` table name.
+    pub fn parse(name: &str) -> Option<Mute> {
+        Mute::ALL.iter().find(|(_, n)| *n == name).map(|(m, _)| *m)
+    }
+
+    /// The `[faults.NAME]` table name.
+    pub fn name(self) -> &'static str {
+        Mute::ALL.iter().find(|(m, _)| *m == self).map(|(_, n)| *n).expect("every mute is named")
+    }
+
+    /// Removes this fault kind from `f`.
+    pub fn apply(self, f: &mut scenarios::Faults) {
+        match self {
+            Mute::PausedClient => f.paused_client = None,
+            Mute::StaleToken => f.stale_token = None,
+            Mute::DelayedCallback => f.delayed_callback = None,
+            Mute::CrashAfterCommit => f.crash_after_commit = None,
+            Mute::Provider => f.provider = None,
+            Mute::Network => f.network = None,
+            Mute::ClockSkew => f.clock_skew = None,
+            Mute::SweeperStall => f.sweeper_stall = None,
         }
     }
 }

@@ -28,6 +28,12 @@ pub struct SeedVerdict {
     pub http_exchanges: u64,
     /// Metrics.
     pub metrics: invariants::metrics::Metrics,
+    /// How often each fault and each interesting path happened.
+    #[serde(default)]
+    pub paths: invariants::paths::PathCounts,
+    /// The panic that ended the world, if one did (also among `failures`).
+    #[serde(default)]
+    pub panic: Option<crate::panic_note::PanicNote>,
 }
 
 /// A scenario's summary over its seeds.
@@ -51,6 +57,29 @@ pub struct Summary {
     pub http_exchanges_per_seed: f64,
     /// Run metrics, averaged over the seeds.
     pub metrics: MetricsSummary,
+    /// How often each fault and path happened, summed over the seeds (by stable name).
+    pub paths: std::collections::BTreeMap<String, u64>,
+    /// Paths the scenario declares in `expect.must_happen` that never
+    /// happened over its default seeds: each fails the scenario.
+    pub missing_paths: Vec<String>,
+}
+
+/// Each path's total over `verdicts`, by stable name.
+pub fn path_totals(verdicts: &[SeedVerdict]) -> std::collections::BTreeMap<String, u64> {
+    let mut out = std::collections::BTreeMap::new();
+    for v in verdicts {
+        for (p, n) in &v.paths {
+            *out.entry(p.as_str().to_string()).or_insert(0) += n;
+        }
+    }
+    out
+}
+
+/// The paths `plan` declares in `expect.must_happen` that no verdict of
+/// `verdicts` saw.
+pub fn missing_paths(plan: &Plan, verdicts: &[SeedVerdict]) -> Vec<String> {
+    let totals = path_totals(verdicts);
+    plan.must_happen.iter().filter(|p| totals.get(*p).copied().unwrap_or(0) == 0).cloned().collect()
 }
 
 /// Run metrics averaged over a scenario's seeds: enough to tell genuine
@@ -104,15 +133,21 @@ impl MetricsSummary {
     }
 }
 
-/// The replay command for `scenario` and `seed`; `file` names a scenario file
-/// outside the library; `broken` adds the test-only broken-store switch.
-pub fn replay_command(scenario: &str, seed: u64, file: Option<&str>, broken: bool) -> String {
-    let target = match file {
+/// The replay command for `seed` of `plan`: its scenario (or scenario
+/// file), its planted bug and its muted faults, so that it reproduces the run.
+pub fn replay_command(plan: &Plan, seed: u64) -> String {
+    let target = match &plan.file {
         Some(f) => format!("--scenario-file {f}"),
-        None => format!("--scenario {scenario}"),
+        None => format!("--scenario {}", plan.name),
     };
-    let broken = if broken { " --break-checkout" } else { "" };
-    format!("cargo run --release -p simulator -- replay {target} --seed {seed}{broken}")
+    let mut extra = String::new();
+    if let Some(p) = plan.plant {
+        extra.push_str(&format!(" --plant {p}"));
+    }
+    for m in &plan.muted {
+        extra.push_str(&format!(" --mute {}", m.name()));
+    }
+    format!("cargo run --release -p simulator -- replay {target} --seed {seed}{extra}")
 }
 
 /// Judges one run against the plan's expectation.
@@ -120,6 +155,9 @@ pub fn judge(plan: &Plan, out: &RunOutcome) -> SeedVerdict {
     let mut failures: Vec<String> = Vec::new();
     if let Some(e) = &out.error {
         failures.push(format!("run error: {e}"));
+    }
+    if let Some(p) = &out.panic {
+        failures.push(format!("panic: {p}"));
     }
     let violated = !out.violations.is_empty();
     if plan.expect_violation {
@@ -130,6 +168,15 @@ pub fn judge(plan: &Plan, out: &RunOutcome) -> SeedVerdict {
             if !out.violations.iter().any(|v| v.invariant.as_str() == want) {
                 failures.push(format!("expected a {want} violation, found none"));
             }
+        }
+        // An expected failure must be the only failure: any violation of an
+        // invariant neither expected nor tolerated fails the seed. (With no
+        // invariant named, any violation is the expected one.)
+        if !plan.expect_violations.is_empty() {
+            let allowed = |name: &str| plan.expect_violations.iter().chain(&plan.tolerated).any(|w| w == name);
+            failures.extend(
+                out.violations.iter().filter(|v| !allowed(v.invariant.as_str())).map(|v| format!("unexpected: {v}")),
+            );
         }
     } else {
         failures.extend(out.violations.iter().map(|v| v.to_string()));
@@ -145,11 +192,13 @@ pub fn judge(plan: &Plan, out: &RunOutcome) -> SeedVerdict {
         seed: out.seed,
         passed: failures.is_empty(),
         failures,
-        replay: replay_command(&plan.name, out.seed, plan.file.as_deref(), plan.break_checkout),
+        replay: replay_command(plan, out.seed),
         trace_hash: out.trace_hash.clone(),
         simulated_ms: out.simulated_ms,
         http_exchanges: out.http_exchanges,
         metrics: out.metrics.clone(),
+        paths: out.paths.clone(),
+        panic: out.panic.clone(),
     }
 }
 

@@ -8,7 +8,7 @@
 
 use crate::client::SimClient;
 use crate::exchanges::Exchanges;
-use crate::faults::{CrashHooks, CrashRequests};
+use crate::faults::{CrashFault, HostFaults, WorldSwitches};
 use crate::net::SimListener;
 use crate::provider_host::{self, ProviderFaults};
 use crate::quiescence;
@@ -16,6 +16,7 @@ use crate::recorder::Recorder;
 use crate::sim_clock::{EPOCH_MS, SimClock};
 use crate::user::{Actor, SeenHolds, UserParams};
 use booking::clock::Clock;
+use booking::fault::{Faults, Plant};
 use booking::http::auth::{Authenticator, Claims};
 use booking::http::cache::NoCache;
 use booking::http::{ServiceConfig, serve};
@@ -64,8 +65,8 @@ pub struct WorldConfig {
     pub fault_ms: u64,
     /// Length of the settle phase (no faults) before the final check.
     pub settle_ms: u64,
-    /// Crash after commit: probability per checkout commit and restart delay.
-    pub crash: Option<(f64, u64)>,
+    /// Crash after commit: where, how likely, and the restart delay.
+    pub crash: Option<CrashFault>,
     /// Provider faults (during the fault phase).
     pub provider: ProviderFaults,
     /// Link faults: probability per simulated second that a random link is cut
@@ -78,8 +79,8 @@ pub struct WorldConfig {
     pub clock_skew_ms: i64,
     /// Sweeper stalled between these simulated times.
     pub sweeper_stall: Option<(u64, u64)>,
-    /// Test-only: the store's checkout skips its token check.
-    pub break_checkout: bool,
+    /// The planted bug, if any (see `simulator plants`).
+    pub plant: Option<Plant>,
     /// turmoil tick, ms.
     pub tick_ms: u64,
 }
@@ -103,6 +104,12 @@ pub struct RunOutcome {
     pub error: Option<String>,
     /// HTTP requests the simulated servers answered (services and provider).
     pub http_exchanges: u64,
+    /// How often each fault and each interesting path happened.
+    pub paths: invariants::paths::PathCounts,
+    /// A panic inside the world (a failed assertion in the service, the
+    /// store or the simulator): the run stopped there, and the checkers did
+    /// not judge its half-written records.
+    pub panic: Option<crate::panic_note::PanicNote>,
 }
 
 fn host_seed(seed: u64, salt: &str) -> u64 {
@@ -122,11 +129,10 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
     );
     let recorder = Recorder::new(EPOCH_MS);
     let store_clock = SimClock::new(0);
+    let store_faults = cfg.plant.map(Faults::planting).unwrap_or_default();
     let store = MemStore::new(Arc::new(store_clock.clone()), Arc::new(SeededIds::new(host_seed(seed, "ids"))))
-        .with_observer(Arc::new(recorder.clone()));
-    if cfg.break_checkout {
-        store.break_checkout_token_check();
-    }
+        .with_observer(Arc::new(recorder.clone()))
+        .with_faults(&store_faults);
     let events: Vec<(String, Vec<String>)> = (0..cfg.events)
         .map(|e| (format!("ev{e}"), (0..cfg.seats_per_event).map(|s| format!("s{s:05}")).collect()))
         .collect();
@@ -170,24 +176,25 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
     );
 
     // Service hosts.
-    let crash_requests: CrashRequests = Arc::new(Mutex::new(Default::default()));
-    let crash_enabled = Arc::new(AtomicBool::new(cfg.crash.is_some()));
-    let sweeper_stalled = Arc::new(AtomicBool::new(false));
+    let switches = WorldSwitches {
+        crash_enabled: Arc::new(AtomicBool::new(cfg.crash.is_some())),
+        sweeper_stalled: Arc::new(AtomicBool::new(false)),
+        crash_requests: Arc::new(Mutex::new(Default::default())),
+    };
     for name in &service_names {
         let skew_ms = if cfg.clock_skew_ms > 0 { rng.random_range(-cfg.clock_skew_ms..=cfg.clock_skew_ms) } else { 0 };
         if skew_ms != 0 {
             recorder.fault_at(0, FaultKind::ClockSkewed, format!("{name} clock skew {skew_ms} ms"));
         }
-        let hooks = CrashHooks::new(
+        let host_faults = HostFaults::new(
             name.clone(),
-            cfg.crash.map(|c| c.0).unwrap_or(0.0),
+            cfg.crash.clone(),
             host_seed(seed, name),
-            crash_enabled.clone(),
-            crash_requests.clone(),
+            &switches,
             recorder.clone(),
+            cfg.plant,
         );
         let store = store.clone();
-        let stalled = sweeper_stalled.clone();
         let config = ServiceConfig {
             hold_ttl_ms: cfg.hold_ttl_ms,
             payment_ttl_ms: cfg.payment_ttl_ms,
@@ -198,8 +205,7 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
         sim.host(name.as_str(), move || {
             let store = store.clone();
             let exchanges = exchanges.clone();
-            let hooks = hooks.share();
-            let stalled = stalled.clone();
+            let faults = Faults::new(Arc::new(host_faults.share()));
             let config = config.clone();
             async move {
                 let provider = HttpProvider::new(
@@ -219,10 +225,9 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
                         config,
                         workflow: WorkflowConfig::default(),
                         sweeper: SweeperConfig::default(),
-                        hooks: Arc::new(hooks),
+                        faults,
                     })
-                    .expect("service config is valid")
-                    .with_sweeper_stall(stalled),
+                    .expect("service config is valid"),
                 );
                 let (_stop, stop_rx) = tokio::sync::watch::channel(false);
                 let bg = service.clone();
@@ -297,7 +302,8 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
     let mut faults_over = false;
     let mut error = None;
     let mut next_quiescence_check_ms = cfg.fault_ms;
-    loop {
+    crate::panic_note::install();
+    let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loop {
         let clients_done = match sim.step() {
             Ok(f) => f,
             Err(e) => {
@@ -308,10 +314,10 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
         let now_ms = sim.elapsed().as_millis() as u64;
         // Crash the hosts that swallowed a committed answer; restart them later.
         let requested: Vec<String> =
-            std::mem::take(&mut *crash_requests.lock().expect("poisoned")).into_iter().collect();
+            std::mem::take(&mut *switches.crash_requests.lock().expect("poisoned")).into_iter().collect();
         for host in requested {
             sim.crash(host.as_str());
-            let delay = cfg.crash.map(|c| c.1).unwrap_or(1_000);
+            let delay = cfg.crash.as_ref().map_or(1_000, |c| c.restart_after_ms);
             restarts.entry(now_ms + delay).or_default().push(host);
         }
         let due: Vec<u64> = restarts.range(..=now_ms).map(|(k, _)| *k).collect();
@@ -324,8 +330,8 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
         // Sweeper stall window.
         if let Some((from, to)) = cfg.sweeper_stall {
             let stall = now_ms >= from && now_ms < to;
-            if stall != sweeper_stalled.load(Ordering::SeqCst) {
-                sweeper_stalled.store(stall, Ordering::SeqCst);
+            if stall != switches.sweeper_stalled.load(Ordering::SeqCst) {
+                switches.sweeper_stalled.store(stall, Ordering::SeqCst);
                 let kind = if stall { FaultKind::SweeperStalled } else { FaultKind::SweeperResumed };
                 recorder.fault_at(now_ms as i64, kind, "hold sweeper".into());
             }
@@ -360,7 +366,7 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
         });
         if !faults_over && now_ms >= cfg.fault_ms {
             faults_over = true;
-            crash_enabled.store(false, Ordering::SeqCst);
+            switches.crash_enabled.store(false, Ordering::SeqCst);
             provider.set_faults(ProviderFaults::default()).expect("no faults is valid");
             recorder.phase(now_ms as i64, PhaseMark::FaultPhaseEnd, store_clock.now_ms());
         }
@@ -378,21 +384,57 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
                 break;
             }
         }
-    }
+    }));
     let simulated_ms = sim.elapsed().as_millis() as u64;
-    drop(sim);
+    // A panic in a host task shuts its runtime down and surfaces as a step
+    // error or as a panic of the step itself; the hook noted it either way.
+    let panic = crate::panic_note::take();
+    if stepped.is_err() && panic.is_none() {
+        error.get_or_insert_with(|| "the world panicked without a note".into());
+    }
+    // Dropping the world drops its hosts' tasks: a panic there is the world's too.
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(sim)));
+    let panic = panic.or_else(crate::panic_note::take);
+    if dropped.is_err() && panic.is_none() {
+        error.get_or_insert_with(|| "the world panicked while shutting down".into());
+    }
 
     provider_host::record_ledger(&provider, &recorder);
-    let snapshot = futures::executor::block_on(store.snapshot()).expect("MemStore snapshot");
+    let mut paths = invariants::paths::PathCounts::new();
+    invariants::paths::count_provider(&mut paths, &provider.ledger().stats);
     let trace = recorder.events();
+    for (p, n) in invariants::paths::count(&trace) {
+        *paths.entry(p).or_insert(0) += n;
+    }
     if recorder.overflowed() {
         error.get_or_insert_with(|| "trace overflowed its bound".into());
     }
+    let trace_hash = invariants::to_hex(&invariants::trace_hash(&trace));
     let final_now = store_clock.now_ms();
     let faults_end = (EPOCH_MS + cfg.fault_ms as i64).min(final_now);
     let check_cfg = CheckConfig::new(final_now, faults_end);
-    let violations = invariants::check_all(&snapshot, &trace, &check_cfg);
-    let metrics = invariants::metrics::Metrics::compute(&snapshot, &trace, &check_cfg);
-    let trace_hash = invariants::to_hex(&invariants::trace_hash(&trace));
-    RunOutcome { seed, violations, trace, trace_hash, simulated_ms, metrics, error, http_exchanges: exchanges.total() }
+    // After a panic the store may hold a half-written transaction (and its
+    // lock is poisoned): the panic is the verdict, its trace the evidence.
+    let (violations, metrics) = match (&panic, error.is_some() && stepped.is_err()) {
+        (None, false) => {
+            let snapshot = futures::executor::block_on(store.snapshot()).expect("MemStore snapshot");
+            (
+                invariants::check_all(&snapshot, &trace, &check_cfg),
+                invariants::metrics::Metrics::compute(&snapshot, &trace, &check_cfg),
+            )
+        }
+        _ => (Vec::new(), invariants::metrics::Metrics::default()),
+    };
+    RunOutcome {
+        seed,
+        violations,
+        trace,
+        trace_hash,
+        simulated_ms,
+        metrics,
+        error,
+        http_exchanges: exchanges.total(),
+        paths,
+        panic,
+    }
 }

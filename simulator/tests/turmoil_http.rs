@@ -5,7 +5,7 @@
 use booking::http::auth::{Authenticator, Claims};
 use booking::http::cache::NoCache;
 use booking::http::rate_limit::RateLimiter;
-use booking::http::{AppState, NoHooks, ServiceConfig, router, serve};
+use booking::http::{AppState, ServiceConfig, router, serve};
 use booking::ids::SeededIds;
 use booking::metrics::Metrics;
 use booking::store::{CreateEvent, MemStore, Store};
@@ -48,7 +48,7 @@ fn alice_bob_story_over_simulated_http() {
                     rate_limit: Arc::new(RateLimiter::new(100, 1000, clock)),
                     metrics: Arc::new(Metrics::default()),
                     config: ServiceConfig { hold_ttl_ms: 5_000, ..ServiceConfig::default() },
-                    hooks: Arc::new(NoHooks),
+                    faults: booking::fault::Faults::none(),
                     webhooks: None,
                     dispatch_wake: Arc::new(tokio::sync::Notify::new()),
                 };

@@ -2,9 +2,10 @@
 //! (seat-map cache) and an HTTP payment provider.
 
 use booking::clock::{Clock, SystemClock};
+use booking::fault::Faults;
 use booking::http::auth::{Authenticator, Claims};
 use booking::http::cache::{LazyRedisCache, NoCache, SeatMapCache};
-use booking::http::{CommitPoint, FaultHooks, NoHooks, ServiceConfig, serve};
+use booking::http::{ServiceConfig, serve};
 use booking::ids::RandomIds;
 use booking::model::{MAX_HOLD_TTL_MS, MAX_PAYMENT_TTL_MS};
 use booking::payment::http_provider::HttpProvider;
@@ -12,7 +13,7 @@ use booking::payment::workflow::WorkflowConfig;
 use booking::service::{Service, ServiceParts};
 use booking::store::{PgClock, PgStore};
 use booking::sweeper::SweeperConfig;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -110,10 +111,16 @@ struct ServeArgs {
     /// Maximum PostgreSQL connections.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1_000))]
     max_db_connections: u32,
-    /// TESTING ONLY: exit abruptly right after the store commits this kind of
-    /// write, before the client gets its answer (crash-safety tests).
-    #[arg(long, value_enum, hide = true)]
-    crash_after_commit: Option<CrashPoint>,
+    /// TESTING ONLY (fault-injection builds): exit abruptly right after the
+    /// store commits at these points (`hold`, `checkout`, `webhook`, `sweep`,
+    /// ...), before the answer or the next step (crash-safety tests).
+    #[cfg(feature = "fault-injection")]
+    #[arg(long, hide = true, value_delimiter = ',')]
+    crash_after_commit: Vec<String>,
+    /// TESTING ONLY (fault-injection builds): run with this planted bug.
+    #[cfg(feature = "fault-injection")]
+    #[arg(long, hide = true)]
+    plant: Option<String>,
 }
 
 /// While Redis is unreachable, how often a new connection is tried.
@@ -122,27 +129,17 @@ const REDIS_RECONNECT_INTERVAL: Duration = Duration::from_secs(1);
 /// Longest seat-map cache lifetime: an hour.
 const MAX_CACHE_TTL_MS: u64 = 60 * 60 * 1000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum CrashPoint {
-    Hold,
-    Checkout,
-}
-
-/// Exits the process after a commit: the answer is lost, as in a crash.
-struct CrashHooks(CrashPoint);
-
-#[async_trait::async_trait]
-impl FaultHooks for CrashHooks {
-    async fn after_commit(&self, point: CommitPoint) {
-        let hit = matches!(
-            (self.0, point),
-            (CrashPoint::Hold, CommitPoint::Hold) | (CrashPoint::Checkout, CommitPoint::Checkout)
-        );
-        if hit {
-            eprintln!("bookingd: crash-after-commit at {point:?} (test fault)");
-            std::process::exit(86);
-        }
+/// The fault seam of this process: none, unless built with the
+/// `fault-injection` feature and asked for faults on the command line.
+fn faults(args: &ServeArgs) -> Result<Faults, String> {
+    #[cfg(feature = "fault-injection")]
+    if !args.crash_after_commit.is_empty() || args.plant.is_some() {
+        let injector =
+            booking::fault::process::ProcessInjector::parse(&args.crash_after_commit, args.plant.as_deref())?;
+        return Ok(Faults::new(Arc::new(injector)));
     }
+    let _ = args;
+    Ok(Faults::none())
 }
 
 fn secret(name: &str) -> Result<Vec<u8>, String> {
@@ -175,7 +172,8 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
         .map_err(|e| format!("--provider-url: {e}"))?;
     let pool = pool(&args.database_url, args.max_db_connections).await?;
     PgStore::migrate(&pool).await.map_err(|e| format!("migration failed: {e}"))?;
-    let store = Arc::new(PgStore::new(pool, PgClock::Database, Arc::new(RandomIds)));
+    let faults = faults(&args)?;
+    let store = Arc::new(PgStore::new(pool, PgClock::Database, Arc::new(RandomIds)).with_faults(&faults));
     let cache: Arc<dyn SeatMapCache> = match &args.redis_url {
         Some(url) => Arc::new(
             LazyRedisCache::new(url, args.cache_ttl_ms, "holdfast", REDIS_RECONNECT_INTERVAL)
@@ -183,10 +181,6 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
                 .map_err(|e| format!("--redis-url: {e}"))?,
         ),
         None => Arc::new(NoCache),
-    };
-    let hooks: Arc<dyn FaultHooks> = match args.crash_after_commit {
-        Some(p) => Arc::new(CrashHooks(p)),
-        None => Arc::new(NoHooks),
     };
     let service = Arc::new(
         Service::new(ServiceParts {
@@ -204,7 +198,7 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
             },
             workflow,
             sweeper: SweeperConfig::default(),
-            hooks,
+            faults,
         })
         .map_err(|e| e.to_string())?,
     );

@@ -5,7 +5,8 @@ use super::api::*;
 use super::cache::CachedSeatMap;
 use super::etag::IfNoneMatch;
 use super::problem::Problem;
-use super::state::{AppState, CommitPoint};
+use super::state::AppState;
+use crate::fault::CommitPoint;
 use crate::metrics::CheckoutOutcome;
 use crate::model::{Order, valid_id};
 use crate::store::{AcquireHold, BeginPayment, CreateEvent, ReleaseHold, SeatMapVersion, StoreError};
@@ -162,7 +163,7 @@ pub async fn hold(
         st.metrics.hold_expired(grant.granted_at_ms - r.expired_at_ms);
     }
     st.cache.invalidate(&event_id).await;
-    st.hooks.after_commit(CommitPoint::Hold).await;
+    st.faults.after_commit(CommitPoint::Hold).await;
     Ok((StatusCode::CREATED, Json(HoldView::from(&grant))).into_response())
 }
 
@@ -177,7 +178,7 @@ pub async fn release(
     let released =
         st.store.release_hold(&ReleaseHold { event_id: event_id.clone(), holder_id: user.sub, hold_token }).await?;
     st.cache.invalidate(&event_id).await;
-    st.hooks.after_commit(CommitPoint::Release).await;
+    st.faults.after_commit(CommitPoint::Release).await;
     Ok(Json(ReleaseView { released }).into_response())
 }
 
@@ -227,7 +228,7 @@ pub async fn checkout(
         st.metrics.checkout(CheckoutOutcome::Created);
         st.dispatch_wake.notify_one();
         st.cache.invalidate(&event_id).await;
-        st.hooks.after_commit(CommitPoint::Checkout).await;
+        st.faults.after_commit(CommitPoint::Checkout).await;
     }
     let view = order_view(&st, &outcome.order, outcome.replayed).await?;
     let status = if outcome.replayed { StatusCode::OK } else { StatusCode::CREATED };

@@ -14,7 +14,7 @@ pub mod state;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{delete, get, post};
-pub use state::{AppState, CommitPoint, FaultHooks, NoHooks, ServiceConfig, WebhookSink};
+pub use state::{AppState, ServiceConfig, WebhookSink};
 
 /// The OpenAPI description served at `/openapi.json`.
 pub const OPENAPI_JSON: &str = include_str!("openapi.json");

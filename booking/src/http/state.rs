@@ -4,6 +4,7 @@ use super::auth::{Authenticator, Claims};
 use super::cache::SeatMapCache;
 use super::problem::Problem;
 use super::rate_limit::RateLimiter;
+use crate::fault::Faults;
 use crate::metrics::Metrics;
 use crate::store::Store;
 use async_trait::async_trait;
@@ -35,35 +36,6 @@ impl Default for ServiceConfig {
     }
 }
 
-/// Where a handler has just committed a store write and not yet answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CommitPoint {
-    /// A hold was granted.
-    Hold,
-    /// A hold was released.
-    Release,
-    /// A checkout began payment.
-    Checkout,
-}
-
-/// Fault hooks the simulator uses to crash a service between a store commit
-/// and its response. Production uses [`NoHooks`].
-#[async_trait]
-pub trait FaultHooks: Send + Sync + 'static {
-    /// Called after the store committed and before the response leaves. An
-    /// implementation may never return (the response is lost, as in a crash).
-    async fn after_commit(&self, point: CommitPoint);
-}
-
-/// No faults.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct NoHooks;
-
-#[async_trait]
-impl FaultHooks for NoHooks {
-    async fn after_commit(&self, _: CommitPoint) {}
-}
-
 /// Receives the payment provider's webhooks: verifies and applies them.
 #[async_trait]
 pub trait WebhookSink: Send + Sync + 'static {
@@ -86,8 +58,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Tunables.
     pub config: ServiceConfig,
-    /// Crash-injection hooks.
-    pub hooks: Arc<dyn FaultHooks>,
+    /// The fault seam (production: [`Faults::none`]).
+    pub faults: Faults,
     /// The payment webhook receiver, if payments are wired.
     pub webhooks: Option<Arc<dyn WebhookSink>>,
     /// Woken after each checkout so the dispatcher need not wait for its next poll.

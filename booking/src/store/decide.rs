@@ -4,6 +4,7 @@
 //! pick the answer so that `MemStore` and `PgStore` give the same one.
 
 use super::StoreError;
+use super::rules::Rules;
 use super::types::{
     CompensationAttempt, CompensationOutcome, CompensationResult, ExpiredAttempt, ReconcileBackoff,
     UNKNOWN_OUTCOME_PREFIX, bounded_text,
@@ -13,35 +14,49 @@ use crate::model::{
 };
 use uuid::Uuid;
 
-/// Whether a new hold may take `seat` at `now_ms`: available, or held past its deadline.
-pub fn seat_holdable(seat: &Seat, now_ms: i64) -> bool {
+/// Whether a new hold may take `seat` at `now_ms`: available, or held past
+/// its deadline (under `rules`; sound rules always ask for the deadline).
+pub fn seat_holdable(seat: &Seat, now_ms: i64, rules: &Rules) -> bool {
     match seat.state {
         SeatState::Available => true,
-        SeatState::Held => seat.hold_expires_at_ms.is_some_and(|t| t <= now_ms),
+        SeatState::Held => !rules.hold_deadline || seat.hold_expires_at_ms.is_some_and(|t| t <= now_ms),
         SeatState::PaymentPending | SeatState::Sold => false,
     }
 }
 
 /// Checks that every requested seat exists (`requested` sorted, `locked` the
-/// rows found, sorted) and may be held; returns the first failure in seat order.
-pub fn check_holdable(event_id: &str, requested: &[String], locked: &[Seat], now_ms: i64) -> Result<(), StoreError> {
+/// rows found, sorted) and may be held, and returns the seats to take, sorted:
+/// all of them (sound rules: a selection is all or nothing), else the first
+/// failure in seat order.
+pub fn check_holdable(
+    event_id: &str,
+    requested: &[String],
+    locked: &[Seat],
+    now_ms: i64,
+    rules: &Rules,
+) -> Result<Vec<String>, StoreError> {
     for want in requested {
         if !locked.iter().any(|s| &s.seat_id == want) {
             return Err(StoreError::UnknownSeat { event_id: event_id.into(), seat_id: want.clone() });
         }
     }
-    for seat in locked {
-        if !seat_holdable(seat, now_ms) {
-            return Err(StoreError::SeatUnavailable { event_id: event_id.into(), seat_id: seat.seat_id.clone() });
-        }
+    let take: Vec<String> =
+        locked.iter().filter(|s| seat_holdable(s, now_ms, rules)).map(|s| s.seat_id.clone()).collect();
+    let partial_allowed = !rules.hold_all_or_nothing && !take.is_empty();
+    if let Some(seat) = locked.iter().find(|s| !seat_holdable(s, now_ms, rules))
+        && !partial_allowed
+    {
+        return Err(StoreError::SeatUnavailable { event_id: event_id.into(), seat_id: seat.seat_id.clone() });
     }
-    Ok(())
+    Ok(take)
 }
 
 /// Checks that `token` is the current, unexpired hold of `holder` on every
 /// seat of `locked` (sorted): the condition for checkout. Errors, in order of
 /// precedence: `UnknownSeat`, `StaleToken`, `NotHolder`, `HoldNotFound` (already
-/// checked out), `HoldExpired`.
+/// checked out), `HoldExpired`. Under `rules` with a comparison switched off
+/// (a planted bug) that comparison is skipped; without `checkout_state` only
+/// seats already in payment or sold are refused.
 pub fn check_checkout(
     event_id: &str,
     requested: &[String],
@@ -49,23 +64,31 @@ pub fn check_checkout(
     token: Uuid,
     holder: &UserId,
     now_ms: i64,
+    rules: &Rules,
 ) -> Result<(), StoreError> {
     for want in requested {
         if !locked.iter().any(|s| &s.seat_id == want) {
             return Err(StoreError::UnknownSeat { event_id: event_id.into(), seat_id: want.clone() });
         }
     }
-    if locked.iter().any(|s| s.hold_token != Some(token)) {
+    if rules.checkout_token && locked.iter().any(|s| s.hold_token != Some(token)) {
         return Err(StoreError::StaleToken);
     }
-    if locked.iter().any(|s| s.holder_id.as_ref() != Some(holder)) {
+    if rules.checkout_holder && locked.iter().any(|s| s.holder_id.as_ref() != Some(holder)) {
         return Err(StoreError::NotHolder);
     }
-    if locked.iter().any(|s| s.state != SeatState::Held) {
+    let open = |s: &Seat| {
+        if rules.checkout_state {
+            s.state == SeatState::Held
+        } else {
+            matches!(s.state, SeatState::Held | SeatState::Available)
+        }
+    };
+    if locked.iter().any(|s| !open(s)) {
         return Err(StoreError::HoldNotFound);
     }
     let expired_at_ms = locked.iter().filter_map(|s| s.hold_expires_at_ms).min().unwrap_or(i64::MIN);
-    if expired_at_ms <= now_ms {
+    if rules.checkout_deadline && expired_at_ms <= now_ms {
         return Err(StoreError::HoldExpired { expired_at_ms });
     }
     Ok(())
@@ -125,6 +148,7 @@ pub fn finish_attempt(
     c: &Compensation,
     req: &CompensationResult,
     now_ms: i64,
+    rules: &Rules,
 ) -> Option<(Compensation, Option<OrderStatus>)> {
     if matches!(c.status, CompensationStatus::Succeeded | CompensationStatus::Failed) {
         return None;
@@ -147,7 +171,8 @@ pub fn finish_attempt(
     after.last_error = Some(last_error);
     if c.attempts >= req.max_attempts {
         after.status = CompensationStatus::Failed;
-        Some((after, Some(OrderStatus::CompensationFailed)))
+        let order_to = if rules.give_up_flags_order { OrderStatus::CompensationFailed } else { OrderStatus::Failed };
+        Some((after, Some(order_to)))
     } else {
         after.status = CompensationStatus::Requested;
         after.next_attempt_at_ms = now_ms + req.retry_after_ms;

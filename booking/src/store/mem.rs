@@ -9,14 +9,15 @@ use super::decide::{
     record_final_outcome, start_attempt,
 };
 use super::observer::{Presented, SeatWriteCause, StoreObserver};
+use super::rules::Rules;
 use super::types::*;
 use super::{Store, StoreError};
 use crate::clock::Clock;
+use crate::fault::Faults;
 use crate::ids::IdSource;
 use crate::model::*;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use uuid::Uuid;
 
@@ -69,7 +70,8 @@ pub struct MemStore {
     inner: Arc<Mutex<Inner>>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdSource>,
-    broken_checkout: Arc<AtomicBool>,
+    /// The rules it applies: sound, unless a bug is planted through the fault seam.
+    rules: Rules,
 }
 
 impl std::fmt::Debug for MemStore {
@@ -81,12 +83,14 @@ impl std::fmt::Debug for MemStore {
 impl MemStore {
     /// An empty store whose clock is `clock` and whose ids come from `ids`.
     pub fn new(clock: Arc<dyn Clock>, ids: Arc<dyn IdSource>) -> Self {
-        Self {
-            inner: Arc::new(Mutex::new(Inner::default())),
-            clock,
-            ids,
-            broken_checkout: Arc::new(AtomicBool::new(false)),
-        }
+        Self { inner: Arc::new(Mutex::new(Inner::default())), clock, ids, rules: Rules::SOUND }
+    }
+
+    /// Applies the rules `faults` leaves standing: all of them, unless a bug
+    /// is planted (`fault-injection` builds only; see [`Rules::of`]).
+    pub fn with_faults(mut self, faults: &Faults) -> Self {
+        self.rules = Rules::of(faults);
+        self
     }
 
     /// Reports every committed write to `observer`, inside the transaction,
@@ -94,14 +98,6 @@ impl MemStore {
     pub fn with_observer(self, observer: Arc<dyn StoreObserver>) -> Self {
         self.inner.lock().expect("MemStore poisoned").observer = Some(observer);
         self
-    }
-
-    /// Test-only fault: checkout stops checking the token, holder and deadline
-    /// (the bug an unconditional `UPDATE ... SET state = 'payment_pending'` is).
-    /// Exists so tests can prove the harness catches a broken store.
-    #[doc(hidden)]
-    pub fn break_checkout_token_check(&self) {
-        self.broken_checkout.store(true, Ordering::SeqCst);
     }
 
     fn tx<T>(&self, f: impl FnOnce(&mut Inner, i64, &dyn IdSource) -> Result<T, StoreError>) -> Result<T, StoreError> {
@@ -302,16 +298,17 @@ impl Store for MemStore {
 
     async fn acquire_hold(&self, req: &AcquireHold) -> Result<HoldGrant, StoreError> {
         let sorted = req.validate()?;
+        let rules = self.rules;
         self.tx(|db, now_ms, ids| {
             db.begin(SeatWriteCause::Hold, Presented { holder: Some(req.holder_id.clone()), ..Presented::default() });
             db.event(&req.event_id)?;
             let locked = db.locked_seats(&req.event_id, &sorted);
-            check_holdable(&req.event_id, &sorted, &locked, now_ms)?;
+            let take = check_holdable(&req.event_id, &sorted, &locked, now_ms, &rules)?;
             let hold_token = ids.next_uuid();
             let expires_at_ms = now_ms + req.ttl_ms;
-            let mut seats = Vec::with_capacity(sorted.len());
+            let mut seats = Vec::with_capacity(take.len());
             let mut reclaimed = Vec::new();
-            for old in locked {
+            for old in locked.into_iter().filter(|s| take.contains(&s.seat_id)) {
                 if old.state == SeatState::Held {
                     reclaimed.push(ReclaimedHold {
                         seat_id: old.seat_id.clone(),
@@ -319,8 +316,11 @@ impl Store for MemStore {
                     });
                 }
                 let seat = db.seat_mut(&(req.event_id.clone(), old.seat_id.clone())).expect("locked");
+                let takeover = seat.state == SeatState::Held;
                 seat.state = SeatState::Held;
-                seat.hold_token = Some(hold_token);
+                if rules.hold_fresh_token || !takeover {
+                    seat.hold_token = Some(hold_token);
+                }
                 seat.holder_id = Some(req.holder_id.clone());
                 seat.hold_expires_at_ms = Some(expires_at_ms);
                 seat.order_id = None;
@@ -373,12 +373,17 @@ impl Store for MemStore {
     }
 
     async fn sweep_expired_holds(&self, limit_seats: u32) -> Result<Vec<ExpiredHold>, StoreError> {
+        let rules = self.rules;
         self.tx(|db, now_ms, _| {
             db.begin(SeatWriteCause::Sweep, Presented::default());
             let mut due: Vec<(i64, EventId, SeatId)> = db
                 .seats
                 .values()
-                .filter(|s| s.state == SeatState::Held && s.hold_expires_at_ms.is_some_and(|t| t <= now_ms))
+                .filter(|s| {
+                    let state_due =
+                        s.state == SeatState::Held || (!rules.sweep_held_only && s.state == SeatState::PaymentPending);
+                    state_due && s.hold_expires_at_ms.is_some_and(|t| t <= now_ms + rules.sweep_ahead_ms)
+                })
                 .map(|s| (s.hold_expires_at_ms.expect("held"), s.event_id.clone(), s.seat_id.clone()))
                 .collect();
             due.sort();
@@ -394,7 +399,7 @@ impl Store for MemStore {
 
     async fn begin_payment(&self, req: &BeginPayment) -> Result<BeginPaymentOutcome, StoreError> {
         let sorted = req.validate()?;
-        let broken = self.broken_checkout.load(Ordering::SeqCst);
+        let rules = self.rules;
         self.tx(|db, now_ms, ids| {
             db.begin(
                 SeatWriteCause::Checkout,
@@ -402,23 +407,25 @@ impl Store for MemStore {
             );
             let price_cents = db.event(&req.event_id)?.price_cents;
             let key = (req.event_id.clone(), req.holder_id.clone(), req.idempotency_key.clone());
-            if let Some(rec) = db.idempotency.get(&key) {
+            let replay = |db: &Inner| -> Option<Result<BeginPaymentOutcome, StoreError>> {
+                let rec = db.idempotency.get(&key)?;
                 if rec.hold_token != req.hold_token || rec.seat_ids != sorted {
-                    return Err(StoreError::IdempotencyKeyReused);
+                    return Some(Err(StoreError::IdempotencyKeyReused));
                 }
                 let order = db.orders[&(req.event_id.clone(), rec.order_id)].clone();
-                return Ok(BeginPaymentOutcome { order, replayed: true });
+                Some(Ok(BeginPaymentOutcome { order, replayed: true }))
+            };
+            if rules.idempotency_first
+                && let Some(answer) = replay(db)
+            {
+                return answer;
             }
             let locked = db.locked_seats(&req.event_id, &sorted);
-            if broken {
-                // The deliberate bug: only existence and "not sold" are checked.
-                if locked.len() != sorted.len()
-                    || locked.iter().any(|s| s.state == SeatState::PaymentPending || s.state == SeatState::Sold)
-                {
-                    check_checkout(&req.event_id, &sorted, &locked, req.hold_token, &req.holder_id, now_ms)?;
-                }
-            } else {
-                check_checkout(&req.event_id, &sorted, &locked, req.hold_token, &req.holder_id, now_ms)?;
+            check_checkout(&req.event_id, &sorted, &locked, req.hold_token, &req.holder_id, now_ms, &rules)?;
+            if let Some(answer) = replay(db) {
+                return answer; // only reached when a bug checks the hold first
+            }
+            if rules.checkout_state {
                 let held_with_token: Vec<SeatId> = db
                     .event_seats(&req.event_id)
                     .filter(|s| s.state == SeatState::Held && s.hold_token == Some(req.hold_token))
@@ -434,7 +441,8 @@ impl Store for MemStore {
                 let seat = db.seat_mut(&(req.event_id.clone(), seat_id.clone())).expect("locked");
                 seat.state = SeatState::PaymentPending;
                 seat.order_id = Some(order_id);
-                if broken {
+                if !rules.checkout_state {
+                    // The unconditional write names the presented hold as the seat's.
                     seat.hold_token = Some(req.hold_token);
                     seat.holder_id = Some(req.holder_id.clone());
                 }
@@ -481,12 +489,16 @@ impl Store for MemStore {
 
     async fn record_payment_success(&self, req: &PaymentSuccess) -> Result<Recorded<SaleOutcome>, StoreError> {
         req.validate()?;
+        let rules = self.rules;
         self.tx(|db, now_ms, ids| {
             let key = db.payment_op_key(req.payment_op_id)?;
             let mut op = db.payment_ops[&key].clone();
             let mut order = db.order_of_op(&op);
             db.begin(SeatWriteCause::Sale, Presented::by_order(&order));
-            if !record_final_outcome(&op, PaymentStatus::Succeeded)? {
+            let decided = record_final_outcome(&op, PaymentStatus::Succeeded)?;
+            // A planted bug takes a repeated success of a confirmed order for a late one.
+            let repeat_refund = !decided && !rules.repeat_success_idempotent && order.status == OrderStatus::Confirmed;
+            if !decided && !repeat_refund {
                 let first = if order.status == OrderStatus::Confirmed {
                     let bookings = db.bookings_of_order(&order);
                     SaleOutcome::Confirmed { order, bookings }
@@ -500,10 +512,12 @@ impl Store for MemStore {
                 };
                 return Ok(Recorded { outcome: first, decided_now: false });
             }
-            op.status = PaymentStatus::Succeeded;
-            op.provider_payment_id = Some(req.provider_payment_id.clone());
-            op.updated_at_ms = now_ms;
-            db.put_op(op.clone());
+            if decided {
+                op.status = PaymentStatus::Succeeded;
+                op.provider_payment_id = Some(req.provider_payment_id.clone());
+                op.updated_at_ms = now_ms;
+                db.put_op(op.clone());
+            }
             order.updated_at_ms = now_ms;
             if order.status.owns_seats() {
                 let mut bookings = Vec::with_capacity(order.seat_ids.len());
@@ -584,6 +598,7 @@ impl Store for MemStore {
 
     async fn record_payment_unknown(&self, payment_op_id: Uuid, error: &str) -> Result<Order, StoreError> {
         let error = bounded_text(error);
+        let rules = self.rules;
         self.tx(|db, now_ms, _| {
             let key = db.payment_op_key(payment_op_id)?;
             let mut op = db.payment_ops[&key].clone();
@@ -591,10 +606,17 @@ impl Store for MemStore {
             db.begin(SeatWriteCause::PaymentDeclined, Presented::by_order(&order));
             if matches!(op.status, PaymentStatus::Pending | PaymentStatus::Unknown) {
                 op.status = PaymentStatus::Unknown;
-                op.last_error = Some(error);
+                op.last_error = Some(error.clone());
                 op.updated_at_ms = now_ms;
                 db.put_op(op);
-                if order.status == OrderStatus::Pending {
+                if !rules.unknown_keeps_seats && order.status.owns_seats() {
+                    // The planted bug: an unknown outcome taken for a failure.
+                    db.free_order_seats(&order);
+                    order.status = OrderStatus::Released;
+                    order.resolution_reason = Some(bounded_text(&format!("payment outcome unknown: {error}")));
+                    order.updated_at_ms = now_ms;
+                    db.put_order(order.clone());
+                } else if order.status == OrderStatus::Pending {
                     order.status = OrderStatus::Reconciling;
                     order.updated_at_ms = now_ms;
                     db.put_order(order.clone());
@@ -606,6 +628,7 @@ impl Store for MemStore {
 
     async fn release_unresolved_payment(&self, payment_op_id: Uuid, reason: &str) -> Result<Order, StoreError> {
         let reason = bounded_text(reason);
+        let rules = self.rules;
         self.tx(|db, now_ms, _| {
             let key = db.payment_op_key(payment_op_id)?;
             let op = db.payment_ops[&key].clone();
@@ -614,7 +637,7 @@ impl Store for MemStore {
             if !order.status.owns_seats() {
                 return Err(StoreError::OrderNotOpen(order.order_id));
             }
-            if now_ms < order.payment_deadline_at_ms {
+            if rules.release_waits_for_deadline && now_ms < order.payment_deadline_at_ms {
                 return Err(StoreError::DeadlineNotPassed { deadline_at_ms: order.payment_deadline_at_ms });
             }
             db.free_order_seats(&order);
@@ -693,10 +716,11 @@ impl Store for MemStore {
 
     async fn finish_compensation_attempt(&self, req: &CompensationResult) -> Result<Compensation, StoreError> {
         req.validate()?;
+        let rules = self.rules;
         self.tx(|db, now_ms, _| {
             let key = db.compensation_key(req.compensation_id)?;
             let before = db.compensations[&key].clone();
-            let Some((after, order_to)) = finish_attempt(&before, req, now_ms) else {
+            let Some((after, order_to)) = finish_attempt(&before, req, now_ms, &rules) else {
                 return Ok(before);
             };
             if let Some(status) = order_to {

@@ -8,12 +8,14 @@ mod error;
 mod mem;
 mod observer;
 mod pg;
+mod rules;
 mod types;
 
 pub use error::StoreError;
 pub use mem::MemStore;
 pub use observer::{Presented, SeatWriteCause, StoreObserver};
 pub use pg::{PgClock, PgStore};
+pub use rules::{PLANTED_SWEEP_AHEAD_MS, Rules};
 pub use types::*;
 
 use crate::model::{Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, SeatState, Snapshot};

@@ -20,8 +20,10 @@
 //! `max_compensation_attempts`: it may have refunded, and the next attempt tells.
 
 use super::Workflow;
+use crate::fault::CommitPoint;
 use crate::model::{CompensationStatus, OutboxEvent, OutboxKind, PaymentStatus};
 use crate::payment::provider::{CreatePayment, ProviderError, ProviderPayment, ProviderStatus, RefundStatus};
+use crate::planted;
 use crate::store::{CompensationOutcome, CompensationResult, PaymentSuccess, Recorded, SaleOutcome, StoreError};
 use serde::{Deserialize, Serialize};
 
@@ -71,6 +73,9 @@ impl Workflow {
     /// `outbox_lease_ms`. Errors only when the claim itself fails.
     pub async fn dispatch_once(&self) -> Result<DispatchReport, StoreError> {
         let rows = self.store.claim_outbox(self.config.dispatch_batch, self.config.outbox_lease_ms).await?;
+        if !rows.is_empty() {
+            self.faults.after_commit(CommitPoint::OutboxClaim).await;
+        }
         let mut report = DispatchReport { claimed: rows.len() as u32, ..DispatchReport::default() };
         for row in rows {
             let r = match row.kind {
@@ -143,10 +148,18 @@ impl Workflow {
                 // Never sent: nothing happened at the provider; the order stays as it is.
                 self.retry_row(row, &format!("provider unreachable: {e}"), backoff_ms).await
             }
+            Err(e) if planted!(self.faults, DispatchUnknownAsDeclined) => {
+                // The planted bug: a lost answer taken for a decline.
+                self.store.record_payment_failure(op.payment_op_id, &format!("provider error: {e}")).await?;
+                self.faults.after_commit(CommitPoint::PaymentOutcome).await;
+                report.declined += 1;
+                self.store.complete_outbox(&row.event_id, row.outbox_id).await
+            }
             Err(e) => {
                 report.unknown += 1;
                 let why = e.to_string();
                 self.store.record_payment_unknown(op.payment_op_id, &why).await?;
+                self.faults.after_commit(CommitPoint::PaymentOutcome).await;
                 self.retry_row(row, &why, backoff_ms).await
             }
         }
@@ -164,7 +177,11 @@ impl Workflow {
         match &p.status {
             ProviderStatus::Succeeded => {
                 let req = PaymentSuccess { payment_op_id, provider_payment_id: p.provider_payment_id.clone() };
-                match self.store.record_payment_success(&req).await {
+                let recorded = self.store.record_payment_success(&req).await;
+                if recorded.is_ok() {
+                    self.faults.after_commit(CommitPoint::PaymentOutcome).await;
+                }
+                match recorded {
                     Ok(Recorded { decided_now: false, .. }) => {}
                     Ok(Recorded { outcome: SaleOutcome::Confirmed { .. }, .. }) => report.confirmed += 1,
                     Ok(Recorded { outcome: SaleOutcome::Compensating { .. }, .. }) => report.compensations_opened += 1,
@@ -176,7 +193,11 @@ impl Workflow {
                 Ok(Applied::Final)
             }
             ProviderStatus::Failed { reason } => {
-                match self.store.record_payment_failure(payment_op_id, reason).await {
+                let recorded = self.store.record_payment_failure(payment_op_id, reason).await;
+                if recorded.is_ok() {
+                    self.faults.after_commit(CommitPoint::PaymentOutcome).await;
+                }
+                match recorded {
                     Ok(Recorded { decided_now, .. }) => report.declined += u32::from(decided_now),
                     Err(StoreError::PaymentConflict(id)) => {
                         tracing::error!(payment_op_id = %id, "provider says failed, store recorded succeeded");
@@ -189,6 +210,7 @@ impl Workflow {
                 report.unknown += 1;
                 let why = "provider: payment processing";
                 self.store.record_payment_unknown(payment_op_id, why).await?;
+                self.faults.after_commit(CommitPoint::PaymentOutcome).await;
                 Ok(Applied::Pending(why.into()))
             }
         }
@@ -214,6 +236,7 @@ impl Workflow {
             }
             Err(e) => return Err(e),
         };
+        self.faults.after_commit(CommitPoint::CompensationStart).await;
         if let Some(old) = attempt.took_over {
             report.refunds_taken_over += 1;
             tracing::warn!(
@@ -226,7 +249,13 @@ impl Workflow {
         let comp = attempt.compensation;
         let n = comp.attempts;
         let definite_failure = |error: String| CompensationOutcome::Failed { attempt: n, error };
-        let outcome = match self.provider.refund(comp.compensation_id, comp.payment_op_id, comp.amount_cents).await {
+        let refund_key = if planted!(self.faults, RefundNewKeyPerRetry) {
+            // The planted bug: the attempt number mixed into the refund's idempotency key.
+            uuid::Uuid::from_u128(comp.compensation_id.as_u128() ^ u128::from(n as u32))
+        } else {
+            comp.compensation_id
+        };
+        let outcome = match self.provider.refund(refund_key, comp.payment_op_id, comp.amount_cents).await {
             Ok(RefundStatus::Succeeded) => CompensationOutcome::Succeeded,
             Ok(RefundStatus::Failed { reason }) => definite_failure(format!("refund failed: {reason}")),
             Err(ProviderError::Unknown(e)) => CompensationOutcome::Unknown { attempt: n, error: e },
@@ -249,6 +278,7 @@ impl Workflow {
                 max_attempts,
             })
             .await?;
+        self.faults.after_commit(CommitPoint::CompensationFinish).await;
         match done.status {
             CompensationStatus::Succeeded => {
                 report.refunds_succeeded += 1;

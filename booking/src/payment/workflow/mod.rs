@@ -25,6 +25,7 @@ pub use reconcile::ReconcileReport;
 pub use webhooks::WebhookOutcome;
 
 use super::provider::PaymentProvider;
+use crate::fault::Faults;
 use crate::store::{Store, StoreError};
 use std::future::Future;
 use std::sync::Arc;
@@ -54,6 +55,7 @@ pub struct Workflow {
     provider: Arc<dyn PaymentProvider>,
     config: WorkflowConfig,
     wake: Notify,
+    faults: Faults,
 }
 
 impl std::fmt::Debug for Workflow {
@@ -70,7 +72,18 @@ impl Workflow {
         config: WorkflowConfig,
     ) -> Result<Self, InvalidConfig> {
         config.validate()?;
-        Ok(Self { store, provider, config, wake: Notify::new() })
+        Ok(Self { store, provider, config, wake: Notify::new(), faults: Faults::none() })
+    }
+
+    /// Uses `faults` as the fault seam (crashes after the workflow's commits, planted bugs).
+    pub fn with_faults(mut self, faults: Faults) -> Self {
+        self.faults = faults;
+        self
+    }
+
+    /// The fault seam.
+    pub fn faults(&self) -> &Faults {
+        &self.faults
     }
 
     /// The configuration.

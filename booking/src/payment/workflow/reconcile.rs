@@ -21,8 +21,10 @@
 
 use super::Workflow;
 use super::dispatch::{Applied, DispatchReport};
+use crate::fault::CommitPoint;
 use crate::model::PaymentStatus;
 use crate::payment::provider::ProviderStatus;
+use crate::planted;
 use crate::store::StoreError;
 use serde::{Deserialize, Serialize};
 
@@ -91,13 +93,18 @@ impl Workflow {
                 Ok(None) => "provider has no record of the payment".to_string(),
                 Err(e) => format!("provider status unknown: {e}"),
             };
-            if !past_deadline {
+            // The planted bug: a provider without a final answer taken as no payment.
+            let early = planted!(self.faults, ReconcileReleasesEarly);
+            if !past_deadline && !early {
                 report.still_unknown += 1;
                 continue;
             }
             let reason = format!("payment unresolved at its deadline ({unresolved_why}); seats released");
             match self.store.release_unresolved_payment(op.payment_op_id, &reason).await {
-                Ok(_) => report.released += 1,
+                Ok(_) => {
+                    self.faults.after_commit(CommitPoint::UnresolvedRelease).await;
+                    report.released += 1
+                }
                 // Resolved meanwhile (webhook, another host): nothing to release.
                 Err(StoreError::OrderNotOpen(_)) => {}
                 Err(e) => {

@@ -5,6 +5,7 @@ use super::rows::{self, seat_cols};
 use super::tx::{Fail, TxIds, ensure};
 use crate::model::{SeatId, SeatState};
 use crate::store::decide::{check_holdable, diagnose_release};
+use crate::store::rules::Rules;
 use crate::store::{
     AcquireHold, CreateEvent, ExpiredHold, HeldSeat, HoldGrant, ReclaimedHold, ReleaseHold, StoreError,
 };
@@ -78,30 +79,24 @@ pub(super) async fn acquire_hold(
     ids: &TxIds,
     req: &AcquireHold,
     sorted: &[SeatId],
+    rules: &Rules,
 ) -> Result<HoldGrant, Fail> {
     require_event(c, &req.event_id).await?;
     let locked = lock_seats(c, &req.event_id, sorted).await?;
-    check_holdable(&req.event_id, sorted, &locked, now_ms)?;
+    let take = check_holdable(&req.event_id, sorted, &locked, now_ms, rules)?;
     let hold_token = ids.next_uuid();
     let expires_at_ms = now_ms + req.ttl_ms;
-    let rows = sqlx::query(
-        "UPDATE seats SET state = 'held', hold_token = $3, holder_id = $4, hold_expires_at_ms = $5, \
-                order_id = NULL, booking_id = NULL, version = version + 1 \
-         WHERE event_id = $1 AND seat_id = ANY($2) \
-           AND (state = 'available' OR (state = 'held' AND hold_expires_at_ms <= $6)) \
-         RETURNING seat_id, version",
-    )
-    .bind(&req.event_id)
-    .bind(sorted)
-    .bind(hold_token)
-    .bind(&req.holder_id)
-    .bind(expires_at_ms)
-    .bind(now_ms)
-    .fetch_all(&mut *c)
-    .await?;
-    ensure(rows.len() == sorted.len(), || {
-        format!("hold took {} of {} locked holdable seats", rows.len(), sorted.len())
-    })?;
+    // Built from constant fragments only: nothing user-supplied reaches the text.
+    let rows = sqlx::query(sqlx::AssertSqlSafe(hold_sql(rules)))
+        .bind(&req.event_id)
+        .bind(&take)
+        .bind(hold_token)
+        .bind(&req.holder_id)
+        .bind(expires_at_ms)
+        .bind(now_ms)
+        .fetch_all(&mut *c)
+        .await?;
+    ensure(rows.len() == take.len(), || format!("hold took {} of {} locked holdable seats", rows.len(), take.len()))?;
     let mut seats = rows
         .iter()
         .map(|r| Ok(HeldSeat { seat_id: r.try_get("seat_id")?, version: r.try_get("version")? }))
@@ -109,7 +104,7 @@ pub(super) async fn acquire_hold(
     seats.sort_by(|a, b| a.seat_id.cmp(&b.seat_id));
     let reclaimed = locked
         .iter()
-        .filter(|s| s.state == SeatState::Held)
+        .filter(|s| s.state == SeatState::Held && take.contains(&s.seat_id))
         .map(|s| {
             let expired_at_ms =
                 s.hold_expires_at_ms.ok_or_else(|| Fail::Broken("held seat without a deadline".into()))?;
@@ -125,6 +120,21 @@ pub(super) async fn acquire_hold(
         granted_at_ms: now_ms,
         reclaimed,
     })
+}
+
+/// The hold's conditional write (`$1` event, `$2` seats, `$3` new token, `$4`
+/// holder, `$5` deadline, `$6` store now): available seats, or held ones
+/// past their deadline. Under `rules` with a planted bug the deadline
+/// comparison is left out, or a taken-over seat keeps its token.
+fn hold_sql(rules: &Rules) -> String {
+    let token = if rules.hold_fresh_token { "$3" } else { "COALESCE(hold_token, $3)" };
+    let held = if rules.hold_deadline { "(state = 'held' AND hold_expires_at_ms <= $6)" } else { "state = 'held'" };
+    format!(
+        "UPDATE seats SET state = 'held', hold_token = {token}, holder_id = $4, hold_expires_at_ms = $5, \
+                order_id = NULL, booking_id = NULL, version = version + 1 \
+         WHERE event_id = $1 AND seat_id = ANY($2) AND (state = 'available' OR {held}) AND $6::bigint IS NOT NULL \
+         RETURNING seat_id, version"
+    )
 }
 
 /// Body of [`Store::release_hold`](crate::store::Store::release_hold).
@@ -173,21 +183,25 @@ pub(super) async fn sweep_expired_holds(
     c: &mut PgConnection,
     now_ms: i64,
     limit_seats: u32,
+    rules: &Rules,
 ) -> Result<Vec<ExpiredHold>, Fail> {
-    let rows = sqlx::query(
+    // Sound: held seats whose deadline has passed. A planted bug widens either.
+    let states = if rules.sweep_held_only { "('held')" } else { "('held', 'payment_pending')" };
+    // Built from constant fragments only: nothing user-supplied reaches the text.
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
         "WITH d AS MATERIALIZED ( \
              SELECT event_id, seat_id, hold_expires_at_ms FROM seats \
-             WHERE state = 'held' AND hold_expires_at_ms <= $1 \
+             WHERE state IN {states} AND hold_expires_at_ms <= $1 \
              ORDER BY hold_expires_at_ms, event_id, seat_id LIMIT $2 \
              FOR UPDATE SKIP LOCKED) \
          UPDATE seats s SET state = 'available', hold_token = NULL, holder_id = NULL, \
                 hold_expires_at_ms = NULL, order_id = NULL, booking_id = NULL, version = s.version + 1 \
          FROM d \
          WHERE s.event_id = d.event_id AND s.seat_id = d.seat_id \
-           AND s.state = 'held' AND s.hold_expires_at_ms <= $1 \
-         RETURNING s.event_id, s.seat_id, d.hold_expires_at_ms AS expired_at_ms",
-    )
-    .bind(now_ms)
+           AND s.state IN {states} AND s.hold_expires_at_ms <= $1 \
+         RETURNING s.event_id, s.seat_id, d.hold_expires_at_ms AS expired_at_ms"
+    )))
+    .bind(now_ms + rules.sweep_ahead_ms)
     .bind(i64::from(limit_seats))
     .fetch_all(&mut *c)
     .await?;

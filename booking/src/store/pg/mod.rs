@@ -27,9 +27,11 @@ mod reconcile;
 mod rows;
 mod tx;
 
+use super::rules::Rules;
 use super::types::*;
 use super::{Store, StoreError};
 use crate::clock::Clock;
+use crate::fault::Faults;
 use crate::ids::IdSource;
 use crate::model::{
     Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, SeatId, SeatState, Snapshot, valid_id,
@@ -66,6 +68,8 @@ pub struct PgStore {
     pool: PgPool,
     clock: PgClock,
     ids: Arc<dyn IdSource>,
+    /// The rules it applies: sound, unless a bug is planted through the fault seam.
+    rules: Rules,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -81,7 +85,14 @@ impl PgStore {
     /// A store on `pool` (whose database [`PgStore::migrate`] has prepared),
     /// judging expiry by `clock`, drawing ids from `ids`.
     pub fn new(pool: PgPool, clock: PgClock, ids: Arc<dyn IdSource>) -> Self {
-        Self { pool, clock, ids }
+        Self { pool, clock, ids, rules: Rules::SOUND }
+    }
+
+    /// Applies the rules `faults` leaves standing: all of them, unless a bug
+    /// is planted (`fault-injection` builds only; see [`Rules::of`]).
+    pub fn with_faults(mut self, faults: &Faults) -> Self {
+        self.rules = Rules::of(faults);
+        self
     }
 
     /// The pool this store runs on.
@@ -138,7 +149,7 @@ impl Store for PgStore {
 
     async fn acquire_hold(&self, req: &AcquireHold) -> Result<HoldGrant, StoreError> {
         let sorted = req.validate()?;
-        in_tx!(self, |c, now, ids| holds::acquire_hold(c, now, ids, req, &sorted))
+        in_tx!(self, |c, now, ids| holds::acquire_hold(c, now, ids, req, &sorted, &self.rules))
     }
 
     async fn release_hold(&self, req: &ReleaseHold) -> Result<Vec<SeatId>, StoreError> {
@@ -147,17 +158,17 @@ impl Store for PgStore {
     }
 
     async fn sweep_expired_holds(&self, limit_seats: u32) -> Result<Vec<ExpiredHold>, StoreError> {
-        in_tx!(self, |c, now, _ids| holds::sweep_expired_holds(c, now, limit_seats))
+        in_tx!(self, |c, now, _ids| holds::sweep_expired_holds(c, now, limit_seats, &self.rules))
     }
 
     async fn begin_payment(&self, req: &BeginPayment) -> Result<BeginPaymentOutcome, StoreError> {
         let sorted = req.validate()?;
-        in_tx!(self, |c, now, ids| payments::begin_payment(c, now, ids, req, &sorted))
+        in_tx!(self, |c, now, ids| payments::begin_payment(c, now, ids, req, &sorted, &self.rules))
     }
 
     async fn record_payment_success(&self, req: &PaymentSuccess) -> Result<Recorded<SaleOutcome>, StoreError> {
         req.validate()?;
-        in_tx!(self, |c, now, ids| payments::record_payment_success(c, now, ids, req))
+        in_tx!(self, |c, now, ids| payments::record_payment_success(c, now, ids, req, &self.rules))
     }
 
     async fn record_payment_failure(&self, payment_op_id: Uuid, reason: &str) -> Result<Recorded<Order>, StoreError> {
@@ -167,12 +178,12 @@ impl Store for PgStore {
 
     async fn record_payment_unknown(&self, payment_op_id: Uuid, error: &str) -> Result<Order, StoreError> {
         let error = bounded_text(error);
-        in_tx!(self, |c, now, _ids| payments::record_payment_unknown(c, now, payment_op_id, &error))
+        in_tx!(self, |c, now, _ids| payments::record_payment_unknown(c, now, payment_op_id, &error, &self.rules))
     }
 
     async fn release_unresolved_payment(&self, payment_op_id: Uuid, reason: &str) -> Result<Order, StoreError> {
         let reason = bounded_text(reason);
-        in_tx!(self, |c, now, _ids| payments::release_unresolved_payment(c, now, payment_op_id, &reason))
+        in_tx!(self, |c, now, _ids| payments::release_unresolved_payment(c, now, payment_op_id, &reason, &self.rules))
     }
 
     async fn claim_outbox(&self, limit: u32, lease_ms: i64) -> Result<Vec<OutboxEvent>, StoreError> {
@@ -214,7 +225,7 @@ impl Store for PgStore {
 
     async fn finish_compensation_attempt(&self, req: &CompensationResult) -> Result<Compensation, StoreError> {
         req.validate()?;
-        in_tx!(self, |c, now, _ids| outbox::finish_compensation_attempt(c, now, req))
+        in_tx!(self, |c, now, _ids| outbox::finish_compensation_attempt(c, now, req, &self.rules))
     }
 
     async fn compensation(&self, compensation_id: Uuid) -> Result<Compensation, StoreError> {

@@ -5,6 +5,7 @@ use super::rows::{self, comp_cols};
 use super::tx::{Fail, ensure};
 use crate::model::{Compensation, CompensationStatus, EventId, OutboxEvent};
 use crate::store::decide::{finish_attempt, start_attempt};
+use crate::store::rules::Rules;
 use crate::store::{CompensationAttempt, CompensationResult, StoreError};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
@@ -144,9 +145,10 @@ pub(super) async fn finish_compensation_attempt(
     c: &mut PgConnection,
     now_ms: i64,
     req: &CompensationResult,
+    rules: &Rules,
 ) -> Result<Compensation, Fail> {
     let before = lock_compensation(c, req.compensation_id).await?;
-    let Some((comp, order_to)) = finish_attempt(&before, req, now_ms) else {
+    let Some((comp, order_to)) = finish_attempt(&before, req, now_ms, rules) else {
         return Ok(before);
     };
     if let Some(order_after) = order_to {

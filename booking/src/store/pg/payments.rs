@@ -8,7 +8,10 @@ use super::rows::{self, booking_cols, comp_cols, op_cols, order_cols};
 use super::tx::{Fail, TxIds, ensure};
 use crate::model::{Booking, Compensation, Order, OrderStatus, OutboxKind, PaymentOp, PaymentStatus, SeatId};
 use crate::store::decide::{check_checkout, check_whole_hold, record_final_outcome};
-use crate::store::{BeginPayment, BeginPaymentOutcome, PaymentSuccess, Recorded, SaleOutcome, StoreError};
+use crate::store::rules::Rules;
+use crate::store::{
+    BeginPayment, BeginPaymentOutcome, PaymentSuccess, Recorded, SaleOutcome, StoreError, bounded_text,
+};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
@@ -106,72 +109,50 @@ pub(super) async fn begin_payment(
     ids: &TxIds,
     req: &BeginPayment,
     sorted: &[SeatId],
+    rules: &Rules,
 ) -> Result<BeginPaymentOutcome, Fail> {
     let price_cents = require_event(c, &req.event_id).await?;
-    let fresh = sqlx::query(
-        "INSERT INTO idempotency_keys (event_id, holder_id, idempotency_key, hold_token, seat_ids, order_id, created_at_ms) \
-         VALUES ($1, $2, $3, $4, $5, NULL, $6) ON CONFLICT DO NOTHING RETURNING order_id",
-    )
-    .bind(&req.event_id)
-    .bind(&req.holder_id)
-    .bind(&req.idempotency_key)
-    .bind(req.hold_token)
-    .bind(sorted)
-    .bind(now_ms)
-    .fetch_optional(&mut *c)
-    .await?;
-    if fresh.is_none() {
-        let rec = sqlx::query(
-            "SELECT hold_token, seat_ids, order_id FROM idempotency_keys \
-             WHERE event_id = $1 AND holder_id = $2 AND idempotency_key = $3",
-        )
-        .bind(&req.event_id)
-        .bind(&req.holder_id)
-        .bind(&req.idempotency_key)
-        .fetch_one(&mut *c)
-        .await?;
-        let token: Uuid = rec.try_get("hold_token")?;
-        let seat_ids: Vec<SeatId> = rec.try_get("seat_ids")?;
-        if token != req.hold_token || seat_ids != sorted {
-            return Err(StoreError::IdempotencyKeyReused.into());
-        }
-        let order_id: Option<Uuid> = rec.try_get("order_id")?;
-        let order_id = order_id.ok_or_else(|| Fail::Broken("committed idempotency key without an order".into()))?;
-        let order = order_by_key(c, &req.event_id, order_id, false).await?;
-        return Ok(BeginPaymentOutcome { order, replayed: true });
+    if rules.idempotency_first
+        && let Some(replayed) = claim_key(c, now_ms, req, sorted).await?
+    {
+        return Ok(replayed);
     }
     let locked = lock_seats(c, &req.event_id, sorted).await?;
-    check_checkout(&req.event_id, sorted, &locked, req.hold_token, &req.holder_id, now_ms)?;
-    let held_with_token: Vec<SeatId> = sqlx::query(
-        "SELECT seat_id FROM seats WHERE event_id = $1 AND hold_token = $2 AND state = 'held' ORDER BY seat_id",
-    )
-    .bind(&req.event_id)
-    .bind(req.hold_token)
-    .fetch_all(&mut *c)
-    .await?
-    .iter()
-    .map(|r| r.try_get("seat_id"))
-    .collect::<Result<_, _>>()?;
-    check_whole_hold(sorted, &held_with_token)?;
+    check_checkout(&req.event_id, sorted, &locked, req.hold_token, &req.holder_id, now_ms, rules)?;
+    if !rules.idempotency_first
+        && let Some(replayed) = claim_key(c, now_ms, req, sorted).await?
+    {
+        return Ok(replayed); // only reached when a bug checks the hold first
+    }
+    if rules.checkout_state {
+        let held_with_token: Vec<SeatId> = sqlx::query(
+            "SELECT seat_id FROM seats WHERE event_id = $1 AND hold_token = $2 AND state = 'held' ORDER BY seat_id",
+        )
+        .bind(&req.event_id)
+        .bind(req.hold_token)
+        .fetch_all(&mut *c)
+        .await?
+        .iter()
+        .map(|r| r.try_get("seat_id"))
+        .collect::<Result<_, _>>()?;
+        check_whole_hold(sorted, &held_with_token)?;
+    }
 
     let order_id = ids.next_uuid();
     let payment_op_id = ids.next_uuid();
     let outbox_id = ids.next_uuid();
     let amount_cents = price_cents * sorted.len() as i64;
-    let n = sqlx::query(
-        "UPDATE seats SET state = 'payment_pending', order_id = $3, version = version + 1 \
-         WHERE event_id = $1 AND seat_id = ANY($2) AND state = 'held' \
-           AND hold_token = $4 AND holder_id = $5 AND hold_expires_at_ms > $6",
-    )
-    .bind(&req.event_id)
-    .bind(sorted)
-    .bind(order_id)
-    .bind(req.hold_token)
-    .bind(&req.holder_id)
-    .bind(now_ms)
-    .execute(&mut *c)
-    .await?
-    .rows_affected();
+    // Built from constant fragments only: nothing user-supplied reaches the text.
+    let n = sqlx::query(sqlx::AssertSqlSafe(checkout_sql(rules)))
+        .bind(&req.event_id)
+        .bind(sorted)
+        .bind(order_id)
+        .bind(req.hold_token)
+        .bind(&req.holder_id)
+        .bind(now_ms)
+        .execute(&mut *c)
+        .await?
+        .rows_affected();
     ensure(n == sorted.len() as u64, || format!("checkout moved {n} of {} locked seats", sorted.len()))?;
     let order = Order {
         event_id: req.event_id.clone(),
@@ -234,6 +215,73 @@ pub(super) async fn begin_payment(
     Ok(BeginPaymentOutcome { order, replayed: false })
 }
 
+/// The checkout's conditional write: `held → payment_pending` where the
+/// token, the holder and an unexpired deadline all match (`$1` event, `$2`
+/// seats, `$3` order, `$4` token, `$5` holder, `$6` store now). Under
+/// `rules` with a planted bug the broken comparison is left out.
+fn checkout_sql(rules: &Rules) -> String {
+    let mut sql = String::from("UPDATE seats SET state = 'payment_pending', order_id = $3, version = version + 1");
+    if !rules.checkout_state {
+        // The unconditional write names the presented hold as the seat's.
+        sql.push_str(", hold_token = $4, holder_id = $5");
+    }
+    sql.push_str(" WHERE event_id = $1 AND seat_id = ANY($2)");
+    sql.push_str(if rules.checkout_state { " AND state = 'held'" } else { " AND state IN ('held', 'available')" });
+    // A comparison left out still names its parameter, so every statement binds the same six.
+    sql.push_str(if rules.checkout_token { " AND hold_token = $4" } else { " AND $4::uuid IS NOT NULL" });
+    sql.push_str(if rules.checkout_holder { " AND holder_id = $5" } else { " AND $5::text IS NOT NULL" });
+    if rules.checkout_deadline {
+        sql.push_str(" AND hold_expires_at_ms > $6");
+    } else {
+        sql.push_str(" AND $6::bigint IS NOT NULL");
+    }
+    sql
+}
+
+/// Inserts the checkout's idempotency key (`ON CONFLICT DO NOTHING`); when
+/// the key was committed before, returns its order (a replay), or
+/// `IdempotencyKeyReused` when it was committed for another hold or seats.
+async fn claim_key(
+    c: &mut PgConnection,
+    now_ms: i64,
+    req: &BeginPayment,
+    sorted: &[SeatId],
+) -> Result<Option<BeginPaymentOutcome>, Fail> {
+    let fresh = sqlx::query(
+        "INSERT INTO idempotency_keys (event_id, holder_id, idempotency_key, hold_token, seat_ids, order_id, created_at_ms) \
+         VALUES ($1, $2, $3, $4, $5, NULL, $6) ON CONFLICT DO NOTHING RETURNING order_id",
+    )
+    .bind(&req.event_id)
+    .bind(&req.holder_id)
+    .bind(&req.idempotency_key)
+    .bind(req.hold_token)
+    .bind(sorted)
+    .bind(now_ms)
+    .fetch_optional(&mut *c)
+    .await?;
+    if fresh.is_none() {
+        let rec = sqlx::query(
+            "SELECT hold_token, seat_ids, order_id FROM idempotency_keys \
+             WHERE event_id = $1 AND holder_id = $2 AND idempotency_key = $3",
+        )
+        .bind(&req.event_id)
+        .bind(&req.holder_id)
+        .bind(&req.idempotency_key)
+        .fetch_one(&mut *c)
+        .await?;
+        let token: Uuid = rec.try_get("hold_token")?;
+        let seat_ids: Vec<SeatId> = rec.try_get("seat_ids")?;
+        if token != req.hold_token || seat_ids != sorted {
+            return Err(StoreError::IdempotencyKeyReused.into());
+        }
+        let order_id: Option<Uuid> = rec.try_get("order_id")?;
+        let order_id = order_id.ok_or_else(|| Fail::Broken("committed idempotency key without an order".into()))?;
+        let order = order_by_key(c, &req.event_id, order_id, false).await?;
+        return Ok(Some(BeginPaymentOutcome { order, replayed: true }));
+    }
+    Ok(None)
+}
+
 /// The bookings of an order, sorted by (seat, booking id).
 async fn bookings_of_order(c: &mut PgConnection, order: &Order) -> Result<Vec<Booking>, Fail> {
     let rows = sqlx::query(concat!(
@@ -267,9 +315,13 @@ pub(super) async fn record_payment_success(
     now_ms: i64,
     ids: &TxIds,
     req: &PaymentSuccess,
+    rules: &Rules,
 ) -> Result<Recorded<SaleOutcome>, Fail> {
     let (op, before) = lock_op_and_order(c, req.payment_op_id).await?;
-    if !record_final_outcome(&op, PaymentStatus::Succeeded)? {
+    let decided = record_final_outcome(&op, PaymentStatus::Succeeded)?;
+    // A planted bug takes a repeated success of a confirmed order for a late one.
+    let repeat_refund = !decided && !rules.repeat_success_idempotent && before.status == OrderStatus::Confirmed;
+    if !decided && !repeat_refund {
         let first = if before.status == OrderStatus::Confirmed {
             let bookings = bookings_of_order(c, &before).await?;
             SaleOutcome::Confirmed { order: before, bookings }
@@ -283,18 +335,20 @@ pub(super) async fn record_payment_success(
         };
         return Ok(Recorded { outcome: first, decided_now: false });
     }
-    let n = sqlx::query(
-        "UPDATE payment_ops SET status = 'succeeded', provider_payment_id = $3, updated_at_ms = $4 \
-         WHERE event_id = $1 AND payment_op_id = $2 AND status IN ('pending', 'unknown')",
-    )
-    .bind(&op.event_id)
-    .bind(op.payment_op_id)
-    .bind(&req.provider_payment_id)
-    .bind(now_ms)
-    .execute(&mut *c)
-    .await?
-    .rows_affected();
-    ensure(n == 1, || "payment op changed under its lock".into())?;
+    if decided {
+        let n = sqlx::query(
+            "UPDATE payment_ops SET status = 'succeeded', provider_payment_id = $3, updated_at_ms = $4 \
+             WHERE event_id = $1 AND payment_op_id = $2 AND status IN ('pending', 'unknown')",
+        )
+        .bind(&op.event_id)
+        .bind(op.payment_op_id)
+        .bind(&req.provider_payment_id)
+        .bind(now_ms)
+        .execute(&mut *c)
+        .await?
+        .rows_affected();
+        ensure(n == 1, || "payment op changed under its lock".into())?;
+    }
     let mut order = before.clone();
     order.updated_at_ms = now_ms;
     if before.status.owns_seats() {
@@ -433,12 +487,23 @@ pub(super) async fn record_payment_unknown(
     now_ms: i64,
     payment_op_id: Uuid,
     error: &str,
+    rules: &Rules,
 ) -> Result<Order, Fail> {
     let (op, before) = lock_op_and_order(c, payment_op_id).await?;
     if !matches!(op.status, PaymentStatus::Pending | PaymentStatus::Unknown) {
         return Ok(before);
     }
     set_op_outcome(c, &op, PaymentStatus::Unknown, error, now_ms).await?;
+    if !rules.unknown_keeps_seats && before.status.owns_seats() {
+        // The planted bug: an unknown outcome taken for a failure.
+        free_order_seats(c, &before).await?;
+        let mut order = before.clone();
+        order.status = OrderStatus::Released;
+        order.resolution_reason = Some(bounded_text(&format!("payment outcome unknown: {error}")));
+        order.updated_at_ms = now_ms;
+        update_order(c, &before, &order).await?;
+        return Ok(order);
+    }
     if before.status != OrderStatus::Pending {
         return Ok(before);
     }
@@ -455,12 +520,13 @@ pub(super) async fn release_unresolved_payment(
     now_ms: i64,
     payment_op_id: Uuid,
     reason: &str,
+    rules: &Rules,
 ) -> Result<Order, Fail> {
     let (_op, before) = lock_op_and_order(c, payment_op_id).await?;
     if !before.status.owns_seats() {
         return Err(StoreError::OrderNotOpen(before.order_id).into());
     }
-    if now_ms < before.payment_deadline_at_ms {
+    if rules.release_waits_for_deadline && now_ms < before.payment_deadline_at_ms {
         return Err(StoreError::DeadlineNotPassed { deadline_at_ms: before.payment_deadline_at_ms }.into());
     }
     free_order_seats(c, &before).await?;

@@ -1,0 +1,322 @@
+//! The planted-bug catalog: realistic mistakes, each written the way a
+//! developer might write it, each planted where it would live (in both
+//! stores when it lives in SQL), and each naming the library scenario and
+//! the invariant that must catch it within that scenario's default seeds.
+//! `simulator plants` lists them; `simulator run --plant NAME` applies one;
+//! `simulator plants --check` proves every entry is caught.
+
+/// Where a planted bug lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Area {
+    /// Taking holds.
+    Holds,
+    /// Checkout (begin payment).
+    Checkout,
+    /// Recording payment outcomes.
+    PaymentOutcome,
+    /// Applying provider webhooks.
+    Webhooks,
+    /// Reconciling unknown payments.
+    Reconciliation,
+    /// Refunds of charges without a ticket.
+    Compensation,
+    /// Returning expired holds.
+    Expiry,
+}
+
+impl Area {
+    /// The stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Area::Holds => "holds",
+            Area::Checkout => "checkout",
+            Area::PaymentOutcome => "payment-outcome",
+            Area::Webhooks => "webhooks",
+            Area::Reconciliation => "reconciliation",
+            Area::Compensation => "compensation",
+            Area::Expiry => "expiry",
+        }
+    }
+}
+
+/// One planted bug. See [`Plant::ALL`] for the catalog and each entry's
+/// `what`, `scenario` and `invariant`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Plant {
+    /// Checkout drops the whole condition (token, holder, deadline): the
+    /// unconditional `UPDATE … SET state = 'payment_pending'`.
+    UnconditionalCheckout,
+    /// Checkout's condition forgets the token comparison.
+    CheckoutIgnoresToken,
+    /// Checkout's condition forgets the holder comparison.
+    CheckoutIgnoresHolder,
+    /// Checkout's condition forgets the deadline comparison.
+    CheckoutIgnoresDeadline,
+    /// A multi-seat hold keeps the seats it could get when one is taken.
+    HoldKeepsPartial,
+    /// Taking over an expired hold keeps its token (`COALESCE(hold_token, new)`).
+    TakeoverKeepsToken,
+    /// A hold takes over any held seat, expired or not.
+    HoldIgnoresDeadline,
+    /// A checkout retry checks the hold before its idempotency key, so a
+    /// retry after a lost answer is refused instead of finding its order.
+    IdempotencyAfterHoldCheck,
+    /// An unknown payment outcome releases the seats at once.
+    UnknownReleasesAtOnce,
+    /// The dispatcher takes a lost provider answer for a decline.
+    DispatchUnknownAsDeclined,
+    /// A repeated success (duplicate webhook) of a confirmed order opens a refund.
+    RepeatSuccessRefunds,
+    /// The reconciler releases an unknown payment at its first check, without
+    /// waiting for the deadline; the store's release skips its check too.
+    ReconcileReleasesEarly,
+    /// Each refund attempt uses a fresh idempotency key.
+    RefundNewKeyPerRetry,
+    /// A compensation that gives up marks its order `failed`, out of the operators' list.
+    RefundGiveUpHidesOrder,
+    /// The sweeper also takes holds that will expire before its next pass.
+    SweepEarly,
+    /// The sweeper also frees `payment_pending` seats past their hold deadline.
+    SweepFreesPaymentPending,
+}
+
+/// One catalog entry's facts.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry {
+    /// The plant.
+    pub plant: Plant,
+    /// Stable kebab-case name (`--plant NAME`).
+    pub name: &'static str,
+    /// Where it lives.
+    pub area: Area,
+    /// The mistake, as a developer would make it.
+    pub what: &'static str,
+    /// Where it is planted (`MemStore`, `PgStore`, `Workflow`, ...).
+    pub lives_in: &'static str,
+    /// The library scenario that must catch it within its default seeds.
+    pub scenario: &'static str,
+    /// The invariant that must report it.
+    pub invariant: &'static str,
+}
+
+const fn e(
+    plant: Plant,
+    name: &'static str,
+    area: Area,
+    lives_in: &'static str,
+    scenario: &'static str,
+    invariant: &'static str,
+    what: &'static str,
+) -> Entry {
+    Entry { plant, name, area, what, lives_in, scenario, invariant }
+}
+
+/// The catalog, in a fixed order.
+pub const CATALOG: &[Entry] = &[
+    e(
+        Plant::UnconditionalCheckout,
+        "unconditional-checkout",
+        Area::Checkout,
+        "MemStore, PgStore",
+        "alice-bob-stale-token",
+        "no-stale-authority",
+        "checkout moves the seats to payment_pending without comparing token, holder or deadline",
+    ),
+    e(
+        Plant::CheckoutIgnoresToken,
+        "checkout-ignores-token",
+        Area::Checkout,
+        "MemStore, PgStore",
+        "alice-bob-stale-token",
+        "no-stale-authority",
+        "checkout's condition compares holder and deadline but not the hold token",
+    ),
+    e(
+        Plant::CheckoutIgnoresHolder,
+        "checkout-ignores-holder",
+        Area::Checkout,
+        "MemStore, PgStore",
+        "alice-bob-stale-token",
+        "no-stale-authority",
+        "checkout's condition compares token and deadline but not the holder",
+    ),
+    e(
+        Plant::CheckoutIgnoresDeadline,
+        "checkout-ignores-deadline",
+        Area::Checkout,
+        "MemStore, PgStore",
+        "alice-bob-stale-token",
+        "no-stale-authority",
+        "checkout's condition compares token and holder but not the hold deadline",
+    ),
+    e(
+        Plant::HoldKeepsPartial,
+        "hold-keeps-partial",
+        Area::Holds,
+        "MemStore, PgStore",
+        "adjacent-seats",
+        "hold-all-or-nothing",
+        "a multi-seat hold grants the seats it could get when one of them is taken",
+    ),
+    e(
+        Plant::TakeoverKeepsToken,
+        "takeover-keeps-token",
+        Area::Holds,
+        "MemStore, PgStore",
+        "alice-bob-stale-token",
+        "fresh-hold-token",
+        "taking over an expired hold keeps the previous token (SET hold_token = COALESCE(hold_token, $new))",
+    ),
+    e(
+        Plant::HoldIgnoresDeadline,
+        "hold-ignores-deadline",
+        Area::Holds,
+        "MemStore, PgStore",
+        "same-seat-race",
+        "no-stale-authority",
+        "a hold takes over any held seat, whether or not its deadline has passed",
+    ),
+    e(
+        Plant::IdempotencyAfterHoldCheck,
+        "idempotency-after-hold-check",
+        Area::Checkout,
+        "MemStore, PgStore",
+        "crash-after-commit",
+        "idempotent-retry",
+        "checkout checks the hold before looking up its idempotency key, so a retry after a lost answer is refused",
+    ),
+    e(
+        Plant::UnknownReleasesAtOnce,
+        "unknown-releases-at-once",
+        Area::PaymentOutcome,
+        "MemStore, PgStore",
+        "payment-unknown",
+        "unknown-keeps-seats",
+        "an unknown payment outcome releases the seats at once and marks the order released",
+    ),
+    e(
+        Plant::DispatchUnknownAsDeclined,
+        "dispatch-unknown-as-declined",
+        Area::PaymentOutcome,
+        "Workflow (dispatcher)",
+        "payment-unknown",
+        "no-hidden-charge",
+        "the dispatcher records a lost provider answer as a decline",
+    ),
+    e(
+        Plant::RepeatSuccessRefunds,
+        "repeat-success-refunds",
+        Area::Webhooks,
+        "MemStore, PgStore",
+        "duplicate-webhooks",
+        "no-refund-of-ticket",
+        "a repeated payment success (a duplicate webhook) of a confirmed order opens a refund",
+    ),
+    e(
+        Plant::ReconcileReleasesEarly,
+        "reconcile-releases-early",
+        Area::Reconciliation,
+        "Workflow (reconciler), MemStore, PgStore",
+        "payment-unknown",
+        "unknown-keeps-seats",
+        "the reconciler releases an unknown payment at its first check instead of at its deadline",
+    ),
+    e(
+        Plant::RefundNewKeyPerRetry,
+        "refund-new-key-per-retry",
+        Area::Compensation,
+        "Workflow (compensation)",
+        "refund-failures",
+        "no-double-refund",
+        "each refund attempt is sent under a new idempotency key",
+    ),
+    e(
+        Plant::RefundGiveUpHidesOrder,
+        "refund-give-up-hides-order",
+        Area::Compensation,
+        "MemStore, PgStore (shared decision)",
+        "refund-failures",
+        "compensation-visible",
+        "a compensation that gives up marks its order failed instead of compensation_failed",
+    ),
+    e(
+        Plant::SweepEarly,
+        "sweep-early",
+        Area::Expiry,
+        "MemStore, PgStore",
+        "abandoned-holds",
+        "no-stale-authority",
+        "the sweeper also returns holds that will expire before its next pass",
+    ),
+    e(
+        Plant::SweepFreesPaymentPending,
+        "sweep-frees-payment-pending",
+        Area::Expiry,
+        "MemStore, PgStore",
+        "payment-unknown",
+        "no-stale-authority",
+        "the sweeper also frees payment_pending seats whose hold deadline has passed",
+    ),
+];
+
+impl Plant {
+    /// Every plant, in catalog order.
+    pub const ALL: &'static [Plant] = &[
+        Plant::UnconditionalCheckout,
+        Plant::CheckoutIgnoresToken,
+        Plant::CheckoutIgnoresHolder,
+        Plant::CheckoutIgnoresDeadline,
+        Plant::HoldKeepsPartial,
+        Plant::TakeoverKeepsToken,
+        Plant::HoldIgnoresDeadline,
+        Plant::IdempotencyAfterHoldCheck,
+        Plant::UnknownReleasesAtOnce,
+        Plant::DispatchUnknownAsDeclined,
+        Plant::RepeatSuccessRefunds,
+        Plant::ReconcileReleasesEarly,
+        Plant::RefundNewKeyPerRetry,
+        Plant::RefundGiveUpHidesOrder,
+        Plant::SweepEarly,
+        Plant::SweepFreesPaymentPending,
+    ];
+
+    /// This plant's catalog entry.
+    pub fn entry(self) -> &'static Entry {
+        CATALOG.iter().find(|e| e.plant == self).expect("every plant has a catalog entry")
+    }
+
+    /// The stable name.
+    pub fn name(self) -> &'static str {
+        self.entry().name
+    }
+
+    /// Parses a stable name.
+    pub fn parse(name: &str) -> Option<Plant> {
+        CATALOG.iter().find(|e| e.name == name).map(|e| e.plant)
+    }
+}
+
+impl std::fmt::Display for Plant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_catalog_and_all_agree_and_names_are_unique() {
+        assert_eq!(CATALOG.len(), Plant::ALL.len());
+        for (entry, plant) in CATALOG.iter().zip(Plant::ALL) {
+            assert_eq!(entry.plant, *plant, "catalog order");
+            assert_eq!(Plant::parse(entry.name), Some(*plant));
+        }
+        let mut names: Vec<&str> = CATALOG.iter().map(|e| e.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), CATALOG.len());
+        assert!(CATALOG.len() >= 12, "the issue asks for at least 12 entries");
+    }
+}

@@ -1,0 +1,75 @@
+//! The fault seam in a real process (`bookingd` built with the
+//! `fault-injection` feature, for crash-safety and chaos tests): exit
+//! abruptly right after the store commits at chosen points, and run with a
+//! planted bug.
+
+use super::{CommitPoint, Injector, Plant};
+
+/// Exit code of a process that crashed itself after a commit.
+pub const CRASH_EXIT_CODE: i32 = 86;
+
+/// Crashes the process (exit [`CRASH_EXIT_CODE`], no cleanup, no answer
+/// sent) right after any commit at one of `points`; plants `plant`.
+#[derive(Debug, Clone)]
+pub struct ProcessInjector {
+    points: Vec<CommitPoint>,
+    plant: Option<Plant>,
+}
+
+impl ProcessInjector {
+    /// An injector crashing after `points` and planting `plant`.
+    pub fn new(points: Vec<CommitPoint>, plant: Option<Plant>) -> Self {
+        Self { points, plant }
+    }
+
+    /// Parses `--crash-after-commit` values (commit point names) and `--plant`.
+    pub fn parse(points: &[String], plant: Option<&str>) -> Result<Self, String> {
+        let points = points
+            .iter()
+            .map(|p| {
+                CommitPoint::parse(p).ok_or_else(|| {
+                    let known: Vec<&str> = CommitPoint::ALL.iter().map(|c| c.as_str()).collect();
+                    format!("unknown commit point {p:?} (known: {})", known.join(", "))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let plant = plant
+            .map(|name| {
+                Plant::parse(name).ok_or_else(|| {
+                    let known: Vec<&str> = Plant::ALL.iter().map(|p| p.name()).collect();
+                    format!("unknown plant {name:?} (known: {})", known.join(", "))
+                })
+            })
+            .transpose()?;
+        Ok(Self::new(points, plant))
+    }
+}
+
+impl Injector for ProcessInjector {
+    fn crash_after(&self, point: CommitPoint) -> bool {
+        if self.points.contains(&point) {
+            eprintln!("bookingd: crash-after-commit at {point} (test fault)");
+            std::process::exit(CRASH_EXIT_CODE);
+        }
+        false
+    }
+
+    fn plant(&self) -> Option<Plant> {
+        self.plant
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_points_and_plants_and_names_the_known_ones() {
+        let i = ProcessInjector::parse(&["checkout".into(), "sweep".into()], Some("sweep-early")).unwrap();
+        assert_eq!(i.points, vec![CommitPoint::Checkout, CommitPoint::Sweep]);
+        assert_eq!(i.plant, Some(Plant::SweepEarly));
+        let e = ProcessInjector::parse(&["nope".into()], None).unwrap_err();
+        assert!(e.contains("known: hold, release, checkout"), "{e}");
+        assert!(ProcessInjector::parse(&[], Some("nope")).unwrap_err().contains("unconditional-checkout"));
+    }
+}

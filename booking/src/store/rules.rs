@@ -1,0 +1,113 @@
+//! The rules a store applies, as plain data both stores and the shared
+//! decisions read: every rule on ([`Rules::SOUND`]), unless a bug is planted
+//! through the fault seam (`fault-injection` builds only). One place maps
+//! each planted bug to the rule it breaks, so `MemStore` and `PgStore` break
+//! it the same way (the differential test holds them to it).
+
+use crate::fault::Faults;
+use crate::planted;
+
+/// Which guards a store applies. Production: [`Rules::SOUND`], always.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rules {
+    /// Checkout compares the presented token with the seat's.
+    pub checkout_token: bool,
+    /// Checkout compares the presented holder with the seat's.
+    pub checkout_holder: bool,
+    /// Checkout requires the hold's deadline to be ahead of the store's clock.
+    pub checkout_deadline: bool,
+    /// Checkout requires the seats to be `held` (and the whole hold to be named).
+    pub checkout_state: bool,
+    /// Checkout looks up its idempotency key before it checks the hold.
+    pub idempotency_first: bool,
+    /// A multi-seat hold takes every seat or none.
+    pub hold_all_or_nothing: bool,
+    /// A hold takes over a held seat only past its deadline.
+    pub hold_deadline: bool,
+    /// A hold always carries a new token, also when it takes over an expired hold.
+    pub hold_fresh_token: bool,
+    /// An unknown payment outcome keeps the seats reserved.
+    pub unknown_keeps_seats: bool,
+    /// A repeated success of a decided payment changes nothing.
+    pub repeat_success_idempotent: bool,
+    /// An unresolved payment is released only once its deadline has passed.
+    pub release_waits_for_deadline: bool,
+    /// A compensation that gives up leaves its order `compensation_failed` (visible).
+    pub give_up_flags_order: bool,
+    /// The sweeper takes holds expiring up to this many ms ahead of the store's clock (sound: 0).
+    pub sweep_ahead_ms: i64,
+    /// The sweeper takes only `held` seats (never `payment_pending` ones).
+    pub sweep_held_only: bool,
+}
+
+/// How far ahead the planted early sweeper looks: one default sweeper pass.
+pub const PLANTED_SWEEP_AHEAD_MS: i64 = 1_000;
+
+impl Rules {
+    /// Every rule on.
+    pub const SOUND: Rules = Rules {
+        checkout_token: true,
+        checkout_holder: true,
+        checkout_deadline: true,
+        checkout_state: true,
+        idempotency_first: true,
+        hold_all_or_nothing: true,
+        hold_deadline: true,
+        hold_fresh_token: true,
+        unknown_keeps_seats: true,
+        repeat_success_idempotent: true,
+        release_waits_for_deadline: true,
+        give_up_flags_order: true,
+        sweep_ahead_ms: 0,
+        sweep_held_only: true,
+    };
+
+    /// The rules under `faults`: [`Rules::SOUND`] with the planted bug's rule broken.
+    pub fn of(faults: &Faults) -> Rules {
+        let unconditional = planted!(faults, UnconditionalCheckout);
+        Rules {
+            checkout_token: !unconditional && !planted!(faults, CheckoutIgnoresToken),
+            checkout_holder: !unconditional && !planted!(faults, CheckoutIgnoresHolder),
+            checkout_deadline: !unconditional && !planted!(faults, CheckoutIgnoresDeadline),
+            checkout_state: !unconditional,
+            idempotency_first: !planted!(faults, IdempotencyAfterHoldCheck),
+            hold_all_or_nothing: !planted!(faults, HoldKeepsPartial),
+            hold_deadline: !planted!(faults, HoldIgnoresDeadline),
+            hold_fresh_token: !planted!(faults, TakeoverKeepsToken),
+            unknown_keeps_seats: !planted!(faults, UnknownReleasesAtOnce),
+            repeat_success_idempotent: !planted!(faults, RepeatSuccessRefunds),
+            release_waits_for_deadline: !planted!(faults, ReconcileReleasesEarly),
+            give_up_flags_order: !planted!(faults, RefundGiveUpHidesOrder),
+            sweep_ahead_ms: if planted!(faults, SweepEarly) { PLANTED_SWEEP_AHEAD_MS } else { 0 },
+            sweep_held_only: !planted!(faults, SweepFreesPaymentPending),
+        }
+    }
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        Rules::SOUND
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_faults_is_sound() {
+        assert_eq!(Rules::of(&Faults::none()), Rules::SOUND);
+    }
+
+    /// Every planted bug breaks exactly the rules it names, and breaks something.
+    #[cfg(feature = "fault-injection")]
+    #[test]
+    fn every_plant_breaks_some_rule() {
+        use crate::fault::Plant;
+        for p in Plant::ALL {
+            let r = Rules::of(&Faults::planting(*p));
+            let workflow_only = matches!(p, Plant::DispatchUnknownAsDeclined | Plant::RefundNewKeyPerRetry);
+            assert_eq!(r == Rules::SOUND, workflow_only, "{p:?}");
+        }
+    }
+}

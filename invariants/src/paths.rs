@@ -1,0 +1,291 @@
+//! The interesting things that happened in a run: every injected fault and
+//! every path through the booking core that a scenario exists to exercise
+//! (a stale token refused, an expired hold taken over, a checkout answered
+//! by replay after a crash, a late success refunded, ...). A scenario
+//! declares which must happen at least once across its default seeds
+//! (`expect.must_happen`), so a fault that silently stops firing turns CI
+//! red; run summaries show how often each happened.
+//!
+//! Counted from the trace ([`count`]) and from the fake provider's own
+//! counters ([`count_provider`]), which the trace does not carry.
+
+use crate::trace::{ClientOp, FaultKind, OpResult, TraceEvent, TraceKind};
+use booking::fake_provider::LedgerStats;
+use booking::model::{CompensationStatus, OrderStatus, SeatState};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One kind of interesting event. Stable kebab-case names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Path {
+    /// Fault: a client paused mid-checkout.
+    ClientPaused,
+    /// Fault: a client replayed an old or another user's hold token.
+    StaleTokenReplayed,
+    /// Fault: a service host crashed right after a store commit.
+    CrashAfterCommit,
+    /// Fault: a crashed host came back.
+    HostRestarted,
+    /// Fault: a link was cut or held.
+    PartitionStarted,
+    /// Fault: a cut or held link was healed.
+    PartitionHealed,
+    /// Fault: a service host's clock was skewed.
+    ClockSkewed,
+    /// Fault: the hold sweeper stalled.
+    SweeperStalled,
+    /// A checkout or release with a stale, borrowed or expired hold was refused.
+    StaleTokenRefused,
+    /// A checkout arrived after its hold's deadline, before any sweep or takeover.
+    CheckoutOnExpiredHold,
+    /// A new hold took over an expired hold (the sweeper had not reclaimed it).
+    ExpiredHoldTakenOver,
+    /// The sweeper returned an expired hold.
+    HoldSwept,
+    /// A multi-seat hold was granted.
+    MultiSeatHoldGranted,
+    /// A multi-seat hold was refused whole because a seat was taken.
+    MultiSeatHoldRefused,
+    /// A retried checkout was answered with the order its key committed.
+    CheckoutReplayed,
+    /// A client got no answer (timeout, reset, crash).
+    AnswerLost,
+    /// A sale was confirmed.
+    SaleConfirmed,
+    /// A payment's outcome became unknown (order reconciling).
+    PaymentUnknown,
+    /// A payment was declined (order failed).
+    PaymentDeclined,
+    /// An unresolved payment's seats were released at its deadline.
+    UnresolvedReleased,
+    /// A refund (compensation) succeeded.
+    RefundSucceeded,
+    /// A refund attempt failed and was scheduled again.
+    RefundRetried,
+    /// A compensation gave up and was flagged for operators.
+    CompensationFailed,
+    /// Provider: a request failed before processing.
+    ProviderError,
+    /// Provider: a response was lost after processing.
+    ProviderLostAnswer,
+    /// Provider: a payment succeeded late.
+    ProviderLateSuccess,
+    /// Provider: a refund attempt was refused.
+    ProviderRefundRefused,
+    /// Provider: a webhook was delivered twice.
+    WebhookDuplicated,
+}
+
+impl Path {
+    /// Every path, in declaration order.
+    pub const ALL: &'static [Path] = &[
+        Path::ClientPaused,
+        Path::StaleTokenReplayed,
+        Path::CrashAfterCommit,
+        Path::HostRestarted,
+        Path::PartitionStarted,
+        Path::PartitionHealed,
+        Path::ClockSkewed,
+        Path::SweeperStalled,
+        Path::StaleTokenRefused,
+        Path::CheckoutOnExpiredHold,
+        Path::ExpiredHoldTakenOver,
+        Path::HoldSwept,
+        Path::MultiSeatHoldGranted,
+        Path::MultiSeatHoldRefused,
+        Path::CheckoutReplayed,
+        Path::AnswerLost,
+        Path::SaleConfirmed,
+        Path::PaymentUnknown,
+        Path::PaymentDeclined,
+        Path::UnresolvedReleased,
+        Path::RefundSucceeded,
+        Path::RefundRetried,
+        Path::CompensationFailed,
+        Path::ProviderError,
+        Path::ProviderLostAnswer,
+        Path::ProviderLateSuccess,
+        Path::ProviderRefundRefused,
+        Path::WebhookDuplicated,
+    ];
+
+    /// The stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Path::ClientPaused => "client-paused",
+            Path::StaleTokenReplayed => "stale-token-replayed",
+            Path::CrashAfterCommit => "crash-after-commit",
+            Path::HostRestarted => "host-restarted",
+            Path::PartitionStarted => "partition-started",
+            Path::PartitionHealed => "partition-healed",
+            Path::ClockSkewed => "clock-skewed",
+            Path::SweeperStalled => "sweeper-stalled",
+            Path::StaleTokenRefused => "stale-token-refused",
+            Path::CheckoutOnExpiredHold => "checkout-on-expired-hold",
+            Path::ExpiredHoldTakenOver => "expired-hold-taken-over",
+            Path::HoldSwept => "hold-swept",
+            Path::MultiSeatHoldGranted => "multi-seat-hold-granted",
+            Path::MultiSeatHoldRefused => "multi-seat-hold-refused",
+            Path::CheckoutReplayed => "checkout-replayed",
+            Path::AnswerLost => "answer-lost",
+            Path::SaleConfirmed => "sale-confirmed",
+            Path::PaymentUnknown => "payment-unknown",
+            Path::PaymentDeclined => "payment-declined",
+            Path::UnresolvedReleased => "unresolved-released",
+            Path::RefundSucceeded => "refund-succeeded",
+            Path::RefundRetried => "refund-retried",
+            Path::CompensationFailed => "compensation-failed",
+            Path::ProviderError => "provider-error",
+            Path::ProviderLostAnswer => "provider-lost-answer",
+            Path::ProviderLateSuccess => "provider-late-success",
+            Path::ProviderRefundRefused => "provider-refund-refused",
+            Path::WebhookDuplicated => "webhook-duplicated",
+        }
+    }
+
+    /// Parses a stable name.
+    pub fn parse(name: &str) -> Option<Path> {
+        Path::ALL.iter().copied().find(|p| p.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for Path {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How often each path happened (paths that never happened are absent).
+pub type PathCounts = BTreeMap<Path, u64>;
+
+/// Error kinds that refuse a stale, borrowed or expired hold.
+const STALE_REFUSALS: &[&str] = &["stale-token", "not-holder", "hold-expired", "hold-not-found"];
+
+/// Counts the paths the trace shows.
+pub fn count(trace: &[TraceEvent]) -> PathCounts {
+    let mut out = PathCounts::new();
+    let mut bump = |p: Path| *out.entry(p).or_insert(0) += 1;
+    // Open client operations: op id -> the op (holds, checkouts and releases only).
+    let mut open: BTreeMap<u64, &ClientOp> = BTreeMap::new();
+    for e in trace {
+        match &e.kind {
+            TraceKind::Fault { kind, .. } => match kind {
+                FaultKind::ClientPaused => bump(Path::ClientPaused),
+                FaultKind::StaleTokenReplay => bump(Path::StaleTokenReplayed),
+                FaultKind::CrashAfterCommit => bump(Path::CrashAfterCommit),
+                FaultKind::HostRestarted => bump(Path::HostRestarted),
+                FaultKind::PartitionStarted => bump(Path::PartitionStarted),
+                FaultKind::PartitionRepaired => bump(Path::PartitionHealed),
+                FaultKind::ClockSkewed => bump(Path::ClockSkewed),
+                FaultKind::SweeperStalled => bump(Path::SweeperStalled),
+                _ => {}
+            },
+            TraceKind::Invoke { op_id, op, .. } if !matches!(op, ClientOp::OrderStatus { .. }) => {
+                open.insert(*op_id, op);
+            }
+            TraceKind::Ok { op_id, result } => {
+                let op = open.remove(op_id);
+                match result {
+                    OpResult::Held { seat_ids, .. } if seat_ids.len() > 1 => bump(Path::MultiSeatHoldGranted),
+                    OpResult::CheckedOut { replayed: true, .. } => bump(Path::CheckoutReplayed),
+                    _ => {}
+                }
+                let _ = op;
+            }
+            TraceKind::Fail { op_id, error_kind } => match open.remove(op_id) {
+                Some(ClientOp::Hold { seat_ids, .. }) if seat_ids.len() > 1 && error_kind == "seat-unavailable" => {
+                    bump(Path::MultiSeatHoldRefused)
+                }
+                Some(ClientOp::Checkout { .. } | ClientOp::Release { .. })
+                    if STALE_REFUSALS.contains(&error_kind.as_str()) =>
+                {
+                    bump(Path::StaleTokenRefused);
+                    if error_kind == "hold-expired" {
+                        bump(Path::CheckoutOnExpiredHold);
+                    }
+                }
+                _ => {}
+            },
+            TraceKind::Unknown { op_id, .. } => {
+                if open.remove(op_id).is_some() {
+                    bump(Path::AnswerLost);
+                }
+            }
+            TraceKind::SeatChange(c) => match c.cause {
+                crate::trace::ChangeCause::Hold if c.before.state == SeatState::Held => {
+                    bump(Path::ExpiredHoldTakenOver)
+                }
+                crate::trace::ChangeCause::Sweep => bump(Path::HoldSwept),
+                _ => {}
+            },
+            TraceKind::OrderChange(o) if o.from.is_some() => match o.to {
+                OrderStatus::Confirmed => bump(Path::SaleConfirmed),
+                OrderStatus::Reconciling => bump(Path::PaymentUnknown),
+                OrderStatus::Failed => bump(Path::PaymentDeclined),
+                OrderStatus::Released => bump(Path::UnresolvedReleased),
+                _ => {}
+            },
+            TraceKind::CompensationChange(c) => match (c.from, c.to) {
+                (Some(_), CompensationStatus::Succeeded) => bump(Path::RefundSucceeded),
+                (Some(CompensationStatus::InFlight), CompensationStatus::Requested) => bump(Path::RefundRetried),
+                (Some(_), CompensationStatus::Failed) => bump(Path::CompensationFailed),
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Adds the paths the fake provider's counters show to `counts`.
+pub fn count_provider(counts: &mut PathCounts, stats: &LedgerStats) {
+    for (path, n) in [
+        (Path::ProviderError, stats.injected_errors),
+        (Path::ProviderLostAnswer, stats.lost_responses),
+        (Path::ProviderLateSuccess, stats.late_successes),
+        (Path::ProviderRefundRefused, stats.refund_failures),
+        (Path::WebhookDuplicated, stats.webhooks_duplicated),
+    ] {
+        if n > 0 {
+            *counts.entry(path).or_insert(0) += n;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::World;
+
+    #[test]
+    fn names_round_trip() {
+        for p in Path::ALL {
+            assert_eq!(Path::parse(p.as_str()), Some(*p));
+        }
+    }
+
+    #[test]
+    fn counts_refusals_takeovers_sweeps_and_outcomes() {
+        let mut w = World::new(&["A", "B"]);
+        let alice = w.hold("alice", &["A"], 5_000);
+        w.advance(6_000);
+        let _bob = w.hold("bob", &["A"], 5_000); // takes over Alice's expired hold
+        let old = ClientOp::Checkout {
+            event_id: "ev".into(),
+            hold_token: alice,
+            seat_ids: vec!["A".into()],
+            idempotency_key: "ka".into(),
+        };
+        w.client("alice", old, Err("stale-token"));
+        let carol = w.hold("carol", &["B"], 1_000);
+        w.advance(2_000);
+        w.sweep();
+        let _ = carol;
+        let c = count(w.trace.events());
+        assert_eq!(c.get(&Path::ExpiredHoldTakenOver), Some(&1));
+        assert_eq!(c.get(&Path::StaleTokenRefused), Some(&1));
+        assert_eq!(c.get(&Path::HoldSwept), Some(&1));
+        assert_eq!(c.get(&Path::CheckoutOnExpiredHold), None);
+    }
+}

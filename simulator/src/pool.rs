@@ -1,0 +1,118 @@
+//! The process pool: every seed runs in a process of its own (`simulator
+//! seed ...`), exactly as `replay` runs it, `jobs` at a time.
+//!
+//! Why processes: tokio numbers tasks from one process-wide counter and a
+//! runtime drops its tasks in an order that depends on those numbers, so a
+//! crashed host's connections would close in an order that depends on what
+//! else the process ran before (or runs beside) the world. A fresh process
+//! per seed makes every run, and every `replay` of it, see the same numbers.
+
+use crate::plan::Plan;
+use crate::runner::{self, SeedVerdict};
+use std::io::Write;
+
+/// The command-line arguments that make a child process run `seed` of
+/// `plan` as `plan` says (scenario, planted bug, muted faults).
+pub fn seed_args(plan: &Plan, seed: u64) -> Vec<String> {
+    let mut args = vec!["seed".to_string(), "--seed".to_string(), seed.to_string()];
+    match &plan.file {
+        Some(f) => args.extend(["--scenario-file".to_string(), f.clone()]),
+        None => args.extend(["--scenario".to_string(), plan.name.clone()]),
+    }
+    if let Some(p) = plan.plant {
+        args.extend(["--plant".to_string(), p.to_string()]);
+    }
+    for m in &plan.muted {
+        args.extend(["--mute".to_string(), m.name().to_string()]);
+    }
+    args
+}
+
+/// Runs `seed` of `plan` in a child process and reads its verdict. A child
+/// that dies without one is a failed seed with its replay line.
+pub fn seed_in_process(plan: &Plan, seed: u64) -> SeedVerdict {
+    let exe = std::env::current_exe().expect("the simulator knows its own path");
+    let failed = |why: String| SeedVerdict {
+        scenario: plan.name.clone(),
+        seed,
+        passed: false,
+        failures: vec![why],
+        replay: runner::replay_command(plan, seed),
+        trace_hash: String::new(),
+        simulated_ms: 0,
+        http_exchanges: 0,
+        metrics: Default::default(),
+        paths: Default::default(),
+        panic: None,
+    };
+    let out = std::process::Command::new(exe)
+        .args(seed_args(plan, seed))
+        .stderr(std::process::Stdio::inherit())
+        .output();
+    match out {
+        Ok(out) => match serde_json::from_slice::<SeedVerdict>(&out.stdout) {
+            Ok(v) => v,
+            Err(_) => failed(format!("the seed's process ended without a verdict ({})", out.status)),
+        },
+        Err(e) => failed(format!("cannot start the seed's process: {e}")),
+    }
+}
+
+/// Runs `seeds` of `plan`, `jobs` at a time, each in a process of its own;
+/// with `twice`, every seed runs again and a differing trace hash fails it.
+/// `progress` shows a counter on stderr. Verdicts come back in seed order.
+pub fn run_seeds(plan: &Plan, seeds: &[u64], jobs: usize, twice: bool, progress: bool) -> Vec<SeedVerdict> {
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let mut verdicts: Vec<Option<SeedVerdict>> = vec![None; seeds.len()];
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots = std::sync::Mutex::new(&mut verdicts);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, 64).min(seeds.len()).max(1) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    if i >= seeds.len() {
+                        return;
+                    }
+                    let mut verdict = seed_in_process(plan, seeds[i]);
+                    if twice {
+                        let again = seed_in_process(plan, seeds[i]);
+                        if again.trace_hash != verdict.trace_hash {
+                            verdict.passed = false;
+                            verdict.failures.push(format!(
+                                "nondeterminism: trace hash {} then {}",
+                                verdict.trace_hash, again.trace_hash
+                            ));
+                        }
+                    }
+                    slots.lock().expect("poisoned")[i] = Some(verdict);
+                    let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                    if progress {
+                        eprint!("\r{:<28} {n}/{}", plan.name, seeds.len());
+                        let _ = std::io::stderr().flush();
+                    }
+                }
+            });
+        }
+    });
+    if progress {
+        eprintln!();
+    }
+    verdicts.into_iter().map(|v| v.expect("every seed ran")).collect()
+}
+
+/// Runs the seeds of `plan` in order, `jobs` at a time, until one fails;
+/// returns the seeds run and the first failing verdict (lowest seed among
+/// those run), if any.
+pub fn until_first_failure(plan: &Plan, seeds: &[u64], jobs: usize) -> (u64, Option<SeedVerdict>) {
+    let jobs = jobs.clamp(1, 64);
+    let mut ran = 0u64;
+    for chunk in seeds.chunks(jobs) {
+        let verdicts = run_seeds(plan, chunk, jobs, false, false);
+        ran += chunk.len() as u64;
+        if let Some(v) = verdicts.into_iter().find(|v| !v.passed) {
+            return (ran, Some(v));
+        }
+    }
+    (ran, None)
+}
