@@ -19,6 +19,11 @@ pub const INVARIANT_NAMES: &[&str] = &[
     "hold-reclaimed",
     "payment-resolved",
     "compensation-settled",
+    "hold-all-or-nothing",
+    "fresh-hold-token",
+    "unknown-keeps-seats",
+    "no-refund-of-ticket",
+    "refund-at-provider",
 ];
 
 /// Every metrics classification's stable name.
