@@ -127,28 +127,43 @@ impl World {
 
     /// `user` holds `seats` for `ttl_ms` (taking over expired holds). Panics if not holdable.
     pub fn hold(&mut self, user: &str, seats: &[&str], ttl_ms: i64) -> Uuid {
+        self.hold_answered(user, seats, seats, ttl_ms).2
+    }
+
+    /// `user` asks for `asked`; the store holds `granted` under a new token
+    /// for `ttl_ms` and answers with them (a correct store: `granted == asked`).
+    /// Panics if a granted seat is not holdable. Returns (invoke seq, ok seq, token).
+    pub fn hold_answered(&mut self, user: &str, asked: &[&str], granted: &[&str], ttl_ms: i64) -> (u64, u64, Uuid) {
         let token = self.uuid();
+        self.hold_with_token(user, granted, token, ttl_ms);
+        let op = ClientOp::Hold { event_id: "ev".into(), seat_ids: asked.iter().map(|s| s.to_string()).collect() };
+        let mut sorted: Vec<String> = granted.iter().map(|s| s.to_string()).collect();
+        sorted.sort();
+        sorted.dedup();
+        let res = OpResult::Held { hold_token: token, seat_ids: sorted, expires_at_ms: self.now_ms + ttl_ms };
+        let (i, a) = self.client(user, op, Ok(res));
+        (i, a, token)
+    }
+
+    /// The store's side of a hold: writes `seats` (cause hold) to `user` under
+    /// `token` (possibly one issued before: a broken store) for `ttl_ms`; no
+    /// client answer. Panics if a seat is not holdable. Returns the writes' seqs.
+    pub fn hold_with_token(&mut self, user: &str, seats: &[&str], token: Uuid, ttl_ms: i64) -> Vec<u64> {
         let now = self.now_ms;
+        let mut seqs = Vec::new();
         for s in seats {
             let seat = self.seat(s);
             let holdable = seat.state == SeatState::Available
                 || (seat.state == SeatState::Held && seat.hold_expires_at_ms.is_some_and(|t| t <= now));
             assert!(holdable, "fixture hold on an unholdable seat {s}");
-            self.change_seat(s, ChangeCause::Hold, Authority::new_hold(user), |seat| {
+            seqs.push(self.change_seat(s, ChangeCause::Hold, Authority::new_hold(user), |seat| {
                 seat.state = SeatState::Held;
                 seat.hold_token = Some(token);
                 seat.holder_id = Some(user.into());
                 seat.hold_expires_at_ms = Some(now + ttl_ms);
-            });
+            }));
         }
-        let op = ClientOp::Hold { event_id: "ev".into(), seat_ids: seats.iter().map(|s| s.to_string()).collect() };
-        let res = OpResult::Held {
-            hold_token: token,
-            seat_ids: seats.iter().map(|s| s.to_string()).collect(),
-            expires_at_ms: now + ttl_ms,
-        };
-        self.client(user, op, Ok(res));
-        token
+        seqs
     }
 
     /// `user` asks for `seats` and is refused (contention).
@@ -355,34 +370,48 @@ impl World {
         for s in &order.seat_ids {
             self.change_seat(s, ChangeCause::UnresolvedReleased, Authority::order(&order), clear_hold);
         }
+        self.order_mut(order_id).resolution_reason = Some("payment unresolved past its deadline".into());
         self.set_order_status(order_id, OrderStatus::Released);
     }
 
     /// The provider refunds a compensation; it succeeds and the order is compensated.
     /// Returns the Refunded seq.
     pub fn refund(&mut self, compensation_id: Uuid) -> u64 {
-        let now = self.now_ms;
-        let c = self
-            .snap
-            .compensations
-            .iter()
-            .find(|c| c.compensation_id == compensation_id)
-            .expect("fixture comp")
-            .clone();
+        let c = self.compensation(compensation_id).clone();
         let seq = self.record(TraceKind::Payment(PaymentEvent::Refunded {
             compensation_id,
             payment_op_id: c.payment_op_id,
             amount_cents: c.amount_cents,
         }));
+        self.succeed_compensation_without_refund(compensation_id);
+        seq
+    }
+
+    /// The store records a compensation succeeded and its order compensated,
+    /// whether or not the provider refunded anything (a broken store, unless
+    /// a refund came first). Returns the compensation change's seq.
+    pub fn succeed_compensation_without_refund(&mut self, compensation_id: Uuid) -> u64 {
+        let now = self.now_ms;
+        let c = self.compensation(compensation_id).clone();
         let cm =
             self.snap.compensations.iter_mut().find(|c| c.compensation_id == compensation_id).expect("fixture comp");
         cm.status = CompensationStatus::Succeeded;
         cm.attempts += 1;
         cm.updated_at_ms = now;
         let after = cm.clone();
-        self.record(TraceKind::CompensationChange(CompensationChange::new(Some(&c), &after, now)));
+        let seq = self.record(TraceKind::CompensationChange(CompensationChange::new(Some(&c), &after, now)));
         self.set_order_status(c.order_id, OrderStatus::Compensated);
         seq
+    }
+
+    /// A compensation of the final records.
+    pub fn compensation(&self, compensation_id: Uuid) -> &Compensation {
+        self.snap.compensations.iter().find(|c| c.compensation_id == compensation_id).expect("fixture comp")
+    }
+
+    /// A broken store's record: sets an order's resolution reason (no trace event).
+    pub fn set_resolution_reason(&mut self, order_id: Uuid, reason: Option<&str>) {
+        self.order_mut(order_id).resolution_reason = reason.map(str::to_owned);
     }
 
     /// A broken store sells an already sold seat again to `user` (new order,

@@ -37,6 +37,19 @@ pub enum Invariant {
     PaymentResolved,
     /// Liveness: every compensation finished (succeeded) or flagged (failed) within its bound.
     CompensationSettled,
+    /// A multi-seat hold grants exactly the seats requested, or none.
+    HoldAllOrNothing,
+    /// Every hold grant carries a token never issued before (a takeover never keeps the old token).
+    FreshHoldToken,
+    /// An unknown payment outcome keeps its seats reserved until the payment
+    /// deadline; only a decline (never charged) frees them early, and every
+    /// release records its reason.
+    UnknownKeepsSeats,
+    /// The payment of a confirmed booking is never refunded: refunds exist only
+    /// for orders charged without a ticket.
+    NoRefundOfTicket,
+    /// Every compensation the store records as succeeded has its refund in the provider's ledger.
+    RefundAtProvider,
 }
 
 impl Invariant {
@@ -55,6 +68,11 @@ impl Invariant {
         Invariant::HoldReclaimed,
         Invariant::PaymentResolved,
         Invariant::CompensationSettled,
+        Invariant::HoldAllOrNothing,
+        Invariant::FreshHoldToken,
+        Invariant::UnknownKeepsSeats,
+        Invariant::NoRefundOfTicket,
+        Invariant::RefundAtProvider,
     ];
 
     /// The stable name.
@@ -73,6 +91,11 @@ impl Invariant {
             Invariant::HoldReclaimed => "hold-reclaimed",
             Invariant::PaymentResolved => "payment-resolved",
             Invariant::CompensationSettled => "compensation-settled",
+            Invariant::HoldAllOrNothing => "hold-all-or-nothing",
+            Invariant::FreshHoldToken => "fresh-hold-token",
+            Invariant::UnknownKeepsSeats => "unknown-keeps-seats",
+            Invariant::NoRefundOfTicket => "no-refund-of-ticket",
+            Invariant::RefundAtProvider => "refund-at-provider",
         }
     }
 

@@ -25,7 +25,8 @@ struct Args {
     /// Seed of the fault RNG: the same seed and request order give the same faults.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Initial fault knobs as JSON (see `Faults`; e.g. '{"decline_rate":0.1}'); change later with POST /admin/faults.
+    /// Initial fault knobs as JSON (see `Faults`; e.g. '{"decline_rate":0.1}' or
+    /// '{"lenient_refunds":true}'); change later with POST /admin/faults.
     #[arg(long)]
     faults: Option<String>,
     /// Timeout of one webhook delivery attempt, in ms.

@@ -35,6 +35,13 @@ pub struct Faults {
     pub refund_failure_rate: f64,
     /// Every refund key fails its first N attempts (402).
     pub refund_fail_first_n: u32,
+    /// Partial-refund semantics that do not protect the caller, as some real
+    /// providers have: each new refund idempotency key is a separate refund,
+    /// accepted even when the payment's refunds would then exceed the charged
+    /// amount (the same key still replays the same refund; a payment that is
+    /// not charged is still not refundable). Default false: a refund beyond
+    /// the payment's amount is refused (409 `not-refundable`).
+    pub lenient_refunds: bool,
 }
 
 impl Default for Faults {
@@ -52,6 +59,7 @@ impl Default for Faults {
             webhook_drop_rate: 0.0,
             refund_failure_rate: 0.0,
             refund_fail_first_n: 0,
+            lenient_refunds: false,
         }
     }
 }

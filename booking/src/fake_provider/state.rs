@@ -409,7 +409,11 @@ impl FakeProvider {
                     .filter(|(p, _)| p.payment_key == body.payment_key)
                     .map(|(p, _)| p.amount_cents)
                     .sum();
-                if refunded + body.amount_cents > payment.amount_cents {
+                // Strict: the refunds together stay within the charge. Lenient
+                // (`Faults::lenient_refunds`): only each refund does, so a new key
+                // refunds again however much went back before.
+                let already = if g.faults.lenient_refunds { 0 } else { refunded };
+                if already + body.amount_cents > payment.amount_cents {
                     return Err(FakeError::NotRefundable(format!(
                         "{} + {} exceeds the payment's {}",
                         refunded, body.amount_cents, payment.amount_cents
@@ -593,5 +597,57 @@ impl FakeProvider {
             me.spawn_deliveries(deliveries);
             me.pending_tasks.fetch_sub(1, Ordering::SeqCst);
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+
+    async fn charged(faults: Faults) -> (FakeProvider, Uuid) {
+        let fake = FakeProvider::new(7, faults, ManualClock::new(1_000), None, b"secret").expect("valid faults");
+        let key = Uuid::from_u128(1);
+        let rec = fake
+            .create_payment(key, CreatePaymentBody { amount_cents: 1_000, order_id: Uuid::from_u128(2) })
+            .await
+            .expect("charged");
+        assert_eq!(rec.status, "succeeded");
+        (fake, key)
+    }
+
+    fn full_refund(payment_key: Uuid) -> CreateRefundBody {
+        CreateRefundBody { payment_key, amount_cents: 1_000 }
+    }
+
+    /// Issue 17: by default a second refund key cannot give back more than was charged.
+    #[tokio::test]
+    async fn strict_refunds_refuse_a_second_key_beyond_the_charge() {
+        let (fake, key) = charged(Faults::default()).await;
+        let first = fake.refund(Uuid::from_u128(10), full_refund(key)).await.expect("first refund");
+        assert_eq!(fake.refund(Uuid::from_u128(10), full_refund(key)).await, Ok(first), "same key replays");
+        let second = fake.refund(Uuid::from_u128(11), full_refund(key)).await;
+        assert!(matches!(second, Err(FakeError::NotRefundable(_))), "{second:?}");
+        assert_eq!(fake.ledger().refunds.len(), 1);
+    }
+
+    /// Issue 17: a lenient provider refunds again under a new key; the same key still replays.
+    #[tokio::test]
+    async fn lenient_refunds_accept_a_second_key_beyond_the_charge() {
+        let (fake, key) = charged(Faults { lenient_refunds: true, ..Faults::default() }).await;
+        let first = fake.refund(Uuid::from_u128(10), full_refund(key)).await.expect("first refund");
+        assert_eq!(fake.refund(Uuid::from_u128(10), full_refund(key)).await, Ok(first.clone()), "same key replays");
+        let second = fake.refund(Uuid::from_u128(11), full_refund(key)).await.expect("second refund accepted");
+        assert_ne!(second.id, first.id);
+        let ledger = fake.ledger();
+        assert_eq!(ledger.refunds.len(), 2);
+        assert!(ledger.refunds.iter().all(|r| r.payment_key == key && r.amount_cents == 1_000));
+        // Each refund alone is still bounded, and an uncharged payment is still not refundable.
+        let too_big = CreateRefundBody { payment_key: key, amount_cents: 1_001 };
+        assert!(matches!(fake.refund(Uuid::from_u128(12), too_big).await, Err(FakeError::NotRefundable(_))));
+        let canceled = Uuid::from_u128(3);
+        fake.cancel_payment(canceled).await.expect("cancel");
+        let r = fake.refund(Uuid::from_u128(13), full_refund(canceled)).await;
+        assert!(matches!(r, Err(FakeError::NotRefundable(_))), "{r:?}");
     }
 }

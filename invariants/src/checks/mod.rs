@@ -1,23 +1,48 @@
 //! The checkers: each a pure function over the final records, the trace and
 //! the [`Config`](crate::Config), returning the violations it finds. One
 //! checker per file, named for its invariants.
+//!
+//! | checker | invariants |
+//! | --- | --- |
+//! | [`check_bookings`] | `one-booking-per-seat`, `sold-seat-paid` |
+//! | [`check_hidden_charges`] | `no-hidden-charge`, `compensation-visible` |
+//! | [`check_stale_authority`] | `no-stale-authority` |
+//! | [`check_idempotency`] | `idempotent-retry` |
+//! | [`check_refunds`] | `refund-bounded`, `no-double-refund` |
+//! | [`check_transitions`] | `version-monotonic`, `allowed-transition` |
+//! | [`check_liveness`] | `hold-reclaimed`, `payment-resolved`, `compensation-settled` |
+//! | [`check_hold_selection`] | `hold-all-or-nothing` |
+//! | [`check_hold_tokens`] | `fresh-hold-token` |
+//! | [`check_unknown_outcome`] | `unknown-keeps-seats` |
+//! | [`check_ticket_refunds`] | `no-refund-of-ticket` |
+//! | [`check_provider_refunds`] | `refund-at-provider` |
 
 mod bookings;
 mod hidden_charges;
+mod hold_selection;
+mod hold_tokens;
 mod idempotency;
 pub(crate) mod index;
 mod liveness;
+mod provider_refunds;
 mod refunds;
 mod stale_authority;
+mod ticket_refunds;
 mod transitions;
+mod unknown_outcome;
 
 pub use bookings::check_bookings;
 pub use hidden_charges::check_hidden_charges;
+pub use hold_selection::check_hold_selection;
+pub use hold_tokens::check_hold_tokens;
 pub use idempotency::check_idempotency;
 pub use liveness::check_liveness;
+pub use provider_refunds::check_provider_refunds;
 pub use refunds::check_refunds;
 pub use stale_authority::check_stale_authority;
+pub use ticket_refunds::check_ticket_refunds;
 pub use transitions::check_transitions;
+pub use unknown_outcome::check_unknown_outcome;
 
 use crate::{Config, TraceEvent, Violation};
 use booking::model::Snapshot;
@@ -34,4 +59,9 @@ pub const CHECKERS: &[(&str, Checker)] = &[
     ("refunds", check_refunds),
     ("transitions", check_transitions),
     ("liveness", check_liveness),
+    ("hold_selection", check_hold_selection),
+    ("hold_tokens", check_hold_tokens),
+    ("unknown_outcome", check_unknown_outcome),
+    ("ticket_refunds", check_ticket_refunds),
+    ("provider_refunds", check_provider_refunds),
 ];
