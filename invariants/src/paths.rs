@@ -43,6 +43,8 @@ pub enum Path {
     ExpiredHoldTakenOver,
     /// The sweeper returned an expired hold.
     HoldSwept,
+    /// A hold was refused because a seat was taken (contention).
+    HoldRefused,
     /// A multi-seat hold was granted.
     MultiSeatHoldGranted,
     /// A multi-seat hold was refused whole because a seat was taken.
@@ -92,6 +94,7 @@ impl Path {
         Path::CheckoutOnExpiredHold,
         Path::ExpiredHoldTakenOver,
         Path::HoldSwept,
+        Path::HoldRefused,
         Path::MultiSeatHoldGranted,
         Path::MultiSeatHoldRefused,
         Path::CheckoutReplayed,
@@ -125,6 +128,7 @@ impl Path {
             Path::CheckoutOnExpiredHold => "checkout-on-expired-hold",
             Path::ExpiredHoldTakenOver => "expired-hold-taken-over",
             Path::HoldSwept => "hold-swept",
+            Path::HoldRefused => "hold-refused",
             Path::MultiSeatHoldGranted => "multi-seat-hold-granted",
             Path::MultiSeatHoldRefused => "multi-seat-hold-refused",
             Path::CheckoutReplayed => "checkout-replayed",
@@ -185,17 +189,19 @@ pub fn count(trace: &[TraceEvent]) -> PathCounts {
                 open.insert(*op_id, op);
             }
             TraceKind::Ok { op_id, result } => {
-                let op = open.remove(op_id);
+                open.remove(op_id);
                 match result {
                     OpResult::Held { seat_ids, .. } if seat_ids.len() > 1 => bump(Path::MultiSeatHoldGranted),
                     OpResult::CheckedOut { replayed: true, .. } => bump(Path::CheckoutReplayed),
                     _ => {}
                 }
-                let _ = op;
             }
             TraceKind::Fail { op_id, error_kind } => match open.remove(op_id) {
-                Some(ClientOp::Hold { seat_ids, .. }) if seat_ids.len() > 1 && error_kind == "seat-unavailable" => {
-                    bump(Path::MultiSeatHoldRefused)
+                Some(ClientOp::Hold { seat_ids, .. }) if error_kind == "seat-unavailable" => {
+                    bump(Path::HoldRefused);
+                    if seat_ids.len() > 1 {
+                        bump(Path::MultiSeatHoldRefused);
+                    }
                 }
                 Some(ClientOp::Checkout { .. } | ClientOp::Release { .. })
                     if STALE_REFUSALS.contains(&error_kind.as_str()) =>

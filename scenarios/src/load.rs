@@ -151,6 +151,9 @@ impl Scenario {
             return Err(v.inconsistent("swarm", "swarm = true needs at least one fault under [faults]"));
         }
 
+        if let Some(n) = self.service.max_refund_attempts {
+            v.count("service.max_refund_attempts", n.into(), 1, 100)?;
+        }
         v.duration("phases.fault_ms", self.phases.fault_ms, 1, MAX_PHASE_MS)?;
         v.duration("phases.settle_ms", self.phases.settle_ms, 1, MAX_PHASE_MS)?;
         SeedRange::parse(&self.seeds.default).map_err(|reason| ScenarioError::BadSeeds {

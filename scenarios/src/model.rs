@@ -22,6 +22,10 @@ pub struct Scenario {
     /// Which faults, how often, how long. Absent faults are off.
     #[serde(default)]
     pub faults: Faults,
+    /// The service's own settings, where a scenario tests a deployment's
+    /// choice rather than the defaults. Absent keys keep bookingd's defaults.
+    #[serde(default)]
+    pub service: Service,
     /// How long the fault phase and the settle phase last.
     pub phases: Phases,
     /// The seeds a plain `run` uses.
@@ -209,6 +213,16 @@ pub struct SweeperStall {
     /// When it ends, ms from the start of the run, > `from_ms`; past the end of
     /// the settle phase means never (a broken expiry process).
     pub to_ms: i64,
+}
+
+/// Service settings a scenario may choose (bookingd's defaults otherwise).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Service {
+    /// Refund attempts before a compensation gives up and is flagged
+    /// `failed` for operators, 1..=100 (bookingd: 8; unknown outcomes get twice as many).
+    #[serde(default)]
+    pub max_refund_attempts: Option<u32>,
 }
 
 /// Phase durations.

@@ -45,6 +45,7 @@ pub const PATH_NAMES: &[&str] = &[
     "checkout-on-expired-hold",
     "expired-hold-taken-over",
     "hold-swept",
+    "hold-refused",
     "multi-seat-hold-granted",
     "multi-seat-hold-refused",
     "checkout-replayed",

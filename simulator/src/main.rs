@@ -387,7 +387,15 @@ fn plants_command(args: PlantsArgs) -> ExitCode {
         println!("# {SEAM_MARKER}");
         println!("{:<30} {:<16} {:<24} {:<22} what", "plant", "area", "caught by scenario", "invariant");
         for e in &entries {
-            println!("{:<30} {:<16} {:<24} {:<22} {} [{}]", e.name, e.area.as_str(), e.scenario, e.invariant, e.what, e.lives_in);
+            println!(
+                "{:<30} {:<16} {:<24} {:<22} {} [{}]",
+                e.name,
+                e.area.as_str(),
+                e.scenario,
+                e.invariant,
+                e.what,
+                e.lives_in
+            );
         }
         return ExitCode::SUCCESS;
     }

@@ -84,6 +84,7 @@ impl Plan {
             provider.late_success_rate = p.late_success_probability;
             provider.late_success_delay_ms = (w.payment_ttl_ms + 5_000) as u64;
             provider.refund_failure_rate = p.refund_failure_probability;
+            provider.lenient_refunds = p.lenient_refunds;
         }
         if let Some(d) = &f.delayed_callback {
             provider.webhook_delay_ms = d.delay_ms as u64;
@@ -134,6 +135,14 @@ impl Plan {
             clock_skew_ms: f.clock_skew.as_ref().map(|c| c.max_skew_ms).unwrap_or(0),
             sweeper_stall: f.sweeper_stall.as_ref().map(|st| (st.from_ms as u64, st.to_ms as u64)),
             plant: self.plant,
+            workflow: {
+                let mut wf = booking::payment::workflow::WorkflowConfig::default();
+                if let Some(n) = s.service.max_refund_attempts {
+                    wf.max_compensation_attempts = n as i32;
+                    wf.max_compensation_unknown_attempts = 2 * n as i32;
+                }
+                wf
+            },
             tick_ms: TICK_MS,
         }
     }

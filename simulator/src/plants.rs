@@ -34,8 +34,12 @@ pub struct PlantCheck {
     pub problems: Vec<String>,
 }
 
-/// Whether `v` failed with a violation of `invariant` (expected or not).
+/// Whether `v` failed with a violation of `invariant` (expected or not);
+/// `panic` names a panic verdict.
 pub fn names_invariant(v: &SeedVerdict, invariant: &str) -> bool {
+    if invariant == "panic" {
+        return v.panic.is_some();
+    }
     v.failures.iter().any(|f| {
         let f = f.strip_prefix("unexpected: ").unwrap_or(f);
         f.split_whitespace().next() == Some(invariant)
@@ -117,11 +121,7 @@ pub fn check(entry: &Entry, jobs: usize) -> PlantCheck {
             }
             let clean = pool::seed_in_process(&base, v.seed);
             if !clean.passed {
-                problems.push(format!(
-                    "seed {} fails without the plant too: {}",
-                    v.seed,
-                    clean.failures.join(" | ")
-                ));
+                problems.push(format!("seed {} fails without the plant too: {}", v.seed, clean.failures.join(" | ")));
             }
         }
     }

@@ -45,10 +45,8 @@ pub fn seed_in_process(plan: &Plan, seed: u64) -> SeedVerdict {
         paths: Default::default(),
         panic: None,
     };
-    let out = std::process::Command::new(exe)
-        .args(seed_args(plan, seed))
-        .stderr(std::process::Stdio::inherit())
-        .output();
+    let out =
+        std::process::Command::new(exe).args(seed_args(plan, seed)).stderr(std::process::Stdio::inherit()).output();
     match out {
         Ok(out) => match serde_json::from_slice::<SeedVerdict>(&out.stdout) {
             Ok(v) => v,

@@ -65,6 +65,22 @@ struct SeatSeen<'a> {
     #[serde(borrow)]
     seat_id: std::borrow::Cow<'a, str>,
     state: SeatState,
+    #[serde(default)]
+    hold_expires_at_ms: Option<i64>,
+}
+
+impl SeatSeen<'_> {
+    /// Whether a user would try this seat at `now_ms` (store-clock ms): it is
+    /// available, or held with a deadline already past. The map's countdown
+    /// is informative; a hold attempt lets the store decide (it takes over
+    /// an expired hold inline, whether or not the sweeper has run).
+    fn worth_trying(&self, now_ms: i64) -> bool {
+        match self.state {
+            SeatState::Available => true,
+            SeatState::Held => self.hold_expires_at_ms.is_some_and(|t| t < now_ms),
+            SeatState::PaymentPending | SeatState::Sold => false,
+        }
+    }
 }
 
 /// A hold some user was granted, kept for stale replays.
@@ -80,7 +96,7 @@ pub struct SeenHold {
     pub seat_ids: Vec<String>,
 }
 
-/// Holds seen by anyone, shared by a client host's users (bounded).
+/// Holds seen by anyone, shared by every user of a world (bounded).
 pub type SeenHolds = Arc<Mutex<Vec<SeenHold>>>;
 
 /// Bound on remembered holds.
@@ -234,13 +250,8 @@ impl Actor {
         match self.services[host].send_raw(call).await {
             Ok((200, body)) => {
                 let map: SeatMapSeen<'_> = serde_json::from_slice(&body).ok()?;
-                Some(
-                    map.seats
-                        .into_iter()
-                        .filter(|s| s.state == SeatState::Available)
-                        .map(|s| s.seat_id.to_string())
-                        .collect(),
-                )
+                let now_ms = crate::sim_clock::EPOCH_MS + Recorder::now_ms();
+                Some(map.seats.into_iter().filter(|s| s.worth_trying(now_ms)).map(|s| s.seat_id.to_string()).collect())
             }
             Ok(_) => None,
             Err(_) => {
@@ -292,6 +303,12 @@ impl Actor {
             sold_out.retain(|(e, _)| *e != event_id);
             if available.is_empty() {
                 // Sold out for now: holds may expire or payments fail; look again later, backing off.
+                // A stale-token user tries someone else's hold instead (a leaked link).
+                if let Some(prob) = p.stale_replay
+                    && self.rng.random_bool(prob)
+                {
+                    self.replay_stale(&seen, flow, None).await;
+                }
                 let streak = streak.map_or(0, |n| n + 1);
                 sold_out.push((event_id.clone(), streak));
                 let (lo, hi) = sold_out_backoff_ms(streak);
@@ -318,7 +335,7 @@ impl Actor {
             if let Some(prob) = p.stale_replay
                 && self.rng.random_bool(prob)
             {
-                self.replay_stale(&seen, flow).await;
+                self.replay_stale(&seen, flow, Some(hold_token)).await;
             }
             if !self.rng.random_bool(p.checkout_share) {
                 if self.rng.random_bool(p.abandon_share) {
@@ -361,15 +378,28 @@ impl Actor {
         }
     }
 
-    async fn replay_stale(&mut self, seen: &SeenHolds, flow: u32) {
+    /// Presents a hold token that is not this user's current one: with
+    /// `current` (just granted) set, half the time this user's own previous
+    /// token (Alice's old request arriving after she holds again), else the
+    /// newest hold of another user (a leaked or shared link; often still
+    /// live), else any remembered hold. Three times in four a checkout, else
+    /// a release.
+    async fn replay_stale(&mut self, seen: &SeenHolds, flow: u32, current: Option<Uuid>) {
         let pick = {
             let s = seen.lock().expect("seen poisoned");
-            if s.is_empty() { None } else { Some(s[self.rng.random_range(0..s.len())].clone()) }
+            let own_old = || s.iter().rev().find(|h| h.owner == self.user && Some(h.token) != current);
+            let others_newest = || s.iter().rev().find(|h| h.owner != self.user);
+            let chosen = if current.is_some() && self.rng.random_bool(0.5) {
+                own_old().or_else(others_newest)
+            } else {
+                others_newest().or_else(own_old)
+            };
+            chosen.cloned()
         };
         let Some(old) = pick else { return };
         self.recorder
             .fault(FaultKind::StaleTokenReplay, format!("{} replays {}'s token {}", self.user, old.owner, old.token));
-        let op = if self.rng.random_bool(0.5) {
+        let op = if self.rng.random_bool(0.75) {
             ClientOp::Checkout {
                 event_id: old.event_id,
                 hold_token: old.token,

@@ -81,6 +81,8 @@ pub struct WorldConfig {
     pub sweeper_stall: Option<(u64, u64)>,
     /// The planted bug, if any (see `simulator plants`).
     pub plant: Option<Plant>,
+    /// The payment workflow's settings.
+    pub workflow: WorkflowConfig,
     /// turmoil tick, ms.
     pub tick_ms: u64,
 }
@@ -202,11 +204,13 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
             ..ServiceConfig::default()
         };
         let exchanges = exchanges.clone();
+        let workflow = cfg.workflow.clone();
         sim.host(name.as_str(), move || {
             let store = store.clone();
             let exchanges = exchanges.clone();
             let faults = Faults::new(Arc::new(host_faults.share()));
             let config = config.clone();
+            let workflow = workflow.clone();
             async move {
                 let provider = HttpProvider::new(
                     crate::net::SimConnector,
@@ -223,7 +227,7 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
                         token_secret: TOKEN_SECRET.to_vec(),
                         webhook_secret: WEBHOOK_SECRET.to_vec(),
                         config,
-                        workflow: WorkflowConfig::default(),
+                        workflow,
                         sweeper: SweeperConfig::default(),
                         faults,
                     })
@@ -244,6 +248,8 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
     let mut params = cfg.user.clone();
     params.events = events.clone();
     params.active_until_ms = cfg.fault_ms;
+    // Holds seen by any user of the world: the pool stale and borrowed tokens come from.
+    let seen: SeenHolds = Arc::new(Mutex::new(Vec::new()));
     for c in 0..cfg.client_hosts {
         let mut actors = Vec::new();
         for u in (c..cfg.users).step_by(cfg.client_hosts) {
@@ -261,8 +267,8 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
             actors.push(Actor::new(user.clone(), token, services, recorder.clone(), host_seed(seed, &user)));
         }
         let params = params.clone();
+        let seen = seen.clone();
         sim.client(format!("client{c}").as_str(), async move {
-            let seen: SeenHolds = Arc::new(Mutex::new(Vec::new()));
             let mut set = tokio::task::JoinSet::new();
             for a in actors {
                 set.spawn(a.run(params.clone(), seen.clone()));
@@ -303,85 +309,89 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
     let mut error = None;
     let mut next_quiescence_check_ms = cfg.fault_ms;
     crate::panic_note::install();
-    let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loop {
-        let clients_done = match sim.step() {
-            Ok(f) => f,
-            Err(e) => {
-                error = Some(format!("simulation error: {e}"));
-                break;
-            }
-        };
-        let now_ms = sim.elapsed().as_millis() as u64;
-        // Crash the hosts that swallowed a committed answer; restart them later.
-        let requested: Vec<String> =
-            std::mem::take(&mut *switches.crash_requests.lock().expect("poisoned")).into_iter().collect();
-        for host in requested {
-            sim.crash(host.as_str());
-            let delay = cfg.crash.as_ref().map_or(1_000, |c| c.restart_after_ms);
-            restarts.entry(now_ms + delay).or_default().push(host);
-        }
-        let due: Vec<u64> = restarts.range(..=now_ms).map(|(k, _)| *k).collect();
-        for k in due {
-            for host in restarts.remove(&k).unwrap_or_default() {
-                sim.bounce(host.as_str());
-                recorder.fault_at(now_ms as i64, FaultKind::HostRestarted, format!("{host} restarted"));
-            }
-        }
-        // Sweeper stall window.
-        if let Some((from, to)) = cfg.sweeper_stall {
-            let stall = now_ms >= from && now_ms < to;
-            if stall != switches.sweeper_stalled.load(Ordering::SeqCst) {
-                switches.sweeper_stalled.store(stall, Ordering::SeqCst);
-                let kind = if stall { FaultKind::SweeperStalled } else { FaultKind::SweeperResumed };
-                recorder.fault_at(now_ms as i64, kind, "hold sweeper".into());
-            }
-        }
-        // Partitions.
-        if !faults_over {
-            while next_partition < partitions.len() && partitions[next_partition].0 <= now_ms {
-                let (_, end, a, b, hold) = partitions[next_partition].clone();
-                if hold {
-                    sim.hold(a.as_str(), b.as_str());
-                    recorder.fault_at(now_ms as i64, FaultKind::PartitionStarted, format!("{a} <-> {b} held"));
-                } else {
-                    sim.partition(a.as_str(), b.as_str());
-                    recorder.fault_at(now_ms as i64, FaultKind::PartitionStarted, format!("{a} <-> {b} cut"));
+    let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        loop {
+            let clients_done = match sim.step() {
+                Ok(f) => f,
+                Err(e) => {
+                    error = Some(format!("simulation error: {e}"));
+                    break;
                 }
-                active_partitions.push((end, a, b, hold));
-                next_partition += 1;
+            };
+            let now_ms = sim.elapsed().as_millis() as u64;
+            // Crash the hosts that swallowed a committed answer; restart them later.
+            let requested: Vec<String> =
+                std::mem::take(&mut *switches.crash_requests.lock().expect("poisoned")).into_iter().collect();
+            for host in requested {
+                sim.crash(host.as_str());
+                let delay = cfg.crash.as_ref().map_or(1_000, |c| c.restart_after_ms);
+                restarts.entry(now_ms + delay).or_default().push(host);
             }
-        }
-        active_partitions.retain(|(end, a, b, hold)| {
-            if *end <= now_ms || faults_over {
-                if *hold {
-                    sim.release(a.as_str(), b.as_str());
-                } else {
-                    sim.repair(a.as_str(), b.as_str());
+            let due: Vec<u64> = restarts.range(..=now_ms).map(|(k, _)| *k).collect();
+            for k in due {
+                for host in restarts.remove(&k).unwrap_or_default() {
+                    sim.bounce(host.as_str());
+                    recorder.fault_at(now_ms as i64, FaultKind::HostRestarted, format!("{host} restarted"));
                 }
-                recorder.fault_at(now_ms as i64, FaultKind::PartitionRepaired, format!("{a} <-> {b}"));
-                false
-            } else {
-                true
             }
-        });
-        if !faults_over && now_ms >= cfg.fault_ms {
-            faults_over = true;
-            switches.crash_enabled.store(false, Ordering::SeqCst);
-            provider.set_faults(ProviderFaults::default()).expect("no faults is valid");
-            recorder.phase(now_ms as i64, PhaseMark::FaultPhaseEnd, store_clock.now_ms());
-        }
-        // The settle phase ends at its bound, or earlier once nothing is left to do.
-        if faults_over && now_ms >= next_quiescence_check_ms {
-            next_quiescence_check_ms = now_ms + quiescence::CHECK_INTERVAL_MS;
-            let idle =
-                quiescence::world_idle(clients_done, restarts.values().map(Vec::len).sum(), provider.pending_tasks())
-                    && quiescence::store_busy(
-                        &futures::executor::block_on(store.snapshot()).expect("MemStore snapshot"),
-                    )
-                    .is_none();
-            if idle || (now_ms >= total_ms && clients_done) {
-                recorder.phase(now_ms as i64, PhaseMark::SettleEnd, store_clock.now_ms());
-                break;
+            // Sweeper stall window.
+            if let Some((from, to)) = cfg.sweeper_stall {
+                let stall = now_ms >= from && now_ms < to;
+                if stall != switches.sweeper_stalled.load(Ordering::SeqCst) {
+                    switches.sweeper_stalled.store(stall, Ordering::SeqCst);
+                    let kind = if stall { FaultKind::SweeperStalled } else { FaultKind::SweeperResumed };
+                    recorder.fault_at(now_ms as i64, kind, "hold sweeper".into());
+                }
+            }
+            // Partitions.
+            if !faults_over {
+                while next_partition < partitions.len() && partitions[next_partition].0 <= now_ms {
+                    let (_, end, a, b, hold) = partitions[next_partition].clone();
+                    if hold {
+                        sim.hold(a.as_str(), b.as_str());
+                        recorder.fault_at(now_ms as i64, FaultKind::PartitionStarted, format!("{a} <-> {b} held"));
+                    } else {
+                        sim.partition(a.as_str(), b.as_str());
+                        recorder.fault_at(now_ms as i64, FaultKind::PartitionStarted, format!("{a} <-> {b} cut"));
+                    }
+                    active_partitions.push((end, a, b, hold));
+                    next_partition += 1;
+                }
+            }
+            active_partitions.retain(|(end, a, b, hold)| {
+                if *end <= now_ms || faults_over {
+                    if *hold {
+                        sim.release(a.as_str(), b.as_str());
+                    } else {
+                        sim.repair(a.as_str(), b.as_str());
+                    }
+                    recorder.fault_at(now_ms as i64, FaultKind::PartitionRepaired, format!("{a} <-> {b}"));
+                    false
+                } else {
+                    true
+                }
+            });
+            if !faults_over && now_ms >= cfg.fault_ms {
+                faults_over = true;
+                switches.crash_enabled.store(false, Ordering::SeqCst);
+                provider.set_faults(ProviderFaults::default()).expect("no faults is valid");
+                recorder.phase(now_ms as i64, PhaseMark::FaultPhaseEnd, store_clock.now_ms());
+            }
+            // The settle phase ends at its bound, or earlier once nothing is left to do.
+            if faults_over && now_ms >= next_quiescence_check_ms {
+                next_quiescence_check_ms = now_ms + quiescence::CHECK_INTERVAL_MS;
+                let idle = quiescence::world_idle(
+                    clients_done,
+                    restarts.values().map(Vec::len).sum(),
+                    provider.pending_tasks(),
+                ) && quiescence::store_busy(
+                    &futures::executor::block_on(store.snapshot()).expect("MemStore snapshot"),
+                )
+                .is_none();
+                if idle || (now_ms >= total_ms && clients_done) {
+                    recorder.phase(now_ms as i64, PhaseMark::SettleEnd, store_clock.now_ms());
+                    break;
+                }
             }
         }
     }));

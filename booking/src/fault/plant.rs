@@ -70,7 +70,7 @@ pub enum Plant {
     /// The reconciler releases an unknown payment at its first check, without
     /// waiting for the deadline; the store's release skips its check too.
     ReconcileReleasesEarly,
-    /// Each refund attempt uses a fresh idempotency key.
+    /// A refund retried after an unknown outcome goes out under a fresh idempotency key.
     RefundNewKeyPerRetry,
     /// A compensation that gives up marks its order `failed`, out of the operators' list.
     RefundGiveUpHidesOrder,
@@ -228,7 +228,7 @@ pub const CATALOG: &[Entry] = &[
         "Workflow (compensation)",
         "refund-failures",
         "no-double-refund",
-        "each refund attempt is sent under a new idempotency key",
+        "a refund retried after an unknown outcome is sent under a new idempotency key",
     ),
     e(
         Plant::RefundGiveUpHidesOrder,
@@ -253,9 +253,9 @@ pub const CATALOG: &[Entry] = &[
         "sweep-frees-payment-pending",
         Area::Expiry,
         "MemStore, PgStore",
-        "payment-unknown",
-        "no-stale-authority",
-        "the sweeper also frees payment_pending seats whose hold deadline has passed",
+        "all-faults",
+        "panic",
+        "the sweeper also frees payment_pending seats whose hold deadline has passed (the sale's assertion fires)",
     ),
 ];
 

@@ -24,7 +24,9 @@ use crate::fault::CommitPoint;
 use crate::model::{CompensationStatus, OutboxEvent, OutboxKind, PaymentStatus};
 use crate::payment::provider::{CreatePayment, ProviderError, ProviderPayment, ProviderStatus, RefundStatus};
 use crate::planted;
-use crate::store::{CompensationOutcome, CompensationResult, PaymentSuccess, Recorded, SaleOutcome, StoreError};
+use crate::store::{
+    CompensationOutcome, CompensationResult, PaymentSuccess, Recorded, SaleOutcome, StoreError, UNKNOWN_OUTCOME_PREFIX,
+};
 use serde::{Deserialize, Serialize};
 
 /// Upper bound on any delay the workflow asks the store for: a day (the store's bound).
@@ -249,8 +251,9 @@ impl Workflow {
         let comp = attempt.compensation;
         let n = comp.attempts;
         let definite_failure = |error: String| CompensationOutcome::Failed { attempt: n, error };
-        let refund_key = if planted!(self.faults, RefundNewKeyPerRetry) {
-            // The planted bug: the attempt number mixed into the refund's idempotency key.
+        let previous_unknown = comp.last_error.as_deref().is_some_and(|e| e.starts_with(UNKNOWN_OUTCOME_PREFIX));
+        let refund_key = if planted!(self.faults, RefundNewKeyPerRetry) && previous_unknown {
+            // The planted bug: after an unknown outcome, "start a fresh refund" under a new key.
             uuid::Uuid::from_u128(comp.compensation_id.as_u128() ^ u128::from(n as u32))
         } else {
             comp.compensation_id
