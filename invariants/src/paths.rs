@@ -213,11 +213,7 @@ pub fn count(trace: &[TraceEvent]) -> PathCounts {
                 }
                 _ => {}
             },
-            TraceKind::Unknown { op_id, .. } => {
-                if open.remove(op_id).is_some() {
-                    bump(Path::AnswerLost);
-                }
-            }
+            TraceKind::Unknown { op_id, .. } if open.remove(op_id).is_some() => bump(Path::AnswerLost),
             TraceKind::SeatChange(c) => match c.cause {
                 crate::trace::ChangeCause::Hold if c.before.state == SeatState::Held => {
                     bump(Path::ExpiredHoldTakenOver)

@@ -281,3 +281,44 @@ fn contradicting_keys_are_refused() {
         "my.toml: `swarm`: swarm = true needs at least one fault under [faults]"
     );
 }
+
+#[test]
+fn commit_points_paths_tolerated_and_service_keys_are_checked() {
+    let s = Scenario::parse(readme_example(), "README.md").unwrap();
+    let crash = s.faults.crash_after_commit.as_ref().unwrap();
+    assert_eq!(crash.points, ["checkout", "payment-outcome", "webhook", "sweep"]);
+    assert!(s.faults.provider.as_ref().unwrap().lenient_refunds);
+    assert_eq!(s.service.max_refund_attempts, Some(8));
+    assert_eq!(s.expect.must_happen, ["crash-after-commit", "stale-token-refused", "refund-succeeded"]);
+    // Omitted: crashes strike after checkouts only, the provider is strict, the service keeps its defaults.
+    let plain = example_with("points = [\"checkout\", \"payment-outcome\", \"webhook\", \"sweep\"]\n", "");
+    let plain = Scenario::parse(
+        &plain.replace("lenient_refunds = true\n", "").replace("[service]\nmax_refund_attempts = 8\n", ""),
+        "my.toml",
+    )
+    .unwrap();
+    assert_eq!(plain.faults.crash_after_commit.unwrap().points, ["checkout"]);
+    assert!(!plain.faults.provider.unwrap().lenient_refunds);
+    assert_eq!(plain.service.max_refund_attempts, None);
+
+    let e = err(&example_with("\"webhook\", \"sweep\"]", "\"webhook\", \"swept\"]"));
+    assert!(
+        e.starts_with("my.toml: `faults.crash_after_commit.points[3]`: unknown name \"swept\" (known: hold, "),
+        "{e}"
+    );
+    assert_eq!(
+        err(&example_with("points = [\"checkout\", \"payment-outcome\", \"webhook\", \"sweep\"]", "points = []")),
+        "my.toml: `faults.crash_after_commit.points`: names no commit point"
+    );
+    let e = err(&example_with("\"refund-succeeded\"]", "\"refund-sucseeded\"]"));
+    assert!(
+        e.starts_with("my.toml: `expect.must_happen[2]`: unknown name \"refund-sucseeded\" (known: client-paused, "),
+        "{e}"
+    );
+    assert_eq!(
+        err(&example_with("violations = []", "violations = []\ntolerated = [\"hold-reclaimed\"]")),
+        "my.toml: `expect.tolerated`: lists violations but expect.outcome is \"pass\""
+    );
+    let e = err(&example_with("max_refund_attempts = 8", "max_refund_attempts = 0"));
+    assert!(e.starts_with("my.toml: `service.max_refund_attempts` = 0: must be within 1..=100"), "{e}");
+}

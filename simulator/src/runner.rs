@@ -208,3 +208,62 @@ pub fn run_seed(plan: &Plan, seed: u64) -> (RunOutcome, SeedVerdict) {
     let verdict = judge(plan, &out);
     (out, verdict)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use invariants::{Invariant, Subject, Violation};
+
+    fn outcome(violations: Vec<Invariant>) -> RunOutcome {
+        RunOutcome {
+            seed: 3,
+            violations: violations
+                .into_iter()
+                .map(|i| Violation::new(i, Subject::seat("ev0", "s00001"), "planted", vec![1]))
+                .collect(),
+            trace: Vec::new(),
+            trace_hash: "h".into(),
+            simulated_ms: 1,
+            metrics: invariants::metrics::Metrics {
+                classification: invariants::Classification::BrokenExpiry,
+                ..Default::default()
+            },
+            error: None,
+            http_exchanges: 0,
+            paths: Default::default(),
+            panic: None,
+        }
+    }
+
+    /// Issue 17: `broken-expiry` expects `hold-reclaimed`; a seed that also
+    /// sold a seat twice used to pass. An expected failure must be the only one.
+    #[test]
+    fn an_expected_failure_must_be_the_only_failure() {
+        let plan = crate::plan::find("broken-expiry").expect("library scenario");
+        assert!(judge(&plan, &outcome(vec![Invariant::HoldReclaimed])).passed);
+        let v = judge(&plan, &outcome(vec![Invariant::HoldReclaimed, Invariant::OneBookingPerSeat]));
+        assert!(!v.passed);
+        assert_eq!(v.failures.len(), 1, "{:?}", v.failures);
+        assert!(v.failures[0].starts_with("unexpected: one-booking-per-seat seat ev0/s00001"), "{:?}", v.failures);
+        // Unless the scenario tolerates it explicitly.
+        let mut tolerant = plan.clone();
+        tolerant.tolerated = vec!["one-booking-per-seat".into()];
+        assert!(judge(&tolerant, &outcome(vec![Invariant::HoldReclaimed, Invariant::OneBookingPerSeat])).passed);
+        // And the expected one must still be there.
+        assert!(!judge(&tolerant, &outcome(vec![Invariant::OneBookingPerSeat])).passed);
+    }
+
+    #[test]
+    fn a_panic_fails_any_scenario_and_names_its_place() {
+        let plan = crate::plan::find("broken-expiry").expect("library scenario");
+        let mut out = outcome(vec![Invariant::HoldReclaimed]);
+        out.panic = Some(crate::panic_note::PanicNote {
+            message: "an open order owns its seats".into(),
+            location: "x.rs:1:2".into(),
+        });
+        let v = judge(&plan, &out);
+        assert!(!v.passed);
+        assert_eq!(v.failures, ["panic: an open order owns its seats at x.rs:1:2"]);
+        assert!(v.replay.ends_with("replay --scenario broken-expiry --seed 3"), "{}", v.replay);
+    }
+}

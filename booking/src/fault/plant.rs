@@ -67,6 +67,8 @@ pub enum Plant {
     DispatchUnknownAsDeclined,
     /// A repeated success (duplicate webhook) of a confirmed order opens a refund.
     RepeatSuccessRefunds,
+    /// The webhook handler takes a `refund.failed` callback for a success.
+    WebhookRefundFailedAsSucceeded,
     /// The reconciler releases an unknown payment at its first check, without
     /// waiting for the deadline; the store's release skips its check too.
     ReconcileReleasesEarly,
@@ -213,6 +215,15 @@ pub const CATALOG: &[Entry] = &[
         "a repeated payment success (a duplicate webhook) of a confirmed order opens a refund",
     ),
     e(
+        Plant::WebhookRefundFailedAsSucceeded,
+        "webhook-refund-failed-as-succeeded",
+        Area::Webhooks,
+        "Workflow (webhooks)",
+        "refund-failures",
+        "refund-at-provider",
+        "the webhook handler matches every refund.* callback as a success, so a failed refund is recorded as refunded",
+    ),
+    e(
         Plant::ReconcileReleasesEarly,
         "reconcile-releases-early",
         Area::Reconciliation,
@@ -273,6 +284,7 @@ impl Plant {
         Plant::UnknownReleasesAtOnce,
         Plant::DispatchUnknownAsDeclined,
         Plant::RepeatSuccessRefunds,
+        Plant::WebhookRefundFailedAsSucceeded,
         Plant::ReconcileReleasesEarly,
         Plant::RefundNewKeyPerRetry,
         Plant::RefundGiveUpHidesOrder,

@@ -106,7 +106,10 @@ mod tests {
         use crate::fault::Plant;
         for p in Plant::ALL {
             let r = Rules::of(&Faults::planting(*p));
-            let workflow_only = matches!(p, Plant::DispatchUnknownAsDeclined | Plant::RefundNewKeyPerRetry);
+            let workflow_only = matches!(
+                p,
+                Plant::DispatchUnknownAsDeclined | Plant::RefundNewKeyPerRetry | Plant::WebhookRefundFailedAsSucceeded
+            );
             assert_eq!(r == Rules::SOUND, workflow_only, "{p:?}");
         }
     }

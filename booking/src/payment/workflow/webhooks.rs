@@ -10,6 +10,7 @@
 use super::{Workflow, WorkflowError};
 use crate::model::CompensationStatus;
 use crate::payment::webhook::{WebhookEvent, WebhookKind};
+use crate::planted;
 use crate::store::{CompensationOutcome, CompensationResult, PaymentSuccess, Recorded, SaleOutcome, StoreError};
 use serde::{Deserialize, Serialize};
 
@@ -53,7 +54,14 @@ impl Workflow {
             StoreError::UnknownPaymentOp(id) => WorkflowError::UnknownPayment(id),
             other => WorkflowError::Store(other),
         };
-        match event.kind {
+        // The planted bug: every refund.* callback matched as a success.
+        let kind = match event.kind {
+            WebhookKind::RefundFailed if planted!(self.faults, WebhookRefundFailedAsSucceeded) => {
+                WebhookKind::RefundSucceeded
+            }
+            kind => kind,
+        };
+        match kind {
             WebhookKind::PaymentSucceeded => {
                 let req = PaymentSuccess {
                     payment_op_id: event.payment_key,

@@ -1,0 +1,17 @@
+//! The scenario library as one test, for mutation testing (`ci/mutants`):
+//! a mutant of the booking core survives only if every library scenario
+//! still meets its expectation over its default seeds. Ignored by default
+//! (`ci/test` runs the library itself, on the release build).
+
+use std::process::Command;
+
+#[test]
+#[ignore = "the whole library (about a minute in release): run by ci/mutants with --include-ignored"]
+fn the_scenario_library_passes() {
+    let out = Command::new(env!("CARGO_BIN_EXE_simulator"))
+        .args(["run", "--jobs", "2"])
+        .output()
+        .expect("the simulator runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "the library failed:\n{stdout}");
+}
