@@ -442,9 +442,12 @@ impl Store for MemStore {
                 seat.state = SeatState::PaymentPending;
                 seat.order_id = Some(order_id);
                 if !rules.checkout_state {
-                    // The unconditional write names the presented hold as the seat's.
+                    // The unconditional write names the presented hold as the seat's; a
+                    // seat that had no hold (available) gets the checkout's time as its
+                    // deadline, as PgStore must (a `payment_pending` row carries one).
                     seat.hold_token = Some(req.hold_token);
                     seat.holder_id = Some(req.holder_id.clone());
+                    seat.hold_expires_at_ms.get_or_insert(now_ms);
                 }
                 seat.version += 1;
             }

@@ -222,8 +222,10 @@ pub(super) async fn begin_payment(
 fn checkout_sql(rules: &Rules) -> String {
     let mut sql = String::from("UPDATE seats SET state = 'payment_pending', order_id = $3, version = version + 1");
     if !rules.checkout_state {
-        // The unconditional write names the presented hold as the seat's.
-        sql.push_str(", hold_token = $4, holder_id = $5");
+        // The unconditional write names the presented hold as the seat's; an
+        // available seat (no deadline) gets the checkout's time as its deadline, as
+        // in MemStore: the schema requires one of a `payment_pending` seat.
+        sql.push_str(", hold_token = $4, holder_id = $5, hold_expires_at_ms = COALESCE(hold_expires_at_ms, $6)");
     }
     sql.push_str(" WHERE event_id = $1 AND seat_id = ANY($2)");
     sql.push_str(if rules.checkout_state { " AND state = 'held'" } else { " AND state IN ('held', 'available')" });
