@@ -17,7 +17,7 @@
 //! pair, on the same operation, is agreement; the case ends there (the
 //! panicking `MemStore` held its mutex and is poisoned).
 //!
-//! The workflow-only plants (`DispatchUnknownAsDeclined`,
+//! The workflow-only plants (`DispatchUnknownAsDeclined`, `WebhookRefundFailedAsSucceeded`,
 //! `RefundNewKeyPerRetry`) leave every store rule sound, so both stores are
 //! the sound ones the main differential test already covers: skipped.
 
@@ -239,7 +239,9 @@ fn directed(plant: Plant) -> Vec<Op> {
             Op::Success { order: 0, bad_provider_id: false },
         ],
         // Workflow-only: no store rule changes (skipped by the caller).
-        Plant::DispatchUnknownAsDeclined | Plant::RefundNewKeyPerRetry => vec![],
+        Plant::DispatchUnknownAsDeclined | Plant::RefundNewKeyPerRetry | Plant::WebhookRefundFailedAsSucceeded => {
+            vec![]
+        }
     }
 }
 
@@ -264,7 +266,7 @@ fn every_store_plant_lives_alike_in_both_stores() {
     let mut rows: Vec<(Plant, Tally, Tally, Duration)> = vec![];
     let mut failure = None;
     for (n, &plant) in Plant::ALL.iter().enumerate() {
-        // DispatchUnknownAsDeclined and RefundNewKeyPerRetry live in the
+        // DispatchUnknownAsDeclined, RefundNewKeyPerRetry and WebhookRefundFailedAsSucceeded live in the
         // payment workflow only: their stores are sound.
         if Rules::of(&Faults::planting(plant)) == Rules::SOUND {
             eprintln!("{plant}: workflow-only (store rules sound), skipped");

@@ -74,20 +74,26 @@ fn run_replay_line(replay: &str) -> Result<(Option<i32>, String), String> {
     Ok((out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned()))
 }
 
-/// Checks one catalog entry (see the module doc), `jobs` seeds at a time.
-pub fn check(entry: &Entry, jobs: usize) -> PlantCheck {
+/// Checks one catalog entry (see the module doc) against each scenario that
+/// must catch it ([`Entry::catchers`]), `jobs` seeds at a time.
+pub fn check(entry: &Entry, jobs: usize) -> Vec<PlantCheck> {
+    entry.catchers().into_iter().map(|(scenario, invariant)| check_one(entry, scenario, invariant, jobs)).collect()
+}
+
+/// Checks that `scenario` catches `entry`'s plant with `invariant`.
+fn check_one(entry: &Entry, scenario: &str, invariant: &str, jobs: usize) -> PlantCheck {
     let mut problems = Vec::new();
-    let Some(base) = plan::find(entry.scenario) else {
+    let Some(base) = plan::find(scenario) else {
         return PlantCheck {
             plant: entry.name.into(),
-            scenario: entry.scenario.into(),
-            invariant: entry.invariant.into(),
+            scenario: scenario.into(),
+            invariant: invariant.into(),
             seeds_run: 0,
             caught_seed: None,
             wall_s: 0.0,
             replay: None,
             ok: false,
-            problems: vec![format!("no library scenario {}", entry.scenario)],
+            problems: vec![format!("no library scenario {scenario}")],
         };
     };
     let seeds: Vec<u64> = base.default_seeds.clone().collect();
@@ -97,13 +103,13 @@ pub fn check(entry: &Entry, jobs: usize) -> PlantCheck {
     let wall_s = started.elapsed().as_secs_f64();
     let caught_seed = first.as_ref().map(|v| v.seed);
     match &first {
-        None => problems.push(format!("no seed of {} failed ({} seeds)", entry.scenario, seeds_run)),
+        None => problems.push(format!("no seed of {scenario} failed ({seeds_run} seeds)")),
         Some(v) => {
-            if !names_invariant(v, entry.invariant) {
+            if !names_invariant(v, invariant) {
                 problems.push(format!(
                     "seed {} failed, but not with {}: {}",
                     v.seed,
-                    entry.invariant,
+                    invariant,
                     v.failures.join(" | ")
                 ));
             }
@@ -127,8 +133,8 @@ pub fn check(entry: &Entry, jobs: usize) -> PlantCheck {
     }
     PlantCheck {
         plant: entry.name.into(),
-        scenario: entry.scenario.into(),
-        invariant: entry.invariant.into(),
+        scenario: scenario.into(),
+        invariant: invariant.into(),
         seeds_run,
         caught_seed,
         wall_s,

@@ -99,6 +99,9 @@ pub struct Entry {
     pub scenario: &'static str,
     /// The invariant that must report it.
     pub invariant: &'static str,
+    /// Further library scenarios whose story it breaks, each with the
+    /// invariant that must report it there.
+    pub also: &'static [(&'static str, &'static str)],
 }
 
 const fn e(
@@ -110,7 +113,19 @@ const fn e(
     invariant: &'static str,
     what: &'static str,
 ) -> Entry {
-    Entry { plant, name, area, what, lives_in, scenario, invariant }
+    Entry { plant, name, area, what, lives_in, scenario, invariant, also: &[] }
+}
+
+impl Entry {
+    /// Every (scenario, invariant) that must catch this plant: the named one first.
+    pub fn catchers(&self) -> Vec<(&'static str, &'static str)> {
+        std::iter::once((self.scenario, self.invariant)).chain(self.also.iter().copied()).collect()
+    }
+
+    const fn also(mut self, also: &'static [(&'static str, &'static str)]) -> Entry {
+        self.also = also;
+        self
+    }
 }
 
 /// The catalog, in a fixed order.
@@ -123,7 +138,8 @@ pub const CATALOG: &[Entry] = &[
         "alice-bob-stale-token",
         "no-stale-authority",
         "checkout moves the seats to payment_pending without comparing token, holder or deadline",
-    ),
+    )
+    .also(&[("stale-token-replay", "no-stale-authority")]),
     e(
         Plant::CheckoutIgnoresToken,
         "checkout-ignores-token",
@@ -132,7 +148,8 @@ pub const CATALOG: &[Entry] = &[
         "alice-bob-stale-token",
         "no-stale-authority",
         "checkout's condition compares holder and deadline but not the hold token",
-    ),
+    )
+    .also(&[("stale-token-replay", "no-stale-authority")]),
     e(
         Plant::CheckoutIgnoresHolder,
         "checkout-ignores-holder",
@@ -141,7 +158,8 @@ pub const CATALOG: &[Entry] = &[
         "alice-bob-stale-token",
         "no-stale-authority",
         "checkout's condition compares token and deadline but not the holder",
-    ),
+    )
+    .also(&[("stale-token-replay", "no-stale-authority")]),
     e(
         Plant::CheckoutIgnoresDeadline,
         "checkout-ignores-deadline",
@@ -150,7 +168,8 @@ pub const CATALOG: &[Entry] = &[
         "alice-bob-stale-token",
         "no-stale-authority",
         "checkout's condition compares token and holder but not the hold deadline",
-    ),
+    )
+    .also(&[("paused-clients", "no-stale-authority")]),
     e(
         Plant::HoldKeepsPartial,
         "hold-keeps-partial",
@@ -168,7 +187,8 @@ pub const CATALOG: &[Entry] = &[
         "alice-bob-stale-token",
         "fresh-hold-token",
         "taking over an expired hold keeps the previous token (SET hold_token = COALESCE(hold_token, $new))",
-    ),
+    )
+    .also(&[("paused-clients", "fresh-hold-token")]),
     e(
         Plant::HoldIgnoresDeadline,
         "hold-ignores-deadline",
@@ -177,7 +197,8 @@ pub const CATALOG: &[Entry] = &[
         "same-seat-race",
         "no-stale-authority",
         "a hold takes over any held seat, whether or not its deadline has passed",
-    ),
+    )
+    .also(&[("hot-seat", "no-stale-authority"), ("opening-burst", "no-stale-authority")]),
     e(
         Plant::IdempotencyAfterHoldCheck,
         "idempotency-after-hold-check",
@@ -186,7 +207,8 @@ pub const CATALOG: &[Entry] = &[
         "crash-after-commit",
         "idempotent-retry",
         "checkout checks the hold before looking up its idempotency key, so a retry after a lost answer is refused",
-    ),
+    )
+    .also(&[("network-partitions", "idempotent-retry")]),
     e(
         Plant::UnknownReleasesAtOnce,
         "unknown-releases-at-once",
@@ -195,7 +217,8 @@ pub const CATALOG: &[Entry] = &[
         "payment-unknown",
         "unknown-keeps-seats",
         "an unknown payment outcome releases the seats at once and marks the order released",
-    ),
+    )
+    .also(&[("late-success-after-release", "unknown-keeps-seats")]),
     e(
         Plant::DispatchUnknownAsDeclined,
         "dispatch-unknown-as-declined",
@@ -204,7 +227,8 @@ pub const CATALOG: &[Entry] = &[
         "payment-unknown",
         "no-hidden-charge",
         "the dispatcher records a lost provider answer as a decline",
-    ),
+    )
+    .also(&[("late-success-after-release", "no-hidden-charge")]),
     e(
         Plant::RepeatSuccessRefunds,
         "repeat-success-refunds",
@@ -213,7 +237,8 @@ pub const CATALOG: &[Entry] = &[
         "duplicate-webhooks",
         "no-refund-of-ticket",
         "a repeated payment success (a duplicate webhook) of a confirmed order opens a refund",
-    ),
+    )
+    .also(&[("all-faults", "no-refund-of-ticket")]),
     e(
         Plant::WebhookRefundFailedAsSucceeded,
         "webhook-refund-failed-as-succeeded",
@@ -231,7 +256,8 @@ pub const CATALOG: &[Entry] = &[
         "payment-unknown",
         "unknown-keeps-seats",
         "the reconciler releases an unknown payment at its first check instead of at its deadline",
-    ),
+    )
+    .also(&[("late-success-after-release", "no-stale-authority")]),
     e(
         Plant::RefundNewKeyPerRetry,
         "refund-new-key-per-retry",
@@ -258,7 +284,8 @@ pub const CATALOG: &[Entry] = &[
         "abandoned-holds",
         "no-stale-authority",
         "the sweeper also returns holds that will expire before its next pass",
-    ),
+    )
+    .also(&[("clock-skew", "no-stale-authority")]),
     e(
         Plant::SweepFreesPaymentPending,
         "sweep-frees-payment-pending",
