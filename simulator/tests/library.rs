@@ -1,7 +1,8 @@
 //! The scenario library as one test, for mutation testing (`ci/mutants`):
 //! a mutant of the booking core survives only if every library scenario
-//! still meets its expectation over its default seeds. Ignored by default
-//! (`ci/test` runs the library itself, on the release build).
+//! still meets its expectation over its default seeds and every planted bug
+//! is still caught (a mutant of the fault seam itself shows there). Ignored
+//! by default (`ci/test` runs both itself, on the release build).
 
 use std::process::Command;
 
@@ -14,4 +15,8 @@ fn the_scenario_library_passes() {
         .expect("the simulator runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "the library failed:\n{stdout}");
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_simulator")).args(["plants", "--check"]).output().expect("the simulator runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "a planted bug went uncaught:\n{stdout}");
 }
