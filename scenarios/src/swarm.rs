@@ -54,6 +54,11 @@ impl FaultKind {
             FaultKind::SweeperStall => "sweeper_stall",
         }
     }
+
+    /// Parses a table name under `faults`.
+    pub fn parse(name: &str) -> Option<FaultKind> {
+        FaultKind::ALL.iter().copied().find(|k| k.as_str() == name)
+    }
 }
 
 impl Faults {
@@ -68,6 +73,20 @@ impl Faults {
             FaultKind::Network => self.network.is_some(),
             FaultKind::ClockSkew => self.clock_skew.is_some(),
             FaultKind::SweeperStall => self.sweeper_stall.is_some(),
+        }
+    }
+
+    /// Switches the fault of `kind` off.
+    pub fn remove(&mut self, kind: FaultKind) {
+        match kind {
+            FaultKind::PausedClient => self.paused_client = None,
+            FaultKind::StaleToken => self.stale_token = None,
+            FaultKind::DelayedCallback => self.delayed_callback = None,
+            FaultKind::CrashAfterCommit => self.crash_after_commit = None,
+            FaultKind::Provider => self.provider = None,
+            FaultKind::Network => self.network = None,
+            FaultKind::ClockSkew => self.clock_skew = None,
+            FaultKind::SweeperStall => self.sweeper_stall = None,
         }
     }
 

@@ -4,7 +4,8 @@
 
 use booking::fault::{CATALOG, Plant, SEAM_MARKER};
 use clap::{Parser, Subcommand};
-use simulator::plan::{self, Mute, Plan};
+use scenarios::FaultKind;
+use simulator::plan::{self, Plan};
 use simulator::runner::{self, Summary};
 use simulator::{plants, pool};
 use std::io::IsTerminal;
@@ -181,8 +182,8 @@ fn select(names: &[String], files: &[String], harness: &HarnessArgs) -> Result<V
         .mute
         .iter()
         .map(|m| {
-            Mute::parse(m).ok_or_else(|| {
-                let known: Vec<&str> = Mute::ALL.iter().map(|(_, n)| *n).collect();
+            FaultKind::parse(m).ok_or_else(|| {
+                let known: Vec<&str> = FaultKind::ALL.iter().map(|k| k.as_str()).collect();
                 format!("unknown fault kind {m} (known: {})", known.join(", "))
             })
         })

@@ -7,7 +7,7 @@ use crate::provider_host::ProviderFaults;
 use crate::user::UserParams;
 use crate::world::WorldConfig;
 use booking::fault::{CommitPoint, Plant};
-use scenarios::{Outcome, Scenario};
+use scenarios::{FaultKind, Outcome, Scenario};
 use std::ops::Range;
 
 /// A scenario ready to run.
@@ -31,7 +31,7 @@ pub struct Plan {
     pub plant: Option<Plant>,
     /// Fault kinds whose injection is switched off (`--mute`, for proving
     /// that `expect.must_happen` notices a fault that stopped firing).
-    pub muted: Vec<Mute>,
+    pub muted: Vec<FaultKind>,
     /// Invariants each seed may violate besides the expected ones (expected-failure scenarios).
     pub tolerated: Vec<String>,
     /// Paths that must happen at least once across the default seeds.
@@ -72,8 +72,8 @@ impl Plan {
         let s = &self.scenario;
         let w = &s.workload;
         let mut f = s.faults_for_seed(seed);
-        for m in &self.muted {
-            m.apply(&mut f);
+        for kind in &self.muted {
+            f.remove(*kind);
         }
         let mut provider = ProviderFaults::default();
         if let Some(p) = &f.provider {
@@ -144,65 +144,6 @@ impl Plan {
                 wf
             },
             tick_ms: TICK_MS,
-        }
-    }
-}
-
-/// A fault kind switched off whatever the scenario says (`--mute NAME`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mute {
-    /// `faults.paused_client`.
-    PausedClient,
-    /// `faults.stale_token`.
-    StaleToken,
-    /// `faults.delayed_callback`.
-    DelayedCallback,
-    /// `faults.crash_after_commit`.
-    CrashAfterCommit,
-    /// `faults.provider`.
-    Provider,
-    /// `faults.network`.
-    Network,
-    /// `faults.clock_skew`.
-    ClockSkew,
-    /// `faults.sweeper_stall`.
-    SweeperStall,
-}
-
-impl Mute {
-    /// Every fault kind, with its scenario-file name.
-    pub const ALL: &'static [(Mute, &'static str)] = &[
-        (Mute::PausedClient, "paused_client"),
-        (Mute::StaleToken, "stale_token"),
-        (Mute::DelayedCallback, "delayed_callback"),
-        (Mute::CrashAfterCommit, "crash_after_commit"),
-        (Mute::Provider, "provider"),
-        (Mute::Network, "network"),
-        (Mute::ClockSkew, "clock_skew"),
-        (Mute::SweeperStall, "sweeper_stall"),
-    ];
-
-    /// Parses a `[faults.NAME]` table name.
-    pub fn parse(name: &str) -> Option<Mute> {
-        Mute::ALL.iter().find(|(_, n)| *n == name).map(|(m, _)| *m)
-    }
-
-    /// The `[faults.NAME]` table name.
-    pub fn name(self) -> &'static str {
-        Mute::ALL.iter().find(|(m, _)| *m == self).map(|(_, n)| *n).expect("every mute is named")
-    }
-
-    /// Removes this fault kind from `f`.
-    pub fn apply(self, f: &mut scenarios::Faults) {
-        match self {
-            Mute::PausedClient => f.paused_client = None,
-            Mute::StaleToken => f.stale_token = None,
-            Mute::DelayedCallback => f.delayed_callback = None,
-            Mute::CrashAfterCommit => f.crash_after_commit = None,
-            Mute::Provider => f.provider = None,
-            Mute::Network => f.network = None,
-            Mute::ClockSkew => f.clock_skew = None,
-            Mute::SweeperStall => f.sweeper_stall = None,
         }
     }
 }

@@ -23,7 +23,7 @@ pub fn seed_args(plan: &Plan, seed: u64) -> Vec<String> {
         args.extend(["--plant".to_string(), p.to_string()]);
     }
     for m in &plan.muted {
-        args.extend(["--mute".to_string(), m.name().to_string()]);
+        args.extend(["--mute".to_string(), m.as_str().to_string()]);
     }
     args
 }

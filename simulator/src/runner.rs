@@ -145,7 +145,7 @@ pub fn replay_command(plan: &Plan, seed: u64) -> String {
         extra.push_str(&format!(" --plant {p}"));
     }
     for m in &plan.muted {
-        extra.push_str(&format!(" --mute {}", m.name()));
+        extra.push_str(&format!(" --mute {}", m.as_str()));
     }
     format!("cargo run --release -p simulator -- replay {target} --seed {seed}{extra}")
 }
