@@ -195,12 +195,6 @@ fn select(names: &[String], files: &[String], harness: &HarnessArgs) -> Result<V
     Ok(plans)
 }
 
-/// Wall-clock timing of the runner itself (not simulated code).
-#[allow(clippy::disallowed_methods)]
-fn wall_now() -> std::time::Instant {
-    std::time::Instant::now()
-}
-
 fn run(args: RunArgs) -> ExitCode {
     let plans = match select(&args.scenarios, &args.files, &args.harness) {
         Ok(p) => p,
@@ -219,7 +213,7 @@ fn run(args: RunArgs) -> ExitCode {
         // Declared paths are judged over the default seeds (or more): a
         // narrower range may legitimately miss a rare path.
         let judge_paths = plan.default_seeds.clone().all(|s| seeds.contains(&s));
-        let started = wall_now();
+        let started = pool::wall_now();
         let verdicts = pool::run_seeds(plan, &seeds, jobs, args.check_determinism, tty);
         let wall_s = started.elapsed().as_secs_f64().max(1e-9);
         let passed = verdicts.iter().filter(|v| v.passed).count() as u64;

@@ -52,12 +52,6 @@ fn planted(mut plan: Plan, plant: Plant) -> Plan {
     plan
 }
 
-/// Wall-clock timing of the runner itself (not simulated code).
-#[allow(clippy::disallowed_methods)]
-fn wall_now() -> std::time::Instant {
-    std::time::Instant::now()
-}
-
 /// Runs the replay line `replay` (a `cargo run … -- replay …` command) with
 /// this executable; returns its exit code and output.
 fn run_replay_line(replay: &str) -> Result<(Option<i32>, String), String> {
@@ -98,7 +92,7 @@ fn check_one(entry: &Entry, scenario: &str, invariant: &str, jobs: usize) -> Pla
     };
     let seeds: Vec<u64> = base.default_seeds.clone().collect();
     let plan = planted(base.clone(), entry.plant);
-    let started = wall_now();
+    let started = pool::wall_now();
     let (seeds_run, first) = pool::until_first_failure(&plan, &seeds, jobs);
     let wall_s = started.elapsed().as_secs_f64();
     let caught_seed = first.as_ref().map(|v| v.seed);
@@ -174,7 +168,7 @@ pub fn hunt(plant: Plant, jobs: usize) -> Hunt {
             }
         }
     }
-    let started = wall_now();
+    let started = pool::wall_now();
     let mut seeds_run = 0u64;
     for chunk in order.chunks(jobs.clamp(1, 64)) {
         let verdicts: Vec<SeedVerdict> = std::thread::scope(|scope| {

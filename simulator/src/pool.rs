@@ -11,6 +11,13 @@ use crate::plan::Plan;
 use crate::runner::{self, SeedVerdict};
 use std::io::Write;
 
+/// Wall-clock timing of the runner itself (never simulated code): the one
+/// place the runner reads the real clock.
+#[allow(clippy::disallowed_methods)]
+pub fn wall_now() -> std::time::Instant {
+    std::time::Instant::now()
+}
+
 /// The command-line arguments that make a child process run `seed` of
 /// `plan` as `plan` says (scenario, planted bug, muted faults).
 pub fn seed_args(plan: &Plan, seed: u64) -> Vec<String> {
