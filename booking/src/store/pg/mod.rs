@@ -39,7 +39,7 @@ use crate::model::{
 use async_trait::async_trait;
 use sqlx::{PgPool, Row};
 use std::sync::Arc;
-use tx::{Fail, backend, in_tx, into_store_error};
+use tx::{Fail, TxConn, backend, in_tx, into_store_error};
 use uuid::Uuid;
 
 /// Where a [`PgStore`] reads "now", the time that decides expiry.
@@ -123,10 +123,19 @@ impl PgStore {
         &self,
         body: impl AsyncFnOnce(&mut sqlx::PgConnection) -> Result<T, Fail>,
     ) -> Result<T, StoreError> {
-        let mut tx = self.pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY").await.map_err(backend)?;
-        let out = body(&mut tx).await.map_err(into_store_error)?;
-        tx.commit().await.map_err(backend)?;
-        Ok(out)
+        let mut tx =
+            TxConn::begin(&self.pool, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY").await.map_err(backend)?;
+        match body(&mut tx).await {
+            Ok(out) => {
+                tx.commit().await.map_err(backend)?;
+                Ok(out)
+            }
+            Err(f) => {
+                // A failed rollback closes the connection: nothing was written either way.
+                let _ = tx.rollback().await;
+                Err(into_store_error(f))
+            }
+        }
     }
 }
 

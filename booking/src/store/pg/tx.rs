@@ -1,9 +1,13 @@
 //! One short transaction per operation: the store's clock read first, a
-//! bounded retry on serialization failures and deadlocks, and the mapping of
-//! database failures onto [`StoreError`].
+//! bounded retry on serialization failures and deadlocks, the mapping of
+//! database failures onto [`StoreError`], and a connection guard that makes a
+//! dropped operation harmless ([`TxConn`]).
 
 use crate::ids::IdSource;
 use crate::store::StoreError;
+use sqlx::pool::PoolConnection;
+use sqlx::{PgConnection, PgPool, Postgres};
+use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex};
 use uuid::Uuid;
 
@@ -110,6 +114,72 @@ impl TxIds {
     }
 }
 
+/// A pooled connection inside one transaction, safe to drop at any `.await`.
+///
+/// Cancellation is a fault: axum drops a handler's future when its client
+/// hangs up, and sqlx 0.9.0's `begin()` does not roll back a `BEGIN` whose
+/// future is dropped, so the connection went back to the pool inside a
+/// transaction and broke the next caller's (issue 12). `TxConn` sends
+/// `BEGIN`/`COMMIT`/`ROLLBACK` itself and, unless one of the last two was
+/// acknowledged, closes the connection on drop instead of pooling it: the
+/// server then rolls back whatever was open. A dropped `COMMIT` may or may not
+/// have committed, exactly like a crash after commit; callers retry with their
+/// idempotency key.
+pub(super) struct TxConn {
+    conn: PoolConnection<Postgres>,
+    /// Whether the server may be inside a transaction begun here: true from
+    /// before `BEGIN` is sent until `COMMIT` or `ROLLBACK` is acknowledged.
+    open: bool,
+}
+
+impl TxConn {
+    /// Acquires a connection from `pool` and runs `begin_sql` (a `BEGIN ...`
+    /// statement) on it.
+    pub(super) async fn begin(pool: &PgPool, begin_sql: &'static str) -> Result<TxConn, sqlx::Error> {
+        debug_assert!(begin_sql.starts_with("BEGIN"), "begin_sql starts a transaction: {begin_sql}");
+        let conn = pool.acquire().await?;
+        let mut tx = TxConn { conn, open: true };
+        sqlx::raw_sql(begin_sql).execute(&mut *tx.conn).await?;
+        Ok(tx)
+    }
+
+    /// Commits; the connection goes back to the pool only once the server acknowledged it.
+    pub(super) async fn commit(mut self) -> Result<(), sqlx::Error> {
+        sqlx::raw_sql("COMMIT").execute(&mut *self.conn).await?;
+        self.open = false;
+        Ok(())
+    }
+
+    /// Rolls back; on failure the connection is closed instead (nothing commits either way).
+    pub(super) async fn rollback(mut self) -> Result<(), sqlx::Error> {
+        sqlx::raw_sql("ROLLBACK").execute(&mut *self.conn).await?;
+        self.open = false;
+        Ok(())
+    }
+}
+
+impl Deref for TxConn {
+    type Target = PgConnection;
+    fn deref(&self) -> &PgConnection {
+        &self.conn
+    }
+}
+
+impl DerefMut for TxConn {
+    fn deref_mut(&mut self) -> &mut PgConnection {
+        &mut self.conn
+    }
+}
+
+impl Drop for TxConn {
+    fn drop(&mut self) {
+        if self.open {
+            // Runs before `conn` is dropped: the pool closes it instead of reusing it.
+            self.conn.close_on_drop();
+        }
+    }
+}
+
 /// Runs `$body` (an expression producing a future of `Result<T, Fail>`, with
 /// `$c: &mut PgConnection`, `$now: i64` and `$ids: &TxIds` in scope) in one
 /// transaction of `$store`: commits on `Ok`, rolls back on any `Err`, retries
@@ -122,7 +192,9 @@ macro_rules! in_tx {
         loop {
             attempt += 1;
             assert!(attempt <= $crate::store::pg::tx::MAX_TX_ATTEMPTS, "retry loop is bounded");
-            let mut tx = store.pool.begin().await.map_err($crate::store::pg::tx::backend)?;
+            let mut tx = $crate::store::pg::tx::TxConn::begin(&store.pool, "BEGIN")
+                .await
+                .map_err($crate::store::pg::tx::backend)?;
             let outcome: Result<_, $crate::store::pg::tx::Fail> = async {
                 let $now: i64 = store.tx_now_ms(&mut tx).await?;
                 let $c: &mut sqlx::PgConnection = &mut tx;
@@ -133,7 +205,7 @@ macro_rules! in_tx {
             let outcome = match outcome {
                 Ok(v) => tx.commit().await.map(|()| v).map_err($crate::store::pg::tx::Fail::Db),
                 Err(f) => {
-                    // A failed rollback leaves nothing committed: the connection is discarded.
+                    // A failed rollback leaves nothing committed: the connection is closed.
                     let _ = tx.rollback().await;
                     Err(f)
                 }
