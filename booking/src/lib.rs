@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod clock;
+pub mod daemon;
 pub mod fake_provider;
 pub mod fault;
 pub mod http;

@@ -1094,6 +1094,8 @@ fn bookingd_help_explains_every_flag() {
         "--hold-attempts-per-minute",
         "--cache-ttl-ms",
         "--provider-timeout-ms",
+        "--outbox-lease-ms",
+        "--dispatch-concurrency",
         "--max-db-connections",
     ];
     let cases: [(&[&str], &[&str], &[&str]); 3] = [

@@ -621,6 +621,29 @@ pub async fn a_reconcile_claim_lost_with_its_replica_comes_back(f: StoreFactory)
     w.assert_nothing_charged_is_hidden(true).await;
 }
 
+/// A slow provider does not serialize a batch: the dispatcher keeps up to
+/// `dispatch_concurrency` calls in flight, and every charge still lands once.
+///
+/// Postmortem (issue 12): the dispatcher called the provider one row at a
+/// time, so checkout-to-confirmed latency grew with the queue under load.
+pub async fn slow_provider_calls_run_concurrently(f: StoreFactory) {
+    let w = World::new(f).await;
+    w.provider.delay_creates(50);
+    let mut orders = Vec::new();
+    for (user, seat) in [("alice", "A1"), ("bob", "A2"), ("carol", "A3"), ("dave", "A4")] {
+        orders.push(w.checkout(user, &[seat]).await);
+    }
+    let r = w.wf.dispatch_once().await.unwrap();
+    assert_eq!((r.claimed, r.confirmed), (4, 4));
+    assert_eq!(w.provider.max_in_flight(), 4, "four rows, concurrency 4: all four calls at once");
+    for o in &orders {
+        assert_eq!(w.order(o).await.status, OrderStatus::Confirmed);
+    }
+    assert_eq!(w.provider.calls().0, 4, "one create per order");
+    assert!(all_outbox_done(&w).await);
+    w.assert_nothing_charged_is_hidden(true).await;
+}
+
 macro_rules! payment_scenarios {
     ($store:ident, $factory:path) => {
         mod $store {
@@ -633,7 +656,7 @@ macro_rules! payment_scenarios {
                 refund_unknown_outcomes_get_the_longer_bound, refund_unknown_for_good_fails_saying_unknown,
                 refund_answer_lost_is_found_by_the_next_attempt, a_live_refund_attempt_is_not_taken_over,
                 run_loop_dispatches_and_stops, three_replicas_share_one_reconcile_backoff,
-                a_reconcile_claim_lost_with_its_replica_comes_back);
+                a_reconcile_claim_lost_with_its_replica_comes_back, slow_provider_calls_run_concurrently);
         }
     };
     (@each $factory:path; $($name:ident),+) => {

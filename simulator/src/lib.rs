@@ -1,10 +1,12 @@
 //! holdfast's deterministic simulator: a seeded turmoil world that runs the
 //! real booking service, payment workflow and fake provider, injects faults,
-//! records a trace and checks invariants on the authoritative records.
+//! records a trace and checks invariants on the authoritative records. Its
+//! [`chaos`] mode runs the same scenarios against the real stack.
 
 #![warn(missing_docs)]
 
 pub mod allocator;
+pub mod chaos;
 pub mod client;
 pub mod exchanges;
 pub mod faults;

@@ -37,6 +37,16 @@ enum Command {
     /// The planted-bug catalog: list it; `--check` proves each entry is caught
     /// by its scenario; `--hunt` measures how long the library takes to find each.
     Plants(PlantsArgs),
+    /// Chaos mode: scenarios against the real stack (PostgreSQL, Redis, two
+    /// `bookingd` processes and a `fake-provider` process, real faults).
+    ///
+    /// The processes are this binary (`simulator bookingd ...`, `simulator
+    /// fake-provider ...`: the released daemons' code, built with the fault
+    /// seam). The seed decides the workload and the fault plan, not the
+    /// interleaving: a failing chaos seed may not fail again when rerun; its
+    /// records (fault log, client history, final tables, ledger, process
+    /// output) are written under `--out`.
+    Chaos(ChaosArgs),
     /// INTERNAL: run one seed and print its verdict as one JSON line. `run`
     /// runs every seed this way, in a process of its own (see `simulator::pool`).
     #[command(hide = true)]
@@ -76,6 +86,48 @@ struct PlantsArgs {
     #[arg(long, default_value_t = 2)]
     jobs: usize,
     /// One JSON object per entry.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct ChaosArgs {
+    /// A library scenario (repeatable); default: every library scenario with
+    /// faults chaos mode applies to real things (crashes, partitions, pauses,
+    /// stale tokens).
+    #[arg(long = "scenario")]
+    scenarios: Vec<String>,
+    /// Seed range `A..B` (B exclusive).
+    #[arg(long, value_parser = parse_range, conflicts_with = "seed", default_value = "0..1")]
+    seeds: Range<u64>,
+    /// One seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Run with this planted bug (`simulator plants` lists them).
+    #[arg(long)]
+    plant: Option<String>,
+    /// bookingd processes.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=8))]
+    bookingds: u64,
+    /// How long users start new flows, in wall ms (faults run meanwhile).
+    #[arg(long, default_value_t = 6_000, value_parser = clap::value_parser!(u64).range(1_000..=600_000))]
+    duration_ms: u64,
+    /// The PostgreSQL server's maintenance database; each run creates (and drops) a database on it.
+    #[arg(long, env = "HOLDFAST_TEST_DATABASE_URL", default_value = "postgres://postgres@127.0.0.1:5432/postgres")]
+    database_url: String,
+    /// Redis for the seat-map cache and the cache-poison fault.
+    #[arg(long, default_value = "redis://127.0.0.1:6379")]
+    redis_url: String,
+    /// Run without Redis (no cache, no poison fault).
+    #[arg(long)]
+    no_redis: bool,
+    /// Where each run's records go (`<out>/<scenario>-<seed>/`).
+    #[arg(long, default_value = "target/chaos")]
+    out: String,
+    /// Keep each run's database (it is kept anyway when a run finds a violation).
+    #[arg(long)]
+    keep_db: bool,
+    /// One JSON verdict per run instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -141,6 +193,14 @@ fn usage_error(msg: String) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    // `simulator bookingd ...` and `simulator fake-provider ...` are the real
+    // daemons (with the fault seam): chaos mode runs them as processes.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    match args.get(1).and_then(|a| a.to_str()) {
+        Some("bookingd") => return exit_code(booking::daemon::main_from(args[1..].iter().cloned())),
+        Some("fake-provider") => return exit_code(booking::fake_provider::cli::main_from(args[1..].iter().cloned())),
+        _ => {}
+    }
     simulator::allocator::tune();
     let cli = Cli::parse();
     match cli.command {
@@ -154,6 +214,114 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay(args),
         Command::Plants(args) => plants_command(args),
         Command::Seed(args) => seed_verdict(args),
+        Command::Chaos(args) => chaos(args),
+    }
+}
+
+fn exit_code(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+fn chaos(args: ChaosArgs) -> ExitCode {
+    use simulator::chaos::{self, ChaosOptions};
+    let mut plans = Vec::new();
+    for n in &args.scenarios {
+        match plan::find(n) {
+            Some(p) => plans.push(p),
+            None => return usage_error(format!("unknown scenario {n}; `simulator list` shows them")),
+        }
+    }
+    let seeds = args.seed.map(|s| s..s + 1).unwrap_or(args.seeds.clone());
+    if plans.is_empty() {
+        plans = plan::library().into_iter().filter(|p| chaos::has_real_faults(p, seeds.start)).collect();
+    }
+    if let Some(name) = &args.plant {
+        match parse_plant(name) {
+            Ok(p) => plans.iter_mut().for_each(|plan| plan.plant = Some(p)),
+            Err(e) => return usage_error(e),
+        }
+    }
+    let opts = ChaosOptions {
+        admin_url: args.database_url.clone(),
+        redis_url: (!args.no_redis).then(|| args.redis_url.clone()),
+        bookingds: args.bookingds as usize,
+        duration_ms: args.duration_ms,
+        out_dir: args.out.clone().into(),
+        keep_db: args.keep_db,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => return usage_error(format!("cannot start the runtime: {e}")),
+    };
+    let mut failed = 0;
+    let mut total = 0;
+    let mut survived: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+    for p in &plans {
+        for seed in seeds.clone() {
+            total += 1;
+            let v = runtime.block_on(chaos::run_one(p, seed, &opts));
+            if !v.passed() {
+                failed += 1;
+            } else {
+                for (k, n) in &v.faults {
+                    *survived.entry(fault_name(k)).or_default() += n;
+                }
+            }
+            if args.json {
+                println!("{}", serde_json::to_string(&v).unwrap_or_default());
+            } else {
+                print_chaos_verdict(&v, &args);
+            }
+        }
+    }
+    if !args.json {
+        let faults: Vec<String> =
+            survived.iter().filter(|(k, _)| k.as_str() != "note").map(|(k, n)| format!("{k}={n}")).collect();
+        println!("chaos: {} of {total} runs passed; the passing runs survived {}", total - failed, faults.join(" "));
+    }
+    if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS }
+}
+
+/// A chaos fault's kebab-case name.
+fn fault_name(k: &simulator::chaos::log::ChaosFault) -> String {
+    serde_json::to_value(k).ok().and_then(|s| s.as_str().map(str::to_string)).unwrap_or_default()
+}
+
+fn print_chaos_verdict(v: &simulator::chaos::ChaosVerdict, args: &ChaosArgs) {
+    let faults: Vec<String> = v.faults.iter().map(|(k, n)| format!("{}={n}", fault_name(k))).collect();
+    println!(
+        "chaos {} seed {}{}: {} in {:.1} s; faults: {}; requests {} (unknown outcome {}); bookings {}, charges {}, refunds {}",
+        v.scenario,
+        v.seed,
+        v.plant.as_ref().map(|p| format!(" plant {p}")).unwrap_or_default(),
+        if v.passed() { "PASS" } else { "FAIL" },
+        v.wall_ms as f64 / 1000.0,
+        faults.join(" "),
+        v.requests,
+        v.unknown_outcomes,
+        v.bookings,
+        v.charges,
+        v.refunds
+    );
+    if let Some(e) = &v.error {
+        println!("  harness error: {e}");
+    }
+    if !v.settled && v.error.is_none() {
+        println!("  not settled: orders, payments or refunds still open after the settle bound");
+    }
+    for line in v.violations.iter().take(20) {
+        println!("  violation: {line}");
+    }
+    for e in v.server_errors.iter().take(10) {
+        println!("  server error: {} -> {:?} at {} ms ({})", e.op.request, e.op.outcome, e.op.end_ms, e.why);
+    }
+    if !v.passed() {
+        println!("  records: {}", v.records);
+        let plant = v.plant.as_ref().map(|p| format!(" --plant {p}")).unwrap_or_default();
+        println!(
+            "  rerun (the seed decides the workload and faults, not the interleaving; it may pass): simulator chaos --scenario {} --seed {}{plant} --duration-ms {}",
+            v.scenario, v.seed, args.duration_ms
+        );
     }
 }
 

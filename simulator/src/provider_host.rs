@@ -80,24 +80,25 @@ pub fn install(
     provider
 }
 
-/// Appends the provider's ledger — every charge and refund that really
-/// happened, in key order — to the trace.
+/// The provider's ledger — every charge and refund that really happened, in
+/// key order — as trace events (the simulator's and chaos mode's).
+pub fn ledger_events(ledger: &booking::fake_provider::Ledger) -> Vec<PaymentEvent> {
+    let charges = ledger.payments.iter().filter(|p| p.status == "succeeded").map(|p| PaymentEvent::Charged {
+        payment_op_id: p.idempotency_key,
+        amount_cents: p.amount_cents,
+        provider_payment_id: p.id.clone(),
+    });
+    let refunds = ledger.refunds.iter().map(|r| PaymentEvent::Refunded {
+        compensation_id: r.idempotency_key,
+        payment_op_id: r.payment_key,
+        amount_cents: r.amount_cents,
+    });
+    charges.chain(refunds).collect()
+}
+
+/// Appends the provider's ledger ([`ledger_events`]) to the trace.
 pub fn record_ledger(provider: &FakeProvider, recorder: &Recorder) {
-    let ledger = provider.ledger();
-    for p in &ledger.payments {
-        if p.status == "succeeded" {
-            recorder.payment(PaymentEvent::Charged {
-                payment_op_id: p.idempotency_key,
-                amount_cents: p.amount_cents,
-                provider_payment_id: p.id.clone(),
-            });
-        }
-    }
-    for r in &ledger.refunds {
-        recorder.payment(PaymentEvent::Refunded {
-            compensation_id: r.idempotency_key,
-            payment_op_id: r.payment_key,
-            amount_cents: r.amount_cents,
-        });
+    for e in ledger_events(&provider.ledger()) {
+        recorder.payment(e);
     }
 }

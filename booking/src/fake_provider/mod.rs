@@ -6,12 +6,14 @@
 //! - [`faults`]: the knobs ([`Faults`]).
 //! - [`state`]: the ledger and every decision ([`FakeProvider`]); seeded RNG.
 //! - [`app()`]: the axum [`Router`](axum::Router), listener-free.
+//! - [`cli`]: the `fake-provider` command line.
 //! - [`webhook_sender`]: delivers webhooks over a hyper client generic over its connector.
 //!
 //! Wire format: [`crate::payment::wire`]. Admin: `GET/POST /admin/faults`,
 //! `GET /admin/ledger`.
 
 pub mod app;
+pub mod cli;
 pub mod faults;
 pub mod state;
 pub mod webhook_sender;

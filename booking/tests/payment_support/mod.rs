@@ -85,12 +85,25 @@ struct Books {
 #[derive(Debug, Default)]
 pub struct ScriptedProvider {
     books: Mutex<Books>,
+    /// How long each create takes, in ms (0: answers at once).
+    create_delay_ms: std::sync::atomic::AtomicU64,
+    /// Creates in flight now, and the most ever at once.
+    in_flight: std::sync::atomic::AtomicU32,
+    max_in_flight: std::sync::atomic::AtomicU32,
 }
 
 impl ScriptedProvider {
     /// A double with empty scripts.
     pub fn new() -> Arc<Self> {
         Arc::new(Self::default())
+    }
+    /// Makes every create take `ms` of real time (provider latency).
+    pub fn delay_creates(&self, ms: u64) {
+        self.create_delay_ms.store(ms, std::sync::atomic::Ordering::SeqCst);
+    }
+    /// The most creates ever in flight at once.
+    pub fn max_in_flight(&self) -> u32 {
+        self.max_in_flight.load(std::sync::atomic::Ordering::SeqCst)
     }
     /// Appends answers for the next creates that reach a new key.
     pub fn script_creates(&self, s: &[CreateScript]) {
@@ -136,6 +149,14 @@ impl ScriptedProvider {
 #[async_trait]
 impl PaymentProvider for ScriptedProvider {
     async fn create_payment(&self, req: &CreatePayment) -> Result<ProviderPayment, ProviderError> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let delay_ms = self.create_delay_ms.load(SeqCst);
+        if delay_ms > 0 {
+            let now = self.in_flight.fetch_add(1, SeqCst) + 1;
+            self.max_in_flight.fetch_max(now, SeqCst);
+            tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+            self.in_flight.fetch_sub(1, SeqCst);
+        }
         let mut b = self.books.lock().unwrap();
         b.create_calls += 1;
         if let Some(p) = b.payments.get(&req.idempotency_key) {
@@ -226,6 +247,7 @@ pub struct World {
 pub fn test_config() -> WorkflowConfig {
     WorkflowConfig {
         dispatch_batch: 16,
+        dispatch_concurrency: 4,
         outbox_lease_ms: 10_000,
         max_charge_attempts: 3,
         retry_backoff_base_ms: 1_000,

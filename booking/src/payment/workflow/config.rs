@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 pub struct WorkflowConfig {
     /// Outbox rows claimed per dispatch pass.
     pub dispatch_batch: u32,
+    /// Claimed rows handled at once (provider calls in flight per dispatcher),
+    /// 1..=`dispatch_batch`: one slow provider answer no longer holds up the
+    /// rest of the batch.
+    pub dispatch_concurrency: u32,
     /// How long a claim leases an outbox row: a crashed dispatcher's row comes back after it.
     /// Also the lease of a refund attempt (`Store::start_compensation_attempt`): an
     /// attempt whose dispatcher died is taken over once it lapses.
@@ -61,6 +65,7 @@ impl Default for WorkflowConfig {
     fn default() -> Self {
         Self {
             dispatch_batch: 32,
+            dispatch_concurrency: 8,
             outbox_lease_ms: 30_000,
             max_charge_attempts: 5,
             retry_backoff_base_ms: 500,
@@ -87,7 +92,7 @@ impl WorkflowConfig {
     /// Checks the preconditions.
     pub fn validate(&self) -> Result<(), InvalidConfig> {
         let day_ms = super::dispatch::MAX_DELAY_MS;
-        let checks: [(bool, &'static str); 11] = [
+        let checks: [(bool, &'static str); 12] = [
             (
                 self.outbox_lease_ms <= day_ms
                     && self.retry_backoff_cap_ms <= day_ms
@@ -96,6 +101,10 @@ impl WorkflowConfig {
                 "lease and backoff caps must be <= a day",
             ),
             (self.dispatch_batch > 0, "dispatch_batch must be > 0"),
+            (
+                0 < self.dispatch_concurrency && self.dispatch_concurrency <= self.dispatch_batch,
+                "0 < dispatch_concurrency <= dispatch_batch",
+            ),
             (self.outbox_lease_ms > 0, "outbox_lease_ms must be > 0"),
             (self.max_charge_attempts > 0, "max_charge_attempts must be > 0"),
             (

@@ -61,6 +61,21 @@ pub struct DispatchReport {
     pub errors: u32,
 }
 
+impl DispatchReport {
+    /// Adds `other`'s counters (not `claimed`) to these.
+    pub fn absorb(&mut self, other: &DispatchReport) {
+        self.confirmed += other.confirmed;
+        self.declined += other.declined;
+        self.unknown += other.unknown;
+        self.compensations_opened += other.compensations_opened;
+        self.refunds_succeeded += other.refunds_succeeded;
+        self.refunds_retrying += other.refunds_retrying;
+        self.refunds_failed += other.refunds_failed;
+        self.refunds_taken_over += other.refunds_taken_over;
+        self.errors += other.errors;
+    }
+}
+
 /// How a provider answer changed the payment.
 pub(super) enum Applied {
     /// The operation has a final outcome.
@@ -70,24 +85,36 @@ pub(super) enum Applied {
 }
 
 impl Workflow {
-    /// Claims up to `dispatch_batch` due outbox rows and handles each.
-    /// Rows whose handling hit a store error stay leased and come back after
-    /// `outbox_lease_ms`. Errors only when the claim itself fails.
+    /// Claims up to `dispatch_batch` due outbox rows and handles them, up to
+    /// `dispatch_concurrency` at once (each row is leased to this claim, and
+    /// every store write is conditional, so rows handled at once cannot
+    /// interfere). Rows whose handling hit a store error stay leased and come
+    /// back after `outbox_lease_ms`. Errors only when the claim itself fails.
     pub async fn dispatch_once(&self) -> Result<DispatchReport, StoreError> {
+        use futures::StreamExt;
         let rows = self.store.claim_outbox(self.config.dispatch_batch, self.config.outbox_lease_ms).await?;
+        assert!(rows.len() <= self.config.dispatch_batch as usize, "the store honours the claim limit");
         if !rows.is_empty() {
             self.faults.after_commit(CommitPoint::OutboxClaim).await;
         }
         let mut report = DispatchReport { claimed: rows.len() as u32, ..DispatchReport::default() };
-        for row in rows {
-            let r = match row.kind {
-                OutboxKind::Charge => self.dispatch_charge(&row, &mut report).await,
-                OutboxKind::Compensate => self.dispatch_compensation(&row, &mut report).await,
-            };
-            if let Err(e) = r {
-                report.errors += 1;
-                tracing::warn!(outbox_id = %row.outbox_id, error = %e, "dispatch left for retry after lease");
-            }
+        let concurrency = self.config.dispatch_concurrency.max(1) as usize;
+        let mut handled = futures::stream::iter(rows)
+            .map(|row| async move {
+                let mut one = DispatchReport::default();
+                let r = match row.kind {
+                    OutboxKind::Charge => self.dispatch_charge(&row, &mut one).await,
+                    OutboxKind::Compensate => self.dispatch_compensation(&row, &mut one).await,
+                };
+                if let Err(e) = r {
+                    one.errors += 1;
+                    tracing::warn!(outbox_id = %row.outbox_id, error = %e, "dispatch left for retry after lease");
+                }
+                one
+            })
+            .buffer_unordered(concurrency);
+        while let Some(one) = handled.next().await {
+            report.absorb(&one);
         }
         Ok(report)
     }

@@ -1,0 +1,309 @@
+//! The `bookingd` command line: the holdfast booking service on PostgreSQL
+//! (authority), Redis (seat-map cache) and an HTTP payment provider.
+//!
+//! A library module so that two binaries share it: `bookingd` (released,
+//! without the fault seam) and `simulator bookingd` (built with the
+//! `fault-injection` feature, for chaos mode's real processes).
+
+use crate::clock::{Clock, SystemClock};
+use crate::fault::Faults;
+use crate::http::auth::{Authenticator, Claims};
+use crate::http::cache::{LazyRedisCache, NoCache, SeatMapCache};
+use crate::http::{ServiceConfig, serve};
+use crate::ids::RandomIds;
+use crate::model::{MAX_HOLD_TTL_MS, MAX_PAYMENT_TTL_MS};
+use crate::payment::http_provider::HttpProvider;
+use crate::payment::workflow::WorkflowConfig;
+use crate::service::{Service, ServiceParts};
+use crate::store::{PgClock, PgStore};
+use crate::sweeper::SweeperConfig;
+use clap::{Parser, Subcommand};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The holdfast booking service: seat holds, checkout, payment workflow.
+///
+/// Secrets come from the environment: HOLDFAST_TOKEN_SECRET (signs user
+/// tokens) and HOLDFAST_WEBHOOK_SECRET (verifies provider webhooks), each at
+/// least 16 bytes. Logs go to stderr (filter with RUST_LOG, default `info`).
+#[derive(Debug, Parser)]
+#[command(name = "bookingd", version, after_long_help = QUICK_START)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Shown at the end of `bookingd --help`: every subcommand with its main flags.
+const QUICK_START: &str = "\
+Quick start (PostgreSQL and Redis on localhost, fake-provider on :9000):
+  export HOLDFAST_TOKEN_SECRET=dev-token-secret-0123 HOLDFAST_WEBHOOK_SECRET=dev-webhook-secret
+  bookingd migrate --database-url postgres://postgres@127.0.0.1:5432/holdfast
+  bookingd serve --database-url postgres://postgres@127.0.0.1:5432/holdfast \\
+      --redis-url redis://127.0.0.1:6379 --provider-url http://127.0.0.1:9000 --listen 127.0.0.1:8080
+  bookingd issue-token --user alice --events e1 [--admin] [--ttl-s 3600]
+
+Each subcommand's --help lists all its flags (`bookingd serve --help`).";
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Migrate the database, then serve the API until SIGINT/SIGTERM (graceful).
+    ///
+    /// Needs HOLDFAST_TOKEN_SECRET and HOLDFAST_WEBHOOK_SECRET (>= 16 bytes
+    /// each). Prints `bookingd listening on ADDR` on stdout once it accepts
+    /// connections. The payment provider must send its webhooks to
+    /// `http://ADDR/v1/webhooks/provider`, signed with HOLDFAST_WEBHOOK_SECRET.
+    Serve(Box<ServeArgs>),
+    /// Apply the database migrations and exit (`serve` also migrates on start).
+    Migrate {
+        /// PostgreSQL URL of the authoritative store.
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: String,
+    },
+    /// Print a signed user (or admin) token on stdout, for demos and tests.
+    ///
+    /// Signed with HOLDFAST_TOKEN_SECRET, which must be the one bookingd serves with.
+    /// Send it as `Authorization: Bearer <token>`.
+    IssueToken {
+        /// The user id the token names (1..=64 characters of [A-Za-z0-9_.-]).
+        #[arg(long)]
+        user: String,
+        /// Events the user may touch, comma separated; `*` for all.
+        #[arg(long, value_delimiter = ',', default_value = "*")]
+        events: Vec<String>,
+        /// Lifetime in seconds (1..=31536000).
+        #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(i64).range(1..=MAX_TOKEN_TTL_S))]
+        ttl_s: i64,
+        /// Make an operator (admin) credential: may create events and read every order and the unresolved list.
+        #[arg(long)]
+        admin: bool,
+    },
+}
+
+/// Longest token lifetime `issue-token` issues: a year.
+const MAX_TOKEN_TTL_S: i64 = 365 * 24 * 60 * 60;
+
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
+    /// PostgreSQL URL of the authoritative store.
+    #[arg(long, env = "DATABASE_URL")]
+    database_url: String,
+    /// Redis URL for the seat-map cache; without it reads go to the store. Redis down (at start or
+    /// later) makes reads slower, never errors; the cache is used again once Redis is back.
+    #[arg(long, env = "REDIS_URL")]
+    redis_url: Option<String>,
+    /// Base URL of the payment provider (e.g. http://127.0.0.1:9000).
+    #[arg(long, env = "PROVIDER_URL")]
+    provider_url: String,
+    /// Address to listen on; port 0 picks a free port (the bound address is printed).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: String,
+    /// How long a hold lasts (the database's clock decides).
+    #[arg(long, default_value_t = 300_000, value_parser = clap::value_parser!(i64).range(1..=MAX_HOLD_TTL_MS))]
+    hold_ttl_ms: i64,
+    /// How long a payment may stay unresolved before its seats may be released.
+    #[arg(long, default_value_t = 120_000, value_parser = clap::value_parser!(i64).range(1..=MAX_PAYMENT_TTL_MS))]
+    payment_ttl_ms: i64,
+    /// Hold attempts one user may make per minute (then 429 with Retry-After).
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..))]
+    hold_attempts_per_minute: u32,
+    /// Seat-map cache entry lifetime: bounds how stale a cached seat map can be (writes never read the cache).
+    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..=MAX_CACHE_TTL_MS))]
+    cache_ttl_ms: u64,
+    /// Timeout of one call to the payment provider; must be below the outbox lease (30000 ms).
+    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..))]
+    provider_timeout_ms: u64,
+    /// How long a dispatcher's claim on an outbox row (a charge or a refund to
+    /// send) lasts: the row of a dispatcher that died is taken over after it.
+    /// Must exceed --provider-timeout-ms.
+    #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(i64).range(1..=MAX_OUTBOX_LEASE_MS))]
+    outbox_lease_ms: i64,
+    /// Provider calls one dispatcher keeps in flight at once (1..=32).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=32))]
+    dispatch_concurrency: u32,
+    /// Maximum PostgreSQL connections.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    max_db_connections: u32,
+    /// TESTING ONLY (fault-injection builds): exit abruptly right after the
+    /// store commits at these points (`hold`, `checkout`, `webhook`, `sweep`,
+    /// ...), before the answer or the next step (crash-safety tests).
+    #[cfg(feature = "fault-injection")]
+    #[arg(long, hide = true, value_delimiter = ',')]
+    crash_after_commit: Vec<String>,
+    /// TESTING ONLY (fault-injection builds): let this many commits at the
+    /// `--crash-after-commit` points pass before crashing at the next one.
+    #[cfg(feature = "fault-injection")]
+    #[arg(long, hide = true, default_value_t = 0)]
+    crash_skip: u64,
+    /// TESTING ONLY (fault-injection builds): run with this planted bug.
+    #[cfg(feature = "fault-injection")]
+    #[arg(long, hide = true)]
+    plant: Option<String>,
+}
+
+/// While Redis is unreachable, how often a new connection is tried.
+const REDIS_RECONNECT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Longest outbox lease: an hour.
+const MAX_OUTBOX_LEASE_MS: i64 = 60 * 60 * 1000;
+
+/// Longest seat-map cache lifetime: an hour.
+const MAX_CACHE_TTL_MS: u64 = 60 * 60 * 1000;
+
+/// The fault seam of this process: none, unless built with the
+/// `fault-injection` feature and asked for faults on the command line.
+fn faults(args: &ServeArgs) -> Result<Faults, String> {
+    #[cfg(feature = "fault-injection")]
+    if !args.crash_after_commit.is_empty() || args.plant.is_some() {
+        let injector = crate::fault::process::ProcessInjector::parse(&args.crash_after_commit, args.plant.as_deref())?
+            .skipping(args.crash_skip);
+        return Ok(Faults::new(Arc::new(injector)));
+    }
+    let _ = args;
+    Ok(Faults::none())
+}
+
+fn secret(name: &str) -> Result<Vec<u8>, String> {
+    let v = std::env::var(name).map_err(|_| format!("{name} must be set (at least 16 bytes)"))?;
+    if v.len() < 16 {
+        return Err(format!("{name} must be at least 16 bytes"));
+    }
+    Ok(v.into_bytes())
+}
+
+async fn pool(url: &str, max: u32) -> Result<sqlx::PgPool, String> {
+    sqlx::postgres::PgPoolOptions::new()
+        .max_connections(max)
+        .acquire_timeout(Duration::from_secs(5))
+        .connect(url)
+        .await
+        .map_err(|e| format!("cannot connect to the database: {e}"))
+}
+
+async fn run_serve(args: ServeArgs) -> Result<(), String> {
+    let token_secret = secret("HOLDFAST_TOKEN_SECRET")?;
+    let webhook_secret = secret("HOLDFAST_WEBHOOK_SECRET")?;
+    let workflow = WorkflowConfig {
+        outbox_lease_ms: args.outbox_lease_ms,
+        dispatch_concurrency: args.dispatch_concurrency,
+        ..WorkflowConfig::default()
+    };
+    workflow.validate().map_err(|e| format!("--outbox-lease-ms/--dispatch-concurrency: {e}"))?;
+    // A provider call must end before its outbox row's lease does, or another
+    // dispatcher could take the row over mid-call.
+    if i64::try_from(args.provider_timeout_ms).map_or(true, |t| t >= workflow.outbox_lease_ms) {
+        return Err(format!("--provider-timeout-ms must be below the outbox lease of {} ms", workflow.outbox_lease_ms));
+    }
+    let provider = HttpProvider::with_http(&args.provider_url, Duration::from_millis(args.provider_timeout_ms))
+        .map_err(|e| format!("--provider-url: {e}"))?;
+    let pool = pool(&args.database_url, args.max_db_connections).await?;
+    PgStore::migrate(&pool).await.map_err(|e| format!("migration failed: {e}"))?;
+    let faults = faults(&args)?;
+    let store = Arc::new(PgStore::new(pool, PgClock::Database, Arc::new(RandomIds)).with_faults(&faults));
+    let cache: Arc<dyn SeatMapCache> = match &args.redis_url {
+        Some(url) => Arc::new(
+            LazyRedisCache::new(url, args.cache_ttl_ms, "holdfast", REDIS_RECONNECT_INTERVAL)
+                .await
+                .map_err(|e| format!("--redis-url: {e}"))?,
+        ),
+        None => Arc::new(NoCache),
+    };
+    let service = Arc::new(
+        Service::new(ServiceParts {
+            store,
+            cache,
+            provider: Arc::new(provider),
+            clock: Arc::new(SystemClock),
+            token_secret,
+            webhook_secret,
+            config: ServiceConfig {
+                hold_ttl_ms: args.hold_ttl_ms,
+                payment_ttl_ms: args.payment_ttl_ms,
+                hold_attempts_per_minute: args.hold_attempts_per_minute,
+                ..ServiceConfig::default()
+            },
+            workflow,
+            sweeper: SweeperConfig::default(),
+            faults,
+        })
+        .map_err(|e| e.to_string())?,
+    );
+    let listener = tokio::net::TcpListener::bind(&args.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+    println!("bookingd listening on {}", listener.local_addr().map_err(|e| e.to_string())?);
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let background = {
+        let service = service.clone();
+        tokio::spawn(async move { service.run_background(stop_rx).await })
+    };
+    serve(listener, service.router(), shutdown_signal()).await.map_err(|e| e.to_string())?;
+    let _ = stop_tx.send(true);
+    let _ = background.await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}
+
+/// Runs the `bookingd` command line `args` (the first is the program name)
+/// to completion on a runtime of its own; returns the process exit code.
+/// Logs go to stderr (`RUST_LOG`, default `info`): stdout carries only the
+/// answers (the listening line, a token).
+pub fn main_from<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .try_init();
+    let cli = Cli::parse_from(args);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("bookingd: cannot start the runtime: {e}");
+            return 2;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Serve(args) => run_serve(*args).await,
+            Command::Migrate { database_url } => {
+                let pool = pool(&database_url, 2).await?;
+                PgStore::migrate(&pool).await.map_err(|e| format!("migration failed: {e}"))?;
+                println!("migrations applied");
+                Ok(())
+            }
+            Command::IssueToken { user, events, ttl_s, admin } => {
+                let secret = secret("HOLDFAST_TOKEN_SECRET")?;
+                if !crate::model::valid_id(&user) {
+                    return Err("--user must be 1..=64 characters of [A-Za-z0-9_.-]".to_string());
+                }
+                let clock = Arc::new(SystemClock);
+                let claims = Claims { sub: user, events, exp_ms: clock.now_ms() + ttl_s * 1000, admin };
+                println!("{}", Authenticator::new(&secret, clock).issue(&claims));
+                Ok(())
+            }
+        }
+    });
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("bookingd: {e}");
+            2
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! Real faults of a chaos run, each logged with its wall time: a supervisor
+//! that restarts bookingd processes that crashed after a commit (or were
+//! killed), `kill -9` at seeded moments, clients that reset their connection
+//! a few ms after sending a request (on every endpoint, authenticated or
+//! not), every PostgreSQL backend of the run terminated, and the run's Redis
+//! cache entries poisoned.
+
+use super::log::{ChaosFault, FaultLog};
+use super::stack::Stack;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::{Mutex, watch};
+
+/// The fault plan of one seed.
+#[derive(Debug, Clone)]
+pub struct FaultPlan {
+    /// Crash after a commit at these points (`--crash-after-commit`); empty: none.
+    pub crash_points: Vec<String>,
+    /// Commits a process lets pass before crashing: drawn from this range per life.
+    pub crash_skip: (u64, u64),
+    /// How long a crashed or killed process stays down, in ms.
+    pub restart_after_ms: u64,
+    /// Wall ms at which a bookingd gets `kill -9`.
+    pub kills_at_ms: Vec<u64>,
+    /// Wall ms at which every backend of the run's database is terminated.
+    pub pg_terminations_at_ms: Vec<u64>,
+    /// Wall ms at which the run's cache entries are poisoned (needs Redis).
+    pub redis_poison_at_ms: Vec<u64>,
+    /// Concurrent disconnecting clients (0: none).
+    pub disconnectors: usize,
+}
+
+/// Extra `bookingd serve` arguments for one life of a process.
+pub fn life_args(plan: &FaultPlan, rng: &mut ChaCha8Rng) -> Vec<String> {
+    if plan.crash_points.is_empty() {
+        return Vec::new();
+    }
+    let skip = rng.random_range(plan.crash_skip.0..=plan.crash_skip.1.max(plan.crash_skip.0));
+    vec!["--crash-after-commit".into(), plan.crash_points.join(","), "--crash-skip".into(), skip.to_string()]
+}
+
+/// Restarts every process that exited, until `stop`; after `stop`, restarts
+/// every process once more without crash points (the settle phase).
+pub async fn supervise(
+    stack: Arc<Mutex<Stack>>,
+    plan: FaultPlan,
+    seed: u64,
+    log: Arc<FaultLog>,
+    mut stop: watch::Receiver<bool>,
+) -> Result<(), String> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5u64);
+    loop {
+        let stopping = *stop.borrow();
+        let slots = stack.lock().await.slots.len();
+        for i in 0..slots {
+            let exited = {
+                let mut s = stack.lock().await;
+                match s.slots[i].proc.as_mut().map(|p| p.exited()) {
+                    Some(Some(code)) => Some(code),
+                    None => Some(None),
+                    Some(None) => None,
+                }
+            };
+            let Some(code) = exited else { continue };
+            if code == Some(booking::fault::process::CRASH_EXIT_CODE) {
+                log.record(ChaosFault::CrashAfterCommit, format!("bookingd {i} crashed after a commit (exit 86)"));
+            }
+            tokio::time::sleep(Duration::from_millis(plan.restart_after_ms)).await;
+            let args = if stopping { Vec::new() } else { life_args(&plan, &mut rng) };
+            stack.lock().await.restart(i, args).await?;
+            log.record(ChaosFault::Restart, format!("bookingd {i} restarted (previous exit {code:?})"));
+        }
+        if stopping {
+            // Faults end: a process still armed to crash would crash in the
+            // settle phase with nobody to restart it. Restart those unarmed.
+            if !plan.crash_points.is_empty() {
+                for i in 0..slots {
+                    stack.lock().await.restart(i, Vec::new()).await?;
+                    log.record(
+                        ChaosFault::Restart,
+                        format!("bookingd {i} restarted without crash points (faults end)"),
+                    );
+                }
+            }
+            return Ok(());
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+            _ = stop.changed() => {}
+        }
+    }
+}
+
+/// Sleeps until wall ms `at_ms` of the run; `false` when `stop` came first.
+async fn until(log: &FaultLog, at_ms: u64, stop: &mut watch::Receiver<bool>) -> bool {
+    let wait = at_ms.saturating_sub(log.now_ms());
+    tokio::select! {
+        _ = tokio::time::sleep(Duration::from_millis(wait)) => !*stop.borrow(),
+        _ = stop.changed() => false,
+    }
+}
+
+/// `kill -9` of a seeded bookingd at each planned moment (the supervisor restarts it).
+pub async fn kills(
+    stack: Arc<Mutex<Stack>>,
+    plan: FaultPlan,
+    seed: u64,
+    log: Arc<FaultLog>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x9u64);
+    for at in plan.kills_at_ms {
+        if !until(&log, at, &mut stop).await {
+            return;
+        }
+        let mut s = stack.lock().await;
+        let i = rng.random_range(0..s.slots.len());
+        if let Some(p) = s.slots[i].proc.as_mut() {
+            p.kill9().await;
+            log.record(ChaosFault::Kill9, format!("bookingd {i} killed (SIGKILL)"));
+        }
+    }
+}
+
+/// Terminates every backend of the run's database at each planned moment.
+pub async fn pg_terminations(
+    admin_url: String,
+    db_name: String,
+    plan: FaultPlan,
+    log: Arc<FaultLog>,
+    mut stop: watch::Receiver<bool>,
+) {
+    use sqlx::Connection;
+    for at in plan.pg_terminations_at_ms {
+        if !until(&log, at, &mut stop).await {
+            return;
+        }
+        let result = async {
+            let mut c = sqlx::PgConnection::connect(&admin_url).await?;
+            let n: i64 = sqlx::query_scalar(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+            )
+            .bind(&db_name)
+            .fetch_one(&mut c)
+            .await?;
+            let _ = c.close().await;
+            Ok::<i64, sqlx::Error>(n)
+        }
+        .await;
+        match result {
+            Ok(n) => log.record(ChaosFault::PgTerminateBackends, format!("{n} backends of {db_name} terminated")),
+            Err(e) => log.note(format!("pg_terminate_backend failed: {e}")),
+        }
+    }
+}
+
+/// Overwrites the run's seat-map cache entries with garbage at each planned moment.
+pub async fn redis_poison(
+    redis_url: String,
+    events: Vec<String>,
+    plan: FaultPlan,
+    log: Arc<FaultLog>,
+    mut stop: watch::Receiver<bool>,
+) {
+    for at in plan.redis_poison_at_ms {
+        if !until(&log, at, &mut stop).await {
+            return;
+        }
+        let result = async {
+            let client = redis::Client::open(redis_url.as_str())?;
+            let mut c = client.get_multiplexed_async_connection().await?;
+            for e in &events {
+                let _: () = redis::cmd("SET")
+                    .arg(format!("holdfast:seatmap:{e}"))
+                    .arg("\u{0}poisoned{not json")
+                    .arg("PX")
+                    .arg(5_000)
+                    .query_async(&mut c)
+                    .await?;
+            }
+            Ok::<(), redis::RedisError>(())
+        }
+        .await;
+        match result {
+            Ok(()) => log.record(ChaosFault::RedisPoison, format!("{} seat-map entries poisoned", events.len())),
+            Err(e) => log.note(format!("redis poison failed: {e}")),
+        }
+    }
+}
+
+/// What a disconnecting client sends: every endpoint, with and without a token.
+fn request(rng: &mut ChaCha8Rng, events: &[String], token: &str) -> String {
+    let e = &events[rng.random_range(0..events.len())];
+    let hold = uuid::Uuid::from_u128(rng.random());
+    let order = uuid::Uuid::from_u128(rng.random());
+    let (method, path, body) = match rng.random_range(0..8) {
+        0 => ("GET", "/metrics".to_string(), String::new()),
+        1 => ("GET", "/healthz".to_string(), String::new()),
+        2 => ("GET", format!("/v1/events/{e}/seats"), String::new()),
+        3 => ("POST", format!("/v1/events/{e}/holds"), r#"{"seat_ids":["s00000"]}"#.to_string()),
+        4 => ("POST", format!("/v1/events/{e}/holds/{hold}/checkout"), r#"{"seat_ids":["s00000"]}"#.to_string()),
+        5 => ("GET", format!("/v1/orders/{order}"), String::new()),
+        6 => ("DELETE", format!("/v1/events/{e}/holds/{hold}"), String::new()),
+        _ => ("GET", "/v1/admin/unresolved".to_string(), String::new()),
+    };
+    let auth = if rng.random_bool(0.7) { format!("authorization: Bearer {token}\r\n") } else { String::new() };
+    format!(
+        "{method} {path} HTTP/1.1\r\nhost: chaos\r\n{auth}idempotency-key: {hold}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// Clients that send a request and reset the connection 0..3 ms later, until `stop`.
+pub async fn disconnects(
+    addrs: Vec<std::net::SocketAddr>,
+    events: Vec<String>,
+    token: String,
+    seed: u64,
+    plan: FaultPlan,
+    log: Arc<FaultLog>,
+    stop: watch::Receiver<bool>,
+) {
+    let tasks: Vec<_> = (0..plan.disconnectors)
+        .map(|k| {
+            let (addrs, events, token, log, mut stop) =
+                (addrs.clone(), events.clone(), token.clone(), log.clone(), stop.clone());
+            tokio::spawn(async move {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (0xD15C0 + k as u64));
+                while !*stop.borrow() {
+                    let i = rng.random_range(0..addrs.len());
+                    let req = request(&mut rng, &events, &token);
+                    let delay_us = rng.random_range(0..3_000);
+                    if let Ok(Ok(mut s)) =
+                        tokio::time::timeout(Duration::from_millis(500), tokio::net::TcpStream::connect(addrs[i])).await
+                    {
+                        let _ = s.write_all(req.as_bytes()).await;
+                        tokio::time::sleep(Duration::from_micros(delay_us)).await;
+                        // SO_LINGER 0: closing sends RST, as a client that vanished does.
+                        let _ = s.set_zero_linger();
+                        drop(s);
+                        let line = req.lines().next().unwrap_or_default().to_string();
+                        log.record(ChaosFault::Disconnect, format!("bookingd {i}: {line} reset after {delay_us} us"));
+                    }
+                    tokio::select! {
+                        _ = tokio::time::sleep(Duration::from_millis(rng.random_range(1..=10))) => {}
+                        _ = stop.changed() => {}
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        let _ = t.await;
+    }
+}

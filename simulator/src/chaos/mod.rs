@@ -1,0 +1,539 @@
+//! Chaos mode: one scenario and one seed against the real stack: a fresh
+//! PostgreSQL database, Redis, two or more `bookingd` processes and a
+//! `fake-provider` process on loopback ports, real HTTP clients on a
+//! multi-threaded runtime, and real faults ([`disrupt`]). Afterwards the same
+//! [`invariants`] checkers judge a snapshot read from the PostgreSQL tables
+//! and the provider's ledger, and the client history is judged for server
+//! errors no fault explains.
+//!
+//! The seed decides the workload and the fault plan; the interleaving is
+//! real, so a failing chaos seed may not fail again when rerun. Everything
+//! needed to understand it is written to the run's directory: the fault log
+//! with wall times, the client history, the final tables, the ledger and
+//! every process's output.
+//!
+//! - [`stack`]: database and processes.
+//! - [`workload`]: the users.
+//! - [`disrupt`]: the faults.
+//! - [`client`]: HTTP and the client history.
+//! - [`log`]: the fault log.
+
+pub mod client;
+pub mod disrupt;
+pub mod log;
+pub mod stack;
+pub mod workload;
+
+use crate::plan::Plan;
+use booking::clock::SystemClock;
+use booking::fake_provider::Ledger;
+use booking::fault::Plant;
+use booking::http::auth::{Authenticator, Claims};
+use booking::ids::SeededIds;
+use booking::model::Snapshot;
+use booking::store::{PgClock, PgStore, Store};
+use client::{Api, History, Op, Outcome};
+use disrupt::FaultPlan;
+use invariants::trace::Trace;
+use invariants::{Config, TraceKind, Violation};
+use log::{ChaosFault, FaultLog};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use stack::{Stack, StackConfig};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Mutex, watch};
+use workload::WorkloadConfig;
+
+/// Users at most (tasks); scenarios with more are scaled down.
+const MAX_USERS: usize = 48;
+/// Events at most.
+const MAX_EVENTS: usize = 3;
+/// Seats per event at most.
+const MAX_SEATS_PER_EVENT: usize = 60;
+/// Hold lifetime bounds in chaos (wall ms): short, so expiry happens within a run.
+const HOLD_TTL_MS: (i64, i64) = (1_500, 3_000);
+/// Payment deadline bounds in chaos (wall ms).
+const PAYMENT_TTL_MS: (i64, i64) = (3_000, 6_000);
+/// How long the settle phase may wait for every order and refund to resolve.
+const SETTLE_MAX: Duration = Duration::from_secs(60);
+/// After a destructive fault (crash, kill, restart, terminated backends), how
+/// long a 503 is explained by it, in wall ms.
+const FAULT_SHADOW_MS: u64 = 3_000;
+/// How long before its log entry a fault may already have hit, in wall ms.
+const FAULT_LOG_LAG_MS: u64 = 500;
+/// Concurrent disconnecting clients.
+const DISCONNECTORS: usize = 6;
+
+/// How a chaos run is run.
+#[derive(Debug, Clone)]
+pub struct ChaosOptions {
+    /// The server's maintenance database URL.
+    pub admin_url: String,
+    /// Redis for the cache (and the poison fault); `None`: no cache.
+    pub redis_url: Option<String>,
+    /// bookingd processes, >= 1 (2 by default).
+    pub bookingds: usize,
+    /// How long users start new flows, in wall ms.
+    pub duration_ms: u64,
+    /// Where each run writes its records (`<dir>/<scenario>-<seed>/`).
+    pub out_dir: PathBuf,
+    /// Keep the database after the run.
+    pub keep_db: bool,
+}
+
+/// A finding of the client history.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerError {
+    /// The request and its answer.
+    pub op: Op,
+    /// Why no fault explains it.
+    pub why: String,
+}
+
+/// The verdict of one chaos run.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChaosVerdict {
+    /// Scenario.
+    pub scenario: String,
+    /// Seed.
+    pub seed: u64,
+    /// The planted bug, if any.
+    pub plant: Option<String>,
+    /// Violations the checkers found in the final tables and the ledger.
+    pub violations: Vec<String>,
+    /// The invariants violated (names).
+    pub invariants: Vec<String>,
+    /// 5xx answers no fault explains.
+    pub server_errors: Vec<ServerError>,
+    /// Whether every order, payment and refund resolved within the settle bound.
+    pub settled: bool,
+    /// How often each real fault happened.
+    pub faults: BTreeMap<ChaosFault, u64>,
+    /// Requests sent by users, and how many came to an unknown outcome.
+    pub requests: u64,
+    /// See `requests`.
+    pub unknown_outcomes: u64,
+    /// Bookings, charges and refunds in the final records.
+    pub bookings: usize,
+    /// See `bookings`.
+    pub charges: usize,
+    /// See `bookings`.
+    pub refunds: usize,
+    /// Wall time of the run, in ms.
+    pub wall_ms: u64,
+    /// Where the run's records are.
+    pub records: String,
+    /// A harness error (the stack did not start, ...): the run proves nothing.
+    pub error: Option<String>,
+}
+
+impl ChaosVerdict {
+    /// Whether the run passed: no violation, no unexplained server error, settled, no harness error.
+    pub fn passed(&self) -> bool {
+        self.violations.is_empty() && self.server_errors.is_empty() && self.settled && self.error.is_none()
+    }
+}
+
+/// Whether a library scenario has faults chaos mode applies to real things:
+/// crashes, partitions (as kills), pauses, stale tokens, provider faults.
+pub fn has_real_faults(plan: &Plan, seed: u64) -> bool {
+    let c = plan.world_for(seed);
+    let p = &c.provider;
+    let provider = p.lost_response_rate > 0.0
+        || p.error_rate > 0.0
+        || p.decline_rate > 0.0
+        || p.late_success_rate > 0.0
+        || p.refund_failure_rate > 0.0
+        || p.webhook_duplicate_rate > 0.0
+        || p.webhook_reorder_rate > 0.0;
+    c.crash.is_some() || c.partitions.is_some() || c.user.pause.is_some() || c.user.stale_replay.is_some() || provider
+}
+
+/// The fault plan of `seed` for a world config.
+fn fault_plan(cfg: &crate::world::WorldConfig, opts: &ChaosOptions, rng: &mut ChaCha8Rng) -> FaultPlan {
+    let d = opts.duration_ms.max(1_000);
+    let mut moments = |n: usize| -> Vec<u64> {
+        let mut v: Vec<u64> = (0..n).map(|_| rng.random_range(d / 4..d)).collect();
+        v.sort_unstable();
+        v
+    };
+    let (crash_points, crash_skip) = match &cfg.crash {
+        Some(c) => {
+            // About one crash per 1/p commits at the chosen points.
+            let mean = (1.0 / c.probability.max(0.01)).min(200.0) as u64;
+            (c.points.iter().map(|p| p.to_string()).collect(), (mean / 2, mean + mean / 2))
+        }
+        None => (Vec::new(), (0, 0)),
+    };
+    let kills = if cfg.partitions.is_some() || cfg.crash.is_some() { moments(2) } else { Vec::new() };
+    FaultPlan {
+        crash_points,
+        crash_skip,
+        restart_after_ms: cfg.crash.as_ref().map(|c| c.restart_after_ms.min(500)).unwrap_or(200),
+        kills_at_ms: kills,
+        pg_terminations_at_ms: moments(2),
+        redis_poison_at_ms: if opts.redis_url.is_some() { moments(2) } else { Vec::new() },
+        disconnectors: DISCONNECTORS,
+    }
+}
+
+/// Runs `plan` at `seed` on the real stack. Never panics on a harness
+/// failure: it becomes the verdict's `error`.
+pub async fn run_one(plan: &Plan, seed: u64, opts: &ChaosOptions) -> ChaosVerdict {
+    let started = tokio::time::Instant::now();
+    let records = opts.out_dir.join(format!("{}-{seed}", plan.name));
+    let mut verdict = ChaosVerdict {
+        scenario: plan.name.clone(),
+        seed,
+        plant: plan.plant.map(|p| p.name().to_string()),
+        violations: Vec::new(),
+        invariants: Vec::new(),
+        server_errors: Vec::new(),
+        settled: false,
+        faults: BTreeMap::new(),
+        requests: 0,
+        unknown_outcomes: 0,
+        bookings: 0,
+        charges: 0,
+        refunds: 0,
+        wall_ms: 0,
+        records: records.display().to_string(),
+        error: None,
+    };
+    if let Err(e) = run_inner(plan, seed, opts, &records, &mut verdict).await {
+        verdict.error = Some(e);
+    }
+    verdict.wall_ms = started.elapsed().as_millis() as u64;
+    let _ = std::fs::create_dir_all(&records);
+    let _ = std::fs::write(records.join("verdict.json"), serde_json::to_string_pretty(&verdict).unwrap_or_default());
+    verdict
+}
+
+async fn run_inner(
+    plan: &Plan,
+    seed: u64,
+    opts: &ChaosOptions,
+    records: &std::path::Path,
+    verdict: &mut ChaosVerdict,
+) -> Result<(), String> {
+    std::fs::create_dir_all(records).map_err(|e| format!("{}: {e}", records.display()))?;
+    let cfg = plan.world_for(seed);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let hold_ttl_ms = cfg.hold_ttl_ms.clamp(HOLD_TTL_MS.0, HOLD_TTL_MS.1);
+    let payment_ttl_ms = cfg.payment_ttl_ms.clamp(PAYMENT_TTL_MS.0, PAYMENT_TTL_MS.1);
+    let faults = fault_plan(&cfg, opts, &mut rng);
+
+    // The provider's knobs, scaled to wall time.
+    let mut provider = cfg.provider.clone();
+    provider.latency_ms = provider.latency_ms.min(200);
+    provider.webhook_delay_ms = provider.webhook_delay_ms.min(2_000);
+    provider.late_success_delay_ms = provider.late_success_delay_ms.min(payment_ttl_ms as u64 + 1_000);
+    let provider_json = serde_json::to_string(&provider).map_err(|e| e.to_string())?;
+
+    let mut bookingd_args: Vec<String> = vec![
+        "--hold-ttl-ms".into(),
+        hold_ttl_ms.to_string(),
+        "--payment-ttl-ms".into(),
+        payment_ttl_ms.to_string(),
+        "--hold-attempts-per-minute".into(),
+        "100000".into(),
+        "--provider-timeout-ms".into(),
+        "2000".into(),
+        // A killed dispatcher's rows come back after this: short, so runs settle soon.
+        "--outbox-lease-ms".into(),
+        "4000".into(),
+        "--max-db-connections".into(),
+        "8".into(),
+    ];
+    if let Some(p) = plan.plant {
+        bookingd_args.extend(["--plant".to_string(), p.name().to_string()]);
+    }
+    let log = Arc::new(FaultLog::new());
+    let mut life_rng = ChaCha8Rng::seed_from_u64(seed ^ 0x11fe);
+    let stack = Stack::start(
+        StackConfig {
+            admin_url: opts.admin_url.clone(),
+            redis_url: opts.redis_url.clone(),
+            bookingds: opts.bookingds.max(1),
+            bookingd_args,
+            provider_faults_json: provider_json,
+            provider_seed: seed,
+        },
+        |_| disrupt::life_args(&faults, &mut ChaCha8Rng::seed_from_u64(life_rng.random::<u64>())),
+    )
+    .await?;
+    let result = drive(plan, seed, opts, &cfg, &faults, stack, log.clone(), records, verdict, payment_ttl_ms).await;
+    verdict.faults = log.counts();
+    let _ =
+        std::fs::write(records.join("faults.json"), serde_json::to_string_pretty(&log.entries()).unwrap_or_default());
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn drive(
+    plan: &Plan,
+    seed: u64,
+    opts: &ChaosOptions,
+    cfg: &crate::world::WorldConfig,
+    faults: &FaultPlan,
+    stack: Stack,
+    log: Arc<FaultLog>,
+    records: &std::path::Path,
+    verdict: &mut ChaosVerdict,
+    payment_ttl_ms: i64,
+) -> Result<(), String> {
+    let addrs: Vec<_> = stack.slots.iter().map(|s| s.addr).collect();
+    let provider_addr = stack.provider_addr;
+    let db_name = stack.db_name.clone();
+    let db_url = stack.db_url.clone();
+    let stack = Arc::new(Mutex::new(stack));
+    let history = Arc::new(History::new(log.start()));
+    let api = Api::new(addrs.clone(), history.clone());
+
+    // Events, named for this run (the cache is shared between runs).
+    let tag = &db_name[db_name.len() - 8..];
+    let events: Vec<(String, Vec<String>)> = (0..cfg.events.clamp(1, MAX_EVENTS))
+        .map(|e| {
+            let seats = (0..cfg.seats_per_event.clamp(1, MAX_SEATS_PER_EVENT)).map(|s| format!("s{s:05}")).collect();
+            (format!("ev{e}-{tag}"), seats)
+        })
+        .collect();
+    let auth = Authenticator::new(stack::TOKEN_SECRET.as_bytes(), Arc::new(SystemClock));
+    let far = booking::clock::Clock::now_ms(&SystemClock) + 3_600_000;
+    let admin = auth.issue(&Claims { sub: "operator".into(), events: vec!["*".into()], exp_ms: far, admin: true });
+    for (event, seats) in &events {
+        let body = serde_json::json!({"event_id": event, "seat_ids": seats, "price_cents": 2_500});
+        let headers = [("authorization", format!("Bearer {admin}"))];
+        let r = api.send("operator", 0, "POST", "/v1/events", &headers, Some(body)).await?;
+        if r.status != 201 {
+            return Err(format!("create event {event}: {} {}", r.status, r.body));
+        }
+    }
+    let users = cfg.users.clamp(1, MAX_USERS);
+    let tokens: Vec<String> = (0..users)
+        .map(|i| auth.issue(&Claims { sub: format!("user{i}"), events: vec!["*".into()], exp_ms: far, admin: false }))
+        .collect();
+    let mut user = cfg.user.clone();
+    user.events = events.clone();
+    let wl = WorkloadConfig {
+        user,
+        users,
+        duration_ms: opts.duration_ms,
+        hold_ttl_ms: cfg.hold_ttl_ms.clamp(HOLD_TTL_MS.0, HOLD_TTL_MS.1) as u64,
+        max_think_ms: 400,
+    };
+
+    // Faults run while the users do.
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let event_ids: Vec<String> = events.iter().map(|(e, _)| e.clone()).collect();
+    let supervisor =
+        tokio::spawn(disrupt::supervise(stack.clone(), faults.clone(), seed, log.clone(), stop_rx.clone()));
+    let mut fault_tasks = vec![
+        tokio::spawn(disrupt::kills(stack.clone(), faults.clone(), seed, log.clone(), stop_rx.clone())),
+        tokio::spawn(disrupt::pg_terminations(
+            opts.admin_url.clone(),
+            db_name.clone(),
+            faults.clone(),
+            log.clone(),
+            stop_rx.clone(),
+        )),
+        tokio::spawn(disrupt::disconnects(
+            addrs.clone(),
+            event_ids.clone(),
+            tokens[0].clone(),
+            seed,
+            faults.clone(),
+            log.clone(),
+            stop_rx.clone(),
+        )),
+    ];
+    if let Some(r) = &opts.redis_url {
+        fault_tasks.push(tokio::spawn(disrupt::redis_poison(
+            r.clone(),
+            event_ids.clone(),
+            faults.clone(),
+            log.clone(),
+            stop_rx.clone(),
+        )));
+    }
+    workload::run(seed, wl, api.clone(), Arc::new(tokens), log.clone()).await;
+    let _ = stop_tx.send(true);
+    for t in fault_tasks {
+        let _ = t.await;
+    }
+    supervisor.await.map_err(|e| format!("supervisor: {e}"))??;
+    let faults_end_wall_ms = log.now_ms();
+
+    // Settle: provider faults off (refund leniency kept), every order resolves.
+    let provider_api = Api::new(vec![provider_addr], Arc::new(History::new(tokio::time::Instant::now())));
+    let calm = serde_json::json!({"lenient_refunds": cfg.provider.lenient_refunds});
+    let _ = provider_api.send("harness", 0, "POST", "/admin/faults", &[], Some(calm)).await;
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .connect(&db_url)
+        .await
+        .map_err(|e| format!("connect {db_name}: {e}"))?;
+    let store = PgStore::new(pool.clone(), PgClock::Database, Arc::new(SeededIds::new(seed)));
+    let faults_end_store_ms = store.now_ms().await.map_err(|e| e.to_string())?;
+    let settle_until = tokio::time::Instant::now() + SETTLE_MAX.max(Duration::from_millis(3 * payment_ttl_ms as u64));
+    loop {
+        // Open: what operators would still see as unresolved (unknown or
+        // in-flight payments, refunds under way) and expired holds not yet reclaimed.
+        let unresolved = match store.needs_resolution().await {
+            Ok(r) => (r.orders.len() + r.compensations.len()) as i64,
+            Err(_) => -1,
+        };
+        let expired_holds: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM seats WHERE state = 'held' \
+             AND hold_expires_at_ms < (EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000)::BIGINT",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap_or(-1);
+        let pending: i64 = sqlx::query_scalar("SELECT count(*) FROM orders WHERE status IN ('pending', 'reconciling')")
+            .fetch_one(&pool)
+            .await
+            .unwrap_or(-1);
+        let open =
+            if unresolved < 0 || expired_holds < 0 || pending < 0 { -1 } else { unresolved + expired_holds + pending };
+        if open == 0 {
+            verdict.settled = true;
+            break;
+        }
+        if tokio::time::Instant::now() >= settle_until {
+            log.note(format!("not settled after {SETTLE_MAX:?}: {open} open records"));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+
+    // The final records and the ledger.
+    let snap: Snapshot = store.snapshot().await.map_err(|e| format!("snapshot: {e}"))?;
+    let final_store_ms = store.now_ms().await.map_err(|e| e.to_string())?;
+    let ledger: Ledger = {
+        let r = provider_api.send("harness", 0, "GET", "/admin/ledger", &[], None).await?;
+        serde_json::from_value(r.body).map_err(|e| format!("ledger: {e}"))?
+    };
+    pool.close().await;
+    let mut trace = Trace::new(1_000_000);
+    for e in crate::provider_host::ledger_events(&ledger) {
+        trace.record(final_store_ms, TraceKind::Payment(e)).map_err(|e| e.to_string())?;
+    }
+    let config = Config::new(final_store_ms, faults_end_store_ms.min(final_store_ms));
+    let violations: Vec<Violation> = invariants::checks::CHECKERS
+        .iter()
+        .filter(|(name, _)| CHAOS_CHECKERS.contains(name))
+        .flat_map(|(_, check)| check(&snap, trace.events(), &config))
+        .collect();
+    verdict.invariants = violations.iter().map(|v| v.invariant.as_str().to_string()).collect();
+    verdict.invariants.sort();
+    verdict.invariants.dedup();
+    verdict.violations = violations.iter().map(|v| v.to_string()).collect();
+
+    // The client history: 5xx answers no fault explains.
+    let ops = history.ops();
+    let destructive: Vec<u64> = log
+        .entries()
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.fault,
+                ChaosFault::CrashAfterCommit
+                    | ChaosFault::Kill9
+                    | ChaosFault::Restart
+                    | ChaosFault::PgTerminateBackends
+            )
+        })
+        .map(|e| e.at_ms)
+        .collect();
+    for op in &ops {
+        if let Outcome::Status(s) = op.outcome
+            && s >= 500
+        {
+            // A fault is logged once applied: it may have hit a request that ended just before.
+            let shadowed =
+                destructive.iter().any(|&t| t <= op.end_ms + FAULT_LOG_LAG_MS && op.start_ms <= t + FAULT_SHADOW_MS);
+            if s != 503 {
+                verdict.server_errors.push(ServerError { op: op.clone(), why: format!("{s} is never an answer") });
+            } else if !shadowed && op.end_ms <= faults_end_wall_ms {
+                verdict.server_errors.push(ServerError {
+                    op: op.clone(),
+                    why: "503 with no crash, kill, restart or terminated backend in the 3 s before".into(),
+                });
+            }
+        }
+    }
+    // A spent hold token (checked out or released) must never authorize a checkout.
+    for op in ops.iter().filter(|o| o.client.ends_with(workload::STALE_SUFFIX)) {
+        if let Outcome::Status(s) = op.outcome
+            && (200..300).contains(&s)
+        {
+            verdict.violations.push(format!(
+                "no-stale-authority (client history): {} answered {s} to {}, replaying a spent hold token at {} ms",
+                op.client, op.request, op.end_ms
+            ));
+        }
+    }
+    // An expired hold (its lifetime passed on the client's clock before the
+    // checkout was sent) must never be checked out.
+    for op in ops.iter().filter(|o| o.client.ends_with(workload::EXPIRED_SUFFIX) && o.request.ends_with("/checkout")) {
+        if let Outcome::Status(s) = op.outcome
+            && (200..300).contains(&s)
+        {
+            verdict.violations.push(format!(
+                "no-stale-authority (client history): {} answered {s} to {}, a checkout of a hold past its lifetime, at {} ms",
+                op.client, op.request, op.end_ms
+            ));
+        }
+    }
+    verdict.requests = ops.len() as u64;
+    verdict.unknown_outcomes = ops.iter().filter(|o| matches!(o.outcome, Outcome::Unknown(_))).count() as u64;
+    verdict.bookings = snap.bookings.len();
+    verdict.charges = ledger.payments.iter().filter(|p| p.status == "succeeded").count();
+    verdict.refunds = ledger.refunds.len();
+
+    let stack = Arc::try_unwrap(stack).map_err(|_| "stack still shared".to_string())?.into_inner();
+    let outputs = stack.outputs();
+    // The database's own guard fired: a second confirmed booking for a seat
+    // was attempted and refused by the unique index (a double sale stopped
+    // only by the last line of defence), or another store assertion broke.
+    for (i, out) in outputs.iter().enumerate() {
+        for line in out.lines().filter(|l| l.contains("invariant violated")).take(5) {
+            verdict.violations.push(format!("one-booking-per-seat (bookingd {i} log): {}", line.trim()));
+        }
+    }
+    if verdict.violations.iter().any(|v| v.starts_with("one-booking-per-seat")) {
+        verdict.invariants.push("one-booking-per-seat".into());
+    }
+    if verdict.violations.iter().any(|v| v.starts_with("no-stale-authority")) {
+        verdict.invariants.push("no-stale-authority".into());
+    }
+    verdict.invariants.sort();
+    verdict.invariants.dedup();
+    let write = |name: &str, text: String| std::fs::write(records.join(name), text);
+    let _ = write("history.json", serde_json::to_string_pretty(&ops).unwrap_or_default());
+    let _ = write("tables.json", serde_json::to_string_pretty(&snap).unwrap_or_default());
+    let _ = write("ledger.json", serde_json::to_string_pretty(&ledger).unwrap_or_default());
+    for (i, out) in outputs.iter().enumerate() {
+        let _ = write(&format!("bookingd-{i}.log"), out.clone());
+    }
+    let _ = write("fake-provider.log", stack.provider.output());
+    stack.finish(opts.keep_db || !verdict.violations.is_empty(), &log).await?;
+    let _ = plan;
+    Ok(())
+}
+
+/// The checkers chaos mode runs: those sound on the final tables and the
+/// provider's ledger alone. The others judge the store's trace of seat,
+/// order and compensation changes, which only the simulator records.
+pub const CHAOS_CHECKERS: &[&str] =
+    &["bookings", "hidden_charges", "refunds", "liveness", "ticket_refunds", "provider_refunds"];
+
+/// The plant a chaos run applies, by name (for the CLI).
+pub fn plant(name: &str) -> Option<Plant> {
+    Plant::parse(name)
+}

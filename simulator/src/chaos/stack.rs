@@ -1,0 +1,299 @@
+//! The real stack of one chaos run: a fresh PostgreSQL database (dropped at
+//! the end), a `fake-provider` process and several `bookingd` processes on
+//! loopback ports. The processes are this very binary (`simulator bookingd`,
+//! `simulator fake-provider`): the released daemon's code, built with the
+//! fault seam, so a process can crash itself right after a commit.
+
+use super::log::FaultLog;
+use sqlx::{Connection, PgConnection};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::process::{Child, Command};
+
+/// The secret bookingd signs user tokens with (chaos runs only).
+pub const TOKEN_SECRET: &str = "chaos-token-secret-0123456789";
+/// The secret webhooks are signed with (chaos runs only).
+pub const WEBHOOK_SECRET: &str = "chaos-webhook-secret-0123456789";
+/// Names the simulator binary to run the processes with, when the caller is
+/// not it (a benchmark example); default: this very binary.
+pub const SIMULATOR_EXE_VAR: &str = "HOLDFAST_SIMULATOR_EXE";
+/// How long a process may take to print its listening line.
+const START_WAIT: Duration = Duration::from_secs(20);
+/// Output kept per process for the report, in bytes.
+const MAX_LOG_BYTES: usize = 256 * 1024;
+/// Attempts to bind a port that was free a moment ago.
+const PORT_ATTEMPTS: usize = 5;
+
+/// What the stack is started with.
+#[derive(Debug, Clone)]
+pub struct StackConfig {
+    /// The PostgreSQL server's maintenance database URL (a database is created on it).
+    pub admin_url: String,
+    /// Redis for the seat-map cache; `None`: no cache.
+    pub redis_url: Option<String>,
+    /// How many bookingd processes, >= 1.
+    pub bookingds: usize,
+    /// Extra `bookingd serve` arguments for every process (ttls, crash points, plant).
+    pub bookingd_args: Vec<String>,
+    /// Fake provider knobs as JSON.
+    pub provider_faults_json: String,
+    /// Fake provider seed.
+    pub provider_seed: u64,
+}
+
+/// A child process, killed on drop, whose output is kept.
+pub struct Proc {
+    child: Child,
+    log: Arc<Mutex<String>>,
+}
+
+impl Proc {
+    /// Whether it has exited, and its code (`None` for a signal).
+    pub fn exited(&mut self) -> Option<Option<i32>> {
+        self.child.try_wait().ok().flatten().map(|s| s.code())
+    }
+
+    /// Its output so far (bounded).
+    pub fn output(&self) -> String {
+        self.log.lock().expect("log poisoned").clone()
+    }
+
+    /// `kill -9`: no cleanup, no graceful shutdown.
+    pub async fn kill9(&mut self) {
+        let _ = self.child.start_kill();
+        let _ = tokio::time::timeout(START_WAIT, self.child.wait()).await;
+    }
+}
+
+fn append(log: &Mutex<String>, line: &str) {
+    let mut l = log.lock().expect("log poisoned");
+    if l.len() < MAX_LOG_BYTES {
+        l.push_str(line);
+        l.push('\n');
+    }
+}
+
+fn drain(
+    out: impl AsyncRead + Unpin + Send + 'static,
+    log: Arc<Mutex<String>>,
+    addr: Option<tokio::sync::oneshot::Sender<String>>,
+) {
+    let mut addr = addr;
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(out).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(a) = line.split("listening on ").nth(1)
+                && let Some(tx) = addr.take()
+            {
+                let _ = tx.send(a.trim().trim_start_matches("http://").to_string());
+            }
+            append(&log, &line);
+        }
+    });
+}
+
+/// Spawns `args` of this binary and waits for its `listening on ADDR` line.
+async fn start(exe: &PathBuf, args: &[String]) -> Result<(Proc, SocketAddr), String> {
+    let mut cmd = Command::new(exe);
+    cmd.args(args)
+        .env("HOLDFAST_TOKEN_SECRET", TOKEN_SECRET)
+        .env("HOLDFAST_WEBHOOK_SECRET", WEBHOOK_SECRET)
+        .env("RUST_LOG", "warn")
+        .env_remove("DATABASE_URL")
+        .env_remove("REDIS_URL")
+        .env_remove("PROVIDER_URL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().map_err(|e| format!("spawn {}: {e}", args[0]))?;
+    let log = Arc::new(Mutex::new(String::new()));
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    drain(child.stdout.take().expect("piped"), log.clone(), Some(tx));
+    drain(child.stderr.take().expect("piped"), log.clone(), None);
+    let mut proc = Proc { child, log };
+    match tokio::time::timeout(START_WAIT, rx).await {
+        Ok(Ok(addr)) => Ok((proc, addr.parse().map_err(|e| format!("{}: bad address {addr:?}: {e}", args[0]))?)),
+        Ok(Err(_)) => {
+            let _ = tokio::time::timeout(START_WAIT, proc.child.wait()).await;
+            Err(format!("{} exited before listening:\n{}", args[0], proc.output()))
+        }
+        Err(_) => Err(format!("{} did not listen within {START_WAIT:?}:\n{}", args[0], proc.output())),
+    }
+}
+
+fn free_port() -> Result<u16, String> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map_err(|e| e.to_string())?.port())
+}
+
+/// The URL of database `name` on the server of `admin_url`.
+pub fn db_url(admin_url: &str, name: &str) -> String {
+    let (base, query) = match admin_url.split_once('?') {
+        Some((b, q)) => (b.to_string(), format!("?{q}")),
+        None => (admin_url.to_string(), String::new()),
+    };
+    let server = base.rsplit_once('/').map(|(s, _)| s.to_string()).unwrap_or(base);
+    format!("{server}/{name}{query}")
+}
+
+/// One bookingd slot: its fixed address and the process serving it (if up).
+pub struct Slot {
+    /// Where clients reach it; a restart binds the same address.
+    pub addr: SocketAddr,
+    /// The running process; `None` while down.
+    pub proc: Option<Proc>,
+    /// Output of its earlier lives (crashed or killed processes).
+    pub past_output: String,
+}
+
+/// The running stack.
+pub struct Stack {
+    exe: PathBuf,
+    cfg: StackConfig,
+    /// The database's name.
+    pub db_name: String,
+    /// Its URL.
+    pub db_url: String,
+    /// The fake provider.
+    pub provider: Proc,
+    /// Its address.
+    pub provider_addr: SocketAddr,
+    /// The bookingd slots.
+    pub slots: Vec<Slot>,
+}
+
+impl Stack {
+    /// Creates the database and starts the processes. `extra_args(i)` are the
+    /// first life's extra arguments of slot `i` (crash skip counts).
+    pub async fn start(cfg: StackConfig, mut extra_args: impl FnMut(usize) -> Vec<String>) -> Result<Stack, String> {
+        assert!(cfg.bookingds >= 1, "at least one bookingd");
+        let exe = match std::env::var_os(SIMULATOR_EXE_VAR) {
+            Some(p) => PathBuf::from(p),
+            None => std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?,
+        };
+        let db_name = format!("holdfast_chaos_{}", uuid::Uuid::from_u128(rand::random::<u128>()).simple());
+        let mut admin = PgConnection::connect(&cfg.admin_url).await.map_err(|e| format!("PostgreSQL: {e}"))?;
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db_name}")))
+            .execute(&mut admin)
+            .await
+            .map_err(|e| format!("create database: {e}"))?;
+        let _ = admin.close().await;
+        let db_url = db_url(&cfg.admin_url, &db_name);
+        // Migrate once, before any bookingd starts (each would migrate too; concurrent migrations race).
+        let migrate = Command::new(&exe)
+            .args(["bookingd", "migrate", "--database-url", &db_url])
+            .env("RUST_LOG", "warn")
+            .output()
+            .await
+            .map_err(|e| format!("migrate: {e}"))?;
+        if !migrate.status.success() {
+            return Err(format!("migrate failed: {}", String::from_utf8_lossy(&migrate.stderr)));
+        }
+        let ports: Vec<u16> = (0..cfg.bookingds).map(|_| free_port()).collect::<Result<_, _>>()?;
+        let provider_args: Vec<String> = [
+            "fake-provider",
+            "--listen",
+            "127.0.0.1:0",
+            "--webhook-url",
+            &format!("http://127.0.0.1:{}/v1/webhooks/provider", ports[0]),
+            "--webhook-secret",
+            WEBHOOK_SECRET,
+            "--seed",
+            &cfg.provider_seed.to_string(),
+            "--faults",
+            &cfg.provider_faults_json,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let (provider, provider_addr) = start(&exe, &provider_args).await?;
+        let mut stack = Stack { exe, cfg, db_name, db_url, provider, provider_addr, slots: Vec::new() };
+        for (i, port) in ports.into_iter().enumerate() {
+            let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+            stack.slots.push(Slot { addr, proc: None, past_output: String::new() });
+            stack.restart(i, extra_args(i)).await?;
+        }
+        Ok(stack)
+    }
+
+    fn bookingd_args(&self, addr: SocketAddr, extra: Vec<String>) -> Vec<String> {
+        let mut args: Vec<String> = [
+            "bookingd",
+            "serve",
+            "--database-url",
+            &self.db_url,
+            "--provider-url",
+            &format!("http://{}", self.provider_addr),
+            "--listen",
+            &addr.to_string(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        if let Some(r) = &self.cfg.redis_url {
+            args.extend(["--redis-url".to_string(), r.clone()]);
+        }
+        args.extend(self.cfg.bookingd_args.iter().cloned());
+        args.extend(extra);
+        args
+    }
+
+    /// (Re)starts slot `i` on its address with `extra` arguments (bounded retries while the port is busy).
+    pub async fn restart(&mut self, i: usize, extra: Vec<String>) -> Result<(), String> {
+        if let Some(mut old) = self.slots[i].proc.take() {
+            old.kill9().await;
+            let out = old.output();
+            self.slots[i].past_output.push_str(&out);
+        }
+        let addr = self.slots[i].addr;
+        let args = self.bookingd_args(addr, extra);
+        let mut last = String::new();
+        for attempt in 0..PORT_ATTEMPTS {
+            match start(&self.exe, &args).await {
+                Ok((proc, _)) => {
+                    self.slots[i].proc = Some(proc);
+                    return Ok(());
+                }
+                Err(e) if e.contains("cannot listen") => {
+                    last = e;
+                    tokio::time::sleep(Duration::from_millis(200 * (attempt as u64 + 1))).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(format!("bookingd slot {i} could not bind {addr}: {last}"))
+    }
+
+    /// Every bookingd's output, all lives, for the report.
+    pub fn outputs(&self) -> Vec<String> {
+        self.slots
+            .iter()
+            .map(|s| format!("{}{}", s.past_output, s.proc.as_ref().map(|p| p.output()).unwrap_or_default()))
+            .collect()
+    }
+
+    /// Stops the processes and drops the database (unless `keep_db`).
+    pub async fn finish(mut self, keep_db: bool, log: &FaultLog) -> Result<(), String> {
+        for s in &mut self.slots {
+            if let Some(mut p) = s.proc.take() {
+                p.kill9().await;
+            }
+        }
+        self.provider.kill9().await;
+        if keep_db {
+            log.note(format!("kept database {} for inspection", self.db_name));
+            return Ok(());
+        }
+        let mut admin = PgConnection::connect(&self.cfg.admin_url).await.map_err(|e| format!("PostgreSQL: {e}"))?;
+        sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.db_name)))
+            .execute(&mut admin)
+            .await
+            .map_err(|e| format!("drop database: {e}"))?;
+        let _ = admin.close().await;
+        Ok(())
+    }
+}

@@ -1,0 +1,56 @@
+//! Chaos mode as users run it, on the real stack (PostgreSQL and Redis of
+//! `ci/test`, `bookingd` and `fake-provider` processes): a planted bug in the
+//! checkout condition is reported from the client history, a planted bug in
+//! the payment path as a hidden charge found in the PostgreSQL tables and the
+//! provider's ledger, and each failing run names its records and its rerun line.
+
+use std::process::{Command, Output};
+
+fn chaos(args: &[&str]) -> Output {
+    let out_dir = std::env::temp_dir().join(format!("holdfast-chaos-test-{}", std::process::id()));
+    Command::new(env!("CARGO_BIN_EXE_simulator"))
+        .args(["chaos", "--duration-ms", "4000", "--out"])
+        .arg(&out_dir)
+        .args(args)
+        .output()
+        .expect("simulator runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn planted_unconditional_checkout_is_reported_as_a_stale_authorization() {
+    let o = chaos(&["--scenario", "paused-clients", "--seed", "0", "--plant", "unconditional-checkout"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "a violation fails the run:\n{out}");
+    assert!(out.contains("FAIL"), "{out}");
+    assert!(out.contains("violation: no-stale-authority (client history)"), "{out}");
+    assert!(out.contains("a checkout of a hold past its lifetime"), "{out}");
+    assert!(
+        out.contains("simulator chaos --scenario paused-clients --seed 0 --plant unconditional-checkout"),
+        "the rerun line: {out}"
+    );
+    assert!(out.contains("may pass"), "says a chaos seed may not replay exactly: {out}");
+    let records = out.lines().find_map(|l| l.trim().strip_prefix("records: ")).expect("records line");
+    for f in ["faults.json", "history.json", "tables.json", "ledger.json", "verdict.json", "bookingd-0.log"] {
+        assert!(std::path::Path::new(records).join(f).exists(), "{records}/{f}");
+    }
+}
+
+#[test]
+fn planted_payment_path_bug_is_reported_as_a_hidden_charge() {
+    let o = chaos(&["--scenario", "payment-unknown", "--seed", "0", "--plant", "dispatch-unknown-as-declined"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "a violation fails the run:\n{out}");
+    assert!(out.contains("violation: no-hidden-charge"), "{out}");
+}
+
+#[test]
+fn unknown_scenario_or_plant_is_a_usage_error() {
+    let o = chaos(&["--scenario", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = chaos(&["--plant", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+}
