@@ -242,7 +242,8 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
     Ok(())
 }
 
-async fn shutdown_signal() {
+/// Resolves on SIGINT or SIGTERM (graceful shutdown), for both daemons.
+pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };
@@ -266,19 +267,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .try_init();
     let cli = Cli::parse_from(args);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("bookingd: cannot start the runtime: {e}");
-            return 2;
-        }
-    };
-    let result = runtime.block_on(async {
+    run_to_exit_code("bookingd", "info", async {
         match cli.command {
             Command::Serve(args) => run_serve(*args).await,
             Command::Migrate { database_url } => {
@@ -298,11 +288,28 @@ where
                 Ok(())
             }
         }
-    });
+    })
+}
+
+/// Sets up logging to stderr (`RUST_LOG`, default `default_log`), runs `fut`
+/// on a multi-threaded runtime of its own, and turns its result into an exit
+/// code (0, or 2 with `name: error` on stderr). Shared by both daemons.
+pub(crate) fn run_to_exit_code(
+    name: &str,
+    default_log: &str,
+    fut: impl std::future::Future<Output = Result<(), String>>,
+) -> i32 {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_log.into());
+    let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).try_init();
+    let result = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))
+        .and_then(|rt| rt.block_on(fut));
     match result {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("bookingd: {e}");
+            eprintln!("{name}: {e}");
             2
         }
     }

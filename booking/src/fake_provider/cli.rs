@@ -42,23 +42,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .try_init();
     let args = Args::parse_from(args);
-    let result = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))
-        .and_then(|rt| rt.block_on(serve(args)));
-    match result {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("fake-provider: {e}");
-            2
-        }
-    }
+    crate::daemon::run_to_exit_code("fake-provider", "warn", serve(args))
 }
 
 async fn serve(args: Args) -> Result<(), String> {
@@ -77,20 +62,8 @@ async fn serve(args: Args) -> Result<(), String> {
         .map_err(|e| format!("--faults: {e}"))?;
     let listener = tokio::net::TcpListener::bind(args.listen).await.map_err(|e| format!("cannot listen: {e}"))?;
     println!("fake-provider listening on http://{}", listener.local_addr().map_err(|e| e.to_string())?);
-    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await.map_err(|e| e.to_string())
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(crate::daemon::shutdown_signal())
+        .await
+        .map_err(|e| e.to_string())
 }

@@ -506,6 +506,22 @@ async fn drive(
             verdict.violations.push(format!("one-booking-per-seat (bookingd {i} log): {}", line.trim()));
         }
     }
+    // A pooled connection left inside a transaction by a cancelled request
+    // (the disconnect defect of issue 12): PostgreSQL warns, or refuses a write.
+    for (i, out) in outputs.iter().enumerate() {
+        let leaked = out
+            .lines()
+            .filter(|l| {
+                l.contains("there is already a transaction in progress") || l.contains("in a read-only transaction")
+            })
+            .count();
+        if leaked > 0 {
+            verdict.violations.push(format!(
+                "cancel-safety (bookingd {i} log): {leaked} statements ran inside a transaction a cancelled request left open"
+            ));
+            verdict.invariants.push("cancel-safety".into());
+        }
+    }
     if verdict.violations.iter().any(|v| v.starts_with("one-booking-per-seat")) {
         verdict.invariants.push("one-booking-per-seat".into());
     }
