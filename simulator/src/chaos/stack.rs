@@ -81,7 +81,7 @@ fn drain(
     out: impl AsyncRead + Unpin + Send + 'static,
     log: Arc<Mutex<String>>,
     addr: Option<tokio::sync::oneshot::Sender<String>>,
-) {
+) -> tokio::task::JoinHandle<()> {
     let mut addr = addr;
     tokio::spawn(async move {
         let mut lines = BufReader::new(out).lines();
@@ -93,7 +93,7 @@ fn drain(
             }
             append(&log, &line);
         }
-    });
+    })
 }
 
 /// Spawns `args` of this binary and waits for its `listening on ADDR` line.
@@ -113,21 +113,38 @@ async fn start(exe: &PathBuf, args: &[String]) -> Result<(Proc, SocketAddr), Str
     let mut child = cmd.spawn().map_err(|e| format!("spawn {}: {e}", args[0]))?;
     let log = Arc::new(Mutex::new(String::new()));
     let (tx, rx) = tokio::sync::oneshot::channel();
-    drain(child.stdout.take().expect("piped"), log.clone(), Some(tx));
-    drain(child.stderr.take().expect("piped"), log.clone(), None);
+    let out = drain(child.stdout.take().expect("piped"), log.clone(), Some(tx));
+    let err = drain(child.stderr.take().expect("piped"), log.clone(), None);
     let mut proc = Proc { child, log };
     match tokio::time::timeout(START_WAIT, rx).await {
         Ok(Ok(addr)) => Ok((proc, addr.parse().map_err(|e| format!("{}: bad address {addr:?}: {e}", args[0]))?)),
         Ok(Err(_)) => {
             let _ = tokio::time::timeout(START_WAIT, proc.child.wait()).await;
+            // Read all it said (why it exited) before reporting.
+            for d in [out, err] {
+                let _ = tokio::time::timeout(Duration::from_secs(2), d).await;
+            }
             Err(format!("{} exited before listening:\n{}", args[0], proc.output()))
         }
         Err(_) => Err(format!("{} did not listen within {START_WAIT:?}:\n{}", args[0], proc.output())),
     }
 }
 
+/// Ports bookingd listens on are drawn from here: below Linux's ephemeral
+/// range (32768..=60999 by default), so the run's own outgoing connections
+/// (a hundred thousand disconnects) never take a port a restart needs.
+const LISTEN_PORTS: std::ops::Range<u16> = 20_000..32_000;
+/// Draws before giving up on finding a free listening port.
+const PORT_DRAWS: usize = 64;
+
 fn free_port() -> Result<u16, String> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map_err(|e| e.to_string())?.port())
+    for _ in 0..PORT_DRAWS {
+        let port = rand::random_range(LISTEN_PORTS);
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return Ok(port);
+        }
+    }
+    Err(format!("no free port in {LISTEN_PORTS:?} after {PORT_DRAWS} draws"))
 }
 
 /// The URL of database `name` on the server of `admin_url`.
@@ -148,6 +165,8 @@ pub struct Slot {
     pub proc: Option<Proc>,
     /// Output of its earlier lives (crashed or killed processes).
     pub past_output: String,
+    /// Whether a process ever served it (its address is then known to clients).
+    started: bool,
 }
 
 /// The running stack.
@@ -214,7 +233,7 @@ impl Stack {
         let mut stack = Stack { exe, cfg, db_name, db_url, provider, provider_addr, slots: Vec::new() };
         for (i, port) in ports.into_iter().enumerate() {
             let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-            stack.slots.push(Slot { addr, proc: None, past_output: String::new() });
+            stack.slots.push(Slot { addr, proc: None, past_output: String::new(), started: false });
             stack.restart(i, extra_args(i)).await?;
         }
         Ok(stack)
@@ -249,23 +268,30 @@ impl Stack {
             let out = old.output();
             self.slots[i].past_output.push_str(&out);
         }
-        let addr = self.slots[i].addr;
-        let args = self.bookingd_args(addr, extra);
+        let first_life = !self.slots[i].started;
         let mut last = String::new();
         for attempt in 0..PORT_ATTEMPTS {
+            let addr = self.slots[i].addr;
+            let args = self.bookingd_args(addr, extra.clone());
             match start(&self.exe, &args).await {
                 Ok((proc, _)) => {
                     self.slots[i].proc = Some(proc);
+                    self.slots[i].started = true;
                     return Ok(());
                 }
                 Err(e) if e.contains("cannot listen") => {
                     last = e;
+                    if first_life {
+                        // Someone took the port since it was free: before any
+                        // client knows it, another one will do.
+                        self.slots[i].addr = ([127, 0, 0, 1], free_port()?).into();
+                    }
                     tokio::time::sleep(Duration::from_millis(200 * (attempt as u64 + 1))).await;
                 }
                 Err(e) => return Err(e),
             }
         }
-        Err(format!("bookingd slot {i} could not bind {addr}: {last}"))
+        Err(format!("bookingd slot {i} could not bind {}: {last}", self.slots[i].addr))
     }
 
     /// Every bookingd's output, all lives, for the report.
