@@ -57,6 +57,11 @@ impl Proc {
         self.child.try_wait().ok().flatten().map(|s| s.code())
     }
 
+    /// Its process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
     /// Its output so far (bounded).
     pub fn output(&self) -> String {
         self.log.lock().expect("log poisoned").clone()

@@ -109,12 +109,13 @@ impl PgStore {
         migrator.run(pool).await.map_err(|e| StoreError::Backend(format!("migration failed: {e}")))
     }
 
-    /// The store's clock inside a transaction: the first statement of it for
-    /// [`PgClock::Database`].
-    async fn tx_now_ms(&self, c: &mut sqlx::PgConnection) -> Result<i64, Fail> {
+    /// Begins a write transaction and reads the store's clock for it: for
+    /// [`PgClock::Database`] the transaction's first statement, sent with the
+    /// `BEGIN` in one round trip.
+    async fn begin_tx(&self) -> Result<(TxConn, i64), sqlx::Error> {
         match &self.clock {
-            PgClock::Manual(clock) => Ok(clock.now_ms()),
-            PgClock::Database => Ok(sqlx::query(DB_NOW_MS).fetch_one(&mut *c).await?.try_get("now_ms")?),
+            PgClock::Manual(clock) => Ok((TxConn::begin(&self.pool, "BEGIN").await?, clock.now_ms())),
+            PgClock::Database => TxConn::begin_reading_clock(&self.pool, DB_NOW_MS).await,
         }
     }
 
@@ -153,7 +154,15 @@ impl Store for PgStore {
 
     async fn create_event(&self, req: &CreateEvent) -> Result<(), StoreError> {
         let sorted = req.validate()?;
-        in_tx!(self, |c, now, _ids| holds::create_event(c, now, req, &sorted))
+        in_tx!(self, |c, now, _ids| holds::create_event(c, now, req, &sorted))?;
+        // The planner's statistics, before the on-sale's first hold: without
+        // them a generic plan of the hold's lock scans every seat of the event
+        // to find one (booking/tests/hold_cost.rs). Best effort: the event exists
+        // either way, and autovacuum analyzes the table later.
+        if let Err(e) = sqlx::query("ANALYZE seats").execute(&self.pool).await {
+            tracing::warn!(error = %e, event_id = %req.event_id, "ANALYZE seats after creating an event failed");
+        }
+        Ok(())
     }
 
     async fn acquire_hold(&self, req: &AcquireHold) -> Result<HoldGrant, StoreError> {

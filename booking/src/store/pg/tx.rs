@@ -143,6 +143,21 @@ impl TxConn {
         Ok(tx)
     }
 
+    /// Like [`begin`](Self::begin), and reads the store's clock as the
+    /// transaction's first statement in the same round trip (`BEGIN; SELECT
+    /// <now>` as one simple query): the clock the whole transaction decides by.
+    pub(super) async fn begin_reading_clock(
+        pool: &PgPool,
+        now_sql: &'static str,
+    ) -> Result<(TxConn, i64), sqlx::Error> {
+        let conn = pool.acquire().await?;
+        let mut tx = TxConn { conn, open: true };
+        let rows = sqlx::raw_sql(sqlx::AssertSqlSafe(format!("BEGIN; {now_sql}"))).fetch_all(&mut *tx.conn).await?;
+        let row = rows.first().ok_or_else(|| sqlx::Error::Protocol("the clock query returned no row".into()))?;
+        let now_ms: i64 = sqlx::Row::try_get(row, "now_ms")?;
+        Ok((tx, now_ms))
+    }
+
     /// Commits; the connection goes back to the pool only once the server acknowledged it.
     pub(super) async fn commit(mut self) -> Result<(), sqlx::Error> {
         sqlx::raw_sql("COMMIT").execute(&mut *self.conn).await?;
@@ -192,11 +207,9 @@ macro_rules! in_tx {
         loop {
             attempt += 1;
             assert!(attempt <= $crate::store::pg::tx::MAX_TX_ATTEMPTS, "retry loop is bounded");
-            let mut tx = $crate::store::pg::tx::TxConn::begin(&store.pool, "BEGIN")
-                .await
-                .map_err($crate::store::pg::tx::backend)?;
+            let (mut tx, tx_now_ms) = store.begin_tx().await.map_err($crate::store::pg::tx::backend)?;
             let outcome: Result<_, $crate::store::pg::tx::Fail> = async {
-                let $now: i64 = store.tx_now_ms(&mut tx).await?;
+                let $now: i64 = tx_now_ms;
                 let $c: &mut sqlx::PgConnection = &mut tx;
                 let $ids: &$crate::store::pg::tx::TxIds = &tx_ids;
                 $body.await
