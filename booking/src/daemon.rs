@@ -106,6 +106,16 @@ struct ServeArgs {
     /// Hold attempts one user may make per minute (then 429 with Retry-After).
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..))]
     hold_attempts_per_minute: u32,
+    /// Seats of one event one user may have at once, held or in payment (a
+    /// hold past it is refused 409 hold-limit); 0 for no cap.
+    #[arg(long, default_value_t = crate::http::DEFAULT_MAX_HELD_SEATS_PER_USER,
+          value_parser = clap::value_parser!(u32).range(0..=crate::model::MAX_SEATS_PER_EVENT as i64))]
+    max_seats_held_per_user: u32,
+    /// Prefix of this deployment's cache keys in Redis (`NAMESPACE:seatmap:<event>`).
+    /// Default: `holdfast:<cluster id>:<database>`, from the database itself, so
+    /// deployments on different databases sharing one Redis never read each other's entries.
+    #[arg(long, env = "HOLDFAST_CACHE_NAMESPACE", value_parser = parse_cache_namespace)]
+    cache_namespace: Option<String>,
     /// Seat-map cache entry lifetime: bounds how stale a cached seat map can be (writes never read the cache).
     #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..=MAX_CACHE_TTL_MS))]
     cache_ttl_ms: u64,
@@ -201,9 +211,14 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
     let store = Arc::new(PgStore::new(pool, PgClock::Database, Arc::new(RandomIds)).with_faults(&faults));
     let cache: Arc<dyn SeatMapCache> = match &args.redis_url {
         Some(url) => Arc::new(
-            LazyRedisCache::new(url, args.cache_ttl_ms, "holdfast", REDIS_RECONNECT_INTERVAL)
-                .await
-                .map_err(|e| format!("--redis-url: {e}"))?,
+            LazyRedisCache::new(
+                url,
+                args.cache_ttl_ms,
+                &cache_namespace(&args, store.pool()).await,
+                REDIS_RECONNECT_INTERVAL,
+            )
+            .await
+            .map_err(|e| format!("--redis-url: {e}"))?,
         ),
         None => Arc::new(NoCache),
     };
@@ -219,6 +234,7 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
                 hold_ttl_ms: args.hold_ttl_ms,
                 payment_ttl_ms: args.payment_ttl_ms,
                 hold_attempts_per_minute: args.hold_attempts_per_minute,
+                max_held_seats_per_user: (args.max_seats_held_per_user > 0).then_some(args.max_seats_held_per_user),
                 ..ServiceConfig::default()
             },
             workflow,
@@ -300,7 +316,9 @@ pub(crate) fn run_to_exit_code(
     fut: impl std::future::Future<Output = Result<(), String>>,
 ) -> i32 {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_log.into());
-    let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).try_init();
+    // Colour codes only on a terminal: logs redirected to a file or a collector stay plain.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(ansi).with_env_filter(filter).try_init();
     let result = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -313,4 +331,50 @@ pub(crate) fn run_to_exit_code(
             2
         }
     }
+}
+
+/// Longest `--cache-namespace`.
+const MAX_CACHE_NAMESPACE_LEN: usize = 128;
+
+/// A cache namespace: 1..=128 printable ASCII characters, no spaces.
+fn parse_cache_namespace(s: &str) -> Result<String, String> {
+    if s.is_empty() || s.len() > MAX_CACHE_NAMESPACE_LEN || !s.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!("1..={MAX_CACHE_NAMESPACE_LEN} printable ASCII characters without spaces"));
+    }
+    Ok(s.to_string())
+}
+
+/// `--cache-namespace`, or one derived from the database: the cluster's
+/// system identifier and the database's name (the server's address where the
+/// identifier is not readable), logged either way.
+async fn cache_namespace(args: &ServeArgs, pool: &sqlx::PgPool) -> String {
+    if let Some(ns) = &args.cache_namespace {
+        tracing::info!(namespace = %ns, "seat-map cache namespace (--cache-namespace)");
+        return ns.clone();
+    }
+    let derived: Result<(String, String), sqlx::Error> = async {
+        let db: String = sqlx::query_scalar("SELECT current_database()::text").fetch_one(pool).await?;
+        let cluster: String = match sqlx::query_scalar::<_, String>(
+            "SELECT system_identifier::text FROM pg_control_system()",
+        )
+        .fetch_one(pool)
+        .await
+        {
+            Ok(id) => id,
+            Err(_) => sqlx::query_scalar(
+                "SELECT COALESCE(host(inet_server_addr()), 'local') || '-' || COALESCE(inet_server_port(), 0)::text",
+            )
+            .fetch_one(pool)
+            .await?,
+        };
+        Ok((cluster, db))
+    }
+    .await;
+    let ns = match derived {
+        Ok((cluster, db)) => format!("holdfast:{cluster}:{db}"),
+        // The pool just migrated the database; should it fail now, key by the URL.
+        Err(_) => format!("holdfast:{}", args.database_url.rsplit('@').next().unwrap_or(&args.database_url)),
+    };
+    tracing::info!(namespace = %ns, "seat-map cache namespace (derived from the database; set --cache-namespace to share one)");
+    ns
 }

@@ -38,7 +38,7 @@ pub struct Metrics {
     pub holds_acquired: AtomicU64,
     /// Holds refused because a seat was owned by someone else.
     pub holds_refused_contention: AtomicU64,
-    /// Holds that expired without checkout (reclaimed by the sweeper or by a takeover).
+    /// Seats whose hold expired without checkout (reclaimed by the sweeper or by a takeover), per seat.
     pub holds_expired_unused: AtomicU64,
     /// Sum of expiry lags (reclaim time minus expiry time), ms.
     pub expiry_lag_ms_sum: AtomicU64,
@@ -114,8 +114,8 @@ impl Metrics {
             &[("", g(&self.holds_refused_contention))],
         );
         counter(
-            "holdfast_holds_expired_unused_total",
-            "Holds that expired without checkout (abandoned).",
+            "holdfast_seats_expired_unused_total",
+            "Seats whose hold expired without checkout (abandoned holds, counted per seat: a 3-seat hold counts 3).",
             &[("", g(&self.holds_expired_unused))],
         );
         counter(

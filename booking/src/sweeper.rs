@@ -92,6 +92,7 @@ mod tests {
                     seat_ids: vec![s.clone()],
                     holder_id: "u".into(),
                     ttl_ms: 1_000,
+                    max_held_seats: None,
                 })
                 .await
                 .unwrap();

@@ -728,7 +728,7 @@ async fn full_flow_every_endpoint_and_graceful_shutdown() {
     let get = |k: &str| *m.get(k).unwrap_or_else(|| panic!("metric {k} missing: {m:?}"));
     assert_eq!(get("holdfast_holds_acquired_total"), 5.0, "1A, 1B, 1C, 1B again, 1C again");
     assert_eq!(get("holdfast_holds_refused_contention_total"), 1.0);
-    assert_eq!(get("holdfast_holds_expired_unused_total"), 0.0);
+    assert_eq!(get("holdfast_seats_expired_unused_total"), 0.0);
     assert_eq!(get("holdfast_hold_expiry_lag_ms_sum"), 0.0);
     assert_eq!(get("holdfast_hold_expiry_lag_ms_max"), 0.0);
     assert_eq!(get("holdfast_checkouts_total{outcome=\"created\"}"), 4.0);
@@ -862,7 +862,7 @@ async fn poisoned_cache_then_redis_stopped_and_back() {
     let redis_url = format!("redis://127.0.0.1:{redis_port}");
     let st = Stack::start(Opts {
         redis_url: Some(redis_url.clone()),
-        bookingd_args: vec!["--cache-ttl-ms".into(), "600000".into()],
+        bookingd_args: vec!["--cache-ttl-ms".into(), "600000".into(), "--cache-namespace".into(), "poison-test".into()],
     })
     .await;
     let ev = unique_event("cache");
@@ -877,7 +877,7 @@ async fn poisoned_cache_then_redis_stopped_and_back() {
     let poisoned = json!({"event_id": ev, "seats": [
         {"seat_id": "1A", "state": "available", "version": 0, "hold_expires_at_ms": null},
         {"seat_id": "1B", "state": "available", "version": 0, "hold_expires_at_ms": null}]});
-    let key = format!("holdfast:seatmap:{ev}");
+    let key = format!("poison-test:seatmap:{ev}");
     let _: () = redis::cmd("SET").arg(&key).arg(poisoned.to_string()).query_async(&mut conn).await.unwrap();
     let r = st.api.get(&format!("/v1/events/{ev}/seats")).bearer(&bob).send().await;
     assert_eq!((r.status, r.header("x-holdfast-source")), (200, "store"), "{}", r.text);
@@ -911,6 +911,40 @@ async fn poisoned_cache_then_redis_stopped_and_back() {
     let r = seat_map_from(&st.api, &ev, &bob, "cache").await;
     assert_eq!(r.body["seats"][0]["state"], "held", "{}", r.text);
     st.finish().await;
+}
+
+/// Two deployments on two databases sharing one Redis: each serves its own
+/// seat maps, from the store and then from its own cache entries (their keys
+/// are namespaced by the database by default). Before, both used
+/// `holdfast:seatmap:<event>` and the second served the first one's seats.
+#[tokio::test]
+async fn two_deployments_sharing_one_redis_never_serve_each_others_seat_maps() {
+    let opts = Opts {
+        redis_url: Some("redis://127.0.0.1:6379".into()),
+        bookingd_args: vec!["--cache-ttl-ms".into(), "600000".into()],
+    };
+    let a = Stack::start(opts.clone()).await;
+    let b = Stack::start(opts).await;
+    let ev = unique_event("shared");
+    a.create_event(&ev, &["1A", "1B"]).await;
+    b.create_event(&ev, &["9Z"]).await;
+    let tok = token("alice", &[&ev], false);
+    let seats = |r: &Resp| -> Vec<String> {
+        r.body["seats"].as_array().unwrap().iter().map(|s| s["seat_id"].as_str().unwrap().to_string()).collect()
+    };
+    // A's seat map is in the cache now.
+    let r = seat_map_from(&a.api, &ev, &tok, "cache").await;
+    assert_eq!(seats(&r), ["1A", "1B"]);
+    // B reads its own seats: first from its store, then from its own cache entry.
+    let r = b.api.get(&format!("/v1/events/{ev}/seats")).bearer(&tok).send().await;
+    assert_eq!((r.status, r.header("x-holdfast-source")), (200, "store"), "{}", r.text);
+    assert_eq!(seats(&r), ["9Z"]);
+    let r = seat_map_from(&b.api, &ev, &tok, "cache").await;
+    assert_eq!(seats(&r), ["9Z"], "B's cache entry is its own");
+    let r = seat_map_from(&a.api, &ev, &tok, "cache").await;
+    assert_eq!(seats(&r), ["1A", "1B"], "and A's is still A's");
+    a.finish().await;
+    b.finish().await;
 }
 
 /// bookingd started while Redis is down serves reads from the store, and uses
@@ -950,12 +984,12 @@ async fn abandoned_holds_are_counted_and_a_lost_database_is_a_503() {
     let deadline = tokio::time::Instant::now() + WAIT;
     let m = loop {
         let m = metrics(&st.api).await;
-        if m["holdfast_holds_expired_unused_total"] >= 1.0 || tokio::time::Instant::now() >= deadline {
+        if m["holdfast_seats_expired_unused_total"] >= 1.0 || tokio::time::Instant::now() >= deadline {
             break m;
         }
         tokio::time::sleep(POLL).await;
     };
-    assert_eq!(m["holdfast_holds_expired_unused_total"], 1.0, "{m:?}");
+    assert_eq!(m["holdfast_seats_expired_unused_total"], 1.0, "{m:?}");
     assert!(m["holdfast_hold_expiry_lag_ms_sum"] >= m["holdfast_hold_expiry_lag_ms_max"], "{m:?}");
     let r = st.api.get(&format!("/v1/events/{ev}/seats")).bearer(&bob).send().await;
     assert_eq!(r.body["seats"][0]["state"], "available", "the sweeper returned it: {}", r.text);
@@ -980,6 +1014,10 @@ async fn abandoned_holds_are_counted_and_a_lost_database_is_a_503() {
     assert_eq!(r.status, 503, "{}", r.text);
     assert_eq!(st.api.get("/metrics").send().await.status, 200, "metrics do not need the store");
     st.bookingd.assert_running();
+    // Its warnings went to a pipe, not a terminal: plain text, no colour codes.
+    let log = st.bookingd.output();
+    assert!(log.contains("WARN"), "the lost database was logged: {log}");
+    assert!(!log.contains('\u{1b}'), "no ANSI escapes in redirected logs: {log:?}");
     st.finish().await;
 }
 
@@ -1092,6 +1130,8 @@ fn bookingd_help_explains_every_flag() {
         "--hold-ttl-ms",
         "--payment-ttl-ms",
         "--hold-attempts-per-minute",
+        "--max-seats-held-per-user",
+        "--cache-namespace",
         "--cache-ttl-ms",
         "--provider-timeout-ms",
         "--outbox-lease-ms",
@@ -1136,6 +1176,8 @@ fn bookingd_refuses_bad_configuration_clearly() {
         (&["--hold-ttl-ms=-5"], &secrets, "--hold-ttl-ms"),
         (&["--cache-ttl-ms", "0"], &secrets, "--cache-ttl-ms"),
         (&["--max-db-connections", "0"], &secrets, "--max-db-connections"),
+        (&["--cache-namespace", "has space"], &secrets, "--cache-namespace"),
+        (&["--max-seats-held-per-user", "100001"], &secrets, "--max-seats-held-per-user"),
         (&["--provider-timeout-ms", "30000"], &secrets, "--provider-timeout-ms"),
         (&[], &[("HOLDFAST_WEBHOOK_SECRET", WEBHOOK_SECRET)], "HOLDFAST_TOKEN_SECRET must be set"),
         (&[], &[("HOLDFAST_TOKEN_SECRET", TOKEN_SECRET), ("HOLDFAST_WEBHOOK_SECRET", "short")], "at least 16 bytes"),

@@ -45,7 +45,13 @@ fn delays_us(seed: u64, n: usize) -> Vec<u64> {
 
 async fn hold(store: &PgStore, event: &str, seat: String, holder: String) -> Result<(), StoreError> {
     store
-        .acquire_hold(&AcquireHold { event_id: event.into(), seat_ids: vec![seat], holder_id: holder, ttl_ms: 600_000 })
+        .acquire_hold(&AcquireHold {
+            event_id: event.into(),
+            seat_ids: vec![seat],
+            holder_id: holder,
+            ttl_ms: 600_000,
+            max_held_seats: None,
+        })
         .await
         .map(|_| ())
 }

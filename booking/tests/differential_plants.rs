@@ -155,7 +155,7 @@ async fn run_case(db: &TestDb, plant: Plant, ops: &[Op], tally: &mut Tally) -> R
 
 /// A hold on ev-a (seats by index into [`SEATS`], holder into [`HOLDERS`]).
 fn hold(seats: &[usize], holder: usize, ttl_ms: i64) -> Op {
-    Op::Hold { ev: 0, seats: seats.to_vec(), holder, ttl_ms }
+    Op::Hold { ev: 0, seats: seats.to_vec(), holder, ttl_ms, cap: None }
 }
 
 /// A checkout of the latest grant's seats with a 5 s payment deadline.

@@ -44,6 +44,7 @@ async fn hold(store: &PgStore, seat: usize) {
             seat_ids: vec![format!("s{seat:05}")],
             holder_id: "alice".into(),
             ttl_ms: 60_000,
+            max_held_seats: None,
         })
         .await
         .expect("the seat is free");

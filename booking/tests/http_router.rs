@@ -541,7 +541,7 @@ async fn metrics_and_health() {
     assert!(text.contains("holdfast_holds_acquired_total 1"), "{text}");
     assert!(text.contains("holdfast_holds_refused_contention_total 1"), "{text}");
     for name in [
-        "holdfast_holds_expired_unused_total",
+        "holdfast_seats_expired_unused_total",
         "holdfast_hold_expiry_lag_ms_max",
         "holdfast_checkouts_total{outcome=\"created\"}",
         "holdfast_payments_total{outcome=\"unknown\"}",
@@ -696,4 +696,21 @@ async fn a_cached_seat_map_carries_the_store_s_etag() {
     assert_eq!((hit.header("x-holdfast-source"), hit.header("etag")), ("cache", version.etag().as_str()));
     // The 304 for a cached map: the tag the cache served is the store's current one.
     assert_eq!(e.seats("e1", Some(&alice), &[entry.etag.as_bytes()]).await.status, StatusCode::NOT_MODIFIED);
+}
+
+#[tokio::test]
+async fn a_user_past_the_seat_cap_gets_409_hold_limit() {
+    let e = env(ServiceConfig { max_held_seats_per_user: Some(2), ..ServiceConfig::default() });
+    e.setup_event().await;
+    let alice = e.token("alice", false);
+    let (s, _, _) =
+        e.call("POST", "/v1/events/e1/holds", Some(&alice), None, Some(json!({"seat_ids":["1A", "1B"]}))).await;
+    assert_eq!(s, StatusCode::CREATED);
+    let got = e.call("POST", "/v1/events/e1/holds", Some(&alice), None, Some(json!({"seat_ids":["1C"]}))).await;
+    assert!(got.2["detail"].as_str().unwrap_or_default().contains("at most 2"), "{:?}", got.2);
+    assert_problem(got, StatusCode::CONFLICT, "hold-limit");
+    // Another user may take the seat alice could not.
+    let bob = e.token("bob", false);
+    let (s, _, _) = e.call("POST", "/v1/events/e1/holds", Some(&bob), None, Some(json!({"seat_ids":["1C"]}))).await;
+    assert_eq!(s, StatusCode::CREATED);
 }

@@ -51,6 +51,7 @@ async fn sixty_four_tasks_racing_for_one_seat_get_exactly_one_hold() {
             seat_ids: vec!["1A".into()],
             holder_id: format!("fan{i}"),
             ttl_ms: 300_000,
+            max_held_seats: None,
         })
         .collect();
     let results = race(&store, requests).await;
@@ -85,7 +86,13 @@ async fn overlapping_multi_seat_holds_are_all_or_nothing_and_never_double_held()
             let first = (i * 5) % (SEATS - len + 1);
             let mut sel: Vec<String> = seat_ids[first..first + len].to_vec();
             sel.reverse();
-            AcquireHold { event_id: "gala".into(), seat_ids: sel, holder_id: format!("party{i}"), ttl_ms: 300_000 }
+            AcquireHold {
+                event_id: "gala".into(),
+                seat_ids: sel,
+                holder_id: format!("party{i}"),
+                ttl_ms: 300_000,
+                max_held_seats: None,
+            }
         })
         .collect();
     let results = race(&store, requests).await;
@@ -141,6 +148,7 @@ async fn concurrent_retries_of_one_checkout_make_one_order() {
             seat_ids: vec!["1B".into(), "1A".into()],
             holder_id: "ann".into(),
             ttl_ms: 300_000,
+            max_held_seats: None,
         })
         .await
         .unwrap();
@@ -191,6 +199,7 @@ async fn concurrent_reconcile_claims_never_share_a_payment() {
                 seat_ids: vec![seat.clone()],
                 holder_id: format!("fan{i}"),
                 ttl_ms: 300_000,
+                max_held_seats: None,
             })
             .await
             .unwrap();

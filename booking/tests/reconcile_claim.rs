@@ -44,6 +44,7 @@ async fn order(store: &dyn Store, i: usize, payment_ttl_ms: i64) -> Order {
             seat_ids: vec![format!("s{i}")],
             holder_id: format!("u{i}"),
             ttl_ms: 60_000,
+            max_held_seats: None,
         })
         .await
         .unwrap();

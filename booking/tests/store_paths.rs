@@ -44,6 +44,7 @@ async fn hold(store: &dyn Store, seats: &[&str], holder: &str) -> HoldGrant {
             seat_ids: seats.iter().map(|s| s.to_string()).collect(),
             holder_id: holder.into(),
             ttl_ms: 60_000,
+            max_held_seats: None,
         })
         .await
         .unwrap()
@@ -245,6 +246,7 @@ async fn a_live_success_books_each_seat_once_and_contradictions_are_named() {
                 seat_ids: vec!["x".into()],
                 holder_id: "bob".into(),
                 ttl_ms: 1_000,
+                max_held_seats: None,
             })
             .await
             .unwrap();
@@ -332,8 +334,13 @@ async fn the_seat_map_version_counts_every_seat_write() {
         let g = hold(store, &["a", "b"], "ann").await;
         assert_eq!(version().await, SeatMapVersion { seats: 3, version_sum: 2 });
         // A refused write changes nothing.
-        let taken =
-            AcquireHold { event_id: ev.clone(), seat_ids: vec!["a".into()], holder_id: "bob".into(), ttl_ms: 1 };
+        let taken = AcquireHold {
+            event_id: ev.clone(),
+            seat_ids: vec!["a".into()],
+            holder_id: "bob".into(),
+            ttl_ms: 1,
+            max_held_seats: None,
+        };
         assert!(store.acquire_hold(&taken).await.is_err());
         assert_eq!(version().await.version_sum, 2);
         store.begin_payment(&checkout(&g, "k")).await.unwrap();
@@ -358,6 +365,7 @@ async fn bad_input_is_a_named_error_and_writes_nothing() {
             seat_ids: seats.into_iter().map(String::from).collect(),
             holder_id: "ann".into(),
             ttl_ms,
+            max_held_seats: None,
         };
         for req in [bad_hold(vec![], 1), bad_hold(vec!["a", "a"], 1), bad_hold(vec!["a"], 0), bad_hold(vec!["a b"], 1)]
         {

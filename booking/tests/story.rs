@@ -29,6 +29,7 @@ async fn alice_and_bob(store: &dyn Store, clock: &ManualClock) {
         seat_ids: vec!["1A".into()],
         holder_id: holder.into(),
         ttl_ms: HOLD_TTL_MS,
+        max_held_seats: None,
     };
     let a = store.acquire_hold(&hold("alice")).await.unwrap();
     assert_eq!(a.expires_at_ms, START_MS + HOLD_TTL_MS);

@@ -68,6 +68,7 @@ fn measure(
             seat_ids: vec![format!("s{seat:05}")],
             holder_id: "early-bird".into(),
             ttl_ms: MAX_HOLD_TTL_MS,
+            max_held_seats: None,
         }))
         .expect("a free seat can be held");
     }

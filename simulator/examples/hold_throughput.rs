@@ -311,6 +311,7 @@ async fn pgstore(hot: bool, clients: usize, duration_s: u64, db_url: &str, pool:
                         seat_ids: vec![seat(rng.random_range(0..n))],
                         holder_id: format!("u{c}"),
                         ttl_ms: HOLD_TTL_MS,
+                        max_held_seats: None,
                     };
                     match store.acquire_hold(&req).await {
                         Ok(_) => {

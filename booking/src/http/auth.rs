@@ -98,9 +98,11 @@ impl Authenticator {
     /// Verifies an `Authorization: Bearer <token>` header value.
     pub fn verify_header(&self, value: Option<&str>) -> Result<Claims, Problem> {
         let value = value.ok_or_else(|| Problem::unauthorized("missing Authorization: Bearer token"))?;
-        let token = value
-            .strip_prefix("Bearer ")
-            .ok_or_else(|| Problem::unauthorized("Authorization must be a Bearer token"))?;
+        // RFC 9110 §11.1: the scheme is case-insensitive; one or more spaces follow it.
+        let token = match value.split_once(' ') {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => rest,
+            _ => return Err(Problem::unauthorized("Authorization must be a Bearer token")),
+        };
         self.verify(token.trim())
     }
 }
@@ -117,6 +119,19 @@ mod tests {
 
     fn claims(exp_ms: i64) -> Claims {
         Claims { sub: "alice".into(), events: vec!["e1".into()], exp_ms, admin: false }
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        let (a, _) = auth();
+        let t = a.issue(&claims(2_000));
+        for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+            assert_eq!(a.verify_header(Some(&format!("{scheme} {t}"))).unwrap().sub, "alice", "{scheme}");
+        }
+        assert_eq!(a.verify_header(Some(&format!("Bearer   {t}"))).unwrap().sub, "alice", "extra spaces");
+        for bad in [format!("Basic {t}"), format!("Bearer{t}"), t.clone(), format!("Bearerx {t}")] {
+            assert_eq!(a.verify_header(Some(&bad)).unwrap_err().status, 401, "{bad}");
+        }
     }
 
     #[test]

@@ -148,6 +148,7 @@ pub async fn hold(
         seat_ids: body.seat_ids,
         holder_id: user.sub,
         ttl_ms: st.config.hold_ttl_ms,
+        max_held_seats: st.config.max_held_seats_per_user,
     };
     let grant = match st.store.acquire_hold(&req).await {
         Ok(g) => g,

@@ -14,7 +14,7 @@ pub mod state;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{delete, get, post};
-pub use state::{AppState, ServiceConfig, WebhookSink};
+pub use state::{AppState, DEFAULT_MAX_HELD_SEATS_PER_USER, ServiceConfig, WebhookSink};
 
 /// The OpenAPI description served at `/openapi.json`.
 pub const OPENAPI_JSON: &str = include_str!("openapi.json");

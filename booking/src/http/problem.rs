@@ -85,6 +85,7 @@ impl From<StoreError> for Problem {
             | StoreError::HoldNotFound => StatusCode::NOT_FOUND,
             StoreError::EventExists(_)
             | StoreError::SeatUnavailable { .. }
+            | StoreError::HoldLimit { .. }
             | StoreError::StaleToken
             | StoreError::PaymentConflict(_)
             | StoreError::DeadlineNotPassed { .. }

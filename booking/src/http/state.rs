@@ -12,6 +12,10 @@ use axum::http::HeaderMap;
 use std::sync::Arc;
 use tokio::sync::Notify;
 
+/// The default cap on seats of one event one user has at once: one
+/// checkout's worth ([`MAX_SEATS_PER_HOLD`](crate::model::MAX_SEATS_PER_HOLD)).
+pub const DEFAULT_MAX_HELD_SEATS_PER_USER: u32 = 8;
+
 /// Tunables of the service. Every limit has a unit in its name.
 #[derive(Debug, Clone)]
 pub struct ServiceConfig {
@@ -21,6 +25,9 @@ pub struct ServiceConfig {
     pub payment_ttl_ms: i64,
     /// Hold attempts one user may make per minute.
     pub hold_attempts_per_minute: u32,
+    /// Seats of one event one user may have at once, held or in payment
+    /// (`None`: no cap). A hold past it is refused `409 hold-limit`.
+    pub max_held_seats_per_user: Option<u32>,
     /// Largest request body accepted.
     pub max_body_bytes: usize,
 }
@@ -31,6 +38,7 @@ impl Default for ServiceConfig {
             hold_ttl_ms: 5 * 60_000,
             payment_ttl_ms: 2 * 60_000,
             hold_attempts_per_minute: 60,
+            max_held_seats_per_user: Some(DEFAULT_MAX_HELD_SEATS_PER_USER),
             max_body_bytes: 64 * 1024,
         }
     }

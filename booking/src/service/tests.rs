@@ -82,6 +82,7 @@ async fn checked_out(store: &dyn Store) -> Uuid {
             seat_ids: vec!["a".into()],
             holder_id: "ann".into(),
             ttl_ms: 60_000,
+            max_held_seats: None,
         })
         .await
         .unwrap();

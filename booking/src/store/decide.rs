@@ -24,6 +24,31 @@ pub fn seat_holdable(seat: &Seat, now_ms: i64, rules: &Rules) -> bool {
     }
 }
 
+/// Whether `seat` counts toward `holder`'s cap at `now_ms`: held by them and
+/// not yet expired, or in payment for them.
+pub fn counts_toward_hold_limit(seat: &Seat, holder: &str, now_ms: i64) -> bool {
+    seat.holder_id.as_deref() == Some(holder)
+        && match seat.state {
+            SeatState::Held => seat.hold_expires_at_ms.is_some_and(|t| t > now_ms),
+            SeatState::PaymentPending => true,
+            SeatState::Available | SeatState::Sold => false,
+        }
+}
+
+/// Checks that taking `taking` more seats leaves the holder, who has `held`
+/// now, within `limit` (`None`: no cap).
+pub fn check_hold_limit(event_id: &str, held: usize, taking: usize, limit: Option<u32>) -> Result<(), StoreError> {
+    match limit {
+        Some(limit) if held + taking > limit as usize => Err(StoreError::HoldLimit {
+            event_id: event_id.into(),
+            limit,
+            held: u32::try_from(held).unwrap_or(u32::MAX),
+            requested: u32::try_from(taking).unwrap_or(u32::MAX),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Checks that every requested seat exists (`requested` sorted, `locked` the
 /// rows found, sorted) and may be held, and returns the seats to take, sorted:
 /// all of them (sound rules: a selection is all or nothing), else the first

@@ -32,6 +32,21 @@ pub enum StoreError {
         /// The first (in sorted order) unavailable seat.
         seat_id: SeatId,
     },
+    /// The hold would leave its holder with more seats of the event at once
+    /// (held and unexpired, or in payment) than the cap allows.
+    #[error(
+        "holder already has {held} seats of event {event_id} held or in payment; at most {limit} at once (this hold asks for {requested})"
+    )]
+    HoldLimit {
+        /// The event.
+        event_id: EventId,
+        /// The cap.
+        limit: u32,
+        /// Seats the holder has now.
+        held: u32,
+        /// Seats this hold would add.
+        requested: u32,
+    },
     /// No seat carries this hold token (never issued, released, or already checked out).
     #[error("no hold with this token")]
     HoldNotFound,
@@ -91,6 +106,7 @@ impl StoreError {
             StoreError::EventExists(_) => "event-exists",
             StoreError::UnknownSeat { .. } => "unknown-seat",
             StoreError::SeatUnavailable { .. } => "seat-unavailable",
+            StoreError::HoldLimit { .. } => "hold-limit",
             StoreError::HoldNotFound => "hold-not-found",
             StoreError::StaleToken => "stale-token",
             StoreError::NotHolder => "not-holder",

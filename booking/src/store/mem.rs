@@ -5,8 +5,8 @@
 //! operation changes nothing (no partial writes, no rollback needed).
 
 use super::decide::{
-    check_checkout, check_holdable, check_whole_hold, claim_check, diagnose_release, finish_attempt, reconcile_due,
-    record_final_outcome, start_attempt,
+    check_checkout, check_hold_limit, check_holdable, check_whole_hold, claim_check, counts_toward_hold_limit,
+    diagnose_release, finish_attempt, reconcile_due, record_final_outcome, start_attempt,
 };
 use super::observer::{Presented, SeatWriteCause, StoreObserver};
 use super::rules::Rules;
@@ -304,6 +304,13 @@ impl Store for MemStore {
             db.event(&req.event_id)?;
             let locked = db.locked_seats(&req.event_id, &sorted);
             let take = check_holdable(&req.event_id, &sorted, &locked, now_ms, &rules)?;
+            if req.max_held_seats.is_some() {
+                let held = db
+                    .event_seats(&req.event_id)
+                    .filter(|s| counts_toward_hold_limit(s, &req.holder_id, now_ms))
+                    .count();
+                check_hold_limit(&req.event_id, held, take.len(), req.max_held_seats)?;
+            }
             let hold_token = ids.next_uuid();
             let expires_at_ms = now_ms + req.ttl_ms;
             let mut seats = Vec::with_capacity(take.len());

@@ -31,6 +31,11 @@ pub struct AcquireHold {
     pub holder_id: UserId,
     /// How long, 1..=[`MAX_HOLD_TTL_MS`].
     pub ttl_ms: i64,
+    /// At most this many seats of the event held by `holder_id` at once,
+    /// counting this hold (held and unexpired, or in payment), 1..=[`MAX_SEATS_PER_EVENT`];
+    /// `None`: no cap. Enforced in the hold's own transaction, so concurrent
+    /// holds by one user cannot pass it together.
+    pub max_held_seats: Option<u32>,
 }
 
 /// A seat of a granted hold.
@@ -356,6 +361,9 @@ impl AcquireHold {
         check_id("holder_id", &self.holder_id)?;
         if self.ttl_ms < 1 || self.ttl_ms > MAX_HOLD_TTL_MS {
             return Err(StoreError::InvalidInput(format!("ttl_ms must be 1..={MAX_HOLD_TTL_MS}")));
+        }
+        if self.max_held_seats.is_some_and(|n| n < 1 || n as usize > MAX_SEATS_PER_EVENT) {
+            return Err(StoreError::InvalidInput(format!("max_held_seats must be 1..={MAX_SEATS_PER_EVENT}")));
         }
         sorted_unique(&self.seat_ids, MAX_SEATS_PER_HOLD)
     }

@@ -61,10 +61,12 @@ impl TestDb {
 
     /// Empties every table (between property-test cases).
     pub async fn truncate(&self) {
-        sqlx::query("TRUNCATE events, seats, orders, payment_ops, bookings, compensations, outbox, idempotency_keys")
-            .execute(&self.pool)
-            .await
-            .expect("truncate");
+        sqlx::query(
+            "TRUNCATE events, seats, holders, orders, payment_ops, bookings, compensations, outbox, idempotency_keys",
+        )
+        .execute(&self.pool)
+        .await
+        .expect("truncate");
     }
 
     /// Empties every table with `DELETE` in one transaction: cheaper than
@@ -72,8 +74,8 @@ impl TestDb {
     pub async fn clear(&self) {
         sqlx::raw_sql(
             "BEGIN; DELETE FROM bookings; DELETE FROM compensations; DELETE FROM outbox; \
-             DELETE FROM idempotency_keys; DELETE FROM payment_ops; DELETE FROM seats; DELETE FROM orders; \
-             DELETE FROM events; COMMIT;",
+             DELETE FROM idempotency_keys; DELETE FROM payment_ops; DELETE FROM seats; DELETE FROM holders; \
+             DELETE FROM orders; DELETE FROM events; COMMIT;",
         )
         .execute(&self.pool)
         .await

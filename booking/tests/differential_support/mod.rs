@@ -65,6 +65,8 @@ pub enum Op {
         seats: Vec<usize>,
         holder: usize,
         ttl_ms: i64,
+        /// The holder's cap on seats at once (`AcquireHold::max_held_seats`).
+        cap: Option<u32>,
     },
     Release {
         grant: usize,
@@ -251,8 +253,9 @@ pub fn op() -> impl Strategy<Value = Op> {
                     1 => prop::collection::vec(0usize..6, 0..4),
                 ], prop_oneof![1 => Just(-1i64), 2 => Just(0), 6 => Just(1_500)])
             .prop_map(|(ev, seats, price_cents)| Op::CreateEvent { ev, seats, price_cents }),
-        10 => (event(), seat_selection(), 0usize..3, prop_oneof![1 => Just(0i64), 4 => Just(1_000), 4 => Just(30_000), 2 => Just(300_000)])
-            .prop_map(|(ev, seats, holder, ttl_ms)| Op::Hold { ev, seats, holder, ttl_ms }),
+        10 => (event(), seat_selection(), 0usize..3, prop_oneof![1 => Just(0i64), 4 => Just(1_000), 4 => Just(30_000), 2 => Just(300_000)],
+               prop::option::weighted(0.3, 0u32..5))
+            .prop_map(|(ev, seats, holder, ttl_ms, cap)| Op::Hold { ev, seats, holder, ttl_ms, cap }),
         2 => (idx(), prop::option::weighted(0.2, 0usize..3), token_pick())
             .prop_map(|(grant, holder, token)| Op::Release { grant, holder, token }),
         3 => (0u32..4).prop_map(|limit| Op::Sweep { limit }),
@@ -382,6 +385,7 @@ pub async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -
                 seat_ids: seats.iter().map(|&s| SEATS[s].to_string()).collect(),
                 holder_id: HOLDERS[holder].into(),
                 ttl_ms: 1_000,
+                max_held_seats: None,
             };
             let mut out = vec![Outcome::Grant(store.acquire_hold(&hold(*first)).await)];
             clock.advance_ms(1_000);
@@ -409,6 +413,7 @@ pub async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -
                 seat_ids: seat_ids.clone(),
                 holder_id: HOLDERS[*holder].into(),
                 ttl_ms: *ttl_ms,
+                max_held_seats: None,
             };
             let grant = store.acquire_hold(&hold).await;
             let mut out = vec![];
@@ -444,13 +449,14 @@ pub async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -
                 })
                 .await,
         ),
-        Op::Hold { ev, seats, holder, ttl_ms } => Outcome::Grant(
+        Op::Hold { ev, seats, holder, ttl_ms, cap } => Outcome::Grant(
             store
                 .acquire_hold(&AcquireHold {
                     event_id: EVENTS[*ev].into(),
                     seat_ids: seats.iter().map(|&s| SEATS[s].to_string()).collect(),
                     holder_id: HOLDERS[*holder].into(),
                     ttl_ms: *ttl_ms,
+                    max_held_seats: *cap,
                 })
                 .await,
         ),

@@ -292,6 +292,7 @@ impl World {
                 seat_ids: seat_ids.clone(),
                 holder_id: user.into(),
                 ttl_ms: 300_000,
+                max_held_seats: None,
             })
             .await
             .unwrap();

@@ -157,9 +157,10 @@ pub async fn pg_terminations(
     }
 }
 
-/// Overwrites the run's seat-map cache entries with garbage at each planned moment.
+/// Overwrites the run's seat-map cache entries (keys under `namespace`) with garbage at each planned moment.
 pub async fn redis_poison(
     redis_url: String,
+    namespace: String,
     events: Vec<String>,
     plan: FaultPlan,
     log: Arc<FaultLog>,
@@ -174,7 +175,7 @@ pub async fn redis_poison(
             let mut c = client.get_multiplexed_async_connection().await?;
             for e in &events {
                 let _: () = redis::cmd("SET")
-                    .arg(format!("holdfast:seatmap:{e}"))
+                    .arg(format!("{namespace}:seatmap:{e}"))
                     .arg("\u{0}poisoned{not json")
                     .arg("PX")
                     .arg(5_000)

@@ -289,6 +289,7 @@ async fn drive(
     let addrs: Vec<_> = stack.slots.iter().map(|s| s.addr).collect();
     let provider_addr = stack.provider_addr;
     let db_name = stack.db_name.clone();
+    let cache_namespace = stack.cache_namespace();
     let db_url = stack.db_url.clone();
     let stack = Arc::new(Mutex::new(stack));
     let history = Arc::new(History::new(log.start()));
@@ -354,6 +355,7 @@ async fn drive(
     if let Some(r) = &opts.redis_url {
         fault_tasks.push(tokio::spawn(disrupt::redis_poison(
             r.clone(),
+            cache_namespace.clone(),
             event_ids.clone(),
             faults.clone(),
             log.clone(),

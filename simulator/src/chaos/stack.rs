@@ -259,11 +259,22 @@ impl Stack {
         .map(|s| s.to_string())
         .collect();
         if let Some(r) = &self.cfg.redis_url {
-            args.extend(["--redis-url".to_string(), r.clone()]);
+            args.extend([
+                "--redis-url".to_string(),
+                r.clone(),
+                "--cache-namespace".to_string(),
+                self.cache_namespace(),
+            ]);
         }
         args.extend(self.cfg.bookingd_args.iter().cloned());
         args.extend(extra);
         args
+    }
+
+    /// The prefix of this run's seat-map cache keys in Redis (`NAMESPACE:seatmap:<event>`):
+    /// its own, so runs sharing a Redis never meet.
+    pub fn cache_namespace(&self) -> String {
+        format!("holdfast-chaos:{}", self.db_name)
     }
 
     /// (Re)starts slot `i` on its address with `extra` arguments (bounded retries while the port is busy).

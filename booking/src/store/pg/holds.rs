@@ -4,7 +4,7 @@
 use super::rows::{self, seat_cols};
 use super::tx::{Fail, TxIds, ensure};
 use crate::model::{SeatId, SeatState};
-use crate::store::decide::{check_holdable, diagnose_release};
+use crate::store::decide::{check_hold_limit, check_holdable, diagnose_release};
 use crate::store::rules::Rules;
 use crate::store::{
     AcquireHold, CreateEvent, ExpiredHold, HeldSeat, HoldGrant, ReclaimedHold, ReleaseHold, StoreError,
@@ -87,6 +87,10 @@ pub(super) async fn acquire_hold(
         require_event(c, &req.event_id).await?;
     }
     let take = check_holdable(&req.event_id, sorted, &locked, now_ms, rules)?;
+    if let Some(limit) = req.max_held_seats {
+        let held = held_by(c, &req.event_id, &req.holder_id, now_ms).await?;
+        check_hold_limit(&req.event_id, held, take.len(), Some(limit))?;
+    }
     let hold_token = ids.next_uuid();
     let expires_at_ms = now_ms + req.ttl_ms;
     // Built from constant fragments only: nothing user-supplied reaches the text.
@@ -123,6 +127,31 @@ pub(super) async fn acquire_hold(
         granted_at_ms: now_ms,
         reclaimed,
     })
+}
+
+/// How many seats of `event_id` `holder_id` has at `now_ms` (held and
+/// unexpired, or in payment), counted under the holder's row lock: the lock
+/// is taken last, after the seats', so it closes no cycle, and it makes one
+/// holder's concurrent holds of one event count one after another.
+async fn held_by(c: &mut PgConnection, event_id: &str, holder_id: &str, now_ms: i64) -> Result<usize, Fail> {
+    sqlx::query(
+        "INSERT INTO holders (event_id, holder_id) VALUES ($1, $2) \
+         ON CONFLICT (event_id, holder_id) DO UPDATE SET holder_id = EXCLUDED.holder_id",
+    )
+    .bind(event_id)
+    .bind(holder_id)
+    .execute(&mut *c)
+    .await?;
+    let n: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM seats WHERE event_id = $1 AND holder_id = $2 \
+         AND ((state = 'held' AND hold_expires_at_ms > $3) OR state = 'payment_pending')",
+    )
+    .bind(event_id)
+    .bind(holder_id)
+    .bind(now_ms)
+    .fetch_one(&mut *c)
+    .await?;
+    usize::try_from(n).map_err(|_| Fail::Broken(format!("negative seat count {n}")))
 }
 
 /// The hold's conditional write (`$1` event, `$2` seats, `$3` new token, `$4`
