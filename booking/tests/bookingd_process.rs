@@ -1014,7 +1014,12 @@ async fn abandoned_holds_are_counted_and_a_lost_database_is_a_503() {
     assert_eq!(r.status, 503, "{}", r.text);
     assert_eq!(st.api.get("/metrics").send().await.status, 200, "metrics do not need the store");
     st.bookingd.assert_running();
-    // Its warnings went to a pipe, not a terminal: plain text, no colour codes.
+    // Its warnings (the background workers' next ticks fail) went to a pipe,
+    // not a terminal: plain text, no colour codes.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !st.bookingd.output().contains("WARN") && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(POLL).await;
+    }
     let log = st.bookingd.output();
     assert!(log.contains("WARN"), "the lost database was logged: {log}");
     assert!(!log.contains('\u{1b}'), "no ANSI escapes in redirected logs: {log:?}");

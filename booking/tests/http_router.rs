@@ -714,3 +714,52 @@ async fn a_user_past_the_seat_cap_gets_409_hold_limit() {
     let (s, _, _) = e.call("POST", "/v1/events/e1/holds", Some(&bob), None, Some(json!({"seat_ids":["1C"]}))).await;
     assert_eq!(s, StatusCode::CREATED);
 }
+
+/// Authentication comes before validation: a caller without a valid token
+/// gets 401 whatever is wrong with its path or body (and so learns nothing
+/// about what the service would refuse); with one, the same request gets
+/// the validation error. The Bearer scheme is case-insensitive (RFC 9110).
+#[tokio::test]
+async fn a_caller_without_a_valid_token_gets_401_before_any_validation() {
+    let e = env(ServiceConfig::default());
+    e.setup_event().await;
+    let bad_path = "/v1/events/not%20an%20id/holds";
+    let bad_body = json!({"seat_ids": "not a list"});
+    for (uri, body) in [(bad_path, json!({"seat_ids": ["1A"]})), ("/v1/events/e1/holds", bad_body.clone())] {
+        assert_problem(
+            e.call("POST", uri, None, None, Some(body.clone())).await,
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+        );
+        assert_problem(
+            e.call("POST", uri, Some("forged.token"), None, Some(body)).await,
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+        );
+    }
+    assert_problem(
+        e.call("POST", "/v1/events", None, None, Some(json!({"event_id": 5}))).await,
+        StatusCode::UNAUTHORIZED,
+        "unauthorized",
+    );
+    assert_problem(
+        e.call("GET", "/v1/orders/not-a-uuid", None, None, None).await,
+        StatusCode::UNAUTHORIZED,
+        "unauthorized",
+    );
+    // With a valid token the same requests get their validation errors.
+    let alice = e.token("alice", false);
+    let (s, _, _) = e.call("POST", bad_path, Some(&alice), None, Some(json!({"seat_ids": ["1A"]}))).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    let (s, _, _) = e.call("POST", "/v1/events/e1/holds", Some(&alice), None, Some(bad_body)).await;
+    assert!(s.is_client_error() && s != StatusCode::UNAUTHORIZED, "{s}");
+    // Scheme in lower case.
+    let req = Request::builder()
+        .method("POST")
+        .uri("/v1/events/e1/holds")
+        .header("authorization", format!("bearer {alice}"))
+        .header("content-type", "application/json")
+        .body(Body::from(json!({"seat_ids": ["1A"]}).to_string()))
+        .unwrap();
+    assert_eq!(e.app.clone().oneshot(req).await.unwrap().status(), StatusCode::CREATED);
+}

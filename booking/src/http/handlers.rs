@@ -1,7 +1,10 @@
-//! The request handlers: each authenticates, validates, makes one store call
+//! The request handlers: each authenticates (the [`Authed`] extractor comes
+//! first, so a caller without a valid token gets 401 before anything is
+//! parsed), validates, authorizes, makes one store call
 //! (the store decides), and answers. No handler reads "available" and then writes.
 
 use super::api::*;
+use super::authed::Authed;
 use super::cache::CachedSeatMap;
 use super::etag::IfNoneMatch;
 use super::problem::Problem;
@@ -45,10 +48,10 @@ fn check_event_id(event_id: &str) -> Result<(), Problem> {
 /// `POST /v1/events` (admin): creates an event with its seats.
 pub async fn create_event(
     State(st): State<Arc<AppState>>,
-    headers: HeaderMap,
+    Authed(claims): Authed,
     ApiJson(body): ApiJson<CreateEventBody>,
 ) -> Result<Response, Problem> {
-    st.admin(&headers)?;
+    st.require_admin(claims)?;
     st.store
         .create_event(&CreateEvent {
             event_id: body.event_id.clone(),
@@ -74,12 +77,13 @@ pub async fn create_event(
 /// store, never the cache), tagged per view; any other query is a 400.
 pub async fn seat_map(
     State(st): State<Arc<AppState>>,
+    Authed(claims): Authed,
     headers: HeaderMap,
     ApiPath(event_id): ApiPath<String>,
     ApiQuery(query): ApiQuery<SeatMapQuery>,
 ) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
-    st.user(&headers, Some(&event_id))?;
+    st.authorize(claims, Some(&event_id))?;
     if let Some(condition) = IfNoneMatch::from_headers(&headers) {
         let etag = st.store.seat_map_version(&event_id).await?.etag_for(query.state);
         if condition.matches(&etag) {
@@ -133,12 +137,12 @@ fn seat_map_response(status: StatusCode, etag: &str, body: Option<Bytes>, source
 /// `POST /v1/events/{event_id}/holds`: holds seats for the caller, all or nothing.
 pub async fn hold(
     State(st): State<Arc<AppState>>,
-    headers: HeaderMap,
+    Authed(claims): Authed,
     ApiPath(event_id): ApiPath<String>,
     ApiJson(body): ApiJson<HoldBody>,
 ) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
-    let user = st.user(&headers, Some(&event_id))?;
+    let user = st.authorize(claims, Some(&event_id))?;
     if let Err(retry_s) = st.rate_limit.check(&user.sub) {
         st.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
         return Err(Problem::rate_limited(retry_s));
@@ -171,11 +175,11 @@ pub async fn hold(
 /// `DELETE /v1/events/{event_id}/holds/{hold_token}`: the holder gives seats back.
 pub async fn release(
     State(st): State<Arc<AppState>>,
-    headers: HeaderMap,
+    Authed(claims): Authed,
     ApiPath((event_id, hold_token)): ApiPath<(String, Uuid)>,
 ) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
-    let user = st.user(&headers, Some(&event_id))?;
+    let user = st.authorize(claims, Some(&event_id))?;
     let released =
         st.store.release_hold(&ReleaseHold { event_id: event_id.clone(), holder_id: user.sub, hold_token }).await?;
     st.cache.invalidate(&event_id).await;
@@ -190,12 +194,13 @@ pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
 /// A retry with the same `Idempotency-Key` returns the same order, whatever happened since.
 pub async fn checkout(
     State(st): State<Arc<AppState>>,
+    Authed(claims): Authed,
     headers: HeaderMap,
     ApiPath((event_id, hold_token)): ApiPath<(String, Uuid)>,
     ApiJson(body): ApiJson<CheckoutBody>,
 ) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
-    let user = st.user(&headers, Some(&event_id))?;
+    let user = st.authorize(claims, Some(&event_id))?;
     let key = headers
         .get(IDEMPOTENCY_KEY)
         .ok_or_else(|| {
@@ -255,10 +260,9 @@ async fn order_view(st: &AppState, order: &Order, replayed: bool) -> Result<Orde
 /// `GET /v1/orders/{order_id}`: the order's status, for its buyer (or an operator).
 pub async fn order(
     State(st): State<Arc<AppState>>,
-    headers: HeaderMap,
+    Authed(user): Authed,
     ApiPath(order_id): ApiPath<Uuid>,
 ) -> Result<Response, Problem> {
-    let user = st.user(&headers, None)?;
     let order = match st.store.order(order_id).await {
         Ok(o) => o,
         Err(StoreError::UnknownOrder(_)) => return Err(Problem::not_found("no such order")),
@@ -279,8 +283,8 @@ pub async fn webhook(State(st): State<Arc<AppState>>, headers: HeaderMap, body: 
 }
 
 /// `GET /v1/admin/unresolved` (admin): charged-but-unfulfilled orders, reconciling orders and open compensations.
-pub async fn unresolved(State(st): State<Arc<AppState>>, headers: HeaderMap) -> Result<Response, Problem> {
-    st.admin(&headers)?;
+pub async fn unresolved(State(st): State<Arc<AppState>>, Authed(claims): Authed) -> Result<Response, Problem> {
+    st.require_admin(claims)?;
     let r = st.store.needs_resolution().await?;
     st.metrics.unresolved.store((r.orders.len() + r.compensations.len()) as i64, Ordering::Relaxed);
     Ok(Json(r).into_response())

@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod authed;
 pub mod cache;
 pub mod etag;
 pub mod handlers;

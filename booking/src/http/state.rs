@@ -81,10 +81,8 @@ impl std::fmt::Debug for AppState {
 }
 
 impl AppState {
-    /// Authenticates a user request and checks it may touch `event_id` (if given).
-    pub fn user(&self, headers: &HeaderMap, event_id: Option<&str>) -> Result<Claims, Problem> {
-        let value = headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
-        let claims = self.auth.verify_header(value)?;
+    /// `403` unless verified `claims` may touch `event_id` (when given).
+    pub fn authorize(&self, claims: Claims, event_id: Option<&str>) -> Result<Claims, Problem> {
         if let Some(ev) = event_id
             && !claims.allows_event(ev)
         {
@@ -93,9 +91,8 @@ impl AppState {
         Ok(claims)
     }
 
-    /// Authenticates an operator request.
-    pub fn admin(&self, headers: &HeaderMap) -> Result<Claims, Problem> {
-        let claims = self.user(headers, None)?;
+    /// `403` unless verified `claims` are an operator's.
+    pub fn require_admin(&self, claims: Claims) -> Result<Claims, Problem> {
         if !claims.admin {
             return Err(Problem::forbidden("admin credential required"));
         }

@@ -78,8 +78,10 @@ pub fn check_holdable(
 
 /// Checks that `token` is the current, unexpired hold of `holder` on every
 /// seat of `locked` (sorted): the condition for checkout. Errors, in order of
-/// precedence: `UnknownSeat`, `StaleToken`, `NotHolder`, `HoldNotFound` (already
-/// checked out), `HoldExpired`. Under `rules` with a comparison switched off
+/// precedence: `UnknownSeat`, `StaleToken` (a seat carries another token and
+/// someone owns it) or `HoldNotFound` (the seats are free: the hold lapsed and
+/// was swept, or was released), `NotHolder`, `HoldNotFound` (already checked
+/// out), `HoldExpired`. Under `rules` with a comparison switched off
 /// (a planted bug) that comparison is skipped; without `checkout_state` only
 /// seats already in payment or sold are refused.
 pub fn check_checkout(
@@ -96,8 +98,17 @@ pub fn check_checkout(
             return Err(StoreError::UnknownSeat { event_id: event_id.into(), seat_id: want.clone() });
         }
     }
-    if rules.checkout_token && locked.iter().any(|s| s.hold_token != Some(token)) {
-        return Err(StoreError::StaleToken);
+    if rules.checkout_token {
+        let mut others = locked.iter().filter(|s| s.hold_token != Some(token)).peekable();
+        if others.peek().is_some() {
+            // Owned by another hold or order: stale. Merely free (the hold lapsed
+            // and was swept, or was released): this token holds nothing.
+            return Err(if others.any(|s| s.state != SeatState::Available) {
+                StoreError::StaleToken
+            } else {
+                StoreError::HoldNotFound
+            });
+        }
     }
     if rules.checkout_holder && locked.iter().any(|s| s.holder_id.as_ref() != Some(holder)) {
         return Err(StoreError::NotHolder);
