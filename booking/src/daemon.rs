@@ -180,13 +180,31 @@ fn secret(name: &str) -> Result<Vec<u8>, String> {
     Ok(v.into_bytes())
 }
 
+/// How long bookingd waits for the database at start (and for a pooled connection later).
+const DB_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+
 async fn pool(url: &str, max: u32) -> Result<sqlx::PgPool, String> {
+    let opts: sqlx::postgres::PgConnectOptions =
+        url.parse().map_err(|e| format!("--database-url is not a PostgreSQL URL: {e}"))?;
+    // Where, without the password: what an operator needs to find the problem.
+    let target = format!(
+        "{}:{}/{}",
+        opts.get_host(),
+        opts.get_port(),
+        opts.get_database().unwrap_or("(the user's default database)")
+    );
     sqlx::postgres::PgPoolOptions::new()
         .max_connections(max)
-        .acquire_timeout(Duration::from_secs(5))
-        .connect(url)
+        .acquire_timeout(DB_ACQUIRE_TIMEOUT)
+        .connect_with(opts)
         .await
-        .map_err(|e| format!("cannot connect to the database: {e}"))
+        .map_err(|e| {
+            format!(
+                "cannot connect to the database at {target} within {} s: {e} (is PostgreSQL running there, \
+                 and does the database exist? `bookingd migrate` needs it to exist)",
+                DB_ACQUIRE_TIMEOUT.as_secs()
+            )
+        })
 }
 
 async fn run_serve(args: ServeArgs) -> Result<(), String> {

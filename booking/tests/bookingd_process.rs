@@ -1195,6 +1195,13 @@ fn bookingd_refuses_bad_configuration_clearly() {
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
+    // An unreachable database is named (host, port, database), without a password.
+    let unreachable =
+        ["serve", "--database-url", "postgres://u:hunter2@127.0.0.1:1/nowhere", "--provider-url", "http://127.0.0.1:1"];
+    let out = run_bookingd(&unreachable, &secrets);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("127.0.0.1:1/nowhere") && !stderr.contains("hunter2"), "{stderr}");
     let out = run_bookingd(&["issue-token", "--user", "alice"], &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("HOLDFAST_TOKEN_SECRET must be set"));

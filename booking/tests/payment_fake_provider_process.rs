@@ -116,4 +116,33 @@ fn fake_provider_help_explains_every_flag() {
     for flag in ["--listen", "--webhook-url", "--webhook-secret", "--seed", "--faults", "--webhook-timeout-ms"] {
         assert!(help.contains(flag), "{flag} missing from --help:\n{help}");
     }
+    assert!(help.contains("fake payment provider"), "its own description, not the booking crate's:\n{help}");
+    // Every fault knob is listed in --help and in docs/RUNNING_BOOKINGD.md.
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/RUNNING_BOOKINGD.md")).unwrap();
+    let knobs = serde_json::to_value(booking::fake_provider::Faults::default()).unwrap();
+    let knobs = knobs.as_object().expect("Faults is a JSON object");
+    assert!(knobs.len() >= 13, "{knobs:?}");
+    for knob in knobs.keys() {
+        assert!(help.contains(&format!("  {knob} ")), "knob {knob} missing from --help:\n{help}");
+        assert!(docs.contains(&format!("| `{knob}` |")), "knob {knob} missing from docs/RUNNING_BOOKINGD.md");
+    }
+}
+
+#[test]
+fn fake_provider_has_no_default_webhook_secret() {
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_fake-provider"));
+        cmd.args(args).env_remove("HOLDFAST_WEBHOOK_SECRET").env_remove("FAKE_PROVIDER_WEBHOOK_SECRET");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    let hook = ["--listen", "127.0.0.1:0", "--webhook-url", "http://127.0.0.1:1/v1/webhooks/provider"];
+    let out = run(&hook, &[("FAKE_PROVIDER_WEBHOOK_SECRET", "dev-webhook-secret-0123")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--webhook-secret"), "{out:?}");
+    let out = run(&[&hook[..], &["--webhook-secret", "short"]].concat(), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at least 16 bytes"), "{out:?}");
 }
