@@ -323,7 +323,7 @@ async fn every_domain_error_is_a_problem_with_a_stable_type() {
     );
     assert_problem(
         e.call("POST", "/v1/events/e1/holds", Some(&bob), None, Some(json!({"seats":["1A"]}))).await,
-        StatusCode::UNPROCESSABLE_ENTITY,
+        StatusCode::BAD_REQUEST,
         "bad-request",
     );
     assert_problem(
@@ -762,4 +762,56 @@ async fn a_caller_without_a_valid_token_gets_401_before_any_validation() {
         .body(Body::from(json!({"seat_ids": ["1A"]}).to_string()))
         .unwrap();
     assert_eq!(e.app.clone().oneshot(req).await.unwrap().status(), StatusCode::CREATED);
+}
+
+/// Errors the framework answers before a handler runs are problem documents
+/// too, and a body that is not the operation's JSON is one status: 400.
+#[tokio::test]
+async fn framework_errors_are_problem_documents_and_a_malformed_body_is_a_400() {
+    let e = env(ServiceConfig { max_body_bytes: 1024, ..ServiceConfig::default() });
+    e.setup_event().await;
+    let alice = e.token("alice", false);
+    let send = |method: &str, uri: &str, ctype: Option<&str>, body: String| {
+        let mut b = Request::builder().method(method).uri(uri).header("authorization", format!("Bearer {alice}"));
+        if let Some(c) = ctype {
+            b = b.header("content-type", c);
+        }
+        let req = b.body(Body::from(body)).unwrap();
+        let app = e.app.clone();
+        async move {
+            let resp = app.oneshot(req).await.unwrap();
+            let (parts, body) = resp.into_parts();
+            let bytes = body.collect().await.unwrap().to_bytes();
+            (parts, serde_json::from_slice::<Value>(&bytes).unwrap_or(Value::Null))
+        }
+    };
+    // (method, path, content type, body, status, problem kind)
+    type Case<'a> = (&'a str, &'a str, Option<&'a str>, String, u16, &'a str);
+    let cases: [Case; 6] = [
+        ("DELETE", "/v1/events", None, String::new(), 405, "method-not-allowed"),
+        ("POST", "/v1/events/e1/holds", Some("application/json"), "x".repeat(5_000), 413, "payload-too-large"),
+        ("POST", "/v1/webhooks/provider", Some("application/json"), "x".repeat(5_000), 413, "payload-too-large"),
+        ("POST", "/v1/events/e1/holds", None, r#"{"seat_ids":["1A"]}"#.into(), 415, "unsupported-media-type"),
+        ("POST", "/v1/events/e1/holds", Some("application/json"), r#"{"seat_ids":"1A"}"#.into(), 400, "bad-request"),
+        (
+            "POST",
+            "/v1/events/e1/holds",
+            Some("application/json"),
+            r#"{"seat_ids":["1A"],"x":1}"#.into(),
+            400,
+            "bad-request",
+        ),
+    ];
+    for (method, uri, ctype, body, status, kind) in cases {
+        let (parts, v) = send(method, uri, ctype, body).await;
+        assert_eq!(parts.status.as_u16(), status, "{method} {uri}: {v}");
+        assert_eq!(parts.headers.get("content-type").unwrap(), "application/problem+json", "{method} {uri}");
+        assert_eq!(v["type"], format!("urn:holdfast:problem:{kind}"), "{method} {uri}: {v}");
+        if status == 413 {
+            assert!(v["detail"].as_str().unwrap().contains("1024 bytes"), "the 413 states the limit: {v}");
+        }
+        if status == 405 {
+            assert!(parts.headers.get("allow").is_some(), "405 keeps Allow");
+        }
+    }
 }

@@ -12,10 +12,80 @@ use uuid::Uuid;
 pub struct CreateEventBody {
     /// The event id.
     pub event_id: String,
-    /// Its seats.
+    /// Its seats, listed (may be empty when `seat_ranges` name them).
+    #[serde(default)]
     pub seat_ids: Vec<String>,
+    /// Its seats, as numbered ranges (rows): for events too large to list in
+    /// one body. The event's seats are `seat_ids` and every range's, all distinct.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seat_ranges: Vec<SeatRange>,
     /// Price per seat, cents.
     pub price_cents: i64,
+}
+
+/// Numbered seats `prefix` + `first` ..= `prefix` + `last`, each number
+/// zero-padded to `width` digits: `{"prefix": "A-", "first": 1, "last": 3,
+/// "width": 2}` is `A-01`, `A-02`, `A-03`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeatRange {
+    /// Text before the number (may be empty).
+    #[serde(default)]
+    pub prefix: String,
+    /// The first number.
+    pub first: u32,
+    /// The last number (>= `first`).
+    pub last: u32,
+    /// Zero-pad numbers to this many digits (0..=9; 0: no padding).
+    #[serde(default)]
+    pub width: u8,
+}
+
+/// Most ranges one event creation may carry.
+pub const MAX_SEAT_RANGES: usize = 1_000;
+
+/// Why a body's seats cannot be expanded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SeatRangeError {
+    /// More ranges than [`MAX_SEAT_RANGES`].
+    #[error("at most {MAX_SEAT_RANGES} seat_ranges")]
+    TooManyRanges,
+    /// A range whose `last` is below its `first`, or whose width is over 9.
+    #[error("seat range {0}: last must be >= first and width 0..=9")]
+    BadRange(usize),
+    /// More seats in total than an event may have.
+    #[error("an event has at most {max} seats", max = crate::model::MAX_SEATS_PER_EVENT)]
+    TooManySeats,
+}
+
+impl CreateEventBody {
+    /// Every seat id the body names: `seat_ids`, then each range's, in
+    /// order. Bounded before anything is allocated: never more than
+    /// [`MAX_SEATS_PER_EVENT`](crate::model::MAX_SEATS_PER_EVENT) ids plus one.
+    /// Ids are not validated here (the store does, with the rest of the request).
+    pub fn all_seat_ids(&self) -> Result<Vec<String>, SeatRangeError> {
+        let max = crate::model::MAX_SEATS_PER_EVENT as u64;
+        if self.seat_ranges.len() > MAX_SEAT_RANGES {
+            return Err(SeatRangeError::TooManyRanges);
+        }
+        let mut total = self.seat_ids.len() as u64;
+        for (i, r) in self.seat_ranges.iter().enumerate() {
+            if r.last < r.first || r.width > 9 {
+                return Err(SeatRangeError::BadRange(i));
+            }
+            total += u64::from(r.last - r.first) + 1;
+        }
+        if total > max {
+            return Err(SeatRangeError::TooManySeats);
+        }
+        let mut ids = self.seat_ids.clone();
+        ids.reserve(total as usize - ids.len());
+        for r in &self.seat_ranges {
+            let w = usize::from(r.width);
+            ids.extend((r.first..=r.last).map(|n| format!("{}{n:0w$}", r.prefix)));
+        }
+        Ok(ids)
+    }
 }
 
 /// One seat as the public seat map shows it: no tokens, no holders.
@@ -231,5 +301,45 @@ mod tests {
         assert_eq!(view.seats[1].hold_expires_at_ms, Some(9_000));
         assert_eq!(view.seats[2].hold_expires_at_ms, None, "only a held seat shows a countdown");
         assert_eq!(SeatMapView::json_of("e1", &[]), br#"{"event_id":"e1","seats":[]}"#);
+    }
+}
+
+#[cfg(test)]
+mod seat_range_tests {
+    use super::*;
+
+    fn body(seat_ids: &[&str], ranges: Vec<SeatRange>) -> CreateEventBody {
+        CreateEventBody {
+            event_id: "e".into(),
+            seat_ids: seat_ids.iter().map(|s| s.to_string()).collect(),
+            seat_ranges: ranges,
+            price_cents: 1,
+        }
+    }
+
+    fn range(prefix: &str, first: u32, last: u32, width: u8) -> SeatRange {
+        SeatRange { prefix: prefix.into(), first, last, width }
+    }
+
+    #[test]
+    fn ranges_expand_after_the_listed_seats_zero_padded() {
+        let b = body(&["VIP"], vec![range("A-", 1, 3, 2), range("", 9, 10, 0)]);
+        assert_eq!(b.all_seat_ids().unwrap(), ["VIP", "A-01", "A-02", "A-03", "9", "10"]);
+    }
+
+    #[test]
+    fn bad_or_oversized_ranges_are_refused_before_anything_is_built() {
+        assert_eq!(body(&[], vec![range("A", 5, 4, 0)]).all_seat_ids(), Err(SeatRangeError::BadRange(0)));
+        assert_eq!(body(&[], vec![range("A", 1, 2, 10)]).all_seat_ids(), Err(SeatRangeError::BadRange(0)));
+        // u32::MAX seats would be 4 billion strings: refused by counting first.
+        assert_eq!(body(&[], vec![range("A", 0, u32::MAX, 0)]).all_seat_ids(), Err(SeatRangeError::TooManySeats));
+        assert_eq!(
+            body(&["x"], vec![range("A", 1, crate::model::MAX_SEATS_PER_EVENT as u32, 0)]).all_seat_ids(),
+            Err(SeatRangeError::TooManySeats)
+        );
+        let many = (0..=MAX_SEAT_RANGES as u32).map(|i| range("r", i, i, 0)).collect();
+        assert_eq!(body(&[], many).all_seat_ids(), Err(SeatRangeError::TooManyRanges));
+        let full = body(&[], vec![range("s", 1, crate::model::MAX_SEATS_PER_EVENT as u32, 6)]);
+        assert_eq!(full.all_seat_ids().unwrap().len(), crate::model::MAX_SEATS_PER_EVENT);
     }
 }

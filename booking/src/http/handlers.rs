@@ -52,12 +52,9 @@ pub async fn create_event(
     ApiJson(body): ApiJson<CreateEventBody>,
 ) -> Result<Response, Problem> {
     st.require_admin(claims)?;
+    let seat_ids = body.all_seat_ids().map_err(|e| Problem::bad_request(e.to_string()))?;
     st.store
-        .create_event(&CreateEvent {
-            event_id: body.event_id.clone(),
-            seat_ids: body.seat_ids,
-            price_cents: body.price_cents,
-        })
+        .create_event(&CreateEvent { event_id: body.event_id.clone(), seat_ids, price_cents: body.price_cents })
         .await?;
     st.cache.invalidate(&body.event_id).await;
     Ok((StatusCode::CREATED, Json(serde_json::json!({ "event_id": body.event_id }))).into_response())

@@ -7,6 +7,7 @@ pub mod auth;
 pub mod authed;
 pub mod cache;
 pub mod etag;
+pub mod framework_errors;
 pub mod handlers;
 pub mod problem;
 pub mod rate_limit;
@@ -52,6 +53,7 @@ pub fn router(state: AppState) -> Router {
         .route("/openapi.json", get(handlers::openapi))
         .fallback(handlers::fallback)
         .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::map_response(move |resp| async move { framework_errors::ensure_problem(resp, limit) }))
         // One shared state: a request clones an `Arc`, not every handle in it.
         .with_state(std::sync::Arc::new(state))
 }

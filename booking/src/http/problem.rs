@@ -109,13 +109,14 @@ impl From<StoreError> for Problem {
 
 impl From<JsonRejection> for Problem {
     fn from(r: JsonRejection) -> Self {
+        // One status for every body that is not the JSON the operation
+        // takes (syntax or shape): 400 `bad-request`, never axum's 422.
         let status = r.status();
-        let kind = match status {
-            StatusCode::PAYLOAD_TOO_LARGE => "payload-too-large",
-            StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported-media-type",
-            _ => "bad-request",
+        let (status, kind) = match status {
+            StatusCode::PAYLOAD_TOO_LARGE => (status, "payload-too-large"),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => (status, "unsupported-media-type"),
+            _ => (StatusCode::BAD_REQUEST, "bad-request"),
         };
-        let status = if status.is_client_error() { status } else { StatusCode::BAD_REQUEST };
         Problem::new(status, kind, r.body_text())
     }
 }
