@@ -20,7 +20,36 @@ pub struct CreateEventBody {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub seat_ranges: Vec<SeatRange>,
     /// Price per seat, cents.
+    #[serde(deserialize_with = "json_int::de")]
     pub price_cents: i64,
+}
+
+/// JSON Schema's `integer` is any number with no fractional part, `700.0`
+/// included (the document says `integer`; outside clients and fuzzers send
+/// such numbers). serde refuses a float for an integer field, so integer
+/// fields of request bodies read through this: an integral number in the
+/// type's range is accepted, anything else is the usual 400.
+mod json_int {
+    use serde::de::{Deserialize, Deserializer, Error};
+
+    /// Reads an integral JSON number into `T`.
+    pub fn de<'de, D, T>(d: D) -> Result<T, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: TryFrom<i128>,
+    {
+        let n = serde_json::Number::deserialize(d)?;
+        let wide: Option<i128> = if let Some(v) = n.as_i64() {
+            Some(v.into())
+        } else if let Some(v) = n.as_u64() {
+            Some(v.into())
+        } else {
+            // Integral floats within i64's range only: beyond it a float cannot be exact.
+            n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.2e18).map(|f| f as i128)
+        };
+        wide.and_then(|v| T::try_from(v).ok())
+            .ok_or_else(|| D::Error::custom(format!("{n} is not an integer in range")))
+    }
 }
 
 /// Numbered seats `prefix` + `first` ..= `prefix` + `last`, each number
@@ -29,17 +58,23 @@ pub struct CreateEventBody {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SeatRange {
-    /// Text before the number (may be empty).
+    /// Text before the number (may be empty): at most
+    /// [`MAX_SEAT_RANGE_PREFIX_LEN`] characters of `[A-Za-z0-9_.-]`.
     #[serde(default)]
     pub prefix: String,
     /// The first number.
+    #[serde(deserialize_with = "json_int::de")]
     pub first: u32,
     /// The last number (>= `first`).
+    #[serde(deserialize_with = "json_int::de")]
     pub last: u32,
     /// Zero-pad numbers to this many digits (0..=9; 0: no padding).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "json_int::de")]
     pub width: u8,
 }
+
+/// Longest range prefix: with up to 10 digits every id fits 64 characters.
+pub const MAX_SEAT_RANGE_PREFIX_LEN: usize = 54;
 
 /// Most ranges one event creation may carry.
 pub const MAX_SEAT_RANGES: usize = 1_000;
@@ -50,8 +85,9 @@ pub enum SeatRangeError {
     /// More ranges than [`MAX_SEAT_RANGES`].
     #[error("at most {MAX_SEAT_RANGES} seat_ranges")]
     TooManyRanges,
-    /// A range whose `last` is below its `first`, or whose width is over 9.
-    #[error("seat range {0}: last must be >= first and width 0..=9")]
+    /// A range whose `last` is below its `first`, whose width is over 9, or
+    /// whose prefix is too long or has other characters than `[A-Za-z0-9_.-]`.
+    #[error("seat range {0}: last must be >= first, width 0..=9, prefix 0..=54 characters of [A-Za-z0-9_.-]")]
     BadRange(usize),
     /// More seats in total than an event may have.
     #[error("an event has at most {max} seats", max = crate::model::MAX_SEATS_PER_EVENT)]
@@ -70,7 +106,9 @@ impl CreateEventBody {
         }
         let mut total = self.seat_ids.len() as u64;
         for (i, r) in self.seat_ranges.iter().enumerate() {
-            if r.last < r.first || r.width > 9 {
+            let prefix_ok = r.prefix.len() <= MAX_SEAT_RANGE_PREFIX_LEN
+                && r.prefix.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+            if r.last < r.first || r.width > 9 || !prefix_ok {
                 return Err(SeatRangeError::BadRange(i));
             }
             total += u64::from(r.last - r.first) + 1;
@@ -322,6 +360,19 @@ mod seat_range_tests {
     }
 
     #[test]
+    fn integral_floats_are_integers_as_json_schema_says() {
+        let b: CreateEventBody = serde_json::from_str(
+            r#"{"event_id":"e","seat_ranges":[{"first":1.0,"last":3,"width":2.0}],"price_cents":4500.0}"#,
+        )
+        .unwrap();
+        assert_eq!((b.price_cents, b.seat_ranges[0].first, b.seat_ranges[0].width), (4500, 1, 2));
+        for bad in [r#"1.5"#, r#"-1"#, r#"4294967296"#, r#"1e300"#] {
+            let json = format!(r#"{{"event_id":"e","seat_ranges":[{{"first":{bad},"last":3}}],"price_cents":1}}"#);
+            assert!(serde_json::from_str::<CreateEventBody>(&json).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn ranges_expand_after_the_listed_seats_zero_padded() {
         let b = body(&["VIP"], vec![range("A-", 1, 3, 2), range("", 9, 10, 0)]);
         assert_eq!(b.all_seat_ids().unwrap(), ["VIP", "A-01", "A-02", "A-03", "9", "10"]);
@@ -331,6 +382,8 @@ mod seat_range_tests {
     fn bad_or_oversized_ranges_are_refused_before_anything_is_built() {
         assert_eq!(body(&[], vec![range("A", 5, 4, 0)]).all_seat_ids(), Err(SeatRangeError::BadRange(0)));
         assert_eq!(body(&[], vec![range("A", 1, 2, 10)]).all_seat_ids(), Err(SeatRangeError::BadRange(0)));
+        assert_eq!(body(&[], vec![range(&"p".repeat(55), 1, 2, 0)]).all_seat_ids(), Err(SeatRangeError::BadRange(0)));
+        assert_eq!(body(&[], vec![range("a b", 1, 2, 0)]).all_seat_ids(), Err(SeatRangeError::BadRange(0)));
         // u32::MAX seats would be 4 billion strings: refused by counting first.
         assert_eq!(body(&[], vec![range("A", 0, u32::MAX, 0)]).all_seat_ids(), Err(SeatRangeError::TooManySeats));
         assert_eq!(
