@@ -4,10 +4,8 @@
 
 mod common;
 
-use booking::clock::ManualClock;
 use booking::store::*;
-use common::{TestDb, mem_store};
-use std::future::Future;
+use common::{TestDb, on_both};
 use std::sync::Arc;
 
 const START_MS: i64 = 1_700_000_000_000;
@@ -15,19 +13,6 @@ const START_MS: i64 = 1_700_000_000_000;
 const CAP: u32 = 8;
 /// Hold lifetime, ms.
 const HOLD_TTL_MS: i64 = 60_000;
-
-async fn on_both<F, Fut>(scenario: F)
-where
-    F: Fn(Box<dyn Store>, Arc<ManualClock>) -> Fut,
-    Fut: Future<Output = ()>,
-{
-    let (mem, clock) = mem_store(START_MS, 3);
-    scenario(Box::new(mem), clock).await;
-    let db = TestDb::create(2).await;
-    let clock = ManualClock::new(START_MS);
-    scenario(Box::new(db.manual_store(clock.clone(), 3)), clock).await;
-    db.drop_db().await;
-}
 
 fn seat(i: usize) -> String {
     format!("s{i:03}")
@@ -56,7 +41,7 @@ fn hold_req(seats: std::ops::Range<usize>, holder: &str, cap: Option<u32>) -> Ac
 
 #[tokio::test]
 async fn held_and_paying_seats_count_expired_and_released_ones_do_not() {
-    on_both(|store, clock| async move {
+    on_both(START_MS, 3, |store, clock| async move {
         event(&*store, 40).await;
         let six = store.acquire_hold(&hold_req(0..6, "ann", Some(CAP))).await.unwrap();
         // 6 + 3 > 8: refused, and nothing taken.

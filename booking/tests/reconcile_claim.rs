@@ -5,30 +5,14 @@
 
 mod common;
 
-use booking::clock::{Clock, ManualClock};
+use booking::clock::Clock;
 use booking::model::*;
 use booking::store::*;
-use common::{TestDb, mem_store};
-use std::future::Future;
-use std::sync::Arc;
+use common::on_both;
 
 const START_MS: i64 = 1_700_000_000_000;
 const PAYMENT_TTL_MS: i64 = 60_000;
 const BACKOFF: ReconcileBackoff = ReconcileBackoff { base_ms: 1_000, cap_ms: 8_000 };
-
-/// Runs `scenario` on a fresh MemStore and on a fresh PgStore (manual clocks).
-async fn on_both<F, Fut>(scenario: F)
-where
-    F: Fn(Box<dyn Store>, Arc<ManualClock>) -> Fut,
-    Fut: Future<Output = ()>,
-{
-    let (mem, clock) = mem_store(START_MS, 5);
-    scenario(Box::new(mem), clock).await;
-    let db = TestDb::create(2).await;
-    let clock = ManualClock::new(START_MS);
-    scenario(Box::new(db.manual_store(clock.clone(), 5)), clock).await;
-    db.drop_db().await;
-}
 
 /// An event with seats `s0..s{n-1}`.
 async fn event(store: &dyn Store, n: usize) {
@@ -69,7 +53,7 @@ fn claimed_orders(claimed: &[(Order, PaymentOp)]) -> Vec<uuid::Uuid> {
 
 #[tokio::test]
 async fn an_unknown_payment_is_claimed_on_a_doubling_capped_backoff_cut_to_its_deadline() {
-    on_both(|store, clock| async move {
+    on_both(START_MS, 5, |store, clock| async move {
         let store = store.as_ref();
         event(store, 1).await;
         let o = order(store, 0, PAYMENT_TTL_MS).await;
@@ -113,7 +97,7 @@ async fn an_unknown_payment_is_claimed_on_a_doubling_capped_backoff_cut_to_its_d
 
 #[tokio::test]
 async fn a_pending_payment_is_the_dispatchers_until_its_deadline() {
-    on_both(|store, clock| async move {
+    on_both(START_MS, 5, |store, clock| async move {
         let store = store.as_ref();
         event(store, 1).await;
         let o = order(store, 0, PAYMENT_TTL_MS).await;
@@ -134,7 +118,7 @@ async fn a_pending_payment_is_the_dispatchers_until_its_deadline() {
 
 #[tokio::test]
 async fn resolved_orders_are_never_claimed() {
-    on_both(|store, clock| async move {
+    on_both(START_MS, 5, |store, clock| async move {
         let store = store.as_ref();
         event(store, 5).await;
         let confirmed = order(store, 0, PAYMENT_TTL_MS).await;
@@ -184,7 +168,7 @@ async fn resolved_orders_are_never_claimed() {
 
 #[tokio::test]
 async fn the_limit_holds_oldest_deadline_first() {
-    on_both(|store, _clock| async move {
+    on_both(START_MS, 5, |store, _clock| async move {
         let store = store.as_ref();
         event(store, 3).await;
         let late = order(store, 0, 30_000).await;
@@ -206,7 +190,7 @@ async fn the_limit_holds_oldest_deadline_first() {
 
 #[tokio::test]
 async fn a_bad_backoff_is_a_named_error_and_claims_nothing() {
-    on_both(|store, _clock| async move {
+    on_both(START_MS, 5, |store, _clock| async move {
         let store = store.as_ref();
         event(store, 1).await;
         let o = order(store, 0, PAYMENT_TTL_MS).await;

@@ -7,24 +7,9 @@ mod common;
 use booking::clock::{Clock, ManualClock};
 use booking::model::*;
 use booking::store::*;
-use common::{TestDb, mem_store};
-use std::future::Future;
+use common::{mem_store, on_both};
 
 const START_MS: i64 = 1_700_000_000_000;
-
-/// Runs `scenario` on a fresh MemStore and on a fresh PgStore (manual clocks).
-async fn on_both<F, Fut>(scenario: F)
-where
-    F: Fn(Box<dyn Store>, std::sync::Arc<ManualClock>) -> Fut,
-    Fut: Future<Output = ()>,
-{
-    let (mem, clock) = mem_store(START_MS, 3);
-    scenario(Box::new(mem), clock).await;
-    let db = TestDb::create(2).await;
-    let clock = ManualClock::new(START_MS);
-    scenario(Box::new(db.manual_store(clock.clone(), 3)), clock).await;
-    db.drop_db().await;
-}
 
 async fn event(store: &dyn Store, seats: &[&str]) {
     store
@@ -67,7 +52,7 @@ async fn states(store: &dyn Store) -> Vec<(String, SeatState)> {
 
 #[tokio::test]
 async fn release_needs_the_holder_and_a_live_token() {
-    on_both(|store, _clock| async move {
+    on_both(START_MS, 3, |store, _clock| async move {
         let store = store.as_ref();
         event(store, &["2", "1"]).await;
         let g = hold(store, &["2", "1"], "ann").await;
@@ -88,7 +73,7 @@ async fn release_needs_the_holder_and_a_live_token() {
 
 #[tokio::test]
 async fn checkout_is_idempotent_per_key_and_takes_the_whole_hold() {
-    on_both(|store, clock| async move {
+    on_both(START_MS, 3, |store, clock| async move {
         let store = store.as_ref();
         event(store, &["a", "b", "c"]).await;
         let g = hold(store, &["a", "b"], "ann").await;
@@ -129,7 +114,7 @@ async fn checkout_is_idempotent_per_key_and_takes_the_whole_hold() {
 
 #[tokio::test]
 async fn an_unknown_outcome_keeps_the_seats_until_the_deadline_and_a_late_success_is_refunded() {
-    on_both(|store, clock| async move {
+    on_both(START_MS, 3, |store, clock| async move {
         let store = store.as_ref();
         event(store, &["a"]).await;
         let g = hold(store, &["a"], "ann").await;
@@ -208,7 +193,7 @@ async fn an_unknown_outcome_keeps_the_seats_until_the_deadline_and_a_late_succes
 
 #[tokio::test]
 async fn a_live_success_books_each_seat_once_and_contradictions_are_named() {
-    on_both(|store, _clock| async move {
+    on_both(START_MS, 3, |store, _clock| async move {
         let store = store.as_ref();
         event(store, &["b", "a"]).await;
         let g = hold(store, &["b", "a"], "ann").await;
@@ -281,7 +266,7 @@ async fn event2(store: &dyn Store) {
 
 #[tokio::test]
 async fn outbox_claims_lease_and_retries_are_due_later() {
-    on_both(|store, clock| async move {
+    on_both(START_MS, 3, |store, clock| async move {
         let store = store.as_ref();
         event(store, &["a", "b"]).await;
         for (seat, key) in [("a", "k1"), ("b", "k2")] {
@@ -320,7 +305,7 @@ async fn outbox_claims_lease_and_retries_are_due_later() {
 
 #[tokio::test]
 async fn the_seat_map_version_counts_every_seat_write() {
-    on_both(|store, clock| async move {
+    on_both(START_MS, 3, |store, clock| async move {
         let store = store.as_ref();
         let ev: EventId = "ev".into();
         let version = async || {
@@ -356,7 +341,7 @@ async fn the_seat_map_version_counts_every_seat_write() {
 
 #[tokio::test]
 async fn bad_input_is_a_named_error_and_writes_nothing() {
-    on_both(|store, _clock| async move {
+    on_both(START_MS, 3, |store, _clock| async move {
         let store = store.as_ref();
         event(store, &["a"]).await;
         let before = store.snapshot().await.unwrap();
@@ -409,7 +394,7 @@ async fn charged_after_release(
 
 #[tokio::test]
 async fn an_abandoned_refund_attempt_is_taken_over_once_its_lease_expires() {
-    on_both(|store, clock| async move {
+    on_both(START_MS, 3, |store, clock| async move {
         let store = store.as_ref();
         event(store, &["a"]).await;
         let (order, c) = charged_after_release(store, &clock, "a", "ann").await;
@@ -492,7 +477,7 @@ async fn an_abandoned_refund_attempt_is_taken_over_once_its_lease_expires() {
 
 #[tokio::test]
 async fn an_unknown_refund_outcome_is_recorded_as_unknown() {
-    on_both(|store, clock| async move {
+    on_both(START_MS, 3, |store, clock| async move {
         let store = store.as_ref();
         event(store, &["a"]).await;
         let (order, c) = charged_after_release(store, &clock, "a", "ann").await;
@@ -526,7 +511,7 @@ async fn an_unknown_refund_outcome_is_recorded_as_unknown() {
 
 #[tokio::test]
 async fn released_orders_still_possibly_charged_are_listed_for_operators() {
-    on_both(|store, clock| async move {
+    on_both(START_MS, 3, |store, clock| async move {
         let store = store.as_ref();
         event(store, &["a", "b", "c", "d"]).await;
         let mut orders = Vec::new();

@@ -16,7 +16,7 @@
 use serde_json::json;
 use simulator::chaos::client::{Api, History};
 use simulator::chaos::log::FaultLog;
-use simulator::chaos::stack::{Stack, StackConfig, TOKEN_SECRET};
+use simulator::chaos::stack::{Stack, StackConfig};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -77,11 +77,7 @@ async fn measure(
     let log = Arc::new(FaultLog::new());
     let history = Arc::new(History::new(log.start()));
     let api = Api::new(vec![stack.slots[0].addr], history);
-    let auth = booking::http::auth::Authenticator::new(TOKEN_SECRET.as_bytes(), Arc::new(booking::clock::SystemClock));
-    let far = booking::clock::Clock::now_ms(&booking::clock::SystemClock) + 3_600_000;
-    let token = |sub: &str, admin: bool| {
-        auth.issue(&booking::http::auth::Claims { sub: sub.into(), events: vec!["*".into()], exp_ms: far, admin })
-    };
+    let token = simulator::chaos::stack::token;
     let seats: Vec<String> = (0..SEATS).map(|s| format!("s{s:05}")).collect();
     for e in 0..EVENTS {
         let body = json!({"event_id": format!("bench{e}"), "seat_ids": seats, "price_cents": 2_500});

@@ -31,7 +31,6 @@
 //! default the local `postgres` database), Redis on 127.0.0.1:6379 (REDIS_URL)
 //! and `pgbench` on PATH. Prints a markdown table.
 
-use booking::clock::SystemClock;
 use booking::ids::RandomIds;
 use booking::store::{AcquireHold, CreateEvent, Store, StoreError};
 use booking::store::{PgClock, PgStore};
@@ -39,7 +38,7 @@ use rand::{Rng, SeedableRng};
 use serde_json::json;
 use simulator::chaos::client::{Api, History};
 use simulator::chaos::log::FaultLog;
-use simulator::chaos::stack::{Stack, StackConfig, TOKEN_SECRET};
+use simulator::chaos::stack::{Stack, StackConfig};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -360,11 +359,7 @@ async fn bookingd(hot: bool, clients: usize, duration_s: u64, admin_url: &str, r
     let log = Arc::new(FaultLog::new());
     let history = Arc::new(History::new(log.start()));
     let api = Api::new(vec![stack.slots[0].addr], history);
-    let auth = booking::http::auth::Authenticator::new(TOKEN_SECRET.as_bytes(), Arc::new(SystemClock));
-    let far = booking::clock::Clock::now_ms(&SystemClock) + 3_600_000;
-    let token = |sub: &str, admin: bool| {
-        auth.issue(&booking::http::auth::Claims { sub: sub.into(), events: vec!["*".into()], exp_ms: far, admin })
-    };
+    let token = simulator::chaos::stack::token;
     let seats: Vec<String> = (0..SEATS).map(seat).collect();
     let admin = [("authorization", format!("Bearer {}", token("op", true)))];
     let body = json!({"event_id": EVENT, "seat_ids": seats, "price_cents": 2_500});

@@ -7,9 +7,11 @@
 
 use booking::clock::ManualClock;
 use booking::ids::{IdSource, RandomIds, SeededIds};
+use booking::store::Store;
 use booking::store::{MemStore, PgClock, PgStore};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
+use std::future::Future;
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -98,4 +100,19 @@ impl TestDb {
 pub fn mem_store(start_ms: i64, seed: u64) -> (MemStore, Arc<ManualClock>) {
     let clock = ManualClock::new(start_ms);
     (MemStore::new(clock.clone(), Arc::new(SeededIds::new(seed))), clock)
+}
+
+/// Runs `scenario` on a fresh MemStore and then on a fresh PgStore, each with
+/// a manual clock at `start_ms` and ids seeded with `seed`.
+pub async fn on_both<F, Fut>(start_ms: i64, seed: u64, scenario: F)
+where
+    F: Fn(Box<dyn Store>, Arc<ManualClock>) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let (mem, clock) = mem_store(start_ms, seed);
+    scenario(Box::new(mem), clock).await;
+    let db = TestDb::create(2).await;
+    let clock = ManualClock::new(start_ms);
+    scenario(Box::new(db.manual_store(clock.clone(), seed)), clock).await;
+    db.drop_db().await;
 }

@@ -18,6 +18,16 @@ use tokio::process::{Child, Command};
 pub const TOKEN_SECRET: &str = "chaos-token-secret-0123456789";
 /// The secret webhooks are signed with (chaos runs only).
 pub const WEBHOOK_SECRET: &str = "chaos-webhook-secret-0123456789";
+/// A bearer token for `sub` on every event, valid for an hour, signed with
+/// [`TOKEN_SECRET`] (what the stack's bookingds verify); `admin` makes it an
+/// operator's. For the real-stack benchmarks' clients.
+pub fn token(sub: &str, admin: bool) -> String {
+    use booking::clock::{Clock, SystemClock};
+    let auth = booking::http::auth::Authenticator::new(TOKEN_SECRET.as_bytes(), std::sync::Arc::new(SystemClock));
+    let exp_ms = SystemClock.now_ms() + 3_600_000;
+    auth.issue(&booking::http::auth::Claims { sub: sub.into(), events: vec!["*".into()], exp_ms, admin })
+}
+
 /// Names the simulator binary to run the processes with, when the caller is
 /// not it (a benchmark example); default: this very binary.
 pub const SIMULATOR_EXE_VAR: &str = "HOLDFAST_SIMULATOR_EXE";
