@@ -598,3 +598,30 @@ async fn mem_store_reports_a_takeover_and_not_a_stale_result() {
         ]
     );
 }
+
+/// A checkout whose token's seats are merely free (the hold lapsed and was
+/// swept, or was released) says the hold is gone (`HoldNotFound`), not that
+/// another hold owns the seats; once someone else holds them it is `StaleToken`.
+#[tokio::test]
+async fn a_checkout_of_a_swept_hold_says_hold_not_found_and_of_a_taken_one_stale_token() {
+    on_both(START_MS, 3, |store, clock| async move {
+        event(&*store, &["1A", "1B"]).await;
+        let alice = hold(&*store, &["1A"], "alice").await;
+        clock.advance_ms(60_000);
+        assert_eq!(store.sweep_expired_holds(10).await.unwrap().len(), 1);
+        assert_eq!(store.begin_payment(&checkout(&alice, "a1")).await.unwrap_err(), StoreError::HoldNotFound);
+        let released = hold(&*store, &["1B"], "alice").await;
+        store
+            .release_hold(&ReleaseHold {
+                event_id: "ev".into(),
+                holder_id: "alice".into(),
+                hold_token: released.hold_token,
+            })
+            .await
+            .unwrap();
+        assert_eq!(store.begin_payment(&checkout(&released, "a2")).await.unwrap_err(), StoreError::HoldNotFound);
+        hold(&*store, &["1A"], "bob").await;
+        assert_eq!(store.begin_payment(&checkout(&alice, "a3")).await.unwrap_err(), StoreError::StaleToken);
+    })
+    .await;
+}
