@@ -291,7 +291,8 @@ pub async fn unresolved(State(st): State<Arc<AppState>>, Authed(claims): Authed)
 pub async fn healthz(State(st): State<Arc<AppState>>) -> Response {
     match st.store.now_ms().await {
         Ok(_) => (StatusCode::OK, "ok").into_response(),
-        Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "store unavailable").into_response(),
+        Err(_) => Problem::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", "the booking store does not answer")
+            .into_response(),
     }
 }
 

@@ -111,6 +111,60 @@ mod tests {
         );
     }
 
+    /// The document states the limits the code enforces, read from the same
+    /// constants: change one without the other and this fails.
+    #[test]
+    fn openapi_states_the_limits_the_code_enforces() {
+        use crate::http::api::{MAX_SEAT_RANGE_PREFIX_LEN, MAX_SEAT_RANGES};
+        use crate::model::{MAX_IDEMPOTENCY_KEY_LEN, MAX_SEATS_PER_EVENT, MAX_SEATS_PER_HOLD, valid_id};
+        let doc: serde_json::Value = serde_json::from_str(OPENAPI_JSON).expect("openapi.json is JSON");
+        let s = &doc["components"]["schemas"];
+        let id = s["Hold"]["properties"]["seat_ids"]["items"]["pattern"].as_str().unwrap();
+        assert_eq!(id, "^[A-Za-z0-9_.-]{1,64}$");
+        // The pattern and `valid_id` agree on the edges.
+        let max_id = "a".repeat(64);
+        for (text, ok) in [("", false), ("a", true), (max_id.as_str(), true), ("a b", false), ("é", false)] {
+            assert_eq!(valid_id(text), ok, "{text:?}");
+        }
+        assert!(!valid_id(&"a".repeat(65)));
+        for body in ["Hold", "Checkout"] {
+            let seats = &s[body]["properties"]["seat_ids"];
+            assert_eq!(seats["minItems"], 1, "{body}");
+            assert_eq!(seats["maxItems"], MAX_SEATS_PER_HOLD, "{body}");
+            assert_eq!(seats["uniqueItems"], true, "{body}");
+            assert_eq!(s[body]["additionalProperties"], false, "{body}: unknown fields are refused");
+        }
+        let create = &s["CreateEvent"];
+        assert_eq!(create["properties"]["seat_ids"]["maxItems"], MAX_SEATS_PER_EVENT);
+        assert_eq!(create["properties"]["seat_ranges"]["maxItems"], MAX_SEAT_RANGES);
+        assert_eq!(create["properties"]["price_cents"]["minimum"], 0);
+        assert_eq!(create["properties"]["price_cents"]["maximum"], crate::store::MAX_PRICE_CENTS);
+        assert!(create["description"].as_str().unwrap().contains(&ServiceConfig::default().max_body_bytes.to_string()));
+        assert_eq!(create["additionalProperties"], false);
+        let prefix = s["SeatRange"]["properties"]["prefix"]["pattern"].as_str().unwrap();
+        assert_eq!(prefix, format!("^[A-Za-z0-9_.-]{{0,{MAX_SEAT_RANGE_PREFIX_LEN}}}$"));
+        let checkout = &doc["paths"]["/v1/events/{event_id}/holds/{hold_token}/checkout"]["post"];
+        let key = checkout["parameters"].as_array().unwrap().iter().find(|p| p["name"] == "Idempotency-Key").unwrap();
+        assert_eq!(key["schema"]["maxLength"], MAX_IDEMPOTENCY_KEY_LEN);
+        let hold = doc["paths"]["/v1/events/{event_id}/holds"]["post"]["summary"].as_str().unwrap();
+        assert!(hold.contains(&format!("default {}", DEFAULT_MAX_HELD_SEATS_PER_USER)), "{hold}");
+        // Every operation that takes a JSON body lists 400, 413 and 415; every error is a problem document.
+        for (method, path) in ROUTES {
+            let op = &doc["paths"][path][method];
+            let responses = op["responses"].as_object().unwrap();
+            if op.get("requestBody").is_some() && *path != "/v1/webhooks/provider" {
+                for status in ["400", "413", "415"] {
+                    assert!(responses.contains_key(status), "{method} {path} lacks {status}");
+                }
+            }
+            for (status, r) in responses {
+                if status.starts_with('4') || status.starts_with('5') {
+                    assert!(r["content"]["application/problem+json"].is_object(), "{method} {path} {status}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn openapi_documents_conditional_seat_map_reads() {
         let doc: serde_json::Value = serde_json::from_str(OPENAPI_JSON).expect("openapi.json is JSON");

@@ -9,6 +9,9 @@ use crate::model::{
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+/// Highest seat price, in cents (a million in the currency's main unit).
+pub const MAX_PRICE_CENTS: i64 = 100_000_000;
+
 /// Create an event with its seats.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CreateEvent {
@@ -347,8 +350,8 @@ impl CreateEvent {
     /// Validates the request; returns the seats sorted.
     pub fn validate(&self) -> Result<Vec<SeatId>, StoreError> {
         check_id("event_id", &self.event_id)?;
-        if self.price_cents < 0 || self.price_cents > 100_000_000 {
-            return Err(StoreError::InvalidInput("price_cents must be 0..=100000000".into()));
+        if self.price_cents < 0 || self.price_cents > MAX_PRICE_CENTS {
+            return Err(StoreError::InvalidInput(format!("price_cents must be 0..={MAX_PRICE_CENTS}")));
         }
         sorted_unique(&self.seat_ids, MAX_SEATS_PER_EVENT)
     }
