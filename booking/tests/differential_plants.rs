@@ -11,11 +11,10 @@
 //! same operations, proves the plant is live: for every plant at least one
 //! operation's planted outcome differs from the sound one.
 //!
-//! `SweepFreesPaymentPending` is special: once the sweeper has freed an open
-//! order's seats, `MemStore` asserts (panics) inside `record_payment_success`
-//! while `PgStore`'s row-count check fails (`StoreError::Backend`). That
-//! pair, on the same operation, is agreement; the case ends there (the
-//! panicking `MemStore` held its mutex and is poisoned).
+//! A sale the store must refuse (a swept order's seats are gone, or a seat
+//! already has a confirmed booking) is `StoreError::Backend` with the same
+//! words in both stores: `PgStore`'s row count and unique index, `MemStore`'s
+//! twin check. (`MemStore` used to assert there; a panic now fails the case.)
 //!
 //! The workflow-only plants (`DispatchUnknownAsDeclined`, `WebhookRefundFailedAsSucceeded`,
 //! `RefundNewKeyPerRetry`) leave every store rule sound, so both stores are
@@ -29,25 +28,21 @@ use booking::fault::{Faults, Plant};
 use booking::store::*;
 use common::TestDb;
 use differential_support::*;
-use futures::FutureExt;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
 
 /// Generated cases per plant.
 const CASES: u32 = 24;
 /// The generator's seed for the plant at index `i` of [`Plant::ALL`] is `BASE_SEED + i`.
 const BASE_SEED: u64 = 0x9_1a47_5eed;
-/// What `MemStore`'s sale asserts when a swept order's seats are gone.
-const SALE_ASSERTION: &str = "an open order owns its seats";
 
 /// What one plant's cases did.
 #[derive(Debug, Default, Clone, Copy)]
 struct Tally {
-    /// Cases run to the end (or to an agreed panic).
+    /// Cases run to the end.
     cases: u32,
     /// Operations applied (the setup included).
     ops: u32,
@@ -55,8 +50,6 @@ struct Tally {
     diverging: u32,
     /// Cases with at least one diverging operation.
     cases_diverging: u32,
-    /// Cases ended by a `MemStore` panic matched by a `PgStore` backend error.
-    agreed_panics: u32,
 }
 
 impl Tally {
@@ -65,18 +58,6 @@ impl Tally {
         self.ops += other.ops;
         self.diverging += other.diverging;
         self.cases_diverging += other.cases_diverging;
-        self.agreed_panics += other.agreed_panics;
-    }
-}
-
-/// The text of a caught panic.
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "<non-string panic>".into()
     }
 }
 
@@ -98,37 +79,9 @@ async fn run_case(db: &TestDb, plant: Plant, ops: &[Op], tally: &mut Tally) -> R
     let setup = Op::CreateEvent { ev: 0, seats: vec![5, 4, 3, 2, 1, 0], price_cents: 1_500 };
     for (i, op) in std::iter::once(&setup).chain(ops).enumerate() {
         case.ops += 1;
-        let planted = AssertUnwindSafe(apply(&mem, &mem_clock, op, &known)).catch_unwind().await;
+        let want = apply(&mem, &mem_clock, op, &known).await;
         let got = apply(&pg, &pg_clock, op, &known).await;
         let reference = apply(&sound, &sound_clock, op, &known).await;
-        let want = match planted {
-            Ok(want) => want,
-            Err(payload) => {
-                let text = panic_text(payload.as_ref());
-                prop_assert!(
-                    plant == Plant::SweepFreesPaymentPending && text.contains(SALE_ASSERTION),
-                    "op #{} {:?}: MemStore panicked under {}: {}",
-                    i,
-                    op,
-                    plant,
-                    text
-                );
-                let backend = steps(got).into_iter().any(|o| matches!(o, Outcome::Sale(Err(StoreError::Backend(_)))));
-                prop_assert!(
-                    backend,
-                    "op #{} {:?}: MemStore panicked ({}) but PgStore's sale gave no backend error",
-                    i,
-                    op,
-                    text
-                );
-                // The panic is the planted outcome; the sound store had none.
-                case.diverging += 1;
-                case.agreed_panics += 1;
-                case.cases_diverging = 1;
-                tally.add(case);
-                return Ok(()); // MemStore is poisoned: the case ends here.
-            }
-        };
         prop_assert_eq!(&got, &want, "op #{} {:?}: under {}, PgStore (left) and MemStore (right) differ", i, op, plant);
         if want != reference {
             case.diverging += 1;
@@ -231,7 +184,7 @@ fn directed(plant: Plant) -> Vec<Op> {
         Plant::SweepEarly => vec![hold(&[0], 0, 1_000), Op::Advance { ms: 500 }, Op::Sweep { limit: 3 }],
         // A checkout of a 1 s hold with a long payment deadline: the sweep
         // past the hold's deadline frees the paying seats, then the provider
-        // says it charged (MemStore's sale asserts, PgStore's refuses).
+        // says it charged (both stores' sales refuse it alike).
         Plant::SweepFreesPaymentPending => vec![
             hold_then_checkout(1_000, 60_000, 0),
             Op::Advance { ms: 1_000 },
@@ -250,18 +203,6 @@ fn directed(plant: Plant) -> Vec<Op> {
 fn every_store_plant_lives_alike_in_both_stores() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let db = rt.block_on(TestDb::create(2));
-    // MemStore's expected sale assertion (SweepFreesPaymentPending) is caught
-    // and judged by run_case: one line for it, not a backtrace.
-    let default_hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let text = panic_text(info.payload());
-        if text.contains(SALE_ASSERTION) {
-            let at = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
-            eprintln!("MemStore panicked at {at}: {text} (caught; judged against PgStore)");
-        } else {
-            default_hook(info);
-        }
-    }));
     let all = Instant::now();
     let mut rows: Vec<(Plant, Tally, Tally, Duration)> = vec![];
     let mut failure = None;
@@ -296,16 +237,14 @@ fn every_store_plant_lives_alike_in_both_stores() {
         let elapsed = started.elapsed();
         let generic = generic.into_inner();
         eprintln!(
-            "{plant}: {} generated cases ({} ops), {} ops diverging from sound in {} cases, {} agreed panics; \
-             directed: {} ops, {} diverging, {} agreed panics; {:.1} s",
+            "{plant}: {} generated cases ({} ops), {} ops diverging from sound in {} cases; \
+             directed: {} ops, {} diverging; {:.1} s",
             generic.cases,
             generic.ops,
             generic.diverging,
             generic.cases_diverging,
-            generic.agreed_panics,
             aimed.ops,
             aimed.diverging,
-            aimed.agreed_panics,
             elapsed.as_secs_f64()
         );
         rows.push((plant, generic, aimed, elapsed));

@@ -112,6 +112,10 @@ struct ChaosArgs {
     /// How long users start new flows, in wall ms (faults run meanwhile).
     #[arg(long, default_value_t = 6_000, value_parser = clap::value_parser!(u64).range(1_000..=600_000))]
     duration_ms: u64,
+    /// How long the settle phase waits at most for every order and refund to
+    /// resolve, in wall ms (at least three payment deadlines are waited anyway).
+    #[arg(long, default_value_t = simulator::chaos::SETTLE_MAX_MS, value_parser = clap::value_parser!(u64).range(1_000..=600_000))]
+    settle_max_ms: u64,
     /// The PostgreSQL server's maintenance database; each run creates (and drops) a database on it.
     #[arg(long, env = "HOLDFAST_TEST_DATABASE_URL", default_value = "postgres://postgres@127.0.0.1:5432/postgres")]
     database_url: String,
@@ -246,6 +250,7 @@ fn chaos(args: ChaosArgs) -> ExitCode {
         redis_url: (!args.no_redis).then(|| args.redis_url.clone()),
         bookingds: args.bookingds as usize,
         duration_ms: args.duration_ms,
+        settle_max_ms: args.settle_max_ms,
         out_dir: args.out.clone().into(),
         keep_db: args.keep_db,
     };
@@ -318,8 +323,13 @@ fn print_chaos_verdict(v: &simulator::chaos::ChaosVerdict, args: &ChaosArgs) {
     if !v.passed() {
         println!("  records: {}", v.records);
         let plant = v.plant.as_ref().map(|p| format!(" --plant {p}")).unwrap_or_default();
+        let settle = if args.settle_max_ms == simulator::chaos::SETTLE_MAX_MS {
+            String::new()
+        } else {
+            format!(" --settle-max-ms {}", args.settle_max_ms)
+        };
         println!(
-            "  rerun (the seed decides the workload and faults, not the interleaving; it may pass): simulator chaos --scenario {} --seed {}{plant} --duration-ms {}",
+            "  rerun (the seed decides the workload and faults, not the interleaving; it may pass): simulator chaos --scenario {} --seed {}{plant} --duration-ms {}{settle}",
             v.scenario, v.seed, args.duration_ms
         );
     }

@@ -124,6 +124,10 @@ fn host_seed(seed: u64, salt: &str) -> u64 {
     h
 }
 
+/// The environment variable that makes a world panic at that many simulated
+/// ms (the harness's test of its own panic verdict; not for users).
+pub const SELF_TEST_PANIC_VAR: &str = "HOLDFAST_SIM_SELF_TEST_PANIC_AT_MS";
+
 /// Runs one seed of `cfg`.
 pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
     assert!(
@@ -277,6 +281,15 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
                 r?;
             }
             Ok(())
+        });
+    }
+
+    // The harness's own test of its panic verdict: a panic inside the world at a
+    // simulated time, from the environment (the process pool passes it on).
+    if let Some(at_ms) = std::env::var(SELF_TEST_PANIC_VAR).ok().and_then(|v| v.parse::<u64>().ok()) {
+        sim.client("selftest", async move {
+            tokio::time::sleep(Duration::from_millis(at_ms)).await;
+            panic!("harness self-test: a panic inside the world at {at_ms} ms");
         });
     }
 

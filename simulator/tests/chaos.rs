@@ -1,8 +1,9 @@
 //! Chaos mode as users run it, on the real stack (PostgreSQL and Redis of
 //! `ci/test`, `bookingd` and `fake-provider` processes): a planted bug in the
-//! checkout condition is reported from the client history, a planted bug in
-//! the payment path as a hidden charge found in the PostgreSQL tables and the
-//! provider's ledger, and each failing run names its records and its rerun line.
+//! checkout condition is reported from the client history and as a double
+//! sale found in the PostgreSQL tables, a planted bug in the payment path as a
+//! hidden charge found in the tables and the provider's ledger, and each
+//! failing run names its records and its rerun line.
 
 use std::process::{Command, Output};
 
@@ -22,7 +23,16 @@ fn stdout(o: &Output) -> String {
 
 #[test]
 fn planted_unconditional_checkout_is_reported_as_a_stale_authorization() {
-    let o = chaos(&["--scenario", "paused-clients", "--seed", "0", "--plant", "unconditional-checkout"]);
+    let o = chaos(&[
+        "--scenario",
+        "paused-clients",
+        "--seed",
+        "0",
+        "--plant",
+        "unconditional-checkout",
+        "--settle-max-ms",
+        "5000",
+    ]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "a violation fails the run:\n{out}");
     assert!(out.contains("FAIL"), "{out}");
@@ -53,4 +63,27 @@ fn unknown_scenario_or_plant_is_a_usage_error() {
     assert_eq!(o.status.code(), Some(2));
     let o = chaos(&["--plant", "nope"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn planted_unconditional_checkout_is_reported_as_a_double_sale_found_in_the_tables() {
+    // A stale replay checks out seats bought (or being paid for) since; the
+    // sale that finds its seats taken is refused (the unique index, or the
+    // sale's own condition), and the tables show one seat claimed by two live
+    // orders. The interleaving is real, so a replay may land on a seat nobody
+    // bought yet: three seeds, and one double sale among them is required.
+    let o = chaos(&[
+        "--scenario",
+        "stale-token-replay",
+        "--seeds",
+        "0..3",
+        "--plant",
+        "unconditional-checkout",
+        "--settle-max-ms",
+        "5000",
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "a violation fails the run:\n{out}");
+    assert!(out.contains("violation: one-booking-per-seat seat "), "{out}");
+    assert!(out.contains(": double sale: claimed by "), "{out}");
 }

@@ -43,8 +43,8 @@ impl Area {
 /// `what`, `scenario` and `invariant`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Plant {
-    /// Checkout drops the whole condition (token, holder, deadline): the
-    /// unconditional `UPDATE … SET state = 'payment_pending'`.
+    /// Checkout drops the whole condition (state, token, holder, deadline): the
+    /// unconditional `UPDATE … SET state = 'payment_pending'`, which takes even a sold seat.
     UnconditionalCheckout,
     /// Checkout's condition forgets the token comparison.
     CheckoutIgnoresToken,
@@ -137,7 +137,7 @@ pub const CATALOG: &[Entry] = &[
         "MemStore, PgStore",
         "alice-bob-stale-token",
         "no-stale-authority",
-        "checkout moves the seats to payment_pending without comparing token, holder or deadline",
+        "checkout moves the seats to payment_pending whatever their state, token, holder or deadline, a sold seat included",
     )
     .also(&[("stale-token-replay", "no-stale-authority")]),
     e(
@@ -292,9 +292,10 @@ pub const CATALOG: &[Entry] = &[
         Area::Expiry,
         "MemStore, PgStore",
         "all-faults",
-        "panic",
-        "the sweeper also frees payment_pending seats whose hold deadline has passed (the sale's assertion fires)",
-    ),
+        "unknown-keeps-seats",
+        "the sweeper also frees payment_pending seats whose hold deadline has passed",
+    )
+    .also(&[("all-faults", "one-booking-per-seat")]),
 ];
 
 impl Plant {

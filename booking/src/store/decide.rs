@@ -82,8 +82,8 @@ pub fn check_holdable(
 /// someone owns it) or `HoldNotFound` (the seats are free: the hold lapsed and
 /// was swept, or was released), `NotHolder`, `HoldNotFound` (already checked
 /// out), `HoldExpired`. Under `rules` with a comparison switched off
-/// (a planted bug) that comparison is skipped; without `checkout_state` only
-/// seats already in payment or sold are refused.
+/// (a planted bug) that comparison is skipped; without `checkout_state` no
+/// seat is refused for its state, not even one in payment or sold.
 pub fn check_checkout(
     event_id: &str,
     requested: &[String],
@@ -113,14 +113,7 @@ pub fn check_checkout(
     if rules.checkout_holder && locked.iter().any(|s| s.holder_id.as_ref() != Some(holder)) {
         return Err(StoreError::NotHolder);
     }
-    let open = |s: &Seat| {
-        if rules.checkout_state {
-            s.state == SeatState::Held
-        } else {
-            matches!(s.state, SeatState::Held | SeatState::Available)
-        }
-    };
-    if locked.iter().any(|s| !open(s)) {
+    if rules.checkout_state && locked.iter().any(|s| s.state != SeatState::Held) {
         return Err(StoreError::HoldNotFound);
     }
     let expired_at_ms = locked.iter().filter_map(|s| s.hold_expires_at_ms).min().unwrap_or(i64::MIN);

@@ -3,6 +3,12 @@
 use crate::model::{EventId, SeatId};
 use uuid::Uuid;
 
+/// The `Backend` message of a sale the one-confirmed-booking-per-seat rule
+/// refused (PostgreSQL's `bookings_one_confirmed_per_seat` index, MemStore's
+/// twin check): only a bug above the store can cause it.
+pub const ONE_BOOKING_BREACH: &str =
+    "invariant violated: a second confirmed booking for one seat was refused by bookings_one_confirmed_per_seat";
+
 /// Why a store operation did not apply. Every variant but `Backend` is the
 /// caller's to handle (a 4xx); `Backend` is the store failing (a 503).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

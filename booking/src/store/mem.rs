@@ -11,7 +11,7 @@ use super::decide::{
 use super::observer::{Presented, SeatWriteCause, StoreObserver};
 use super::rules::Rules;
 use super::types::*;
-use super::{Store, StoreError};
+use super::{ONE_BOOKING_BREACH, Store, StoreError};
 use crate::clock::Clock;
 use crate::fault::Faults;
 use crate::ids::IdSource;
@@ -117,6 +117,39 @@ impl Inner {
     fn begin(&mut self, cause: SeatWriteCause, presented: Presented) {
         self.journal.cause = Some(cause);
         self.journal.presented = presented;
+    }
+
+    /// Refuses the sale of `order`'s seats unless the order owns every one
+    /// (`payment_pending` under its id) and none has a confirmed booking: the
+    /// checks PgStore's sale makes with its row count and with the
+    /// `bookings_one_confirmed_per_seat` index, in its words.
+    fn check_sale(&self, order: &Order) -> Result<(), StoreError> {
+        let owned = order
+            .seat_ids
+            .iter()
+            .filter(|s| {
+                self.seats.get(&(order.event_id.clone(), (*s).clone())).is_some_and(|seat| {
+                    seat.state == SeatState::PaymentPending && seat.order_id == Some(order.order_id)
+                })
+            })
+            .count();
+        if owned != order.seat_ids.len() {
+            return Err(StoreError::Backend(format!(
+                "invariant violated: an open order owns its seats: sold {owned} of {}",
+                order.seat_ids.len()
+            )));
+        }
+        for seat_id in &order.seat_ids {
+            let lo = (order.event_id.clone(), seat_id.clone(), Uuid::nil());
+            if let Some(((_, s, _), b)) = self.bookings.range(lo..).next()
+                && s == seat_id
+                && b.event_id == order.event_id
+            {
+                tracing::error!(seat = %seat_id, booking = %b.booking_id, order = %b.order_id, "{ONE_BOOKING_BREACH}");
+                return Err(StoreError::Backend(ONE_BOOKING_BREACH.into()));
+            }
+        }
+        Ok(())
     }
 
     fn seat_mut(&mut self, key: &(EventId, SeatId)) -> Option<&mut Seat> {
@@ -450,11 +483,13 @@ impl Store for MemStore {
                 seat.order_id = Some(order_id);
                 if !rules.checkout_state {
                     // The unconditional write names the presented hold as the seat's; a
-                    // seat that had no hold (available) gets the checkout's time as its
-                    // deadline, as PgStore must (a `payment_pending` row carries one).
+                    // seat that had no hold (available, sold) gets the checkout's time as
+                    // its deadline and loses its booking, as PgStore must (the columns
+                    // a `payment_pending` row carries).
                     seat.hold_token = Some(req.hold_token);
                     seat.holder_id = Some(req.holder_id.clone());
                     seat.hold_expires_at_ms.get_or_insert(now_ms);
+                    seat.booking_id = None;
                 }
                 seat.version += 1;
             }
@@ -522,6 +557,18 @@ impl Store for MemStore {
                 };
                 return Ok(Recorded { outcome: first, decided_now: false });
             }
+            // The booking ids are drawn first, as PgStore draws them before its
+            // sale can be refused (so both stores consume the same ids).
+            let booking_ids: Vec<Uuid> = if order.status.owns_seats() {
+                let drawn = order.seat_ids.iter().map(|_| ids.next_uuid()).collect();
+                // What PgStore's conditional sale and its one-booking index refuse
+                // (reachable only through a bug above the store): refused before
+                // anything is written, with PgStore's words.
+                db.check_sale(&order)?;
+                drawn
+            } else {
+                Vec::new()
+            };
             if decided {
                 op.status = PaymentStatus::Succeeded;
                 op.provider_payment_id = Some(req.provider_payment_id.clone());
@@ -531,12 +578,11 @@ impl Store for MemStore {
             order.updated_at_ms = now_ms;
             if order.status.owns_seats() {
                 let mut bookings = Vec::with_capacity(order.seat_ids.len());
-                for seat_id in &order.seat_ids {
-                    let booking_id = ids.next_uuid();
+                for (seat_id, &booking_id) in order.seat_ids.iter().zip(&booking_ids) {
                     let seat = db.seat_mut(&(order.event_id.clone(), seat_id.clone())).expect("order seat");
                     assert!(
                         seat.state == SeatState::PaymentPending && seat.order_id == Some(order.order_id),
-                        "an open order owns its seats"
+                        "check_sale: an open order owns its seats"
                     );
                     seat.state = SeatState::Sold;
                     seat.booking_id = Some(booking_id);

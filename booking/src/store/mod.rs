@@ -11,7 +11,7 @@ mod pg;
 mod rules;
 mod types;
 
-pub use error::StoreError;
+pub use error::{ONE_BOOKING_BREACH, StoreError};
 pub use mem::MemStore;
 pub use observer::{Presented, SeatWriteCause, StoreObserver};
 pub use pg::{PgClock, PgStore};

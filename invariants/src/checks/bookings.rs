@@ -1,10 +1,12 @@
 //! At most one confirmed booking per (event, seat); every sold seat has
 //! exactly one booking, tied to a succeeded payment of the order that owns it;
-//! every booking belongs to a seat sold to it.
+//! every booking belongs to a seat sold to it; a seat claimed by two live
+//! orders (confirmed, or still paying) is a double sale, found in the final
+//! records alone.
 
 use super::index::seat_changes;
 use crate::{Config, Invariant, Subject, TraceEvent, Violation};
-use booking::model::{Booking, EventId, PaymentStatus, SeatId, SeatState, Snapshot};
+use booking::model::{Booking, EventId, Order, OrderStatus, PaymentStatus, SeatId, SeatState, Snapshot};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Checks [`Invariant::OneBookingPerSeat`] (final bookings and sales in the
@@ -27,10 +29,12 @@ pub fn check_bookings(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> V
     // (a sale the final records no longer show still sold a ticket).
     let mut seats: BTreeSet<(EventId, SeatId)> = by_seat.keys().cloned().collect();
     seats.extend(changes.keys().cloned());
+    let mut sold_twice = BTreeSet::new();
     for key in &seats {
         let bookings = by_seat.get(key).map(Vec::as_slice).unwrap_or_default();
         let sales = sales_of(key);
         if bookings.len() > 1 || sales.len() > 1 {
+            sold_twice.insert(key.clone());
             let ids: Vec<String> = bookings.iter().map(|b| b.booking_id.to_string()).collect();
             out.push(Violation::new(
                 Invariant::OneBookingPerSeat,
@@ -39,6 +43,26 @@ pub fn check_bookings(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> V
                 sales.into_iter().take(2).collect(),
             ));
         }
+    }
+
+    // Double sales the final records show by themselves (chaos mode has no
+    // trace): one seat claimed by two live orders (sold to one, or in payment
+    // for one). The index allows one booking, but both buyers paid or will.
+    let mut live: BTreeMap<(EventId, SeatId), Vec<&Order>> = BTreeMap::new();
+    for o in snap.orders.iter().filter(|o| o.status.owns_seats() || o.status == OrderStatus::Confirmed) {
+        for s in &o.seat_ids {
+            live.entry((o.event_id.clone(), s.clone())).or_default().push(o);
+        }
+    }
+    for (key, orders) in live.iter().filter(|(k, os)| os.len() > 1 && !sold_twice.contains(*k)) {
+        let claims: Vec<String> =
+            orders.iter().map(|o| format!("{} ({}, {})", o.order_id, o.status, o.holder_id)).collect();
+        out.push(Violation::new(
+            Invariant::OneBookingPerSeat,
+            Subject::seat(&key.0, &key.1),
+            format!("double sale: claimed by {} live orders: {}", orders.len(), claims.join(", ")),
+            sales_of(key).into_iter().take(2).collect(),
+        ));
     }
 
     // Every sold seat: exactly its booking, paid by a succeeded operation of its order.
@@ -136,6 +160,41 @@ mod tests {
         assert_eq!(v[0].subject, Subject::seat("ev", "A1"));
         assert_eq!(v[0].witnesses, vec![sale]);
         assert!(v[0].detail.contains("status is unknown"), "{}", v[0].detail);
+    }
+
+    #[test]
+    fn seat_claimed_by_two_live_orders_is_a_double_sale() {
+        let mut w = World::new(&["A1"]);
+        let t = w.hold("alice", &["A1"], 5_000);
+        let o = w.checkout("alice", t, "k1", 60_000);
+        w.charge(o);
+        let sale = w.last_change_of("A1");
+        let alice = w.snap.orders[0].order_id;
+        // A broken checkout gave the sold seat to bob's payment too; only the
+        // final records are given (as chaos mode reads them from PostgreSQL).
+        let mut bob = w.snap.orders[0].clone();
+        bob.order_id = uuid::Uuid::from_u128(7);
+        bob.holder_id = "bob".into();
+        bob.status = OrderStatus::Pending;
+        w.snap.orders.push(bob);
+        let v = check_bookings(&w.snap, w.trace.events(), &w.config());
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert_eq!(v[0].invariant, Invariant::OneBookingPerSeat);
+        assert_eq!(v[0].subject, Subject::seat("ev", "A1"));
+        assert_eq!(v[0].witnesses, vec![sale]);
+        let want =
+            format!("double sale: claimed by 2 live orders: {alice} (confirmed, alice), {} (pending, bob)", bob_id());
+        assert_eq!(v[0].detail, want);
+        let v = check_bookings(&w.snap, &[], &w.config());
+        assert_eq!(v.len(), 1, "found without a trace: {v:?}");
+        assert_eq!(v[0].detail, want);
+        // Once bob's order is released, one live order is left: no double sale.
+        w.snap.orders[1].status = OrderStatus::Released;
+        assert_eq!(check_bookings(&w.snap, &[], &w.config()), vec![]);
+    }
+
+    fn bob_id() -> uuid::Uuid {
+        uuid::Uuid::from_u128(7)
     }
 
     #[test]

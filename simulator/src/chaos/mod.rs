@@ -58,8 +58,9 @@ const MAX_SEATS_PER_EVENT: usize = 60;
 const HOLD_TTL_MS: (i64, i64) = (1_500, 3_000);
 /// Payment deadline bounds in chaos (wall ms).
 const PAYMENT_TTL_MS: (i64, i64) = (3_000, 6_000);
-/// How long the settle phase may wait for every order and refund to resolve.
-const SETTLE_MAX: Duration = Duration::from_secs(60);
+/// How long the settle phase may wait for every order and refund to resolve
+/// unless told otherwise ([`ChaosOptions::settle_max_ms`]).
+pub const SETTLE_MAX_MS: u64 = 60_000;
 /// After a destructive fault (crash, kill, restart, terminated backends), how
 /// long a 503 is explained by it, in wall ms.
 const FAULT_SHADOW_MS: u64 = 3_000;
@@ -79,6 +80,9 @@ pub struct ChaosOptions {
     pub bookingds: usize,
     /// How long users start new flows, in wall ms.
     pub duration_ms: u64,
+    /// How long the settle phase waits at most for every order and refund to
+    /// resolve, in wall ms (at least three payment deadlines are waited anyway).
+    pub settle_max_ms: u64,
     /// Where each run writes its records (`<dir>/<scenario>-<seed>/`).
     pub out_dir: PathBuf,
     /// Keep the database after the run.
@@ -381,7 +385,8 @@ async fn drive(
         .map_err(|e| format!("connect {db_name}: {e}"))?;
     let store = PgStore::new(pool.clone(), PgClock::Database, Arc::new(SeededIds::new(seed)));
     let faults_end_store_ms = store.now_ms().await.map_err(|e| e.to_string())?;
-    let settle_until = tokio::time::Instant::now() + SETTLE_MAX.max(Duration::from_millis(3 * payment_ttl_ms as u64));
+    let settle_max = Duration::from_millis(opts.settle_max_ms).max(Duration::from_millis(3 * payment_ttl_ms as u64));
+    let settle_until = tokio::time::Instant::now() + settle_max;
     loop {
         // Open: what operators would still see as unresolved (unknown or
         // in-flight payments, refunds under way) and expired holds not yet reclaimed.
@@ -407,7 +412,7 @@ async fn drive(
             break;
         }
         if tokio::time::Instant::now() >= settle_until {
-            log.note(format!("not settled after {SETTLE_MAX:?}: {open} open records"));
+            log.note(format!("not settled after {settle_max:?}: {open} open records"));
             break;
         }
         tokio::time::sleep(Duration::from_millis(250)).await;

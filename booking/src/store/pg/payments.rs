@@ -222,13 +222,18 @@ pub(super) async fn begin_payment(
 fn checkout_sql(rules: &Rules) -> String {
     let mut sql = String::from("UPDATE seats SET state = 'payment_pending', order_id = $3, version = version + 1");
     if !rules.checkout_state {
-        // The unconditional write names the presented hold as the seat's; an
-        // available seat (no deadline) gets the checkout's time as its deadline, as
-        // in MemStore: the schema requires one of a `payment_pending` seat.
-        sql.push_str(", hold_token = $4, holder_id = $5, hold_expires_at_ms = COALESCE(hold_expires_at_ms, $6)");
+        // The unconditional write names the presented hold as the seat's; a seat
+        // without a deadline (available, sold) gets the checkout's time as its
+        // deadline and loses its booking, as in MemStore: the columns the schema
+        // requires of a `payment_pending` seat.
+        sql.push_str(
+            ", hold_token = $4, holder_id = $5, hold_expires_at_ms = COALESCE(hold_expires_at_ms, $6), booking_id = NULL",
+        );
     }
     sql.push_str(" WHERE event_id = $1 AND seat_id = ANY($2)");
-    sql.push_str(if rules.checkout_state { " AND state = 'held'" } else { " AND state IN ('held', 'available')" });
+    if rules.checkout_state {
+        sql.push_str(" AND state = 'held'");
+    }
     // A comparison left out still names its parameter, so every statement binds the same six.
     sql.push_str(if rules.checkout_token { " AND hold_token = $4" } else { " AND $4::uuid IS NOT NULL" });
     sql.push_str(if rules.checkout_holder { " AND holder_id = $5" } else { " AND $5::text IS NOT NULL" });

@@ -65,9 +65,9 @@ pub(super) fn backend(e: sqlx::Error) -> StoreError {
     if let sqlx::Error::Database(db) = &e
         && db.constraint() == Some(ONE_CONFIRMED_BOOKING_INDEX)
     {
-        return StoreError::Backend(format!(
-            "invariant violated: a second confirmed booking for one seat was refused by {ONE_CONFIRMED_BOOKING_INDEX}: {db}"
-        ));
+        // The words MemStore uses too (the differential test compares them).
+        tracing::error!(error = %db, "{}", super::super::ONE_BOOKING_BREACH);
+        return StoreError::Backend(super::super::ONE_BOOKING_BREACH.into());
     }
     StoreError::Backend(e.to_string())
 }
