@@ -159,6 +159,10 @@ struct RunArgs {
     /// Worlds run in parallel (each world is single-threaded and deterministic).
     #[arg(long, default_value_t = 2)]
     jobs: usize,
+    /// Stop after the first scenario that fails (mutation testing's speed-up;
+    /// the scenarios not run are listed).
+    #[arg(long)]
+    fail_fast: bool,
     #[command(flatten)]
     harness: HarnessArgs,
 }
@@ -434,6 +438,13 @@ fn run(args: RunArgs) -> ExitCode {
         }
         failed_any |= summary.failed > 0 || !summary.missing_paths.is_empty();
         summaries.push(summary);
+        if args.fail_fast && failed_any {
+            let rest: Vec<&str> = plans[summaries.len()..].iter().map(|p| p.name.as_str()).collect();
+            if !rest.is_empty() {
+                println!("--fail-fast: not run: {}", rest.join(", "));
+            }
+            break;
+        }
     }
     if !args.json {
         println!(

@@ -259,3 +259,14 @@ fn an_opening_burst_fits_the_listener_backlog() {
     let sold = verdict["metrics"]["seats_sold"].as_u64().expect("seats sold");
     assert!(sold >= 90, "a burst of 500 users on 100 seats sells nearly all of them: {sold}");
 }
+
+#[test]
+fn fail_fast_stops_after_the_first_failing_scenario_and_names_the_rest() {
+    let run = sim(&["run", "--seeds", "0..1", "--plant", "unconditional-checkout", "--fail-fast"]);
+    let out = stdout(&run);
+    assert_eq!(run.status.code(), Some(1), "{out}");
+    assert!(out.contains("FAIL alice-bob-stale-token seed 0"), "{out}");
+    let rest = out.lines().find_map(|l| l.strip_prefix("--fail-fast: not run: ")).expect("the scenarios not run");
+    assert!(rest.split(", ").any(|s| s == "swarm"), "{rest}");
+    assert!(!out.contains("FAIL swarm"), "{out}");
+}

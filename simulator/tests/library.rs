@@ -10,7 +10,7 @@ use std::process::Command;
 #[ignore = "the whole library (about a minute in release): run by ci/mutants with --include-ignored"]
 fn the_scenario_library_passes() {
     let out = Command::new(env!("CARGO_BIN_EXE_simulator"))
-        .args(["run", "--jobs", "2"])
+        .args(["run", "--jobs", "2", "--fail-fast"])
         .output()
         .expect("the simulator runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
