@@ -17,22 +17,19 @@ fn chaos(args: &[&str]) -> Output {
         .expect("simulator runs")
 }
 
+/// A planted run of `scenario` over `seeds` (`--seed N` or `--seeds A..B`):
+/// the plant keeps some order open, so the settle phase is cut short.
+fn planted(scenario: &str, seeds: [&str; 2], plant: &str) -> Output {
+    chaos(&["--scenario", scenario, seeds[0], seeds[1], "--plant", plant, "--settle-max-ms", "5000"])
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 #[test]
 fn planted_unconditional_checkout_is_reported_as_a_stale_authorization() {
-    let o = chaos(&[
-        "--scenario",
-        "paused-clients",
-        "--seed",
-        "0",
-        "--plant",
-        "unconditional-checkout",
-        "--settle-max-ms",
-        "5000",
-    ]);
+    let o = planted("paused-clients", ["--seed", "0"], "unconditional-checkout");
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "a violation fails the run:\n{out}");
     assert!(out.contains("FAIL"), "{out}");
@@ -72,16 +69,7 @@ fn planted_unconditional_checkout_is_reported_as_a_double_sale_found_in_the_tabl
     // sale's own condition), and the tables show one seat claimed by two live
     // orders. The interleaving is real, so a replay may land on a seat nobody
     // bought yet: three seeds, and one double sale among them is required.
-    let o = chaos(&[
-        "--scenario",
-        "stale-token-replay",
-        "--seeds",
-        "0..3",
-        "--plant",
-        "unconditional-checkout",
-        "--settle-max-ms",
-        "5000",
-    ]);
+    let o = planted("stale-token-replay", ["--seeds", "0..3"], "unconditional-checkout");
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "a violation fails the run:\n{out}");
     assert!(out.contains("violation: one-booking-per-seat seat "), "{out}");
