@@ -7,10 +7,14 @@
 
 use std::process::{Command, Output};
 
+/// `simulator chaos ARGS`, with a 4 s flow window unless `args` name one.
 fn chaos(args: &[&str]) -> Output {
     let out_dir = std::env::temp_dir().join(format!("holdfast-chaos-test-{}", std::process::id()));
+    let window: &[&str] = if args.contains(&"--duration-ms") { &[] } else { &["--duration-ms", "4000"] };
     Command::new(env!("CARGO_BIN_EXE_simulator"))
-        .args(["chaos", "--duration-ms", "4000", "--out"])
+        .arg("chaos")
+        .args(window)
+        .arg("--out")
         .arg(&out_dir)
         .args(args)
         .output()
@@ -68,8 +72,21 @@ fn planted_unconditional_checkout_is_reported_as_a_double_sale_found_in_the_tabl
     // sale that finds its seats taken is refused (the unique index, or the
     // sale's own condition), and the tables show one seat claimed by two live
     // orders. The interleaving is real, so a replay may land on a seat nobody
-    // bought yet: three seeds, and one double sale among them is required.
-    let o = planted("stale-token-replay", ["--seeds", "0..3"], "unconditional-checkout");
+    // bought yet, and a loaded machine runs fewer flows (a user replays only
+    // after its first purchase): a 10 s window, two seeds, one double sale
+    // among them is required.
+    let o = chaos(&[
+        "--scenario",
+        "stale-token-replay",
+        "--seeds",
+        "0..2",
+        "--plant",
+        "unconditional-checkout",
+        "--settle-max-ms",
+        "5000",
+        "--duration-ms",
+        "10000",
+    ]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "a violation fails the run:\n{out}");
     assert!(out.contains("violation: one-booking-per-seat seat "), "{out}");

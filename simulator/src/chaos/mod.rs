@@ -256,7 +256,6 @@ async fn run_inner(
     if let Some(p) = plan.plant {
         bookingd_args.extend(["--plant".to_string(), p.name().to_string()]);
     }
-    let log = Arc::new(FaultLog::new());
     let mut life_rng = ChaCha8Rng::seed_from_u64(seed ^ 0x11fe);
     let stack = Stack::start(
         StackConfig {
@@ -270,6 +269,10 @@ async fn run_inner(
         |_| disrupt::life_args(&faults, &mut ChaCha8Rng::seed_from_u64(life_rng.random::<u64>())),
     )
     .await?;
+    // The run's clock (users' flow window, fault moments, history times)
+    // starts once the stack is up: on a loaded machine starting it can take
+    // longer than the whole window.
+    let log = Arc::new(FaultLog::new());
     let result = drive(plan, seed, opts, &cfg, &faults, stack, log.clone(), records, verdict, payment_ttl_ms).await;
     verdict.faults = log.counts();
     let _ =
