@@ -182,6 +182,43 @@ fn secret(name: &str) -> Result<Vec<u8>, String> {
 
 /// How long bookingd waits for the database at start (and for a pooled connection later).
 const DB_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Attempts at applying the migrations on start: a restart often meets a
+/// database that is restarting too, or a connection an operator terminates.
+const MIGRATE_ATTEMPTS: u32 = 5;
+/// Pause before the next migration attempt, times the attempts made so far.
+const MIGRATE_BACKOFF: Duration = Duration::from_millis(250);
+
+/// Runs `op` up to `attempts` (>= 1) times, pausing `backoff` times the
+/// attempts made so far between them; the last error names the attempts.
+/// Only for idempotent work (each migration is its own transaction, so an
+/// interrupted one rolls back and is applied again).
+async fn with_retries<F, Fut>(attempts: u32, backoff: Duration, mut op: F) -> Result<(), String>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), String>>,
+{
+    assert!(attempts >= 1, "at least one attempt");
+    let mut made = 0;
+    loop {
+        made += 1;
+        match op().await {
+            Ok(()) => return Ok(()),
+            Err(e) if made >= attempts => return Err(format!("{e} (after {made} attempts)")),
+            Err(e) => {
+                tracing::warn!(attempt = made, error = %e, "retrying");
+                tokio::time::sleep(backoff * made).await;
+            }
+        }
+    }
+}
+
+/// Applies the migrations, retried (bounded) through transient failures.
+async fn migrate(pool: &sqlx::PgPool) -> Result<(), String> {
+    with_retries(MIGRATE_ATTEMPTS, MIGRATE_BACKOFF, || async {
+        PgStore::migrate(pool).await.map_err(|e| format!("migration failed: {e}"))
+    })
+    .await
+}
 
 async fn pool(url: &str, max: u32) -> Result<sqlx::PgPool, String> {
     let opts: sqlx::postgres::PgConnectOptions =
@@ -224,7 +261,7 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
     let provider = HttpProvider::with_http(&args.provider_url, Duration::from_millis(args.provider_timeout_ms))
         .map_err(|e| format!("--provider-url: {e}"))?;
     let pool = pool(&args.database_url, args.max_db_connections).await?;
-    PgStore::migrate(&pool).await.map_err(|e| format!("migration failed: {e}"))?;
+    migrate(&pool).await?;
     let faults = faults(&args)?;
     let store = Arc::new(PgStore::new(pool, PgClock::Database, Arc::new(RandomIds)).with_faults(&faults));
     let cache: Arc<dyn SeatMapCache> = match &args.redis_url {
@@ -307,7 +344,7 @@ where
             Command::Serve(args) => run_serve(*args).await,
             Command::Migrate { database_url } => {
                 let pool = pool(&database_url, 2).await?;
-                PgStore::migrate(&pool).await.map_err(|e| format!("migration failed: {e}"))?;
+                migrate(&pool).await?;
                 println!("migrations applied");
                 Ok(())
             }
@@ -395,4 +432,29 @@ async fn cache_namespace(args: &ServeArgs, pool: &sqlx::PgPool) -> String {
     };
     tracing::info!(namespace = %ns, "seat-map cache namespace (derived from the database; set --cache-namespace to share one)");
     ns
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    #[tokio::test]
+    async fn startup_work_is_retried_a_bounded_number_of_times() {
+        let calls = AtomicU32::new(0);
+        let flaky = || async {
+            let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
+            if n < 3 { Err(format!("terminated ({n})")) } else { Ok(()) }
+        };
+        assert_eq!(with_retries(5, Duration::ZERO, flaky).await, Ok(()));
+        assert_eq!(calls.load(Ordering::SeqCst), 3, "stops at the first success");
+
+        calls.store(0, Ordering::SeqCst);
+        let broken = || async {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Err("bad migration".to_string())
+        };
+        assert_eq!(with_retries(4, Duration::ZERO, broken).await, Err("bad migration (after 4 attempts)".to_string()));
+        assert_eq!(calls.load(Ordering::SeqCst), 4, "gives up after its bound");
+    }
 }
