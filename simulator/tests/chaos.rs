@@ -21,10 +21,12 @@ fn chaos(args: &[&str]) -> Output {
         .expect("simulator runs")
 }
 
-/// A planted run of `scenario` over `seeds` (`--seed N` or `--seeds A..B`):
-/// the plant keeps some order open, so the settle phase is cut short.
-fn planted(scenario: &str, seeds: [&str; 2], plant: &str) -> Output {
-    chaos(&["--scenario", scenario, seeds[0], seeds[1], "--plant", plant, "--settle-max-ms", "5000"])
+/// A planted run of `scenario` over `seeds` (`--seed N` or `--seeds A..B`),
+/// with `extra` arguments: the plant keeps some order open, so the settle
+/// phase is cut short.
+fn planted(scenario: &str, seeds: [&str; 2], plant: &str, extra: &[&str]) -> Output {
+    let base = ["--scenario", scenario, seeds[0], seeds[1], "--plant", plant, "--settle-max-ms", "5000"];
+    chaos(&[&base[..], extra].concat())
 }
 
 fn stdout(o: &Output) -> String {
@@ -33,7 +35,7 @@ fn stdout(o: &Output) -> String {
 
 #[test]
 fn planted_unconditional_checkout_is_reported_as_a_stale_authorization() {
-    let o = planted("paused-clients", ["--seed", "0"], "unconditional-checkout");
+    let o = planted("paused-clients", ["--seed", "0"], "unconditional-checkout", &[]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "a violation fails the run:\n{out}");
     assert!(out.contains("FAIL"), "{out}");
@@ -75,18 +77,7 @@ fn planted_unconditional_checkout_is_reported_as_a_double_sale_found_in_the_tabl
     // bought yet, and a loaded machine runs fewer flows (a user replays only
     // after its first purchase): a 10 s window, two seeds, one double sale
     // among them is required.
-    let o = chaos(&[
-        "--scenario",
-        "stale-token-replay",
-        "--seeds",
-        "0..2",
-        "--plant",
-        "unconditional-checkout",
-        "--settle-max-ms",
-        "5000",
-        "--duration-ms",
-        "10000",
-    ]);
+    let o = planted("stale-token-replay", ["--seeds", "0..2"], "unconditional-checkout", &["--duration-ms", "10000"]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "a violation fails the run:\n{out}");
     assert!(out.contains("violation: one-booking-per-seat seat "), "{out}");

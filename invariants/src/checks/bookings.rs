@@ -172,8 +172,9 @@ mod tests {
         let alice = w.snap.orders[0].order_id;
         // A broken checkout gave the sold seat to bob's payment too; only the
         // final records are given (as chaos mode reads them from PostgreSQL).
+        let bob_id = uuid::Uuid::from_u128(7);
         let mut bob = w.snap.orders[0].clone();
-        bob.order_id = uuid::Uuid::from_u128(7);
+        bob.order_id = bob_id;
         bob.holder_id = "bob".into();
         bob.status = OrderStatus::Pending;
         w.snap.orders.push(bob);
@@ -183,7 +184,7 @@ mod tests {
         assert_eq!(v[0].subject, Subject::seat("ev", "A1"));
         assert_eq!(v[0].witnesses, vec![sale]);
         let want =
-            format!("double sale: claimed by 2 live orders: {alice} (confirmed, alice), {} (pending, bob)", bob_id());
+            format!("double sale: claimed by 2 live orders: {alice} (confirmed, alice), {bob_id} (pending, bob)");
         assert_eq!(v[0].detail, want);
         let v = check_bookings(&w.snap, &[], &w.config());
         assert_eq!(v.len(), 1, "found without a trace: {v:?}");
@@ -191,10 +192,6 @@ mod tests {
         // Once bob's order is released, one live order is left: no double sale.
         w.snap.orders[1].status = OrderStatus::Released;
         assert_eq!(check_bookings(&w.snap, &[], &w.config()), vec![]);
-    }
-
-    fn bob_id() -> uuid::Uuid {
-        uuid::Uuid::from_u128(7)
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! dropped operation harmless ([`TxConn`]).
 
 use crate::ids::IdSource;
-use crate::store::StoreError;
+use crate::store::{ONE_BOOKING_BREACH, StoreError};
 use sqlx::pool::PoolConnection;
 use sqlx::{PgConnection, PgPool, Postgres};
 use std::ops::{Deref, DerefMut};
@@ -66,8 +66,8 @@ pub(super) fn backend(e: sqlx::Error) -> StoreError {
         && db.constraint() == Some(ONE_CONFIRMED_BOOKING_INDEX)
     {
         // The words MemStore uses too (the differential test compares them).
-        tracing::error!(error = %db, "{}", super::super::ONE_BOOKING_BREACH);
-        return StoreError::Backend(super::super::ONE_BOOKING_BREACH.into());
+        tracing::error!(error = %db, "{ONE_BOOKING_BREACH}");
+        return StoreError::Backend(ONE_BOOKING_BREACH.into());
     }
     StoreError::Backend(e.to_string())
 }
