@@ -140,6 +140,27 @@ fn directed(plant: Plant) -> Vec<Op> {
             Op::Advance { ms: 1_000 },
             checkout(None, TokenPick::Own, 2),
         ],
+        // A checkout, then the same hold checked out again under a new key (a double click).
+        Plant::CheckoutIgnoresState => {
+            vec![hold(&[0], 0, 30_000), checkout(None, TokenPick::Own, 0), checkout(None, TokenPick::Own, 1)]
+        }
+        // A two-seat hold whose checkout names only its first seat.
+        Plant::CheckoutTakesNamedSeats => vec![
+            hold(&[0, 1], 0, 30_000),
+            Op::Begin {
+                grant: 0,
+                holder: None,
+                token: TokenPick::Own,
+                seats: SeatPick::FirstOnly,
+                key: 0,
+                ttl_ms: 5_000,
+            },
+        ],
+        // Alice, capped at 2 seats, holds one and then asks for two more.
+        Plant::HoldLimitIgnoresRequest => vec![
+            Op::Hold { ev: 0, seats: vec![0], holder: 0, ttl_ms: 30_000, cap: Some(2) },
+            Op::Hold { ev: 0, seats: vec![1, 2], holder: 0, ttl_ms: 30_000, cap: Some(2) },
+        ],
         // Bob holds 1A; alice asks for 1A and 1B.
         Plant::HoldKeepsPartial => vec![hold(&[0], 1, 30_000), hold(&[0, 1], 0, 30_000)],
         // Bob's hold expires, alice takes the seat over and checks out with her token.

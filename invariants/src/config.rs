@@ -28,6 +28,10 @@ pub struct Config {
     /// Error kinds that say "try again" rather than "this did not and will not
     /// apply" (a retry may still succeed): not a contradiction of an earlier ok.
     pub transient_error_kinds: Vec<String>,
+    /// The per-user cap the service ran with: seats of one event one user may
+    /// have at once, held or in payment (`None`: no cap, nothing to check).
+    #[serde(default)]
+    pub max_held_seats_per_user: Option<u32>,
 }
 
 impl Config {
@@ -46,7 +50,14 @@ impl Config {
                 .iter()
                 .map(|s| s.to_string())
                 .collect(),
+            max_held_seats_per_user: None,
         }
+    }
+
+    /// This config with the service's per-user cap (see [`Config::max_held_seats_per_user`]).
+    pub fn with_hold_cap(mut self, max_held_seats_per_user: Option<u32>) -> Self {
+        self.max_held_seats_per_user = max_held_seats_per_user;
+        self
     }
 
     /// A config with default bounds whose times come from the trace's phase

@@ -14,6 +14,7 @@ use booking::fake_provider::LedgerStats;
 use booking::model::{CompensationStatus, OrderStatus, SeatState};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use uuid::Uuid;
 
 /// One kind of interesting event. Stable kebab-case names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -77,6 +78,13 @@ pub enum Path {
     ProviderRefundRefused,
     /// Provider: a webhook was delivered twice.
     WebhookDuplicated,
+    /// A hold past the per-user cap was refused (409 hold-limit).
+    HoldLimitRefused,
+    /// A checkout of a hold already checked out, under a new idempotency key
+    /// (a double click), was refused.
+    DuplicateCheckoutRefused,
+    /// A checkout naming only part of its hold was refused.
+    PartialCheckoutRefused,
 }
 
 impl Path {
@@ -111,6 +119,9 @@ impl Path {
         Path::ProviderLateSuccess,
         Path::ProviderRefundRefused,
         Path::WebhookDuplicated,
+        Path::HoldLimitRefused,
+        Path::DuplicateCheckoutRefused,
+        Path::PartialCheckoutRefused,
     ];
 
     /// The stable name.
@@ -145,6 +156,9 @@ impl Path {
             Path::ProviderLateSuccess => "provider-late-success",
             Path::ProviderRefundRefused => "provider-refund-refused",
             Path::WebhookDuplicated => "webhook-duplicated",
+            Path::HoldLimitRefused => "hold-limit-refused",
+            Path::DuplicateCheckoutRefused => "duplicate-checkout-refused",
+            Path::PartialCheckoutRefused => "partial-checkout-refused",
         }
     }
 
@@ -172,6 +186,9 @@ pub fn count(trace: &[TraceEvent]) -> PathCounts {
     let mut bump = |p: Path| *out.entry(p).or_insert(0) += 1;
     // Open client operations: op id -> the op (holds, checkouts and releases only).
     let mut open: BTreeMap<u64, &ClientOp> = BTreeMap::new();
+    // Each granted hold's seats, and the idempotency key that checked it out.
+    let mut granted: BTreeMap<Uuid, Vec<&str>> = BTreeMap::new();
+    let mut checked_out: BTreeMap<Uuid, &str> = BTreeMap::new();
     for e in trace {
         match &e.kind {
             TraceKind::Fault { kind, .. } => match kind {
@@ -189,7 +206,18 @@ pub fn count(trace: &[TraceEvent]) -> PathCounts {
                 open.insert(*op_id, op);
             }
             TraceKind::Ok { op_id, result } => {
-                open.remove(op_id);
+                let op = open.remove(op_id);
+                match result {
+                    OpResult::Held { hold_token, seat_ids, .. } => {
+                        granted.insert(*hold_token, sorted(seat_ids));
+                    }
+                    OpResult::CheckedOut { .. } => {
+                        if let Some(ClientOp::Checkout { hold_token, idempotency_key, .. }) = op {
+                            checked_out.entry(*hold_token).or_insert(idempotency_key);
+                        }
+                    }
+                    _ => {}
+                }
                 match result {
                     OpResult::Held { seat_ids, .. } if seat_ids.len() > 1 => bump(Path::MultiSeatHoldGranted),
                     OpResult::CheckedOut { replayed: true, .. } => bump(Path::CheckoutReplayed),
@@ -203,12 +231,21 @@ pub fn count(trace: &[TraceEvent]) -> PathCounts {
                         bump(Path::MultiSeatHoldRefused);
                     }
                 }
-                Some(ClientOp::Checkout { .. } | ClientOp::Release { .. })
-                    if STALE_REFUSALS.contains(&error_kind.as_str()) =>
-                {
-                    bump(Path::StaleTokenRefused);
-                    if error_kind == "hold-expired" {
-                        bump(Path::CheckoutOnExpiredHold);
+                Some(ClientOp::Hold { .. }) if error_kind == "hold-limit" => bump(Path::HoldLimitRefused),
+                Some(op @ (ClientOp::Checkout { .. } | ClientOp::Release { .. })) => {
+                    if STALE_REFUSALS.contains(&error_kind.as_str()) {
+                        bump(Path::StaleTokenRefused);
+                        if error_kind == "hold-expired" {
+                            bump(Path::CheckoutOnExpiredHold);
+                        }
+                    }
+                    if let ClientOp::Checkout { hold_token, seat_ids, idempotency_key, .. } = op {
+                        if checked_out.get(hold_token).is_some_and(|k| *k != idempotency_key.as_str()) {
+                            bump(Path::DuplicateCheckoutRefused);
+                        }
+                        if granted.get(hold_token).is_some_and(|g| *g != sorted(seat_ids)) {
+                            bump(Path::PartialCheckoutRefused);
+                        }
                     }
                 }
                 _ => {}
@@ -238,6 +275,14 @@ pub fn count(trace: &[TraceEvent]) -> PathCounts {
         }
     }
     out
+}
+
+/// `seats` sorted and deduplicated, borrowed.
+fn sorted(seats: &[String]) -> Vec<&str> {
+    let mut v: Vec<&str> = seats.iter().map(String::as_str).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// Adds the paths the fake provider's counters show to `counts`.

@@ -50,6 +50,12 @@ pub enum Invariant {
     NoRefundOfTicket,
     /// Every compensation the store records as succeeded has its refund in the provider's ledger.
     RefundAtProvider,
+    /// No user ever has more seats of one event than the per-user cap, held
+    /// (unexpired by the store's clock) or in payment.
+    HoldCap,
+    /// A checkout is granted only when it names every seat of its hold: a
+    /// hold is paid all or nothing, as it was taken.
+    CheckoutWholeHold,
 }
 
 impl Invariant {
@@ -73,6 +79,8 @@ impl Invariant {
         Invariant::UnknownKeepsSeats,
         Invariant::NoRefundOfTicket,
         Invariant::RefundAtProvider,
+        Invariant::HoldCap,
+        Invariant::CheckoutWholeHold,
     ];
 
     /// The stable name.
@@ -96,6 +104,8 @@ impl Invariant {
             Invariant::UnknownKeepsSeats => "unknown-keeps-seats",
             Invariant::NoRefundOfTicket => "no-refund-of-ticket",
             Invariant::RefundAtProvider => "refund-at-provider",
+            Invariant::HoldCap => "hold-cap",
+            Invariant::CheckoutWholeHold => "checkout-whole-hold",
         }
     }
 

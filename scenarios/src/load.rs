@@ -94,6 +94,14 @@ impl Scenario {
         if w.checkout_share + w.abandon_share > 1.0 {
             return Err(v.inconsistent("workload.abandon_share", "checkout_share + abandon_share exceed 1"));
         }
+        v.probability("workload.hoard_share", w.hoard_share)?;
+        v.probability("workload.double_submit_share", w.double_submit_share)?;
+        v.probability("workload.partial_checkout_share", w.partial_checkout_share)?;
+        if w.partial_checkout_share > 0.0 && w.max_seats_per_hold < 2 {
+            return Err(
+                v.inconsistent("workload.partial_checkout_share", "is above 0 but workload.max_seats_per_hold is 1")
+            );
+        }
         v.duration("workload.hold_ttl_ms", w.hold_ttl_ms, 1, MAX_HOLD_TTL_MS)?;
         v.duration("workload.payment_ttl_ms", w.payment_ttl_ms, 1, MAX_PAYMENT_TTL_MS)?;
 

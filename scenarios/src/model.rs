@@ -80,10 +80,28 @@ pub struct Workload {
     pub checkout_share: f64,
     /// Probability that a user with a hold walks away without releasing it.
     pub abandon_share: f64,
+    /// Probability that a user with a hold hoards: keeps it and holds again
+    /// at once, selections of 2..=`max_seats_per_hold` seats, until the
+    /// per-user cap refuses (409 hold-limit) or a bounded number of tries;
+    /// the extra holds are abandoned. 0 (absent): nobody hoards.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hoard_share: f64,
+    /// Probability that a granted checkout is sent again at once under a new
+    /// idempotency key (a double click), which must be refused. 0 (absent): never.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub double_submit_share: f64,
+    /// Probability that the checkout of a multi-seat hold first names only
+    /// its first seat, which must be refused. 0 (absent): never.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub partial_checkout_share: f64,
     /// Hold time to live, ms, 1..=3600000.
     pub hold_ttl_ms: i64,
     /// Time a payment may stay unresolved before its seats may be released, ms, 1..=86400000.
     pub payment_ttl_ms: i64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// The fault workloads. Each is optional; absent means off.

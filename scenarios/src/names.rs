@@ -26,6 +26,8 @@ pub const INVARIANT_NAMES: &[&str] = &[
     "unknown-keeps-seats",
     "no-refund-of-ticket",
     "refund-at-provider",
+    "hold-cap",
+    "checkout-whole-hold",
 ];
 
 /// Every metrics classification's stable name.
@@ -62,6 +64,9 @@ pub const PATH_NAMES: &[&str] = &[
     "provider-late-success",
     "provider-refund-refused",
     "webhook-duplicated",
+    "hold-limit-refused",
+    "duplicate-checkout-refused",
+    "partial-checkout-refused",
 ];
 
 /// Every commit point's stable name (what `faults.crash_after_commit.points` may list).

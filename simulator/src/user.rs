@@ -15,6 +15,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use uuid::Uuid;
 
+/// Most extra holds one hoarding spree asks for.
+pub const MAX_HOARD_HOLDS: u32 = 6;
+
 /// What a user does, as probabilities and times.
 #[derive(Debug, Clone)]
 pub struct UserParams {
@@ -32,6 +35,15 @@ pub struct UserParams {
     pub checkout_share: f64,
     /// Share of the non-checked-out holds abandoned (the rest released).
     pub abandon_share: f64,
+    /// Hoarding: probability per granted hold that the user keeps it and holds
+    /// again at once (up to [`MAX_HOARD_HOLDS`] more, until 409 hold-limit).
+    pub hoard: Option<f64>,
+    /// Double click: probability per granted checkout that it is sent again
+    /// at once under a new idempotency key.
+    pub double_submit: Option<f64>,
+    /// Probability per checkout of a multi-seat hold that it first names only
+    /// the hold's first seat.
+    pub partial_checkout: Option<f64>,
     /// Think time range between actions.
     pub think_ms: (u64, u64),
     /// When the user arrives (its first step), ms after the start.
@@ -337,6 +349,11 @@ impl Actor {
             {
                 self.replay_stale(&seen, flow, Some(hold_token)).await;
             }
+            if let Some(prob) = p.hoard
+                && self.rng.random_bool(prob)
+            {
+                self.hoard(&p, &event_id, &seats, &available).await;
+            }
             if !self.rng.random_bool(p.checkout_share) {
                 if self.rng.random_bool(p.abandon_share) {
                     continue; // abandoned: the hold expires
@@ -354,6 +371,19 @@ impl Actor {
             } else {
                 self.think((200, 2_000)).await;
             }
+            if seat_ids.len() > 1
+                && let Some(prob) = p.partial_checkout
+                && self.rng.random_bool(prob)
+            {
+                // Names the first seat only: must be refused (a hold is paid whole).
+                let part = ClientOp::Checkout {
+                    event_id: event_id.clone(),
+                    hold_token,
+                    seat_ids: seat_ids[..1].to_vec(),
+                    idempotency_key: format!("{}-{flow}-part", self.user),
+                };
+                let _ = self.call(part, 1).await;
+            }
             let key = format!("{}-{flow}", self.user);
             let checkout = ClientOp::Checkout {
                 event_id: event_id.clone(),
@@ -364,6 +394,18 @@ impl Actor {
             let Ok(OpResult::CheckedOut { order_id, .. }) = self.call(checkout.clone(), p.max_attempts).await else {
                 continue;
             };
+            if let Some(prob) = p.double_submit
+                && self.rng.random_bool(prob)
+            {
+                // The same hold again under a new key: must be refused (the seats are in payment).
+                let again = ClientOp::Checkout {
+                    event_id: event_id.clone(),
+                    hold_token,
+                    seat_ids: seat_ids.clone(),
+                    idempotency_key: format!("{}-{flow}-again", self.user),
+                };
+                let _ = self.call(again, 1).await;
+            }
             for _ in 0..p.max_status_polls {
                 tokio::time::sleep(Duration::from_millis(self.rng.random_range(500..1_500))).await;
                 match self.call(ClientOp::OrderStatus { order_id }, 1).await {
@@ -374,6 +416,25 @@ impl Actor {
             // An idempotent retry after the fact must return the same order.
             if self.rng.random_bool(0.2) {
                 let _ = self.call(checkout, 1).await;
+            }
+        }
+    }
+
+    /// Hoards: holds again at once, each time a run of 2..=`max_seats_per_hold`
+    /// adjacent seats among those the map showed available, up to
+    /// [`MAX_HOARD_HOLDS`] times or until the per-user cap refuses. The holds
+    /// are kept and abandoned (they expire).
+    async fn hoard(&mut self, p: &UserParams, event_id: &str, seats: &[String], available: &[String]) {
+        for _ in 0..MAX_HOARD_HOLDS {
+            let first = &available[self.rng.random_range(0..available.len())];
+            let n = self.rng.random_range(2..=p.max_seats_per_hold.max(2));
+            let start = seats.iter().position(|s| s == first).expect("available seats are seats of the event");
+            let seat_ids = seats[start..(start + n).min(seats.len())].to_vec();
+            let hold = ClientOp::Hold { event_id: event_id.to_string(), seat_ids };
+            if let Err(Some(kind)) = self.call(hold, 1).await
+                && kind == "hold-limit"
+            {
+                return;
             }
         }
     }

@@ -52,12 +52,20 @@ pub enum Plant {
     CheckoutIgnoresHolder,
     /// Checkout's condition forgets the deadline comparison.
     CheckoutIgnoresDeadline,
+    /// Checkout's condition forgets `state = 'held'`: a double-clicked
+    /// checkout opens a second order for seats already in payment.
+    CheckoutIgnoresState,
+    /// Checkout takes the seats it names without checking they are the whole hold.
+    CheckoutTakesNamedSeats,
     /// A multi-seat hold keeps the seats it could get when one is taken.
     HoldKeepsPartial,
     /// Taking over an expired hold keeps its token (`COALESCE(hold_token, new)`).
     TakeoverKeepsToken,
     /// A hold takes over any held seat, expired or not.
     HoldIgnoresDeadline,
+    /// The per-user cap compares only the seats already held (`held >= limit`),
+    /// not held plus requested.
+    HoldLimitIgnoresRequest,
     /// A checkout retry checks the hold before its idempotency key, so a
     /// retry after a lost answer is refused instead of finding its order.
     IdempotencyAfterHoldCheck,
@@ -171,6 +179,24 @@ pub const CATALOG: &[Entry] = &[
     )
     .also(&[("paused-clients", "no-stale-authority")]),
     e(
+        Plant::CheckoutIgnoresState,
+        "checkout-ignores-state",
+        Area::Checkout,
+        "MemStore, PgStore",
+        "crash-after-commit",
+        "one-booking-per-seat",
+        "checkout's condition compares token, holder and deadline but not state = 'held', so a double-clicked checkout opens a second order for seats already in payment",
+    ),
+    e(
+        Plant::CheckoutTakesNamedSeats,
+        "checkout-takes-named-seats",
+        Area::Checkout,
+        "MemStore, PgStore",
+        "adjacent-seats",
+        "checkout-whole-hold",
+        "checkout takes the seats the request names without checking that they are the whole hold, so part of a hold is paid for and the rest lapses",
+    ),
+    e(
         Plant::HoldKeepsPartial,
         "hold-keeps-partial",
         Area::Holds,
@@ -199,6 +225,15 @@ pub const CATALOG: &[Entry] = &[
         "a hold takes over any held seat, whether or not its deadline has passed",
     )
     .also(&[("hot-seat", "no-stale-authority"), ("opening-burst", "no-stale-authority")]),
+    e(
+        Plant::HoldLimitIgnoresRequest,
+        "hold-limit-ignores-request",
+        Area::Holds,
+        "MemStore, PgStore (shared decision)",
+        "abandoned-holds",
+        "hold-cap",
+        "the per-user cap compares the seats already held with the cap (held >= limit) instead of held plus requested, so a user just below the cap takes a whole selection past it",
+    ),
     e(
         Plant::IdempotencyAfterHoldCheck,
         "idempotency-after-hold-check",
@@ -305,9 +340,12 @@ impl Plant {
         Plant::CheckoutIgnoresToken,
         Plant::CheckoutIgnoresHolder,
         Plant::CheckoutIgnoresDeadline,
+        Plant::CheckoutIgnoresState,
+        Plant::CheckoutTakesNamedSeats,
         Plant::HoldKeepsPartial,
         Plant::TakeoverKeepsToken,
         Plant::HoldIgnoresDeadline,
+        Plant::HoldLimitIgnoresRequest,
         Plant::IdempotencyAfterHoldCheck,
         Plant::UnknownReleasesAtOnce,
         Plant::DispatchUnknownAsDeclined,

@@ -36,10 +36,19 @@ pub fn counts_toward_hold_limit(seat: &Seat, holder: &str, now_ms: i64) -> bool 
 }
 
 /// Checks that taking `taking` more seats leaves the holder, who has `held`
-/// now, within `limit` (`None`: no cap).
-pub fn check_hold_limit(event_id: &str, held: usize, taking: usize, limit: Option<u32>) -> Result<(), StoreError> {
+/// now, within `limit` (`None`: no cap). Under `rules` with the planted
+/// `hold-limit-ignores-request` only the seats already held are compared
+/// (`held >= limit`), so a holder below the cap takes a whole selection past it.
+pub fn check_hold_limit(
+    event_id: &str,
+    held: usize,
+    taking: usize,
+    limit: Option<u32>,
+    rules: &Rules,
+) -> Result<(), StoreError> {
+    let counted = if rules.hold_limit_counts_request { taking } else { taking.min(1) };
     match limit {
-        Some(limit) if held + taking > limit as usize => Err(StoreError::HoldLimit {
+        Some(limit) if held + counted > limit as usize => Err(StoreError::HoldLimit {
             event_id: event_id.into(),
             limit,
             held: u32::try_from(held).unwrap_or(u32::MAX),

@@ -342,7 +342,7 @@ impl Store for MemStore {
                     .event_seats(&req.event_id)
                     .filter(|s| counts_toward_hold_limit(s, &req.holder_id, now_ms))
                     .count();
-                check_hold_limit(&req.event_id, held, take.len(), req.max_held_seats)?;
+                check_hold_limit(&req.event_id, held, take.len(), req.max_held_seats, &rules)?;
             }
             let hold_token = ids.next_uuid();
             let expires_at_ms = now_ms + req.ttl_ms;
@@ -465,7 +465,7 @@ impl Store for MemStore {
             if let Some(answer) = replay(db) {
                 return answer; // only reached when a bug checks the hold first
             }
-            if rules.checkout_state {
+            if rules.checkout_whole_hold {
                 let held_with_token: Vec<SeatId> = db
                     .event_seats(&req.event_id)
                     .filter(|s| s.state == SeatState::Held && s.hold_token == Some(req.hold_token))

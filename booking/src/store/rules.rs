@@ -16,12 +16,16 @@ pub struct Rules {
     pub checkout_holder: bool,
     /// Checkout requires the hold's deadline to be ahead of the store's clock.
     pub checkout_deadline: bool,
-    /// Checkout requires the seats to be `held` (and the whole hold to be named).
+    /// Checkout requires the seats to be `held`.
     pub checkout_state: bool,
+    /// Checkout requires the whole hold to be named (a hold is paid all or nothing).
+    pub checkout_whole_hold: bool,
     /// Checkout looks up its idempotency key before it checks the hold.
     pub idempotency_first: bool,
     /// A multi-seat hold takes every seat or none.
     pub hold_all_or_nothing: bool,
+    /// The per-user cap counts the seats a hold requests, not only those already held.
+    pub hold_limit_counts_request: bool,
     /// A hold takes over a held seat only past its deadline.
     pub hold_deadline: bool,
     /// A hold always carries a new token, also when it takes over an expired hold.
@@ -50,8 +54,10 @@ impl Rules {
         checkout_holder: true,
         checkout_deadline: true,
         checkout_state: true,
+        checkout_whole_hold: true,
         idempotency_first: true,
         hold_all_or_nothing: true,
+        hold_limit_counts_request: true,
         hold_deadline: true,
         hold_fresh_token: true,
         unknown_keeps_seats: true,
@@ -69,9 +75,11 @@ impl Rules {
             checkout_token: !unconditional && !planted!(faults, CheckoutIgnoresToken),
             checkout_holder: !unconditional && !planted!(faults, CheckoutIgnoresHolder),
             checkout_deadline: !unconditional && !planted!(faults, CheckoutIgnoresDeadline),
-            checkout_state: !unconditional,
+            checkout_state: !unconditional && !planted!(faults, CheckoutIgnoresState),
+            checkout_whole_hold: !unconditional && !planted!(faults, CheckoutTakesNamedSeats),
             idempotency_first: !planted!(faults, IdempotencyAfterHoldCheck),
             hold_all_or_nothing: !planted!(faults, HoldKeepsPartial),
+            hold_limit_counts_request: !planted!(faults, HoldLimitIgnoresRequest),
             hold_deadline: !planted!(faults, HoldIgnoresDeadline),
             hold_fresh_token: !planted!(faults, TakeoverKeepsToken),
             unknown_keeps_seats: !planted!(faults, UnknownReleasesAtOnce),

@@ -16,9 +16,13 @@
 //! | [`check_unknown_outcome`] | `unknown-keeps-seats` |
 //! | [`check_ticket_refunds`] | `no-refund-of-ticket` |
 //! | [`check_provider_refunds`] | `refund-at-provider` |
+//! | [`check_hold_cap`] | `hold-cap` |
+//! | [`check_checkout_selection`] | `checkout-whole-hold` |
 
 mod bookings;
+mod checkout_selection;
 mod hidden_charges;
+mod hold_cap;
 mod hold_selection;
 mod hold_tokens;
 mod idempotency;
@@ -32,7 +36,9 @@ mod transitions;
 mod unknown_outcome;
 
 pub use bookings::check_bookings;
+pub use checkout_selection::check_checkout_selection;
 pub use hidden_charges::check_hidden_charges;
+pub use hold_cap::check_hold_cap;
 pub use hold_selection::check_hold_selection;
 pub use hold_tokens::check_hold_tokens;
 pub use idempotency::check_idempotency;
@@ -64,4 +70,6 @@ pub const CHECKERS: &[(&str, Checker)] = &[
     ("unknown_outcome", check_unknown_outcome),
     ("ticket_refunds", check_ticket_refunds),
     ("provider_refunds", check_provider_refunds),
+    ("hold_cap", check_hold_cap),
+    ("checkout_selection", check_checkout_selection),
 ];

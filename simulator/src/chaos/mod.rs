@@ -433,7 +433,9 @@ async fn drive(
     for e in crate::provider_host::ledger_events(&ledger) {
         trace.record(final_store_ms, TraceKind::Payment(e)).map_err(|e| e.to_string())?;
     }
-    let config = Config::new(final_store_ms, faults_end_store_ms.min(final_store_ms));
+    // bookingd runs with its default per-user cap (the harness passes no `--max-seats-held-per-user`).
+    let config = Config::new(final_store_ms, faults_end_store_ms.min(final_store_ms))
+        .with_hold_cap(Some(booking::http::DEFAULT_MAX_HELD_SEATS_PER_USER));
     let violations: Vec<Violation> = invariants::checks::CHECKERS
         .iter()
         .filter(|(name, _)| CHAOS_CHECKERS.contains(name))

@@ -174,6 +174,27 @@ mod tests {
         assert!(WorkflowConfig { max_compensation_unknown_attempts: 7, ..c }.validate().is_err());
     }
 
+    /// The bound is a day, in milliseconds: a day is accepted, a millisecond more is not.
+    #[test]
+    fn lease_and_backoff_caps_may_reach_a_day_and_no_further() {
+        let c = WorkflowConfig::default();
+        let day_ms = 24 * 60 * 60 * 1_000;
+        for ok in [
+            WorkflowConfig { outbox_lease_ms: day_ms, ..c.clone() },
+            WorkflowConfig { retry_backoff_cap_ms: day_ms, ..c.clone() },
+            WorkflowConfig { reconcile_backoff_cap_ms: day_ms, ..c.clone() },
+        ] {
+            assert_eq!(ok.validate(), Ok(()), "{ok:?}");
+        }
+        for bad in [
+            WorkflowConfig { outbox_lease_ms: day_ms + 1, ..c.clone() },
+            WorkflowConfig { retry_backoff_cap_ms: day_ms + 1, ..c.clone() },
+            WorkflowConfig { reconcile_backoff_cap_ms: day_ms + 1, ..c.clone() },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+        }
+    }
+
     #[test]
     fn reconcile_backoff_is_validated_and_matches_the_store() {
         let c = WorkflowConfig::default();

@@ -333,3 +333,41 @@ impl Workflow {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::DispatchReport;
+
+    /// Every counter but `claimed` adds up; `claimed` stays the pass's own.
+    #[test]
+    fn absorb_adds_every_outcome_counter() {
+        let one = DispatchReport {
+            claimed: 7,
+            confirmed: 1,
+            declined: 2,
+            unknown: 3,
+            compensations_opened: 4,
+            refunds_succeeded: 5,
+            refunds_retrying: 6,
+            refunds_failed: 7,
+            refunds_taken_over: 8,
+            errors: 9,
+        };
+        let mut total = DispatchReport { claimed: 1, ..DispatchReport::default() };
+        total.absorb(&one);
+        total.absorb(&one);
+        let want = DispatchReport {
+            claimed: 1,
+            confirmed: 2,
+            declined: 4,
+            unknown: 6,
+            compensations_opened: 8,
+            refunds_succeeded: 10,
+            refunds_retrying: 12,
+            refunds_failed: 14,
+            refunds_taken_over: 16,
+            errors: 18,
+        };
+        assert_eq!(total, want);
+    }
+}

@@ -89,7 +89,7 @@ pub(super) async fn acquire_hold(
     let take = check_holdable(&req.event_id, sorted, &locked, now_ms, rules)?;
     if let Some(limit) = req.max_held_seats {
         let held = held_by(c, &req.event_id, &req.holder_id, now_ms).await?;
-        check_hold_limit(&req.event_id, held, take.len(), Some(limit))?;
+        check_hold_limit(&req.event_id, held, take.len(), Some(limit), rules)?;
     }
     let hold_token = ids.next_uuid();
     let expires_at_ms = now_ms + req.ttl_ms;

@@ -124,7 +124,7 @@ pub(super) async fn begin_payment(
     {
         return Ok(replayed); // only reached when a bug checks the hold first
     }
-    if rules.checkout_state {
+    if rules.checkout_whole_hold {
         let held_with_token: Vec<SeatId> = sqlx::query(
             "SELECT seat_id FROM seats WHERE event_id = $1 AND hold_token = $2 AND state = 'held' ORDER BY seat_id",
         )
