@@ -201,6 +201,16 @@ fn directed(plant: Plant) -> Vec<Op> {
             Op::Read { which: 1, idx: 0 },
             Op::Read { which: 5, idx: 0 },
         ],
+        // A late success's refund attempt abandoned by its dispatcher, then
+        // taken over 500 ms into its 1 s lease.
+        Plant::RefundTakeoverIgnoresLease => vec![Op::ChargedAfterRelease {
+            seats: vec![0],
+            holder: 0,
+            steps: vec![
+                RefundStep::Abandon { wait_ms: 500 },
+                RefundStep::Attempt { outcome: FinishPick::Succeeded, max_attempts: 3 },
+            ],
+        }],
         // A 1 s hold swept 500 ms before its deadline.
         Plant::SweepEarly => vec![hold(&[0], 0, 1_000), Op::Advance { ms: 500 }, Op::Sweep { limit: 3 }],
         // A checkout of a 1 s hold with a long payment deadline: the sweep

@@ -353,6 +353,9 @@ pub struct CompensationChange {
     pub to: CompensationStatus,
     /// Attempts made so far.
     pub attempts: i32,
+    /// After the write: when the next attempt is due (`requested`), or when the
+    /// running attempt's lease expires (`in_flight`).
+    pub next_attempt_at_ms: i64,
     /// The store's clock at the write.
     pub store_now_ms: i64,
 }
@@ -367,6 +370,7 @@ impl CompensationChange {
             from: before.map(|c| c.status),
             to: after.status,
             attempts: after.attempts,
+            next_attempt_at_ms: after.next_attempt_at_ms,
             store_now_ms,
         }
     }

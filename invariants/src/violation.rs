@@ -56,6 +56,10 @@ pub enum Invariant {
     /// A checkout is granted only when it names every seat of its hold: a
     /// hold is paid all or nothing, as it was taken.
     CheckoutWholeHold,
+    /// A refund attempt starts only when due: a requested compensation once
+    /// its backoff has passed, an in-flight one (a takeover) only once the
+    /// running attempt's lease has expired; and every attempt is leased into the future.
+    RefundAttemptDue,
 }
 
 impl Invariant {
@@ -81,6 +85,7 @@ impl Invariant {
         Invariant::RefundAtProvider,
         Invariant::HoldCap,
         Invariant::CheckoutWholeHold,
+        Invariant::RefundAttemptDue,
     ];
 
     /// The stable name.
@@ -106,6 +111,7 @@ impl Invariant {
             Invariant::RefundAtProvider => "refund-at-provider",
             Invariant::HoldCap => "hold-cap",
             Invariant::CheckoutWholeHold => "checkout-whole-hold",
+            Invariant::RefundAttemptDue => "refund-attempt-due",
         }
     }
 

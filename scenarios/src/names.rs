@@ -28,6 +28,7 @@ pub const INVARIANT_NAMES: &[&str] = &[
     "refund-at-provider",
     "hold-cap",
     "checkout-whole-hold",
+    "refund-attempt-due",
 ];
 
 /// Every metrics classification's stable name.

@@ -436,8 +436,8 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
     let final_now = store_clock.now_ms();
     let faults_end = (EPOCH_MS + cfg.fault_ms as i64).min(final_now);
     // The service runs with bookingd's default per-user cap (`ServiceConfig::default`).
-    let check_cfg = CheckConfig::new(final_now, faults_end)
-        .with_hold_cap(ServiceConfig::default().max_held_seats_per_user);
+    let check_cfg =
+        CheckConfig::new(final_now, faults_end).with_hold_cap(ServiceConfig::default().max_held_seats_per_user);
     // After a panic the store may hold a half-written transaction (and its
     // lock is poisoned): the panic is the verdict, its trace the evidence.
     let (violations, metrics) = match (&panic, error.is_some() && stepped.is_err()) {

@@ -84,6 +84,8 @@ pub enum Plant {
     RefundNewKeyPerRetry,
     /// A compensation that gives up marks its order `failed`, out of the operators' list.
     RefundGiveUpHidesOrder,
+    /// A refund attempt takes over an `in_flight` one without waiting for its lease.
+    RefundTakeoverIgnoresLease,
     /// The sweeper also takes holds that will expire before its next pass.
     SweepEarly,
     /// The sweeper also frees `payment_pending` seats past their hold deadline.
@@ -312,6 +314,15 @@ pub const CATALOG: &[Entry] = &[
         "a compensation that gives up marks its order failed instead of compensation_failed",
     ),
     e(
+        Plant::RefundTakeoverIgnoresLease,
+        "refund-takeover-ignores-lease",
+        Area::Compensation,
+        "MemStore, PgStore (shared decision)",
+        "refund-failures",
+        "refund-attempt-due",
+        "a refund attempt takes over an in-flight one without checking that its lease has expired, so two dispatchers refund at once",
+    ),
+    e(
         Plant::SweepEarly,
         "sweep-early",
         Area::Expiry,
@@ -354,6 +365,7 @@ impl Plant {
         Plant::ReconcileReleasesEarly,
         Plant::RefundNewKeyPerRetry,
         Plant::RefundGiveUpHidesOrder,
+        Plant::RefundTakeoverIgnoresLease,
         Plant::SweepEarly,
         Plant::SweepFreesPaymentPending,
     ];

@@ -163,9 +163,17 @@ pub fn diagnose_release(with_token: &[Seat], holder: &UserId) -> StoreError {
 /// deadline, so one comparison decides. The new attempt is `in_flight`, counts
 /// one more attempt, and is leased until `now_ms + attempt_lease_ms`.
 /// Errors: `CompensationNotDue` (final, backing off, or leased to a live attempt).
-pub fn start_attempt(c: &Compensation, now_ms: i64, attempt_lease_ms: i64) -> Result<CompensationAttempt, StoreError> {
+/// Under `rules` with the planted `refund-takeover-ignores-lease`, an
+/// `in_flight` attempt is taken over whatever its lease.
+pub fn start_attempt(
+    c: &Compensation,
+    now_ms: i64,
+    attempt_lease_ms: i64,
+    rules: &Rules,
+) -> Result<CompensationAttempt, StoreError> {
     let open = matches!(c.status, CompensationStatus::Requested | CompensationStatus::InFlight);
-    if !open || c.next_attempt_at_ms > now_ms {
+    let leased = rules.attempt_lease || c.status == CompensationStatus::Requested;
+    if !open || (leased && c.next_attempt_at_ms > now_ms) {
         return Err(StoreError::CompensationNotDue(c.compensation_id));
     }
     let took_over = (c.status == CompensationStatus::InFlight)

@@ -762,9 +762,10 @@ impl Store for MemStore {
         attempt_lease_ms: i64,
     ) -> Result<CompensationAttempt, StoreError> {
         validate_attempt_lease_ms(attempt_lease_ms)?;
+        let rules = self.rules;
         self.tx(|db, now_ms, _| {
             let key = db.compensation_key(compensation_id)?;
-            let attempt = start_attempt(&db.compensations[&key], now_ms, attempt_lease_ms)?;
+            let attempt = start_attempt(&db.compensations[&key], now_ms, attempt_lease_ms, &rules)?;
             *db.compensation_mut(&key).expect("indexed") = attempt.compensation.clone();
             Ok(attempt)
         })

@@ -38,6 +38,8 @@ pub struct Rules {
     pub release_waits_for_deadline: bool,
     /// A compensation that gives up leaves its order `compensation_failed` (visible).
     pub give_up_flags_order: bool,
+    /// A refund attempt takes over an `in_flight` one only once that attempt's lease has expired.
+    pub attempt_lease: bool,
     /// The sweeper takes holds expiring up to this many ms ahead of the store's clock (sound: 0).
     pub sweep_ahead_ms: i64,
     /// The sweeper takes only `held` seats (never `payment_pending` ones).
@@ -64,6 +66,7 @@ impl Rules {
         repeat_success_idempotent: true,
         release_waits_for_deadline: true,
         give_up_flags_order: true,
+        attempt_lease: true,
         sweep_ahead_ms: 0,
         sweep_held_only: true,
     };
@@ -86,6 +89,7 @@ impl Rules {
             repeat_success_idempotent: !planted!(faults, RepeatSuccessRefunds),
             release_waits_for_deadline: !planted!(faults, ReconcileReleasesEarly),
             give_up_flags_order: !planted!(faults, RefundGiveUpHidesOrder),
+            attempt_lease: !planted!(faults, RefundTakeoverIgnoresLease),
             sweep_ahead_ms: if planted!(faults, SweepEarly) { PLANTED_SWEEP_AHEAD_MS } else { 0 },
             sweep_held_only: !planted!(faults, SweepFreesPaymentPending),
         }

@@ -18,6 +18,7 @@
 //! | [`check_provider_refunds`] | `refund-at-provider` |
 //! | [`check_hold_cap`] | `hold-cap` |
 //! | [`check_checkout_selection`] | `checkout-whole-hold` |
+//! | [`check_refund_attempts`] | `refund-attempt-due` |
 
 mod bookings;
 mod checkout_selection;
@@ -29,6 +30,7 @@ mod idempotency;
 pub(crate) mod index;
 mod liveness;
 mod provider_refunds;
+mod refund_attempts;
 mod refunds;
 mod stale_authority;
 mod ticket_refunds;
@@ -44,6 +46,7 @@ pub use hold_tokens::check_hold_tokens;
 pub use idempotency::check_idempotency;
 pub use liveness::check_liveness;
 pub use provider_refunds::check_provider_refunds;
+pub use refund_attempts::check_refund_attempts;
 pub use refunds::check_refunds;
 pub use stale_authority::check_stale_authority;
 pub use ticket_refunds::check_ticket_refunds;
@@ -72,4 +75,5 @@ pub const CHECKERS: &[(&str, Checker)] = &[
     ("provider_refunds", check_provider_refunds),
     ("hold_cap", check_hold_cap),
     ("checkout_selection", check_checkout_selection),
+    ("refund_attempts", check_refund_attempts),
 ];

@@ -238,7 +238,13 @@ impl Store for PgStore {
         attempt_lease_ms: i64,
     ) -> Result<CompensationAttempt, StoreError> {
         validate_attempt_lease_ms(attempt_lease_ms)?;
-        in_tx!(self, |c, now, _ids| outbox::start_compensation_attempt(c, now, compensation_id, attempt_lease_ms))
+        in_tx!(self, |c, now, _ids| outbox::start_compensation_attempt(
+            c,
+            now,
+            compensation_id,
+            attempt_lease_ms,
+            &self.rules
+        ))
     }
 
     async fn finish_compensation_attempt(&self, req: &CompensationResult) -> Result<Compensation, StoreError> {

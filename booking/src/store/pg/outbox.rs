@@ -132,9 +132,10 @@ pub(super) async fn start_compensation_attempt(
     now_ms: i64,
     compensation_id: Uuid,
     attempt_lease_ms: i64,
+    rules: &Rules,
 ) -> Result<CompensationAttempt, Fail> {
     let before = lock_compensation(c, compensation_id).await?;
-    let attempt = start_attempt(&before, now_ms, attempt_lease_ms)?;
+    let attempt = start_attempt(&before, now_ms, attempt_lease_ms, rules)?;
     update_compensation(c, before.status, &attempt.compensation).await?;
     Ok(attempt)
 }
