@@ -17,6 +17,7 @@ use uuid::Uuid;
 pub const PRICE_CENTS: i64 = 1_000;
 
 /// The fixture world: one event `ev`, a store clock, a trace.
+#[derive(Clone)]
 pub struct World {
     pub snap: Snapshot,
     pub trace: Trace,

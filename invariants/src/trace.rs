@@ -84,6 +84,14 @@ pub enum TraceKind {
         /// The store's clock at that moment.
         store_now_ms: i64,
     },
+    /// The operators' list (`Store::needs_resolution`, what
+    /// `GET /v1/admin/unresolved` serves) as read at the end of the run.
+    OperatorList {
+        /// The orders listed, in the store's order.
+        order_ids: Vec<Uuid>,
+        /// The compensations listed, in the store's order.
+        compensation_ids: Vec<Uuid>,
+    },
 }
 
 /// A client request.

@@ -103,6 +103,11 @@ impl Recorder {
         self.push(at_ms, TraceKind::Phase { phase, store_now_ms });
     }
 
+    /// Records the operators' list as read at the end of the run.
+    pub fn operator_list(&self, order_ids: Vec<uuid::Uuid>, compensation_ids: Vec<uuid::Uuid>) {
+        self.push(Self::now_ms(), TraceKind::OperatorList { order_ids, compensation_ids });
+    }
+
     /// Whether the trace hit its length bound (the run is then inconclusive).
     pub fn overflowed(&self) -> bool {
         self.inner.lock().expect("recorder poisoned").overflowed

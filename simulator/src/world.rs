@@ -423,6 +423,14 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
     }
 
     provider_host::record_ledger(&provider, &recorder);
+    if panic.is_none() && error.is_none() {
+        // What operators would read now: the checkers hold it to the records.
+        let list = futures::executor::block_on(store.needs_resolution()).expect("MemStore operators' list");
+        recorder.operator_list(
+            list.orders.iter().map(|o| o.order_id).collect(),
+            list.compensations.iter().map(|c| c.compensation_id).collect(),
+        );
+    }
     let mut paths = invariants::paths::PathCounts::new();
     invariants::paths::count_provider(&mut paths, &provider.ledger().stats);
     let trace = recorder.events();

@@ -3,10 +3,13 @@
 //! compensation record, or an order still open for reconciliation
 //! (`pending`/`reconciling`, whose lateness the liveness check judges); and
 //! every compensation not yet succeeded is in the operators' list: its order
-//! is `compensating`, `compensation_failed` or `reconciling`.
+//! is `compensating`, `compensation_failed` or `reconciling`. When the trace
+//! carries the operators' list as the store served it at the end
+//! ([`TraceKind::OperatorList`](crate::TraceKind::OperatorList)), every such
+//! compensation and its order must be on it too.
 
 use super::index::{charges, compensation_changes, order_changes};
-use crate::{Config, Invariant, Subject, TraceEvent, Violation};
+use crate::{Config, Invariant, Subject, TraceEvent, TraceKind, Violation};
 use booking::model::{CompensationStatus, OrderStatus, PaymentStatus, Snapshot};
 use std::collections::BTreeSet;
 use uuid::Uuid;
@@ -45,6 +48,11 @@ pub fn check_hidden_charges(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config
 
     let comp_changes = compensation_changes(trace);
     let ord_changes = order_changes(trace);
+    // The operators' list as served at the end, when the run recorded it.
+    let served = trace.iter().rev().find_map(|e| match &e.kind {
+        TraceKind::OperatorList { order_ids, compensation_ids } => Some((e.seq, order_ids, compensation_ids)),
+        _ => None,
+    });
     for c in &snap.compensations {
         if c.status == CompensationStatus::Succeeded {
             continue;
@@ -53,14 +61,28 @@ pub fn check_hidden_charges(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config
         let listed = order.is_some_and(|o| {
             matches!(o.status, OrderStatus::Compensating | OrderStatus::CompensationFailed | OrderStatus::Reconciling)
         });
-        if listed {
-            continue;
-        }
-        let detail = match order {
-            None => format!("{} compensation of unknown order {}", c.status, c.order_id),
-            Some(o) => format!(
+        let missing_from_served = served.and_then(|(seq, orders, comps)| {
+            if !comps.contains(&c.compensation_id) {
+                Some((seq, "the compensation"))
+            } else if !orders.contains(&c.order_id) {
+                Some((seq, "its order"))
+            } else {
+                None
+            }
+        });
+        let detail = match (order, missing_from_served) {
+            (_, _) if listed && missing_from_served.is_none() => continue,
+            (None, _) => format!("{} compensation of unknown order {}", c.status, c.order_id),
+            (Some(o), _) if !listed => format!(
                 "{} compensation, but order {} is {}: not in the operators' list",
                 c.status, o.order_id, o.status
+            ),
+            (Some(o), _) => format!(
+                "{} compensation of {} order {}: {} is missing from the operators' list the store served",
+                c.status,
+                o.status,
+                o.order_id,
+                missing_from_served.map_or("", |(_, what)| what)
             ),
         };
         let mut witnesses = Vec::new();
@@ -69,6 +91,9 @@ pub fn check_hidden_charges(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config
         }
         if let Some((seq, _)) = ord_changes.get(&c.order_id).and_then(|cs| cs.last()) {
             witnesses.push(*seq);
+        }
+        if let Some((seq, _)) = missing_from_served {
+            witnesses.push(seq);
         }
         out.push(Violation::new(
             Invariant::CompensationVisible,
@@ -162,5 +187,33 @@ mod tests {
         assert_eq!(v[0].invariant, Invariant::CompensationVisible);
         assert_eq!(v[0].subject, Subject::Compensation { compensation_id: comp });
         assert_eq!(v[0].witnesses, vec![order_released, created]);
+    }
+
+    /// The store's own list for operators, as served at the end, must carry
+    /// every open compensation and its order.
+    #[test]
+    fn an_open_compensation_missing_from_the_served_list_is_reported() {
+        let mut w = World::new(&["A"]);
+        let t = w.hold("u1", &["A"], 60_000);
+        let o = w.checkout("u1", t, "k", 10_000);
+        w.unknown(o);
+        w.advance(10_000);
+        w.release_unresolved(o);
+        w.charge(o); // a late success: compensation opened, order compensating
+        let comp = w.snap.compensations[0].compensation_id;
+        let mut listed = w.clone();
+        listed.record(TraceKind::OperatorList { order_ids: vec![o], compensation_ids: vec![comp] });
+        assert_eq!(check_hidden_charges(&listed.snap, listed.trace.events(), &listed.config()), vec![]);
+
+        let served = w.record(TraceKind::OperatorList { order_ids: vec![o], compensation_ids: vec![] });
+        let v = check_hidden_charges(&w.snap, w.trace.events(), &w.config());
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert_eq!(v[0].invariant, Invariant::CompensationVisible);
+        assert!(v[0].witnesses.contains(&served), "{v:?}");
+        assert!(
+            v[0].detail.ends_with("the compensation is missing from the operators' list the store served"),
+            "{}",
+            v[0].detail
+        );
     }
 }
