@@ -375,6 +375,21 @@ impl World {
         self.set_order_status(order_id, OrderStatus::Released);
     }
 
+    /// `user` holds `seat` and checks out; the payment's outcome turns unknown,
+    /// the order is released at its deadline, and then the charge succeeds
+    /// (a late success): a compensation is opened and the order is
+    /// compensating. Returns (order, compensation).
+    pub fn late_success_after_release(&mut self, user: &str, seat: &str) -> (Uuid, Uuid) {
+        let t = self.hold(user, &[seat], 60_000);
+        let o = self.checkout(user, t, "k", 10_000);
+        self.unknown(o);
+        self.advance(10_000);
+        self.release_unresolved(o);
+        self.charge(o);
+        let comp = self.snap.compensations.iter().find(|c| c.order_id == o).expect("a compensation").compensation_id;
+        (o, comp)
+    }
+
     /// The provider refunds a compensation; it succeeds and the order is compensated.
     /// Returns the Refunded seq.
     pub fn refund(&mut self, compensation_id: Uuid) -> u64 {

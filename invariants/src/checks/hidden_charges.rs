@@ -194,13 +194,7 @@ mod tests {
     #[test]
     fn an_open_compensation_missing_from_the_served_list_is_reported() {
         let mut w = World::new(&["A"]);
-        let t = w.hold("u1", &["A"], 60_000);
-        let o = w.checkout("u1", t, "k", 10_000);
-        w.unknown(o);
-        w.advance(10_000);
-        w.release_unresolved(o);
-        w.charge(o); // a late success: compensation opened, order compensating
-        let comp = w.snap.compensations[0].compensation_id;
+        let (o, comp) = w.late_success_after_release("u1", "A");
         let mut listed = w.clone();
         listed.record(TraceKind::OperatorList { order_ids: vec![o], compensation_ids: vec![comp] });
         assert_eq!(check_hidden_charges(&listed.snap, listed.trace.events(), &listed.config()), vec![]);
