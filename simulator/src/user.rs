@@ -15,6 +15,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use uuid::Uuid;
 
+/// Up to `n` adjacent seats of `seats` (the event's, in order) starting at
+/// `first`, which must be one of them.
+fn adjacent_run(seats: &[String], first: &str, n: usize) -> Vec<String> {
+    let start = seats.iter().position(|s| s == first).expect("available seats are seats of the event");
+    seats[start..(start + n).min(seats.len())].to_vec()
+}
+
 /// Most extra holds one hoarding spree asks for.
 pub const MAX_HOARD_HOLDS: u32 = 6;
 
@@ -294,9 +301,7 @@ impl Actor {
         } else {
             1
         };
-        let start = seats.iter().position(|s| *s == first).expect("available seats are seats of the event");
-        let end = (start + n).min(seats.len());
-        seats[start..end].to_vec()
+        adjacent_run(seats, &first, n)
     }
 
     /// Runs the user's script until `active_until_ms` or `max_flows`.
@@ -371,26 +376,22 @@ impl Actor {
             } else {
                 self.think((200, 2_000)).await;
             }
+            // This hold's checkout naming `seats`, under key `<user>-<flow><suffix>`.
+            let user = self.user.clone();
+            let checkout_of = |seats: &[String], suffix: &str| ClientOp::Checkout {
+                event_id: event_id.clone(),
+                hold_token,
+                seat_ids: seats.to_vec(),
+                idempotency_key: format!("{user}-{flow}{suffix}"),
+            };
             if seat_ids.len() > 1
                 && let Some(prob) = p.partial_checkout
                 && self.rng.random_bool(prob)
             {
                 // Names the first seat only: must be refused (a hold is paid whole).
-                let part = ClientOp::Checkout {
-                    event_id: event_id.clone(),
-                    hold_token,
-                    seat_ids: seat_ids[..1].to_vec(),
-                    idempotency_key: format!("{}-{flow}-part", self.user),
-                };
-                let _ = self.call(part, 1).await;
+                let _ = self.call(checkout_of(&seat_ids[..1], "-part"), 1).await;
             }
-            let key = format!("{}-{flow}", self.user);
-            let checkout = ClientOp::Checkout {
-                event_id: event_id.clone(),
-                hold_token,
-                seat_ids: seat_ids.clone(),
-                idempotency_key: key,
-            };
+            let checkout = checkout_of(&seat_ids, "");
             let Ok(OpResult::CheckedOut { order_id, .. }) = self.call(checkout.clone(), p.max_attempts).await else {
                 continue;
             };
@@ -398,13 +399,7 @@ impl Actor {
                 && self.rng.random_bool(prob)
             {
                 // The same hold again under a new key: must be refused (the seats are in payment).
-                let again = ClientOp::Checkout {
-                    event_id: event_id.clone(),
-                    hold_token,
-                    seat_ids: seat_ids.clone(),
-                    idempotency_key: format!("{}-{flow}-again", self.user),
-                };
-                let _ = self.call(again, 1).await;
+                let _ = self.call(checkout_of(&seat_ids, "-again"), 1).await;
             }
             for _ in 0..p.max_status_polls {
                 tokio::time::sleep(Duration::from_millis(self.rng.random_range(500..1_500))).await;
@@ -428,9 +423,7 @@ impl Actor {
         for _ in 0..MAX_HOARD_HOLDS {
             let first = &available[self.rng.random_range(0..available.len())];
             let n = self.rng.random_range(2..=p.max_seats_per_hold.max(2));
-            let start = seats.iter().position(|s| s == first).expect("available seats are seats of the event");
-            let seat_ids = seats[start..(start + n).min(seats.len())].to_vec();
-            let hold = ClientOp::Hold { event_id: event_id.to_string(), seat_ids };
+            let hold = ClientOp::Hold { event_id: event_id.to_string(), seat_ids: adjacent_run(seats, first, n) };
             if let Err(Some(kind)) = self.call(hold, 1).await
                 && kind == "hold-limit"
             {

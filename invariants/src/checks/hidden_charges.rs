@@ -70,20 +70,19 @@ pub fn check_hidden_charges(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config
                 None
             }
         });
-        let detail = match (order, missing_from_served) {
-            (_, _) if listed && missing_from_served.is_none() => continue,
-            (None, _) => format!("{} compensation of unknown order {}", c.status, c.order_id),
-            (Some(o), _) if !listed => format!(
+        let detail = match order {
+            None => format!("{} compensation of unknown order {}", c.status, c.order_id),
+            Some(o) if !listed => format!(
                 "{} compensation, but order {} is {}: not in the operators' list",
                 c.status, o.order_id, o.status
             ),
-            (Some(o), _) => format!(
-                "{} compensation of {} order {}: {} is missing from the operators' list the store served",
-                c.status,
-                o.status,
-                o.order_id,
-                missing_from_served.map_or("", |(_, what)| what)
-            ),
+            Some(o) => {
+                let Some((_, what)) = missing_from_served else { continue };
+                format!(
+                    "{} compensation of {} order {}: {what} is missing from the operators' list the store served",
+                    c.status, o.status, o.order_id
+                )
+            }
         };
         let mut witnesses = Vec::new();
         if let Some((seq, _)) = comp_changes.get(&c.compensation_id).and_then(|cs| cs.first()) {
