@@ -6,10 +6,13 @@
 #![warn(missing_docs)]
 
 pub mod allocator;
+pub mod build;
 pub mod chaos;
+pub mod check;
 pub mod client;
 pub mod exchanges;
 pub mod faults;
+pub mod nemesis;
 pub mod net;
 pub mod panic_note;
 pub mod plan;
@@ -18,7 +21,10 @@ pub mod pool;
 pub mod provider_host;
 pub mod quiescence;
 pub mod recorder;
+pub mod report;
 pub mod runner;
+pub mod schedule;
 pub mod sim_clock;
+pub mod step;
 pub mod user;
 pub mod world;

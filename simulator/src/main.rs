@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
 use scenarios::FaultKind;
 use simulator::plan::{self, Plan};
 use simulator::runner::{self, Summary};
-use simulator::{plants, pool};
+use simulator::{plants, report};
 use std::io::IsTerminal;
 use std::ops::Range;
 use std::process::ExitCode;
@@ -181,6 +181,10 @@ struct ReplayArgs {
     /// Write the trace as JSON lines to this file.
     #[arg(long)]
     trace: Option<String>,
+    /// Print the seed's fault schedule (every fault drawn up front, and the
+    /// policies drawn as the run goes) and exit without running it.
+    #[arg(long)]
+    plan: bool,
     #[command(flatten)]
     harness: HarnessArgs,
 }
@@ -382,63 +386,24 @@ fn run(args: RunArgs) -> ExitCode {
         Ok(p) => p,
         Err(e) => return usage_error(e),
     };
-    let jobs = args.jobs.clamp(1, 64);
-    let tty = std::io::stderr().is_terminal();
     let mut summaries = Vec::new();
-    let mut failed_any = false;
     for plan in &plans {
         let seeds: Vec<u64> = match (&args.seeds, args.seed) {
             (Some(r), _) => r.clone().collect(),
             (None, Some(s)) => vec![s],
             (None, None) => plan.default_seeds.clone().collect(),
         };
-        // Declared paths are judged over the default seeds (or more): a
-        // narrower range may legitimately miss a rare path.
-        let judge_paths = plan.default_seeds.clone().all(|s| seeds.contains(&s));
-        let started = pool::wall_now();
-        let verdicts = pool::run_seeds(plan, &seeds, jobs, args.check_determinism, tty);
-        let wall_s = started.elapsed().as_secs_f64().max(1e-9);
-        let passed = verdicts.iter().filter(|v| v.passed).count() as u64;
-        let sim_s: f64 = verdicts.iter().map(|v| v.simulated_ms as f64 / 1000.0).sum::<f64>()
-            * if args.check_determinism { 2.0 } else { 1.0 };
-        let summary = Summary {
-            scenario: plan.name.clone(),
-            seeds: seeds.len() as u64,
-            passed,
-            failed: seeds.len() as u64 - passed,
-            wall_s,
-            seeds_per_s: seeds.len() as f64 / wall_s,
-            sim_per_wall: sim_s / wall_s,
-            http_exchanges_per_seed: verdicts.iter().map(|v| v.http_exchanges as f64).sum::<f64>()
-                / verdicts.len().max(1) as f64,
-            metrics: runner::MetricsSummary::of(&verdicts),
-            paths: runner::path_totals(&verdicts),
-            missing_paths: if judge_paths { runner::missing_paths(plan, &verdicts) } else { Vec::new() },
+        let req = runner::RunRequest {
+            seeds,
+            jobs: args.jobs.clamp(1, 64),
+            check_determinism: args.check_determinism,
+            progress: std::io::stderr().is_terminal(),
         };
-        for missing in &summary.missing_paths {
-            println!(
-                "FAIL {}: `{missing}` never happened in {} seeds (expect.must_happen): a fault stopped firing or the story is no longer told",
-                plan.name,
-                seeds.len()
-            );
-        }
-        for v in &verdicts {
-            if args.json {
-                println!("{}", serde_json::to_string(&serde_json::json!({ "seed_verdict": v })).expect("serializes"));
-            } else if !v.passed {
-                println!("FAIL {} seed {}", v.scenario, v.seed);
-                for f in &v.failures {
-                    println!("  {f}");
-                }
-                println!("  replay: {}", v.replay);
-            }
-        }
-        if args.json {
-            println!("{}", serde_json::to_string(&serde_json::json!({ "summary": summary })).expect("serializes"));
-        }
-        failed_any |= summary.failed > 0 || !summary.missing_paths.is_empty();
+        let (summary, verdicts) = runner::run_scenario(plan, &req);
+        report::scenario(&summary, &verdicts, args.json);
+        let failed = summary.failed_any();
         summaries.push(summary);
-        if args.fail_fast && failed_any {
+        if args.fail_fast && failed {
             let rest: Vec<&str> = plans[summaries.len()..].iter().map(|p| p.name.as_str()).collect();
             if !rest.is_empty() {
                 println!("--fail-fast: not run: {}", rest.join(", "));
@@ -447,61 +412,9 @@ fn run(args: RunArgs) -> ExitCode {
         }
     }
     if !args.json {
-        println!(
-            "{:<28} {:>6} {:>6} {:>6} {:>10} {:>12} {:>10}",
-            "scenario", "seeds", "passed", "failed", "seeds/s", "sim-s/wall-s", "http/seed"
-        );
-        for s in &summaries {
-            println!(
-                "{:<28} {:>6} {:>6} {:>6} {:>10.1} {:>12.0} {:>10.0}",
-                s.scenario, s.seeds, s.passed, s.failed, s.seeds_per_s, s.sim_per_wall, s.http_exchanges_per_seed
-            );
-        }
-        println!();
-        println!(
-            "{:<28} {:>7} {:>9} {:>9} {:>8} {:>8} {:>6} {:>8} {:>8}  classification",
-            "metrics (mean per seed)",
-            "holds",
-            "refused",
-            "abandon",
-            "lag-max",
-            "expired",
-            "sold",
-            "charged",
-            "refunded"
-        );
-        for s in &summaries {
-            let m = &s.metrics;
-            let classes: Vec<String> = m.classifications.iter().map(|(k, v)| format!("{k}:{v}")).collect();
-            println!(
-                "{:<28} {:>7.0} {:>9.0} {:>9.0} {:>6}ms {:>7.1}% {:>6.0} {:>8.0} {:>8.0}  {}",
-                s.scenario,
-                m.holds_acquired,
-                m.holds_refused_contention,
-                m.holds_abandoned,
-                m.expiry_lag_max_ms,
-                m.held_expired_share * 100.0,
-                m.seats_sold,
-                m.charged,
-                m.refunded,
-                classes.join(" ")
-            );
-        }
-        println!();
-        println!("paths (total over the seeds run; * = declared in expect.must_happen)");
-        for s in &summaries {
-            let plan = plans.iter().find(|p| p.name == s.scenario).expect("summarised plans ran");
-            let shown: Vec<String> = s
-                .paths
-                .iter()
-                .map(|(k, v)| format!("{k}{} {v}", if plan.must_happen.contains(k) { "*" } else { "" }))
-                .collect();
-            println!("{:<28} {}", s.scenario, shown.join(", "));
-        }
-        let (seeds, failed): (u64, u64) = summaries.iter().fold((0, 0), |(a, b), s| (a + s.seeds, b + s.failed));
-        println!("{} passed, {} failed", seeds - failed, failed);
+        report::tables(&summaries, &plans);
     }
-    if failed_any { ExitCode::from(1) } else { ExitCode::SUCCESS }
+    if summaries.iter().any(Summary::failed_any) { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }
 
 /// The one scenario `replay` or `seed` (`verb`) names, or the usage error.
@@ -530,6 +443,11 @@ fn replay(args: ReplayArgs) -> ExitCode {
         Ok(p) => p,
         Err(code) => return code,
     };
+    if args.plan {
+        println!("scenario: {}", plan.name);
+        print!("{}", simulator::schedule::draw(&plan.world_for(args.seed), args.seed));
+        return ExitCode::SUCCESS;
+    }
     let (out, verdict) = runner::run_seed(&plan, args.seed);
     if let Some(path) = &args.trace
         && let Err(e) = std::fs::write(path, invariants::trace::to_json_lines(&out.trace))

@@ -4,6 +4,7 @@
 
 use crate::faults::CrashFault;
 use crate::provider_host::ProviderFaults;
+use crate::schedule::{LinkFaults, PausedClients, SweeperStall};
 use crate::user::UserParams;
 use crate::world::WorldConfig;
 use booking::fault::{CommitPoint, Plant};
@@ -67,7 +68,8 @@ impl Plan {
         }
     }
 
-    /// The world of `seed`.
+    /// The world of `seed`: the scenario's workload, its faults for this
+    /// seed (swarm scenarios switch faults per seed) less the muted ones.
     pub fn world_for(&self, seed: u64) -> WorldConfig {
         let s = &self.scenario;
         let w = &s.workload;
@@ -75,50 +77,13 @@ impl Plan {
         for kind in &self.muted {
             f.remove(*kind);
         }
-        let mut provider = ProviderFaults::default();
-        if let Some(p) = &f.provider {
-            provider.lost_response_rate = p.unknown_probability;
-            provider.decline_rate = p.decline_probability;
-            provider.error_rate = p.error_rate;
-            provider.latency_ms = ((p.latency_ms.min + p.latency_ms.max) / 2).max(0) as u64;
-            provider.late_success_rate = p.late_success_probability;
-            provider.late_success_delay_ms = (w.payment_ttl_ms + 5_000) as u64;
-            provider.refund_failure_rate = p.refund_failure_probability;
-            provider.lenient_refunds = p.lenient_refunds;
-        }
-        if let Some(d) = &f.delayed_callback {
-            provider.webhook_delay_ms = d.delay_ms as u64;
-            provider.webhook_duplicate_rate = d.duplicate_probability;
-            provider.webhook_reorder_rate = d.reorder_probability;
-            provider.late_success_rate = provider.late_success_rate.max(d.probability);
-            provider.late_success_delay_ms = provider.late_success_delay_ms.max(d.delay_ms as u64);
-        }
         WorldConfig {
             server_hosts: w.server_hosts as usize,
             client_hosts: w.client_hosts as usize,
             users: w.users as usize,
             events: w.events as usize,
             seats_per_event: w.seats_per_event as usize,
-            user: UserParams {
-                events: Vec::new(),
-                hot_seats: w.hot_seats as usize,
-                hot_share: w.hot_share,
-                multi_seat_share: w.multi_seat_share,
-                max_seats_per_hold: w.max_seats_per_hold as usize,
-                checkout_share: w.checkout_share,
-                abandon_share: w.abandon_share,
-                hoard: (w.hoard_share > 0.0).then_some(w.hoard_share),
-                double_submit: (w.double_submit_share > 0.0).then_some(w.double_submit_share),
-                partial_checkout: (w.partial_checkout_share > 0.0).then_some(w.partial_checkout_share),
-                think_ms: ms_range(w.think_time_ms),
-                arrival_ms: ms_range(w.arrival_ms.unwrap_or(w.think_time_ms)),
-                pause: f.paused_client.as_ref().map(|p| (p.probability, p.pause_ms as u64)),
-                stale_replay: f.stale_token.as_ref().map(|t| t.probability),
-                active_until_ms: s.phases.fault_ms as u64,
-                max_flows: 500,
-                max_attempts: 4,
-                max_status_polls: 10,
-            },
+            user: user_params(s, &f),
             hold_ttl_ms: w.hold_ttl_ms,
             payment_ttl_ms: w.payment_ttl_ms,
             fault_ms: s.phases.fault_ms as u64,
@@ -128,27 +93,99 @@ impl Plan {
                 restart_after_ms: c.restart_after_ms as u64,
                 points: c.points.iter().map(|p| CommitPoint::parse(p).expect("validated commit point")).collect(),
             }),
-            provider,
-            partitions: f
-                .network
-                .as_ref()
-                .filter(|n| n.partition_probability > 0.0)
-                .map(|n| (n.partition_probability, n.partition_ms as u64)),
-            max_latency_ms: f.network.as_ref().map(|n| n.latency_ms.max.max(2) as u64),
+            provider: provider_faults(w, &f),
+            link_faults: f.network.as_ref().filter(|n| n.partition_probability > 0.0).map(|n| LinkFaults {
+                per_second_probability: n.partition_probability,
+                length_ms: n.partition_ms as u64,
+            }),
+            message_latency_ms: (
+                MIN_MESSAGE_LATENCY_MS,
+                f.network.as_ref().map_or(DEFAULT_MAX_MESSAGE_LATENCY_MS, |n| n.latency_ms.max.max(2) as u64),
+            ),
             clock_skew_ms: f.clock_skew.as_ref().map(|c| c.max_skew_ms).unwrap_or(0),
-            sweeper_stall: f.sweeper_stall.as_ref().map(|st| (st.from_ms as u64, st.to_ms as u64)),
+            sweeper_stall: f
+                .sweeper_stall
+                .as_ref()
+                .map(|st| SweeperStall { from_ms: st.from_ms as u64, to_ms: st.to_ms as u64 }),
             plant: self.plant,
-            workflow: {
-                let mut wf = booking::payment::workflow::WorkflowConfig::default();
-                if let Some(n) = s.service.max_refund_attempts {
-                    wf.max_compensation_attempts = n as i32;
-                    wf.max_compensation_unknown_attempts = 2 * n as i32;
-                }
-                wf
-            },
+            workflow: workflow_config(s),
             tick_ms: TICK_MS,
         }
     }
+}
+
+/// Message latency on every link without a network fault: `1..=20` ms.
+pub const MIN_MESSAGE_LATENCY_MS: u64 = 1;
+/// See [`MIN_MESSAGE_LATENCY_MS`].
+pub const DEFAULT_MAX_MESSAGE_LATENCY_MS: u64 = 20;
+/// Flows one user runs at most.
+pub const MAX_FLOWS_PER_USER: u32 = 500;
+/// Attempts of one request under one idempotency key when its answer is unknown.
+pub const MAX_ATTEMPTS: u32 = 4;
+/// Polls of an order's status after its checkout, at most.
+pub const MAX_STATUS_POLLS: u32 = 10;
+/// How long after the payment deadline a late success lands, ms.
+pub const LATE_SUCCESS_AFTER_DEADLINE_MS: i64 = 5_000;
+
+/// What the users do: the workload's shares and times, the client-side faults.
+fn user_params(s: &Scenario, f: &scenarios::Faults) -> UserParams {
+    let w = &s.workload;
+    UserParams {
+        events: Vec::new(),
+        hot_seats: w.hot_seats as usize,
+        hot_share: w.hot_share,
+        multi_seat_share: w.multi_seat_share,
+        max_seats_per_hold: w.max_seats_per_hold as usize,
+        checkout_share: w.checkout_share,
+        abandon_share: w.abandon_share,
+        hoard: (w.hoard_share > 0.0).then_some(w.hoard_share),
+        double_submit: (w.double_submit_share > 0.0).then_some(w.double_submit_share),
+        partial_checkout: (w.partial_checkout_share > 0.0).then_some(w.partial_checkout_share),
+        think_ms: ms_range(w.think_time_ms),
+        arrival_ms: ms_range(w.arrival_ms.unwrap_or(w.think_time_ms)),
+        pause: f
+            .paused_client
+            .as_ref()
+            .map(|p| PausedClients { probability: p.probability, pause_ms: p.pause_ms as u64 }),
+        stale_replay: f.stale_token.as_ref().map(|t| t.probability),
+        active_until_ms: s.phases.fault_ms as u64,
+        max_flows: MAX_FLOWS_PER_USER,
+        max_attempts: MAX_ATTEMPTS,
+        max_status_polls: MAX_STATUS_POLLS,
+    }
+}
+
+/// The provider's knobs from `[faults.provider]` and `[faults.delayed_callback]`.
+fn provider_faults(w: &scenarios::Workload, f: &scenarios::Faults) -> ProviderFaults {
+    let mut provider = ProviderFaults::default();
+    if let Some(p) = &f.provider {
+        provider.lost_response_rate = p.unknown_probability;
+        provider.decline_rate = p.decline_probability;
+        provider.error_rate = p.error_rate;
+        provider.latency_ms = ((p.latency_ms.min + p.latency_ms.max) / 2).max(0) as u64;
+        provider.late_success_rate = p.late_success_probability;
+        provider.late_success_delay_ms = (w.payment_ttl_ms + LATE_SUCCESS_AFTER_DEADLINE_MS) as u64;
+        provider.refund_failure_rate = p.refund_failure_probability;
+        provider.lenient_refunds = p.lenient_refunds;
+    }
+    if let Some(d) = &f.delayed_callback {
+        provider.webhook_delay_ms = d.delay_ms as u64;
+        provider.webhook_duplicate_rate = d.duplicate_probability;
+        provider.webhook_reorder_rate = d.reorder_probability;
+        provider.late_success_rate = provider.late_success_rate.max(d.probability);
+        provider.late_success_delay_ms = provider.late_success_delay_ms.max(d.delay_ms as u64);
+    }
+    provider
+}
+
+/// The payment workflow's settings: the defaults, with the scenario's refund attempts.
+fn workflow_config(s: &Scenario) -> booking::payment::workflow::WorkflowConfig {
+    let mut wf = booking::payment::workflow::WorkflowConfig::default();
+    if let Some(n) = s.service.max_refund_attempts {
+        wf.max_compensation_attempts = n as i32;
+        wf.max_compensation_unknown_attempts = 2 * n as i32;
+    }
+    wf
 }
 
 /// The library, in name order.

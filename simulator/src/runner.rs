@@ -202,6 +202,56 @@ pub fn judge(plan: &Plan, out: &RunOutcome) -> SeedVerdict {
     }
 }
 
+/// What `simulator run` asks of one scenario.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    /// The seeds (the scenario's default range unless narrowed).
+    pub seeds: Vec<u64>,
+    /// Worlds run in parallel (one process each).
+    pub jobs: usize,
+    /// Run every seed twice and fail it on differing trace hashes.
+    pub check_determinism: bool,
+    /// Show progress on stderr.
+    pub progress: bool,
+}
+
+/// Runs `plan` over `req.seeds` in the process pool and summarises it: its
+/// verdicts, and the scenario's summary (declared paths are judged only when
+/// the seeds cover the default range: a narrower range may legitimately
+/// miss a rare path).
+pub fn run_scenario(plan: &Plan, req: &RunRequest) -> (Summary, Vec<SeedVerdict>) {
+    let started = crate::pool::wall_now();
+    let verdicts = crate::pool::run_seeds(plan, &req.seeds, req.jobs, req.check_determinism, req.progress);
+    let wall_s = started.elapsed().as_secs_f64().max(1e-9);
+    let judge_paths = plan.default_seeds.clone().all(|s| req.seeds.contains(&s));
+    let passed = verdicts.iter().filter(|v| v.passed).count() as u64;
+    let runs_per_seed = if req.check_determinism { 2.0 } else { 1.0 };
+    let sim_s: f64 = verdicts.iter().map(|v| v.simulated_ms as f64 / 1000.0).sum::<f64>() * runs_per_seed;
+    let seeds = req.seeds.len() as u64;
+    let summary = Summary {
+        scenario: plan.name.clone(),
+        seeds,
+        passed,
+        failed: seeds - passed,
+        wall_s,
+        seeds_per_s: seeds as f64 / wall_s,
+        sim_per_wall: sim_s / wall_s,
+        http_exchanges_per_seed: verdicts.iter().map(|v| v.http_exchanges as f64).sum::<f64>()
+            / verdicts.len().max(1) as f64,
+        metrics: MetricsSummary::of(&verdicts),
+        paths: path_totals(&verdicts),
+        missing_paths: if judge_paths { missing_paths(plan, &verdicts) } else { Vec::new() },
+    };
+    (summary, verdicts)
+}
+
+impl Summary {
+    /// Whether the scenario failed: a seed missed its expectation, or a declared path never happened.
+    pub fn failed_any(&self) -> bool {
+        self.failed > 0 || !self.missing_paths.is_empty()
+    }
+}
+
 /// Runs one seed of `plan`.
 pub fn run_seed(plan: &Plan, seed: u64) -> (RunOutcome, SeedVerdict) {
     let out = world::run(&plan.world_for(seed), seed);

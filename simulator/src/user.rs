@@ -56,7 +56,7 @@ pub struct UserParams {
     /// When the user arrives (its first step), ms after the start.
     pub arrival_ms: (u64, u64),
     /// Paused client: probability per checkout, and how long the pause lasts.
-    pub pause: Option<(f64, u64)>,
+    pub pause: Option<crate::schedule::PausedClients>,
     /// Stale-token replay: probability per granted hold.
     pub stale_replay: Option<f64>,
     /// Users start no new flow after this simulated time.
@@ -366,8 +366,8 @@ impl Actor {
                 let _ = self.call(ClientOp::Release { event_id: event_id.clone(), hold_token }, p.max_attempts).await;
                 continue;
             }
-            if let Some((prob, pause_ms)) = p.pause
-                && self.rng.random_bool(prob)
+            if let Some(crate::schedule::PausedClients { probability, pause_ms }) = p.pause
+                && self.rng.random_bool(probability)
             {
                 self.recorder
                     .fault(FaultKind::ClientPaused, format!("{} pauses {pause_ms} ms holding {hold_token}", self.user));

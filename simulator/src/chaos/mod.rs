@@ -154,7 +154,7 @@ pub fn has_real_faults(plan: &Plan, seed: u64) -> bool {
         || p.refund_failure_rate > 0.0
         || p.webhook_duplicate_rate > 0.0
         || p.webhook_reorder_rate > 0.0;
-    c.crash.is_some() || c.partitions.is_some() || c.user.pause.is_some() || c.user.stale_replay.is_some() || provider
+    c.crash.is_some() || c.link_faults.is_some() || c.user.pause.is_some() || c.user.stale_replay.is_some() || provider
 }
 
 /// The fault plan of `seed` for a world config.
@@ -173,7 +173,7 @@ fn fault_plan(cfg: &crate::world::WorldConfig, opts: &ChaosOptions, rng: &mut Ch
         }
         None => (Vec::new(), (0, 0)),
     };
-    let kills = if cfg.partitions.is_some() || cfg.crash.is_some() { moments(2) } else { Vec::new() };
+    let kills = if cfg.link_faults.is_some() || cfg.crash.is_some() { moments(2) } else { Vec::new() };
     FaultPlan {
         crash_points,
         crash_skip,

@@ -1,0 +1,268 @@
+//! Building one seed's world: the seeded store with the scenario's events,
+//! the provider host, the service hosts (each the real router, workflow and
+//! sweeper over the shared store, with its clock skew from the schedule and
+//! its fault injector) and the client hosts (virtual users as tasks).
+
+use crate::client::SimClient;
+use crate::exchanges::Exchanges;
+use crate::faults::{HostFaults, WorldSwitches};
+use crate::net::SimListener;
+use crate::provider_host;
+use crate::recorder::Recorder;
+use crate::schedule::{self, FaultSchedule};
+use crate::sim_clock::{EPOCH_MS, SimClock};
+use crate::user::{Actor, SeenHolds};
+use crate::world::{SERVICE_PORT, TOKEN_SECRET, WEBHOOK_SECRET, WorldConfig, host_seed};
+use booking::fake_provider::FakeProvider;
+use booking::fault::Faults;
+use booking::http::auth::{Authenticator, Claims};
+use booking::http::cache::NoCache;
+use booking::http::{ServiceConfig, serve};
+use booking::ids::SeededIds;
+use booking::payment::http_provider::HttpProvider;
+use booking::service::{Service, ServiceParts};
+use booking::store::{CreateEvent, MemStore, Store};
+use booking::sweeper::SweeperConfig;
+use invariants::trace::FaultKind;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Price of every seat in a simulated event, cents.
+pub const SEAT_PRICE_CENTS: i64 = 5_000;
+/// How long a user's request waits for an answer before it counts as unknown.
+pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long a service waits for the provider, and the provider for a webhook's answer.
+pub const PROVIDER_TIMEOUT: Duration = Duration::from_secs(2);
+/// Hold attempts per user per minute the simulated services allow (high:
+/// the rate limit is tested on its own, not by the scenarios).
+pub const HOLD_ATTEMPTS_PER_MINUTE: u32 = 10_000;
+/// How long a simulated user's bearer token lives: longer than any run.
+const USER_TOKEN_TTL_MS: i64 = 7 * 86_400_000;
+/// Simulated time beyond the phases the world may run before turmoil stops it.
+const SIMULATION_SLACK_MS: u64 = 600_000;
+/// Listener backlog beyond one connection per user: the services' and provider's own.
+const BACKLOG_SLACK: usize = 64;
+
+/// One seed's world, built and not yet stepped.
+pub struct World {
+    /// The turmoil simulation.
+    pub sim: turmoil::Sim<'static>,
+    /// The shared store (outside every host: it survives crashes as a database would).
+    pub store: Arc<dyn Store>,
+    /// The store's clock.
+    pub store_clock: SimClock,
+    /// The trace.
+    pub recorder: Recorder,
+    /// The provider's shared state (its knobs, ledger and pending work).
+    pub provider: FakeProvider,
+    /// The switches the nemeses flip on every host.
+    pub switches: WorldSwitches,
+    /// HTTP exchanges the servers answered.
+    pub exchanges: Exchanges,
+}
+
+/// Builds the world of `seed` for `cfg`, with the clock skews of `schedule`.
+pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
+    assert!(
+        cfg.server_hosts >= 1 && cfg.client_hosts >= 1 && cfg.users >= 1 && cfg.events >= 1 && cfg.seats_per_event >= 1
+    );
+    let recorder = Recorder::new(EPOCH_MS);
+    let store_clock = SimClock::new(0);
+    let events = event_seats(cfg);
+    let store = seeded_store(cfg, seed, &store_clock, &recorder, &events);
+    let mut sim = turmoil_for(cfg, seed);
+    let exchanges = Exchanges::default();
+    let services = schedule::service_hosts(cfg.server_hosts);
+    let provider = provider_host::install(
+        &mut sim,
+        host_seed(seed, "provider"),
+        cfg.provider.clone(),
+        &services,
+        WEBHOOK_SECRET,
+        &exchanges,
+    );
+    let switches = WorldSwitches {
+        crash_enabled: Arc::new(AtomicBool::new(cfg.crash.is_some())),
+        sweeper_stalled: Arc::new(AtomicBool::new(false)),
+        crash_requests: Arc::new(Mutex::new(Default::default())),
+    };
+    for host in &services {
+        let skew_ms = schedule.skew_of(host);
+        if skew_ms != 0 {
+            recorder.fault_at(0, FaultKind::ClockSkewed, format!("{host} clock skew {skew_ms} ms"));
+        }
+        let faults = HostFaults::new(
+            host.clone(),
+            cfg.crash.clone(),
+            host_seed(seed, host),
+            &switches,
+            recorder.clone(),
+            cfg.plant,
+        );
+        install_service(&mut sim, cfg, host, skew_ms, faults, &store, &exchanges);
+    }
+    install_users(&mut sim, cfg, seed, &services, &events, &recorder);
+    install_self_test(&mut sim);
+    World { sim, store, store_clock, recorder, provider, switches, exchanges }
+}
+
+/// The scenario's events (`ev0`, ...) and their seats (`s00000`, ..., in order).
+fn event_seats(cfg: &WorldConfig) -> Vec<(String, Vec<String>)> {
+    (0..cfg.events)
+        .map(|e| (format!("ev{e}"), (0..cfg.seats_per_event).map(|s| format!("s{s:05}")).collect()))
+        .collect()
+}
+
+/// The MemStore of the run, its ids seeded, every write traced, the run's
+/// planted bug applied, the events created.
+fn seeded_store(
+    cfg: &WorldConfig,
+    seed: u64,
+    clock: &SimClock,
+    recorder: &Recorder,
+    events: &[(String, Vec<String>)],
+) -> Arc<dyn Store> {
+    let faults = cfg.plant.map(Faults::planting).unwrap_or_default();
+    let store = MemStore::new(Arc::new(clock.clone()), Arc::new(SeededIds::new(host_seed(seed, "ids"))))
+        .with_observer(Arc::new(recorder.clone()))
+        .with_faults(&faults);
+    for (event_id, seat_ids) in events {
+        let create =
+            CreateEvent { event_id: event_id.clone(), seat_ids: seat_ids.clone(), price_cents: SEAT_PRICE_CENTS };
+        futures::executor::block_on(store.create_event(&create)).expect("scenario events are valid");
+    }
+    Arc::new(store)
+}
+
+/// The turmoil simulation: seeded, on the fixed epoch, ticking `cfg.tick_ms`.
+fn turmoil_for(cfg: &WorldConfig, seed: u64) -> turmoil::Sim<'static> {
+    let (min_ms, max_ms) = cfg.message_latency_ms;
+    turmoil::Builder::new()
+        .rng_seed(seed)
+        .epoch(std::time::UNIX_EPOCH + Duration::from_millis(EPOCH_MS as u64))
+        .simulation_duration(Duration::from_millis(cfg.fault_ms + cfg.settle_ms + SIMULATION_SLACK_MS))
+        .tick_duration(Duration::from_millis(cfg.tick_ms))
+        .min_message_latency(Duration::from_millis(min_ms))
+        .max_message_latency(Duration::from_millis(max_ms))
+        // A listener's backlog: every user may dial one host in the same tick
+        // (an on-sale opening), plus the services' and provider's own
+        // connections. turmoil panics on a full backlog rather than refusing.
+        .tcp_capacity(cfg.users + BACKLOG_SLACK)
+        .build()
+}
+
+/// Installs service host `host`: the real [`Service`] (router, workflow,
+/// sweeper) over `store`, its clock `skew_ms` off the store's, its faults
+/// from `faults` (shared across its restarts).
+fn install_service(
+    sim: &mut turmoil::Sim<'static>,
+    cfg: &WorldConfig,
+    host: &str,
+    skew_ms: i64,
+    faults: HostFaults,
+    store: &Arc<dyn Store>,
+    exchanges: &Exchanges,
+) {
+    let config = ServiceConfig {
+        hold_ttl_ms: cfg.hold_ttl_ms,
+        payment_ttl_ms: cfg.payment_ttl_ms,
+        hold_attempts_per_minute: HOLD_ATTEMPTS_PER_MINUTE,
+        ..ServiceConfig::default()
+    };
+    let (store, exchanges, workflow) = (store.clone(), exchanges.clone(), cfg.workflow.clone());
+    sim.host(host, move || {
+        let (store, exchanges, config, workflow) = (store.clone(), exchanges.clone(), config.clone(), workflow.clone());
+        let faults = Faults::new(Arc::new(faults.share()));
+        async move {
+            let provider = HttpProvider::new(
+                crate::net::SimConnector,
+                &format!("http://provider:{}", provider_host::PROVIDER_PORT),
+                PROVIDER_TIMEOUT,
+            )
+            .expect("provider url is valid");
+            let service = Arc::new(
+                Service::new(ServiceParts {
+                    store,
+                    cache: Arc::new(NoCache),
+                    provider: Arc::new(provider),
+                    clock: Arc::new(SimClock::new(skew_ms)),
+                    token_secret: TOKEN_SECRET.to_vec(),
+                    webhook_secret: WEBHOOK_SECRET.to_vec(),
+                    config,
+                    workflow,
+                    sweeper: SweeperConfig::default(),
+                    faults,
+                })
+                .expect("service config is valid"),
+            );
+            let (_stop, stop_rx) = tokio::sync::watch::channel(false);
+            let bg = service.clone();
+            tokio::spawn(async move { bg.run_background(stop_rx).await });
+            let router = exchanges.count(service.router());
+            serve(SimListener::bind(SERVICE_PORT).await?, router, std::future::pending()).await?;
+            Ok(())
+        }
+    });
+}
+
+/// Installs the client hosts, the users spread over them round-robin, each
+/// a task with its own token, seeded randomness and a client per service host.
+fn install_users(
+    sim: &mut turmoil::Sim<'static>,
+    cfg: &WorldConfig,
+    seed: u64,
+    services: &[String],
+    events: &[(String, Vec<String>)],
+    recorder: &Recorder,
+) {
+    let auth = Authenticator::new(TOKEN_SECRET, Arc::new(SimClock::new(0)));
+    let mut params = cfg.user.clone();
+    params.events = events.to_vec();
+    params.active_until_ms = cfg.fault_ms;
+    // Holds seen by any user of the world: the pool stale and borrowed tokens come from.
+    let seen: SeenHolds = Arc::new(Mutex::new(Vec::new()));
+    for c in 0..cfg.client_hosts {
+        let actors: Vec<Actor> = (c..cfg.users)
+            .step_by(cfg.client_hosts)
+            .map(|u| {
+                let user = format!("u{u:05}");
+                let claims = Claims {
+                    sub: user.clone(),
+                    events: vec!["*".into()],
+                    exp_ms: EPOCH_MS + USER_TOKEN_TTL_MS,
+                    admin: false,
+                };
+                let clients =
+                    services.iter().map(|s| SimClient::new(format!("{s}:{SERVICE_PORT}"), CLIENT_TIMEOUT)).collect();
+                Actor::new(user.clone(), auth.issue(&claims), clients, recorder.clone(), host_seed(seed, &user))
+            })
+            .collect();
+        let (params, seen) = (params.clone(), seen.clone());
+        sim.client(format!("client{c}").as_str(), async move {
+            let mut set = tokio::task::JoinSet::new();
+            for a in actors {
+                set.spawn(a.run(params.clone(), seen.clone()));
+            }
+            while let Some(r) = set.join_next().await {
+                r?;
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The environment variable that makes a world panic at that many simulated
+/// ms (the harness's test of its own panic verdict; not for users).
+pub const SELF_TEST_PANIC_VAR: &str = "HOLDFAST_SIM_SELF_TEST_PANIC_AT_MS";
+
+/// The harness's own test of its panic verdict: a panic inside the world at
+/// a simulated time, from [`SELF_TEST_PANIC_VAR`] (the process pool passes it on).
+fn install_self_test(sim: &mut turmoil::Sim<'static>) {
+    if let Some(at_ms) = std::env::var(SELF_TEST_PANIC_VAR).ok().and_then(|v| v.parse::<u64>().ok()) {
+        sim.client("selftest", async move {
+            tokio::time::sleep(Duration::from_millis(at_ms)).await;
+            panic!("harness self-test: a panic inside the world at {at_ms} ms");
+        });
+    }
+}

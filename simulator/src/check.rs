@@ -1,0 +1,90 @@
+//! Checking a stepped world: the provider's ledger and the operators' list
+//! go into the trace, the paths are counted, the trace is hashed, and the
+//! invariant checkers judge the store's final records and the trace. A world
+//! that panicked is not judged: its half-written records are not evidence;
+//! the panic is the verdict.
+
+use crate::build::World;
+use crate::panic_note::PanicNote;
+use crate::provider_host;
+use crate::sim_clock::EPOCH_MS;
+use crate::step::StepError;
+use crate::world::{RunOutcome, WorldConfig};
+use booking::clock::Clock;
+use booking::http::ServiceConfig;
+use invariants::Config as CheckConfig;
+
+/// How stepping ended.
+#[derive(Debug)]
+pub struct Stepped {
+    /// Stepping stopped early with this error.
+    pub error: Option<StepError>,
+    /// The step itself panicked (a host's panic may surface so).
+    pub step_panicked: bool,
+    /// The panic the hook noted, if any.
+    pub panic: Option<PanicNote>,
+}
+
+/// Judges `world` of `seed` after stepping ended as `stepped`.
+pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> RunOutcome {
+    let World { sim, store, store_clock, recorder, provider, exchanges, .. } = world;
+    let simulated_ms = sim.elapsed().as_millis() as u64;
+    let mut error = stepped.error.map(|e| e.to_string());
+    if stepped.step_panicked && stepped.panic.is_none() {
+        error.get_or_insert_with(|| "the world panicked without a note".into());
+    }
+    // Dropping the world drops its hosts' tasks: a panic there is the world's too.
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(sim)));
+    let panic = stepped.panic.or_else(crate::panic_note::take);
+    if dropped.is_err() && panic.is_none() {
+        error.get_or_insert_with(|| "the world panicked while shutting down".into());
+    }
+    provider_host::record_ledger(&provider, &recorder);
+    if panic.is_none() && error.is_none() {
+        // What operators would read now: the checkers hold it to the records.
+        let list = futures::executor::block_on(store.needs_resolution()).expect("MemStore operators' list");
+        recorder.operator_list(
+            list.orders.iter().map(|o| o.order_id).collect(),
+            list.compensations.iter().map(|c| c.compensation_id).collect(),
+        );
+    }
+    let mut paths = invariants::paths::PathCounts::new();
+    invariants::paths::count_provider(&mut paths, &provider.ledger().stats);
+    let trace = recorder.events();
+    for (p, n) in invariants::paths::count(&trace) {
+        *paths.entry(p).or_insert(0) += n;
+    }
+    if recorder.overflowed() {
+        error.get_or_insert_with(|| "trace overflowed its bound".into());
+    }
+    let trace_hash = invariants::to_hex(&invariants::trace_hash(&trace));
+    let final_now = store_clock.now_ms();
+    let faults_end = (EPOCH_MS + cfg.fault_ms as i64).min(final_now);
+    // The service runs with bookingd's default per-user cap (`ServiceConfig::default`).
+    let check_cfg =
+        CheckConfig::new(final_now, faults_end).with_hold_cap(ServiceConfig::default().max_held_seats_per_user);
+    // After a panic the store may hold a half-written transaction (and its
+    // lock is poisoned): the panic is the verdict, its trace the evidence.
+    let judged = panic.is_none() && !(error.is_some() && stepped.step_panicked);
+    let (violations, metrics) = if judged {
+        let snapshot = futures::executor::block_on(store.snapshot()).expect("MemStore snapshot");
+        (
+            invariants::check_all(&snapshot, &trace, &check_cfg),
+            invariants::metrics::Metrics::compute(&snapshot, &trace, &check_cfg),
+        )
+    } else {
+        (Vec::new(), invariants::metrics::Metrics::default())
+    };
+    RunOutcome {
+        seed,
+        violations,
+        trace,
+        trace_hash,
+        simulated_ms,
+        metrics,
+        error,
+        http_exchanges: exchanges.total(),
+        paths,
+        panic,
+    }
+}

@@ -1,0 +1,33 @@
+//! The sweeper's stall: every service host's sweeper skips its passes within
+//! the schedule's window.
+
+use super::{Nemesis, Stage};
+use crate::schedule::SweeperStall;
+use invariants::trace::FaultKind;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Flips the sweepers' stall switch at the window's edges.
+pub struct StallNemesis {
+    window: Option<SweeperStall>,
+    stalled: Arc<AtomicBool>,
+}
+
+impl StallNemesis {
+    /// Stalls through `stalled` (the hosts' shared switch) within `window`.
+    pub fn new(window: Option<SweeperStall>, stalled: Arc<AtomicBool>) -> Self {
+        Self { window, stalled }
+    }
+}
+
+impl Nemesis for StallNemesis {
+    fn act(&mut self, stage: &mut Stage<'_, '_>) {
+        let Some(w) = self.window else { return };
+        let stall = stage.now_ms >= w.from_ms && stage.now_ms < w.to_ms;
+        if stall != self.stalled.load(Ordering::SeqCst) {
+            self.stalled.store(stall, Ordering::SeqCst);
+            let kind = if stall { FaultKind::SweeperStalled } else { FaultKind::SweeperResumed };
+            stage.recorder.fault_at(stage.now_ms as i64, kind, "hold sweeper".into());
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! The fault schedule of one seed: a printable value, drawn up front from the
+//! seed before the world is built (`simulator replay --plan` prints it).
+//!
+//! Faults whose moments do not depend on what the system does are drawn
+//! here in full: each service host's clock skew, every link fault (when it
+//! starts and ends, which link, cut or held) and the sweeper's stall window.
+//! The others are policies whose moments depend on the run itself, drawn at
+//! the moment from a stream of their own seeded by the same seed: a crash
+//! after a commit (each host's stream, per commit at the scenario's points),
+//! a paused client and a stale-token replay (each user's stream, per hold),
+//! and the provider's knobs (the provider's stream, per call). The schedule
+//! names those policies too, so that it lists every fault the seed can meet.
+
+use crate::faults::CrashFault;
+use crate::provider_host::ProviderFaults;
+use crate::world::{WorldConfig, host_seed};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use std::fmt;
+
+/// Link faults of a scenario: each simulated second of the fault phase cuts
+/// or holds a random link with `per_second_probability`, for `length_ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LinkFaults {
+    /// Probability per simulated second of the fault phase, in `0.0..=1.0`.
+    pub per_second_probability: f64,
+    /// How long each link fault lasts, ms (cut short at the end of the fault phase).
+    pub length_ms: u64,
+}
+
+/// The sweeper skips its passes from `from_ms` to `to_ms` (simulated ms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SweeperStall {
+    /// Start of the stall, ms after the world starts.
+    pub from_ms: u64,
+    /// End of the stall (exclusive), ms after the world starts.
+    pub to_ms: u64,
+}
+
+/// A paused client: a user who checks out pauses first with `probability`,
+/// for `pause_ms` (its hold may expire meanwhile).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PausedClients {
+    /// Probability per checkout, in `0.0..=1.0`.
+    pub probability: f64,
+    /// How long the pause lasts, ms.
+    pub pause_ms: u64,
+}
+
+/// One service host's clock skew.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClockSkew {
+    /// The service host (`svc0`, ...).
+    pub host: String,
+    /// Its clock's offset from the store's clock, ms (may be negative).
+    pub skew_ms: i64,
+}
+
+/// What a link fault does to the messages on its link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LinkMode {
+    /// Messages are dropped (a partition).
+    Cut,
+    /// Messages are queued and delivered when the fault ends.
+    Held,
+}
+
+/// One link fault, fully drawn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LinkFault {
+    /// When it starts, ms after the world starts.
+    pub start_ms: u64,
+    /// When it ends, ms after the world starts (`<=` the fault phase's end).
+    pub end_ms: u64,
+    /// One end of the link.
+    pub a: String,
+    /// The other end.
+    pub b: String,
+    /// Cut or held.
+    pub mode: LinkMode,
+}
+
+/// Everything that can go wrong in one seed's world.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FaultSchedule {
+    /// The seed it was drawn from.
+    pub seed: u64,
+    /// Length of the fault phase, ms; every fault below stops at its end.
+    pub fault_phase_ms: u64,
+    /// Every service host's clock skew, in host order (0 where unskewed).
+    pub clock_skews: Vec<ClockSkew>,
+    /// Link faults, by start time.
+    pub link_faults: Vec<LinkFault>,
+    /// The sweeper's stall window.
+    pub sweeper_stall: Option<SweeperStall>,
+    /// Crash after commit (a policy: each host's stream decides per commit).
+    pub crash: Option<CrashFault>,
+    /// Paused clients (a policy: each user's stream decides per checkout).
+    pub paused_clients: Option<PausedClients>,
+    /// Stale-token replays: probability per granted hold and per sold-out
+    /// look (a policy: each user's stream decides).
+    pub stale_token_probability: Option<f64>,
+    /// The provider's knobs during the fault phase (the provider's stream decides per call).
+    pub provider: ProviderFaults,
+    /// Message latency bounds on every link, ms (`min..=max`).
+    pub message_latency_ms: (u64, u64),
+}
+
+/// Every link a link fault may strike: each service host with the provider,
+/// and each client host with each service host, in that order.
+pub fn links(service_hosts: &[String], client_hosts: usize) -> Vec<(String, String)> {
+    let mut pairs = Vec::new();
+    for s in service_hosts {
+        pairs.push((s.clone(), "provider".to_string()));
+        for c in 0..client_hosts {
+            pairs.push((format!("client{c}"), s.clone()));
+        }
+    }
+    pairs
+}
+
+/// The service hosts of a world of `n` of them: `svc0`, `svc1`, ...
+pub fn service_hosts(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("svc{i}")).collect()
+}
+
+/// Draws the schedule of `seed` for `cfg`, from the world's own stream:
+/// first each service host's skew (hosts in order, only when skew is on),
+/// then the link faults, second by second.
+pub fn draw(cfg: &WorldConfig, seed: u64) -> FaultSchedule {
+    let mut rng = ChaCha8Rng::seed_from_u64(host_seed(seed, "world"));
+    let services = service_hosts(cfg.server_hosts);
+    let clock_skews = services
+        .iter()
+        .map(|host| ClockSkew {
+            host: host.clone(),
+            skew_ms: if cfg.clock_skew_ms > 0 { rng.random_range(-cfg.clock_skew_ms..=cfg.clock_skew_ms) } else { 0 },
+        })
+        .collect();
+    let mut link_faults = Vec::new();
+    if let Some(l) = cfg.link_faults {
+        let pairs = links(&services, cfg.client_hosts);
+        for second in 0..cfg.fault_ms / 1000 {
+            if rng.random_bool(l.per_second_probability) {
+                let (a, b) = pairs[rng.random_range(0..pairs.len())].clone();
+                let start_ms = second * 1000 + rng.random_range(0..1000);
+                let mode = if rng.random_bool(0.5) { LinkMode::Held } else { LinkMode::Cut };
+                link_faults.push(LinkFault {
+                    start_ms,
+                    end_ms: (start_ms + l.length_ms).min(cfg.fault_ms),
+                    a,
+                    b,
+                    mode,
+                });
+            }
+        }
+    }
+    // In time order; equal starts by link, then cut before held.
+    link_faults.sort_by(|x, y| {
+        (x.start_ms, x.end_ms, &x.a, &x.b, x.mode == LinkMode::Held).cmp(&(
+            y.start_ms,
+            y.end_ms,
+            &y.a,
+            &y.b,
+            y.mode == LinkMode::Held,
+        ))
+    });
+    FaultSchedule {
+        seed,
+        fault_phase_ms: cfg.fault_ms,
+        clock_skews,
+        link_faults,
+        sweeper_stall: cfg.sweeper_stall,
+        crash: cfg.crash.clone(),
+        paused_clients: cfg.user.pause,
+        stale_token_probability: cfg.user.stale_replay,
+        provider: cfg.provider.clone(),
+        message_latency_ms: cfg.message_latency_ms,
+    }
+}
+
+impl FaultSchedule {
+    /// The skew of service host `host` (0 for a host not in the schedule).
+    pub fn skew_of(&self, host: &str) -> i64 {
+        self.clock_skews.iter().find(|s| s.host == host).map_or(0, |s| s.skew_ms)
+    }
+}
+
+impl fmt::Display for FaultSchedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "fault schedule of seed {} (fault phase 0..{} ms)", self.seed, self.fault_phase_ms)?;
+        let (lo, hi) = self.message_latency_ms;
+        writeln!(f, "  message latency: {lo}..={hi} ms on every link")?;
+        for s in self.clock_skews.iter().filter(|s| s.skew_ms != 0) {
+            writeln!(f, "  clock skew: {} {:+} ms", s.host, s.skew_ms)?;
+        }
+        for l in &self.link_faults {
+            let mode = match l.mode {
+                LinkMode::Cut => "cut",
+                LinkMode::Held => "held",
+            };
+            writeln!(f, "  link {mode}: {} <-> {} from {} to {} ms", l.a, l.b, l.start_ms, l.end_ms)?;
+        }
+        if let Some(s) = self.sweeper_stall {
+            writeln!(f, "  sweeper stalled: from {} to {} ms", s.from_ms, s.to_ms)?;
+        }
+        if let Some(c) = &self.crash {
+            let points: Vec<String> = c.points.iter().map(ToString::to_string).collect();
+            writeln!(
+                f,
+                "  crash after commit (per commit, each host's stream): p={} at {}; restart after {} ms",
+                c.probability,
+                points.join(","),
+                c.restart_after_ms
+            )?;
+        }
+        if let Some(p) = self.paused_clients {
+            writeln!(
+                f,
+                "  paused client (per checkout, each user's stream): p={} for {} ms",
+                p.probability, p.pause_ms
+            )?;
+        }
+        if let Some(p) = self.stale_token_probability {
+            writeln!(f, "  stale token (per hold and sold-out look, each user's stream): p={p}")?;
+        }
+        if self.provider != ProviderFaults::default() {
+            writeln!(f, "  provider (per call, the provider's stream): {}", provider_knobs(&self.provider))?;
+        }
+        Ok(())
+    }
+}
+
+/// The provider knobs that differ from the fault-free defaults, as
+/// `name=value` pairs in the knobs' declaration order.
+pub fn provider_knobs(faults: &ProviderFaults) -> String {
+    let (Ok(serde_json::Value::Object(set)), Ok(serde_json::Value::Object(none))) =
+        (serde_json::to_value(faults), serde_json::to_value(ProviderFaults::default()))
+    else {
+        unreachable!("provider faults serialize to an object")
+    };
+    set.iter().filter(|(k, v)| none.get(*k) != Some(v)).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+}
