@@ -486,72 +486,83 @@ fn plants_command(args: PlantsArgs) -> ExitCode {
         None => CATALOG.iter().collect(),
     };
     if !args.check && !args.hunt {
-        println!("# {SEAM_MARKER}");
-        println!("{:<30} {:<16} {:<24} {:<22} what", "plant", "area", "caught by scenario", "invariant");
-        for e in &entries {
-            println!(
-                "{:<30} {:<16} {:<24} {:<22} {} [{}]",
-                e.name,
-                e.area.as_str(),
-                e.scenario,
-                e.invariant,
-                e.what,
-                e.lives_in
-            );
-            for (scenario, invariant) in e.also {
-                println!("{:<30} {:<16} {scenario:<24} {invariant}", "", "");
-            }
-        }
+        list_plants(&entries);
         return ExitCode::SUCCESS;
     }
-    let mut failed = 0;
-    let mut checked = 0;
+    let (mut checked, mut failed) = (0, 0);
     for e in &entries {
-        if args.check {
-            for c in plants::check(e, args.jobs) {
-                if args.json {
-                    println!("{}", serde_json::to_string(&c).expect("serializes"));
-                } else {
-                    let seed = c.caught_seed.map_or("-".into(), |s| s.to_string());
-                    println!(
-                        "{} {:<30} {:<24} {:<22} seed {:>3} after {:>3} seeds, {:>6.1} s",
-                        if c.ok { "ok  " } else { "FAIL" },
-                        c.plant,
-                        c.scenario,
-                        c.invariant,
-                        seed,
-                        c.seeds_run,
-                        c.wall_s
-                    );
-                    for p in &c.problems {
-                        println!("     {p}");
-                    }
-                    if let Some(r) = c.replay.as_ref().filter(|_| !c.ok) {
-                        println!("     replay: {r}");
-                    }
-                }
-                failed += usize::from(!c.ok);
-                checked += 1;
-            }
-        } else {
-            let h = plants::hunt(e.plant, args.jobs);
-            if args.json {
-                println!("{}", serde_json::to_string(&h).expect("serializes"));
-            } else {
-                match &h.caught_by {
-                    Some((scenario, seed, first)) => println!(
-                        "{:<30} caught after {:>4} seeds, {:>6.1} s: {scenario} seed {seed}: {first}",
-                        h.plant, h.seeds_run, h.wall_s
-                    ),
-                    None => println!("{:<30} NOT caught in {} seeds, {:.1} s", h.plant, h.seeds_run, h.wall_s),
-                }
-            }
-            failed += usize::from(h.caught_by.is_none());
-            checked += 1;
-        }
+        let results = if args.check { check_plant(e, &args) } else { vec![hunt_plant(e, &args)] };
+        checked += results.len();
+        failed += results.iter().filter(|ok| !**ok).count();
     }
     if !args.json {
         println!("{} passed, {} failed", checked - failed, failed);
     }
     if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+/// The catalog as a table: plant, area, scenario, invariant, what it is.
+fn list_plants(entries: &[&booking::fault::Entry]) {
+    println!("# {SEAM_MARKER}");
+    println!("{:<30} {:<16} {:<24} {:<22} what", "plant", "area", "caught by scenario", "invariant");
+    for e in entries {
+        println!(
+            "{:<30} {:<16} {:<24} {:<22} {} [{}]",
+            e.name,
+            e.area.as_str(),
+            e.scenario,
+            e.invariant,
+            e.what,
+            e.lives_in
+        );
+        for (scenario, invariant) in e.also {
+            println!("{:<30} {:<16} {scenario:<24} {invariant}", "", "");
+        }
+    }
+}
+
+/// Proves entry `e` in each of its scenarios; prints each check; returns whether each held.
+fn check_plant(e: &booking::fault::Entry, args: &PlantsArgs) -> Vec<bool> {
+    let checks = plants::check(e, args.jobs);
+    for c in &checks {
+        if args.json {
+            println!("{}", serde_json::to_string(c).expect("serializes"));
+            continue;
+        }
+        let seed = c.caught_seed.map_or("-".into(), |s| s.to_string());
+        println!(
+            "{} {:<30} {:<24} {:<22} seed {:>3} after {:>3} seeds, {:>6.1} s",
+            if c.ok { "ok  " } else { "FAIL" },
+            c.plant,
+            c.scenario,
+            c.invariant,
+            seed,
+            c.seeds_run,
+            c.wall_s
+        );
+        for p in &c.problems {
+            println!("     {p}");
+        }
+        if let Some(r) = c.replay.as_ref().filter(|_| !c.ok) {
+            println!("     replay: {r}");
+        }
+    }
+    checks.iter().map(|c| c.ok).collect()
+}
+
+/// Hunts entry `e` over the library; prints what caught it; returns whether anything did.
+fn hunt_plant(e: &booking::fault::Entry, args: &PlantsArgs) -> bool {
+    let h = plants::hunt(e.plant, args.jobs);
+    if args.json {
+        println!("{}", serde_json::to_string(&h).expect("serializes"));
+    } else {
+        match &h.caught_by {
+            Some((scenario, seed, first)) => println!(
+                "{:<30} caught after {:>4} seeds, {:>6.1} s: {scenario} seed {seed}: {first}",
+                h.plant, h.seeds_run, h.wall_s
+            ),
+            None => println!("{:<30} NOT caught in {} seeds, {:.1} s", h.plant, h.seeds_run, h.wall_s),
+        }
+    }
+    h.caught_by.is_some()
 }

@@ -5,7 +5,9 @@
 
 use crate::client::{Call, Reply, SimClient};
 use crate::recorder::Recorder;
-use booking::model::{OrderStatus, SeatState};
+use booking::http::api::{HoldView, OrderView, ReleaseView};
+use booking::http::problem::Problem;
+use booking::model::SeatState;
 use invariants::trace::{ClientOp, FaultKind, OpResult};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -24,6 +26,20 @@ fn adjacent_run(seats: &[String], first: &str, n: usize) -> Vec<String> {
 
 /// Most extra holds one hoarding spree asks for.
 pub const MAX_HOARD_HOLDS: u32 = 6;
+/// A user's think time between its hold and its checkout, ms (uniform).
+pub const CHECKOUT_THINK_MS: (u64, u64) = (200, 2_000);
+/// Wait between two polls of an order's status, ms (uniform, end exclusive).
+pub const STATUS_POLL_MS: (u64, u64) = (500, 1_500);
+/// Share of settled checkouts sent once more under the same key (which must
+/// return the same order).
+pub const RETRY_AFTER_THE_FACT_SHARE: f64 = 0.2;
+/// Wait before retrying a request whose answer was unknown, on the next host, ms (uniform, end exclusive).
+pub const RETRY_BACKOFF_MS: (u64, u64) = (100, 400);
+/// Share of stale replays, right after a new hold, that present the user's
+/// own previous token (the rest: another user's newest hold).
+pub const OWN_OLD_TOKEN_SHARE: f64 = 0.5;
+/// Share of stale replays sent as a checkout (the rest: a release).
+pub const STALE_AS_CHECKOUT_SHARE: f64 = 0.75;
 
 /// What a user does, as probabilities and times.
 #[derive(Debug, Clone)]
@@ -155,19 +171,59 @@ pub struct Actor {
     pub rng: ChaCha8Rng,
 }
 
+/// The problem kind of a 4xx answer (`urn:holdfast:problem:<kind>`), read
+/// as the API's own [`Problem`]; `unknown-error` for a body that is not one.
 fn kind_of(body: &Value) -> String {
-    body["type"].as_str().and_then(|t| t.strip_prefix("urn:holdfast:problem:")).unwrap_or("unknown-error").to_string()
+    Problem::deserialize(body).map_or_else(|_| "unknown-error".to_string(), |p| p.kind().to_string())
 }
 
-fn order_result(body: &Value, as_status: bool) -> Option<OpResult> {
-    let order_id: Uuid = body["order_id"].as_str()?.parse().ok()?;
-    let status: OrderStatus = serde_json::from_value(body["status"].clone()).ok()?;
-    let booking_ids: Vec<Uuid> = serde_json::from_value(body["booking_ids"].clone()).ok()?;
-    Some(if as_status {
-        OpResult::OrderStatus { order_id, status, booking_ids }
-    } else {
-        OpResult::CheckedOut { order_id, status, booking_ids, replayed: body["replayed"].as_bool().unwrap_or(false) }
+/// The recorded result of a 2xx answer to `op`, read as the API's own view
+/// of it ([`HoldView`], [`ReleaseView`], [`OrderView`]); `None` when the
+/// body is not that view.
+fn result_of(op: &ClientOp, body: &Value) -> Option<OpResult> {
+    Some(match op {
+        ClientOp::Hold { .. } => {
+            let hold = HoldView::deserialize(body).ok()?;
+            OpResult::Held {
+                hold_token: hold.hold_token,
+                seat_ids: hold.seats.into_iter().map(|s| s.seat_id).collect(),
+                expires_at_ms: hold.expires_at_ms,
+            }
+        }
+        ClientOp::Release { .. } => OpResult::Released { seat_ids: ReleaseView::deserialize(body).ok()?.released },
+        ClientOp::Checkout { .. } => {
+            let o = OrderView::deserialize(body).ok()?;
+            OpResult::CheckedOut {
+                order_id: o.order_id,
+                status: o.status,
+                booking_ids: o.booking_ids,
+                replayed: o.replayed,
+            }
+        }
+        ClientOp::OrderStatus { .. } => {
+            let o = OrderView::deserialize(body).ok()?;
+            OpResult::OrderStatus { order_id: o.order_id, status: o.status, booking_ids: o.booking_ids }
+        }
     })
+}
+
+/// The request `op` is sent as: method, path, idempotency key, JSON body.
+fn request_of(op: &ClientOp) -> (&'static str, String, Option<&str>, Option<Value>) {
+    match op {
+        ClientOp::Hold { event_id, seat_ids } => {
+            ("POST", format!("/v1/events/{event_id}/holds"), None, Some(json!({ "seat_ids": seat_ids })))
+        }
+        ClientOp::Release { event_id, hold_token } => {
+            ("DELETE", format!("/v1/events/{event_id}/holds/{hold_token}"), None, None)
+        }
+        ClientOp::Checkout { event_id, hold_token, seat_ids, idempotency_key } => (
+            "POST",
+            format!("/v1/events/{event_id}/holds/{hold_token}/checkout"),
+            Some(idempotency_key.as_str()),
+            Some(json!({ "seat_ids": seat_ids })),
+        ),
+        ClientOp::OrderStatus { order_id } => ("GET", format!("/v1/orders/{order_id}"), None, None),
+    }
 }
 
 impl Actor {
@@ -192,46 +248,13 @@ impl Actor {
         for _ in 0..attempts.max(1) {
             let host = self.home;
             let op_id = self.recorder.invoke(&self.user, op.clone());
-            let (method, path, key, body) = match &op {
-                ClientOp::Hold { event_id, seat_ids } => {
-                    ("POST", format!("/v1/events/{event_id}/holds"), None, Some(json!({ "seat_ids": seat_ids })))
-                }
-                ClientOp::Release { event_id, hold_token } => {
-                    ("DELETE", format!("/v1/events/{event_id}/holds/{hold_token}"), None, None)
-                }
-                ClientOp::Checkout { event_id, hold_token, seat_ids, idempotency_key } => (
-                    "POST",
-                    format!("/v1/events/{event_id}/holds/{hold_token}/checkout"),
-                    Some(idempotency_key.as_str()),
-                    Some(json!({ "seat_ids": seat_ids })),
-                ),
-                ClientOp::OrderStatus { order_id } => ("GET", format!("/v1/orders/{order_id}"), None, None),
-            };
+            let (method, path, key, body) = request_of(&op);
             let reply = self.services[host]
                 .send(Call { method, path, token: Some(&self.token), idempotency_key: key, body })
                 .await;
             match reply {
                 Reply::Answered { status, body } if (200..300).contains(&status) => {
-                    let result = match &op {
-                        ClientOp::Hold { .. } => (|| {
-                            let hold_token: Uuid = body["hold_token"].as_str()?.parse().ok()?;
-                            let seat_ids = body["seats"]
-                                .as_array()?
-                                .iter()
-                                .filter_map(|s| s["seat_id"].as_str().map(String::from))
-                                .collect();
-                            Some(OpResult::Held {
-                                hold_token,
-                                seat_ids,
-                                expires_at_ms: body["expires_at_ms"].as_i64()?,
-                            })
-                        })(),
-                        ClientOp::Release { .. } => serde_json::from_value(body["released"].clone())
-                            .ok()
-                            .map(|seat_ids| OpResult::Released { seat_ids }),
-                        ClientOp::Checkout { .. } => order_result(&body, false),
-                        ClientOp::OrderStatus { .. } => order_result(&body, true),
-                    };
+                    let result = result_of(&op, &body);
                     let result =
                         result.unwrap_or_else(|| panic!("service answered {status} with an unparseable body: {body}"));
                     self.recorder.ok(op_id, result.clone());
@@ -246,7 +269,8 @@ impl Actor {
                 Reply::Unknown(reason) => self.recorder.unknown(op_id, &reason),
             }
             self.fail_over();
-            tokio::time::sleep(Duration::from_millis(self.rng.random_range(100..400))).await;
+            let (lo, hi) = RETRY_BACKOFF_MS;
+            tokio::time::sleep(Duration::from_millis(self.rng.random_range(lo..hi))).await;
         }
         Err(None)
     }
@@ -304,7 +328,9 @@ impl Actor {
         adjacent_run(seats, &first, n)
     }
 
-    /// Runs the user's script until `active_until_ms` or `max_flows`.
+    /// Runs the user's script until `active_until_ms` or `max_flows`: each
+    /// flow thinks, picks an event, looks at its seats, and holds, then
+    /// checks out, abandons or releases.
     pub async fn run(mut self, p: UserParams, seen: SeenHolds) {
         // Events this user last saw sold out, with how many looks in a row
         // found them so: its next look there asks for returns only, and waits longer.
@@ -319,36 +345,13 @@ impl Actor {
             let Some(available) = self.browse(&event_id, streak.is_some()).await else { continue };
             sold_out.retain(|(e, _)| *e != event_id);
             if available.is_empty() {
-                // Sold out for now: holds may expire or payments fail; look again later, backing off.
-                // A stale-token user tries someone else's hold instead (a leaked link).
-                if let Some(prob) = p.stale_replay
-                    && self.rng.random_bool(prob)
-                {
-                    self.replay_stale(&seen, flow, None).await;
-                }
                 let streak = streak.map_or(0, |n| n + 1);
-                sold_out.push((event_id.clone(), streak));
-                let (lo, hi) = sold_out_backoff_ms(streak);
-                tokio::time::sleep(Duration::from_millis(self.rng.random_range(lo..hi))).await;
+                self.sold_out_look(&p, &seen, flow, streak).await;
+                sold_out.push((event_id, streak));
                 continue;
             }
             let seat_ids = self.pick_seats(&p, &seats, &available);
-            let Ok(OpResult::Held { hold_token, seat_ids, .. }) =
-                self.call(ClientOp::Hold { event_id: event_id.clone(), seat_ids }, 1).await
-            else {
-                continue;
-            };
-            {
-                let mut s = seen.lock().expect("seen poisoned");
-                if s.len() < MAX_SEEN_HOLDS {
-                    s.push(SeenHold {
-                        owner: self.user.clone(),
-                        event_id: event_id.clone(),
-                        token: hold_token,
-                        seat_ids: seat_ids.clone(),
-                    });
-                }
-            }
+            let Some((hold_token, seat_ids)) = self.hold(&event_id, seat_ids, &seen).await else { continue };
             if let Some(prob) = p.stale_replay
                 && self.rng.random_bool(prob)
             {
@@ -366,52 +369,96 @@ impl Actor {
                 let _ = self.call(ClientOp::Release { event_id: event_id.clone(), hold_token }, p.max_attempts).await;
                 continue;
             }
-            if let Some(crate::schedule::PausedClients { probability, pause_ms }) = p.pause
-                && self.rng.random_bool(probability)
-            {
-                self.recorder
-                    .fault(FaultKind::ClientPaused, format!("{} pauses {pause_ms} ms holding {hold_token}", self.user));
-                tokio::time::sleep(Duration::from_millis(pause_ms)).await;
-                self.recorder.fault(FaultKind::ClientResumed, format!("{} resumes", self.user));
-            } else {
-                self.think((200, 2_000)).await;
+            self.check_out(&p, flow, &event_id, hold_token, &seat_ids).await;
+        }
+    }
+
+    /// The event looked sold out for the `streak`-th time in a row (0 = the
+    /// first): holds may expire or payments fail, so the user looks again
+    /// later, backing off; a stale-token user tries someone else's hold
+    /// meanwhile (a leaked link).
+    async fn sold_out_look(&mut self, p: &UserParams, seen: &SeenHolds, flow: u32, streak: u32) {
+        if let Some(prob) = p.stale_replay
+            && self.rng.random_bool(prob)
+        {
+            self.replay_stale(seen, flow, None).await;
+        }
+        let (lo, hi) = sold_out_backoff_ms(streak);
+        tokio::time::sleep(Duration::from_millis(self.rng.random_range(lo..hi))).await;
+    }
+
+    /// Asks for a hold of `seat_ids`; a granted one is remembered in `seen`
+    /// (the pool stale tokens come from). Returns its token and seats.
+    async fn hold(&mut self, event_id: &str, seat_ids: Vec<String>, seen: &SeenHolds) -> Option<(Uuid, Vec<String>)> {
+        let Ok(OpResult::Held { hold_token, seat_ids, .. }) =
+            self.call(ClientOp::Hold { event_id: event_id.to_string(), seat_ids }, 1).await
+        else {
+            return None;
+        };
+        let mut s = seen.lock().expect("seen poisoned");
+        if s.len() < MAX_SEEN_HOLDS {
+            s.push(SeenHold {
+                owner: self.user.clone(),
+                event_id: event_id.to_string(),
+                token: hold_token,
+                seat_ids: seat_ids.clone(),
+            });
+        }
+        Some((hold_token, seat_ids))
+    }
+
+    /// Checks out hold `hold_token` of `seat_ids` in flow `flow`: maybe a
+    /// pause first (the hold may expire meanwhile), maybe a half-hold
+    /// checkout first, then the checkout itself (retried under one key),
+    /// maybe a double click, the order's status polled until it settles, and
+    /// maybe an idempotent retry after the fact.
+    async fn check_out(&mut self, p: &UserParams, flow: u32, event_id: &str, hold_token: Uuid, seat_ids: &[String]) {
+        if let Some(crate::schedule::PausedClients { probability, pause_ms }) = p.pause
+            && self.rng.random_bool(probability)
+        {
+            self.recorder
+                .fault(FaultKind::ClientPaused, format!("{} pauses {pause_ms} ms holding {hold_token}", self.user));
+            tokio::time::sleep(Duration::from_millis(pause_ms)).await;
+            self.recorder.fault(FaultKind::ClientResumed, format!("{} resumes", self.user));
+        } else {
+            self.think(CHECKOUT_THINK_MS).await;
+        }
+        // This hold's checkout naming `seats`, under key `<user>-<flow><suffix>`.
+        let user = self.user.clone();
+        let checkout_of = |seats: &[String], suffix: &str| ClientOp::Checkout {
+            event_id: event_id.to_string(),
+            hold_token,
+            seat_ids: seats.to_vec(),
+            idempotency_key: format!("{user}-{flow}{suffix}"),
+        };
+        if seat_ids.len() > 1
+            && let Some(prob) = p.partial_checkout
+            && self.rng.random_bool(prob)
+        {
+            // Names the first seat only: must be refused (a hold is paid whole).
+            let _ = self.call(checkout_of(&seat_ids[..1], "-part"), 1).await;
+        }
+        let checkout = checkout_of(seat_ids, "");
+        let Ok(OpResult::CheckedOut { order_id, .. }) = self.call(checkout.clone(), p.max_attempts).await else {
+            return;
+        };
+        if let Some(prob) = p.double_submit
+            && self.rng.random_bool(prob)
+        {
+            // The same hold again under a new key: must be refused (the seats are in payment).
+            let _ = self.call(checkout_of(seat_ids, "-again"), 1).await;
+        }
+        for _ in 0..p.max_status_polls {
+            let (lo, hi) = STATUS_POLL_MS;
+            tokio::time::sleep(Duration::from_millis(self.rng.random_range(lo..hi))).await;
+            match self.call(ClientOp::OrderStatus { order_id }, 1).await {
+                Ok(OpResult::OrderStatus { status, .. }) if !status.owns_seats() => break,
+                _ => {}
             }
-            // This hold's checkout naming `seats`, under key `<user>-<flow><suffix>`.
-            let user = self.user.clone();
-            let checkout_of = |seats: &[String], suffix: &str| ClientOp::Checkout {
-                event_id: event_id.clone(),
-                hold_token,
-                seat_ids: seats.to_vec(),
-                idempotency_key: format!("{user}-{flow}{suffix}"),
-            };
-            if seat_ids.len() > 1
-                && let Some(prob) = p.partial_checkout
-                && self.rng.random_bool(prob)
-            {
-                // Names the first seat only: must be refused (a hold is paid whole).
-                let _ = self.call(checkout_of(&seat_ids[..1], "-part"), 1).await;
-            }
-            let checkout = checkout_of(&seat_ids, "");
-            let Ok(OpResult::CheckedOut { order_id, .. }) = self.call(checkout.clone(), p.max_attempts).await else {
-                continue;
-            };
-            if let Some(prob) = p.double_submit
-                && self.rng.random_bool(prob)
-            {
-                // The same hold again under a new key: must be refused (the seats are in payment).
-                let _ = self.call(checkout_of(&seat_ids, "-again"), 1).await;
-            }
-            for _ in 0..p.max_status_polls {
-                tokio::time::sleep(Duration::from_millis(self.rng.random_range(500..1_500))).await;
-                match self.call(ClientOp::OrderStatus { order_id }, 1).await {
-                    Ok(OpResult::OrderStatus { status, .. }) if !status.owns_seats() => break,
-                    _ => {}
-                }
-            }
-            // An idempotent retry after the fact must return the same order.
-            if self.rng.random_bool(0.2) {
-                let _ = self.call(checkout, 1).await;
-            }
+        }
+        // An idempotent retry after the fact must return the same order.
+        if self.rng.random_bool(RETRY_AFTER_THE_FACT_SHARE) {
+            let _ = self.call(checkout, 1).await;
         }
     }
 
@@ -443,7 +490,7 @@ impl Actor {
             let s = seen.lock().expect("seen poisoned");
             let own_old = || s.iter().rev().find(|h| h.owner == self.user && Some(h.token) != current);
             let others_newest = || s.iter().rev().find(|h| h.owner != self.user);
-            let chosen = if current.is_some() && self.rng.random_bool(0.5) {
+            let chosen = if current.is_some() && self.rng.random_bool(OWN_OLD_TOKEN_SHARE) {
                 own_old().or_else(others_newest)
             } else {
                 others_newest().or_else(own_old)
@@ -453,7 +500,7 @@ impl Actor {
         let Some(old) = pick else { return };
         self.recorder
             .fault(FaultKind::StaleTokenReplay, format!("{} replays {}'s token {}", self.user, old.owner, old.token));
-        let op = if self.rng.random_bool(0.75) {
+        let op = if self.rng.random_bool(STALE_AS_CHECKOUT_SHARE) {
             ClientOp::Checkout {
                 event_id: old.event_id,
                 hold_token: old.token,

@@ -20,7 +20,9 @@
 
 pub mod client;
 pub mod disrupt;
+mod judge;
 pub mod log;
+mod settle;
 pub mod stack;
 pub mod workload;
 
@@ -34,8 +36,6 @@ use booking::model::Snapshot;
 use booking::store::{PgClock, PgStore, Store};
 use client::{Api, History, Op, Outcome};
 use disrupt::FaultPlan;
-use invariants::trace::Trace;
-use invariants::{Config, TraceKind, Violation};
 use log::{ChaosFault, FaultLog};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -280,6 +280,10 @@ async fn run_inner(
     result
 }
 
+/// The run on a started stack, as a story: create the events and the
+/// users' tokens; run the users while the faults run; settle; judge the
+/// final records, the ledger, the client history and the processes' logs;
+/// write the records.
 #[allow(clippy::too_many_arguments)]
 async fn drive(
     plan: &Plan,
@@ -301,8 +305,73 @@ async fn drive(
     let stack = Arc::new(Mutex::new(stack));
     let history = Arc::new(History::new(log.start()));
     let api = Api::new(addrs.clone(), history.clone());
+    let people = create_events(cfg, &db_name, &api).await?;
+    let targets = FaultTargets { addrs, db_name: db_name.clone(), cache_namespace, event_ids: people.event_ids() };
+    let faults_end_wall_ms = users_under_faults(seed, opts, cfg, faults, &stack, &log, &api, people, targets).await?;
 
-    // Events, named for this run (the cache is shared between runs).
+    // Settle: provider faults off (refund leniency kept), every order resolves.
+    let provider_api = Api::new(vec![provider_addr], Arc::new(History::new(tokio::time::Instant::now())));
+    let calm = serde_json::json!({"lenient_refunds": cfg.provider.lenient_refunds});
+    let _ = provider_api.send("harness", 0, "POST", "/admin/faults", &[], Some(calm)).await;
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .connect(&db_url)
+        .await
+        .map_err(|e| format!("connect {db_name}: {e}"))?;
+    let store = PgStore::new(pool.clone(), PgClock::Database, Arc::new(SeededIds::new(seed)));
+    let faults_end_store_ms = store.now_ms().await.map_err(|e| e.to_string())?;
+    let settle_max = Duration::from_millis(opts.settle_max_ms).max(Duration::from_millis(3 * payment_ttl_ms as u64));
+    verdict.settled = settle::until_resolved(&store, &pool, settle_max, &log).await;
+
+    // The final records and the ledger.
+    let snap: Snapshot = store.snapshot().await.map_err(|e| format!("snapshot: {e}"))?;
+    let final_store_ms = store.now_ms().await.map_err(|e| e.to_string())?;
+    let ledger: Ledger = {
+        let r = provider_api.send("harness", 0, "GET", "/admin/ledger", &[], None).await?;
+        serde_json::from_value(r.body).map_err(|e| format!("ledger: {e}"))?
+    };
+    pool.close().await;
+    judge::records(&snap, &ledger, final_store_ms, faults_end_store_ms, verdict)?;
+    let ops = history.ops();
+    judge::history(&ops, &log, faults_end_wall_ms, verdict);
+    verdict.requests = ops.len() as u64;
+    verdict.unknown_outcomes = ops.iter().filter(|o| matches!(o.outcome, Outcome::Unknown(_))).count() as u64;
+    verdict.bookings = snap.bookings.len();
+    verdict.charges = ledger.payments.iter().filter(|p| p.status == "succeeded").count();
+    verdict.refunds = ledger.refunds.len();
+
+    let stack = Arc::try_unwrap(stack).map_err(|_| "stack still shared".to_string())?.into_inner();
+    let outputs = stack.outputs();
+    judge::logs(&outputs, verdict);
+    let write = |name: &str, text: String| std::fs::write(records.join(name), text);
+    let _ = write("history.json", serde_json::to_string_pretty(&ops).unwrap_or_default());
+    let _ = write("tables.json", serde_json::to_string_pretty(&snap).unwrap_or_default());
+    let _ = write("ledger.json", serde_json::to_string_pretty(&ledger).unwrap_or_default());
+    for (i, out) in outputs.iter().enumerate() {
+        let _ = write(&format!("bookingd-{i}.log"), out.clone());
+    }
+    let _ = write("fake-provider.log", stack.provider.output());
+    stack.finish(opts.keep_db || !verdict.violations.is_empty(), &log).await?;
+    let _ = plan;
+    Ok(())
+}
+
+/// The run's events and users: events named for this run (the cache is
+/// shared between runs), created through the API as an operator, and a
+/// bearer token per user.
+struct People {
+    events: Vec<(String, Vec<String>)>,
+    tokens: Vec<String>,
+}
+
+impl People {
+    fn event_ids(&self) -> Vec<String> {
+        self.events.iter().map(|(e, _)| e.clone()).collect()
+    }
+}
+
+/// Creates the run's events (scaled to chaos bounds) and its users' tokens.
+async fn create_events(cfg: &crate::world::WorldConfig, db_name: &str, api: &Api) -> Result<People, String> {
     let tag = &db_name[db_name.len() - 8..];
     let events: Vec<(String, Vec<String>)> = (0..cfg.events.clamp(1, MAX_EVENTS))
         .map(|e| {
@@ -321,38 +390,61 @@ async fn drive(
             return Err(format!("create event {event}: {} {}", r.status, r.body));
         }
     }
-    let users = cfg.users.clamp(1, MAX_USERS);
-    let tokens: Vec<String> = (0..users)
+    let tokens = (0..cfg.users.clamp(1, MAX_USERS))
         .map(|i| auth.issue(&Claims { sub: format!("user{i}"), events: vec!["*".into()], exp_ms: far, admin: false }))
         .collect();
+    Ok(People { events, tokens })
+}
+
+/// What the faults act on: the bookingd addresses, the run's database, its
+/// cache namespace and its events.
+struct FaultTargets {
+    addrs: Vec<std::net::SocketAddr>,
+    db_name: String,
+    cache_namespace: String,
+    event_ids: Vec<String>,
+}
+
+/// Runs the users while the faults run (a supervisor restarting crashed
+/// processes, kills, terminated backends, disconnecting clients, a poisoned
+/// cache), then stops the faults. Returns the fault log's time at the end.
+#[allow(clippy::too_many_arguments)]
+async fn users_under_faults(
+    seed: u64,
+    opts: &ChaosOptions,
+    cfg: &crate::world::WorldConfig,
+    faults: &FaultPlan,
+    stack: &Arc<Mutex<Stack>>,
+    log: &Arc<FaultLog>,
+    api: &Api,
+    people: People,
+    t: FaultTargets,
+) -> Result<u64, String> {
     let mut user = cfg.user.clone();
-    user.events = events.clone();
+    user.events = people.events.clone();
     let wl = WorkloadConfig {
         user,
-        users,
+        users: people.tokens.len(),
         duration_ms: opts.duration_ms,
         hold_ttl_ms: cfg.hold_ttl_ms.clamp(HOLD_TTL_MS.0, HOLD_TTL_MS.1) as u64,
         max_think_ms: 400,
     };
-
-    // Faults run while the users do.
     let (stop_tx, stop_rx) = watch::channel(false);
-    let event_ids: Vec<String> = events.iter().map(|(e, _)| e.clone()).collect();
     let supervisor =
         tokio::spawn(disrupt::supervise(stack.clone(), faults.clone(), seed, log.clone(), stop_rx.clone()));
     let mut fault_tasks = vec![
         tokio::spawn(disrupt::kills(stack.clone(), faults.clone(), seed, log.clone(), stop_rx.clone())),
         tokio::spawn(disrupt::pg_terminations(
             opts.admin_url.clone(),
-            db_name.clone(),
+            t.db_name.clone(),
             faults.clone(),
             log.clone(),
             stop_rx.clone(),
         )),
         tokio::spawn(disrupt::disconnects(
-            addrs.clone(),
-            event_ids.clone(),
-            tokens[0].clone(),
+            t.addrs.clone(),
+            t.event_ids.clone(),
+            people.tokens[0].clone(),
             seed,
             faults.clone(),
             log.clone(),
@@ -362,197 +454,20 @@ async fn drive(
     if let Some(r) = &opts.redis_url {
         fault_tasks.push(tokio::spawn(disrupt::redis_poison(
             r.clone(),
-            cache_namespace.clone(),
-            event_ids.clone(),
+            t.cache_namespace.clone(),
+            t.event_ids.clone(),
             faults.clone(),
             log.clone(),
             stop_rx.clone(),
         )));
     }
-    workload::run(seed, wl, api.clone(), Arc::new(tokens), log.clone()).await;
+    workload::run(seed, wl, api.clone(), Arc::new(people.tokens), log.clone()).await;
     let _ = stop_tx.send(true);
-    for t in fault_tasks {
-        let _ = t.await;
+    for task in fault_tasks {
+        let _ = task.await;
     }
     supervisor.await.map_err(|e| format!("supervisor: {e}"))??;
-    let faults_end_wall_ms = log.now_ms();
-
-    // Settle: provider faults off (refund leniency kept), every order resolves.
-    let provider_api = Api::new(vec![provider_addr], Arc::new(History::new(tokio::time::Instant::now())));
-    let calm = serde_json::json!({"lenient_refunds": cfg.provider.lenient_refunds});
-    let _ = provider_api.send("harness", 0, "POST", "/admin/faults", &[], Some(calm)).await;
-    let pool = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(2)
-        .connect(&db_url)
-        .await
-        .map_err(|e| format!("connect {db_name}: {e}"))?;
-    let store = PgStore::new(pool.clone(), PgClock::Database, Arc::new(SeededIds::new(seed)));
-    let faults_end_store_ms = store.now_ms().await.map_err(|e| e.to_string())?;
-    let settle_max = Duration::from_millis(opts.settle_max_ms).max(Duration::from_millis(3 * payment_ttl_ms as u64));
-    let settle_until = tokio::time::Instant::now() + settle_max;
-    loop {
-        // Open: what operators would still see as unresolved (unknown or
-        // in-flight payments, refunds under way) and expired holds not yet reclaimed.
-        let unresolved = match store.needs_resolution().await {
-            Ok(r) => (r.orders.len() + r.compensations.len()) as i64,
-            Err(_) => -1,
-        };
-        let expired_holds: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM seats WHERE state = 'held' \
-             AND hold_expires_at_ms < (EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000)::BIGINT",
-        )
-        .fetch_one(&pool)
-        .await
-        .unwrap_or(-1);
-        let pending: i64 = sqlx::query_scalar("SELECT count(*) FROM orders WHERE status IN ('pending', 'reconciling')")
-            .fetch_one(&pool)
-            .await
-            .unwrap_or(-1);
-        let open =
-            if unresolved < 0 || expired_holds < 0 || pending < 0 { -1 } else { unresolved + expired_holds + pending };
-        if open == 0 {
-            verdict.settled = true;
-            break;
-        }
-        if tokio::time::Instant::now() >= settle_until {
-            log.note(format!("not settled after {settle_max:?}: {open} open records"));
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-
-    // The final records and the ledger.
-    let snap: Snapshot = store.snapshot().await.map_err(|e| format!("snapshot: {e}"))?;
-    let final_store_ms = store.now_ms().await.map_err(|e| e.to_string())?;
-    let ledger: Ledger = {
-        let r = provider_api.send("harness", 0, "GET", "/admin/ledger", &[], None).await?;
-        serde_json::from_value(r.body).map_err(|e| format!("ledger: {e}"))?
-    };
-    pool.close().await;
-    let mut trace = Trace::new(1_000_000);
-    for e in crate::provider_host::ledger_events(&ledger) {
-        trace.record(final_store_ms, TraceKind::Payment(e)).map_err(|e| e.to_string())?;
-    }
-    // bookingd runs with its default per-user cap (the harness passes no `--max-seats-held-per-user`).
-    let config = Config::new(final_store_ms, faults_end_store_ms.min(final_store_ms))
-        .with_hold_cap(Some(booking::http::DEFAULT_MAX_HELD_SEATS_PER_USER));
-    let violations: Vec<Violation> = invariants::checks::CHECKERS
-        .iter()
-        .filter(|(name, _)| CHAOS_CHECKERS.contains(name))
-        .flat_map(|(_, check)| check(&snap, trace.events(), &config))
-        .collect();
-    verdict.invariants = violations.iter().map(|v| v.invariant.as_str().to_string()).collect();
-    verdict.invariants.sort();
-    verdict.invariants.dedup();
-    verdict.violations = violations.iter().map(|v| v.to_string()).collect();
-
-    // The client history: 5xx answers no fault explains.
-    let ops = history.ops();
-    let destructive: Vec<u64> = log
-        .entries()
-        .iter()
-        .filter(|e| {
-            matches!(
-                e.fault,
-                ChaosFault::CrashAfterCommit
-                    | ChaosFault::Kill9
-                    | ChaosFault::Restart
-                    | ChaosFault::PgTerminateBackends
-            )
-        })
-        .map(|e| e.at_ms)
-        .collect();
-    for op in &ops {
-        if let Outcome::Status(s) = op.outcome
-            && s >= 500
-        {
-            // A fault is logged once applied: it may have hit a request that ended just before.
-            let shadowed =
-                destructive.iter().any(|&t| t <= op.end_ms + FAULT_LOG_LAG_MS && op.start_ms <= t + FAULT_SHADOW_MS);
-            if s != 503 {
-                verdict.server_errors.push(ServerError { op: op.clone(), why: format!("{s} is never an answer") });
-            } else if !shadowed && op.end_ms <= faults_end_wall_ms {
-                verdict.server_errors.push(ServerError {
-                    op: op.clone(),
-                    why: "503 with no crash, kill, restart or terminated backend in the 3 s before".into(),
-                });
-            }
-        }
-    }
-    // A spent hold token (checked out or released) must never authorize a checkout.
-    for op in ops.iter().filter(|o| o.client.ends_with(workload::STALE_SUFFIX)) {
-        if let Outcome::Status(s) = op.outcome
-            && (200..300).contains(&s)
-        {
-            verdict.violations.push(format!(
-                "no-stale-authority (client history): {} answered {s} to {}, replaying a spent hold token at {} ms",
-                op.client, op.request, op.end_ms
-            ));
-        }
-    }
-    // An expired hold (its lifetime passed on the client's clock before the
-    // checkout was sent) must never be checked out.
-    for op in ops.iter().filter(|o| o.client.ends_with(workload::EXPIRED_SUFFIX) && o.request.ends_with("/checkout")) {
-        if let Outcome::Status(s) = op.outcome
-            && (200..300).contains(&s)
-        {
-            verdict.violations.push(format!(
-                "no-stale-authority (client history): {} answered {s} to {}, a checkout of a hold past its lifetime, at {} ms",
-                op.client, op.request, op.end_ms
-            ));
-        }
-    }
-    verdict.requests = ops.len() as u64;
-    verdict.unknown_outcomes = ops.iter().filter(|o| matches!(o.outcome, Outcome::Unknown(_))).count() as u64;
-    verdict.bookings = snap.bookings.len();
-    verdict.charges = ledger.payments.iter().filter(|p| p.status == "succeeded").count();
-    verdict.refunds = ledger.refunds.len();
-
-    let stack = Arc::try_unwrap(stack).map_err(|_| "stack still shared".to_string())?.into_inner();
-    let outputs = stack.outputs();
-    // The database's own guard fired: a second confirmed booking for a seat
-    // was attempted and refused by the unique index (a double sale stopped
-    // only by the last line of defence), or another store assertion broke.
-    for (i, out) in outputs.iter().enumerate() {
-        for line in out.lines().filter(|l| l.contains("invariant violated")).take(5) {
-            verdict.violations.push(format!("one-booking-per-seat (bookingd {i} log): {}", line.trim()));
-        }
-    }
-    // A pooled connection left inside a transaction by a cancelled request
-    // (the disconnect defect of issue 12): PostgreSQL warns, or refuses a write.
-    for (i, out) in outputs.iter().enumerate() {
-        let leaked = out
-            .lines()
-            .filter(|l| {
-                l.contains("there is already a transaction in progress") || l.contains("in a read-only transaction")
-            })
-            .count();
-        if leaked > 0 {
-            verdict.violations.push(format!(
-                "cancel-safety (bookingd {i} log): {leaked} statements ran inside a transaction a cancelled request left open"
-            ));
-            verdict.invariants.push("cancel-safety".into());
-        }
-    }
-    if verdict.violations.iter().any(|v| v.starts_with("one-booking-per-seat")) {
-        verdict.invariants.push("one-booking-per-seat".into());
-    }
-    if verdict.violations.iter().any(|v| v.starts_with("no-stale-authority")) {
-        verdict.invariants.push("no-stale-authority".into());
-    }
-    verdict.invariants.sort();
-    verdict.invariants.dedup();
-    let write = |name: &str, text: String| std::fs::write(records.join(name), text);
-    let _ = write("history.json", serde_json::to_string_pretty(&ops).unwrap_or_default());
-    let _ = write("tables.json", serde_json::to_string_pretty(&snap).unwrap_or_default());
-    let _ = write("ledger.json", serde_json::to_string_pretty(&ledger).unwrap_or_default());
-    for (i, out) in outputs.iter().enumerate() {
-        let _ = write(&format!("bookingd-{i}.log"), out.clone());
-    }
-    let _ = write("fake-provider.log", stack.provider.output());
-    stack.finish(opts.keep_db || !verdict.violations.is_empty(), &log).await?;
-    let _ = plan;
-    Ok(())
+    Ok(log.now_ms())
 }
 
 /// The checkers chaos mode runs: those sound on the final tables and the
