@@ -149,7 +149,7 @@ pub struct StaleToken {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DelayedCallback {
-    /// Probability that a payment's callback (or the provider's answer) is held back.
+    /// Probability that a payment callback (each webhook copy) is held back `delay_ms`.
     pub probability: f64,
     /// How long it is held back, ms, 1..=3600000 (exceed `payment_ttl_ms` to arrive after the deadline).
     pub delay_ms: i64,
@@ -188,9 +188,9 @@ pub struct Provider {
     pub decline_probability: f64,
     /// Probability that a request fails with an error before processing (retryable).
     pub error_rate: f64,
-    /// Provider response time, ms.
+    /// Provider response time, ms: each request waits a uniform draw in `min..=max`.
     pub latency_ms: RangeMs,
-    /// Probability that an unknown charge succeeds only after the payment deadline.
+    /// Probability that a charge answers `processing` and succeeds only after the payment deadline.
     pub late_success_probability: f64,
     /// Probability that a refund/void attempt fails.
     pub refund_failure_probability: f64,
@@ -210,7 +210,7 @@ pub struct Network {
     pub partition_probability: f64,
     /// How long a partition lasts, ms, 1..=3600000.
     pub partition_ms: i64,
-    /// Extra latency on every message, ms.
+    /// Latency of every message on every link, ms (a draw per message in `min..=max`).
     pub latency_ms: RangeMs,
 }
 

@@ -74,7 +74,14 @@ fn the_library_has_the_required_scenarios() {
     let all = find("all-faults").unwrap();
     assert_eq!(
         all.faults.kinds(),
-        vec![FaultKind::PausedClient, FaultKind::StaleToken, FaultKind::DelayedCallback, FaultKind::CrashAfterCommit]
+        vec![
+            FaultKind::PausedClient,
+            FaultKind::StaleToken,
+            FaultKind::DelayedCallback,
+            FaultKind::CrashAfterCommit,
+            // Late successes: a delayed callback is only a callback held back.
+            FaultKind::Provider,
+        ]
     );
     let hot = find("hot-seat").unwrap();
     assert!(hot.workload.users >= 1000 && hot.workload.seats_per_event == 10);

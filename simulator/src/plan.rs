@@ -98,10 +98,7 @@ impl Plan {
                 per_second_probability: n.partition_probability,
                 length_ms: n.partition_ms as u64,
             }),
-            message_latency_ms: (
-                MIN_MESSAGE_LATENCY_MS,
-                f.network.as_ref().map_or(DEFAULT_MAX_MESSAGE_LATENCY_MS, |n| n.latency_ms.max.max(2) as u64),
-            ),
+            message_latency_ms: message_latency_ms(f.network.as_ref()),
             clock_skew_ms: f.clock_skew.as_ref().map(|c| c.max_skew_ms).unwrap_or(0),
             sweeper_stall: f
                 .sweeper_stall
@@ -126,6 +123,23 @@ pub const MAX_ATTEMPTS: u32 = 4;
 pub const MAX_STATUS_POLLS: u32 = 10;
 /// How long after the payment deadline a late success lands, ms.
 pub const LATE_SUCCESS_AFTER_DEADLINE_MS: i64 = 5_000;
+/// With `[faults.delayed_callback]`: every webhook copy is sent after a
+/// uniform delay in `0..=WEBHOOK_JITTER_MS` (a reordered one a further
+/// `2 * WEBHOOK_JITTER_MS + 1`), a delayed one `delay_ms` later still.
+pub const WEBHOOK_JITTER_MS: u64 = 1_000;
+
+/// Message latency on every link: `[faults.network].latency_ms` (at least
+/// [`MIN_MESSAGE_LATENCY_MS`], and a range at least 1 ms wide, as turmoil
+/// needs), or `1..=20` ms without a network fault.
+fn message_latency_ms(network: Option<&scenarios::Network>) -> (u64, u64) {
+    match network {
+        Some(n) => {
+            let min = (n.latency_ms.min.max(0) as u64).max(MIN_MESSAGE_LATENCY_MS);
+            (min, (n.latency_ms.max.max(0) as u64).max(min + 1))
+        }
+        None => (MIN_MESSAGE_LATENCY_MS, DEFAULT_MAX_MESSAGE_LATENCY_MS),
+    }
+}
 
 /// What the users do: the workload's shares and times, the client-side faults.
 fn user_params(s: &Scenario, f: &scenarios::Faults) -> UserParams {
@@ -155,25 +169,30 @@ fn user_params(s: &Scenario, f: &scenarios::Faults) -> UserParams {
     }
 }
 
-/// The provider's knobs from `[faults.provider]` and `[faults.delayed_callback]`.
+/// The provider's knobs from `[faults.provider]` and `[faults.delayed_callback]`:
+/// the response time a uniform draw in `latency_ms`; late successes land
+/// [`LATE_SUCCESS_AFTER_DEADLINE_MS`] after the payment deadline; each
+/// webhook copy arrives within [`WEBHOOK_JITTER_MS`], and a delayed callback
+/// (`probability`) `delay_ms` later still.
 fn provider_faults(w: &scenarios::Workload, f: &scenarios::Faults) -> ProviderFaults {
     let mut provider = ProviderFaults::default();
     if let Some(p) = &f.provider {
         provider.lost_response_rate = p.unknown_probability;
         provider.decline_rate = p.decline_probability;
         provider.error_rate = p.error_rate;
-        provider.latency_ms = ((p.latency_ms.min + p.latency_ms.max) / 2).max(0) as u64;
+        provider.latency_ms = p.latency_ms.min.max(0) as u64;
+        provider.latency_max_ms = p.latency_ms.max.max(0) as u64;
         provider.late_success_rate = p.late_success_probability;
         provider.late_success_delay_ms = (w.payment_ttl_ms + LATE_SUCCESS_AFTER_DEADLINE_MS) as u64;
         provider.refund_failure_rate = p.refund_failure_probability;
         provider.lenient_refunds = p.lenient_refunds;
     }
     if let Some(d) = &f.delayed_callback {
-        provider.webhook_delay_ms = d.delay_ms as u64;
+        provider.webhook_delay_ms = WEBHOOK_JITTER_MS;
+        provider.webhook_hold_rate = d.probability;
+        provider.webhook_hold_ms = d.delay_ms as u64;
         provider.webhook_duplicate_rate = d.duplicate_probability;
         provider.webhook_reorder_rate = d.reorder_probability;
-        provider.late_success_rate = provider.late_success_rate.max(d.probability);
-        provider.late_success_delay_ms = provider.late_success_delay_ms.max(d.delay_ms as u64);
     }
     provider
 }

@@ -14,7 +14,8 @@ use std::time::Duration;
 /// this list, `Faults` and docs/RUNNING_BOOKINGD.md in step).
 pub const FAULT_KNOBS_HELP: &str = "\
 Fault knobs (JSON object for --faults or POST /admin/faults; omitted knobs are 0/false):
-  latency_ms              added to every /v1 request, ms
+  latency_ms              added to every /v1 request, ms (the least, with latency_max_ms)
+  latency_max_ms          when above latency_ms, each /v1 request waits a uniform draw in latency_ms..=latency_max_ms
   error_rate              probability a /v1 request fails 503 before it is processed
   lost_response_rate      probability a create or refund is processed but its answer is lost (500): an unknown outcome
   decline_rate            probability a new payment is declined (card_declined)
@@ -24,6 +25,8 @@ Fault knobs (JSON object for --faults or POST /admin/faults; omitted knobs are 0
   webhook_duplicate_rate  probability a webhook is delivered twice
   webhook_reorder_rate    probability a webhook is held back 2*webhook_delay_ms+1 ms, so later ones overtake it
   webhook_drop_rate       probability a webhook is never delivered
+  webhook_hold_rate       probability a webhook copy is held back an extra webhook_hold_ms (a delayed callback)
+  webhook_hold_ms         how long a held-back webhook copy waits beyond its delay, ms
   refund_failure_rate     probability a refund attempt fails (402), retryable
   refund_fail_first_n     every refund key fails its first N attempts (402)
   lenient_refunds         each new refund key is a separate refund, even past the charged amount

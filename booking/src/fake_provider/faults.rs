@@ -8,8 +8,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Faults {
-    /// Added to every `/v1` request before it is handled, in ms.
+    /// Added to every `/v1` request before it is handled, in ms (the least,
+    /// when `latency_max_ms` is above it).
     pub latency_ms: u64,
+    /// When above `latency_ms`: each `/v1` request waits a uniform draw in
+    /// `latency_ms..=latency_max_ms` instead, in ms.
+    pub latency_max_ms: u64,
     /// Probability that a `/v1` request fails with a 503 before it is processed.
     pub error_rate: f64,
     /// Probability that a create or refund is processed but its response is
@@ -31,6 +35,11 @@ pub struct Faults {
     pub webhook_reorder_rate: f64,
     /// Probability that a webhook is never delivered.
     pub webhook_drop_rate: f64,
+    /// Probability that a webhook copy is held back an extra `webhook_hold_ms`
+    /// (a delayed callback).
+    pub webhook_hold_rate: f64,
+    /// How long a held-back webhook copy waits beyond its delay, in ms.
+    pub webhook_hold_ms: u64,
     /// Probability that a refund attempt fails (402), retryable.
     pub refund_failure_rate: f64,
     /// Every refund key fails its first N attempts (402).
@@ -48,6 +57,7 @@ impl Default for Faults {
     fn default() -> Self {
         Self {
             latency_ms: 0,
+            latency_max_ms: 0,
             error_rate: 0.0,
             lost_response_rate: 0.0,
             decline_rate: 0.0,
@@ -57,6 +67,8 @@ impl Default for Faults {
             webhook_duplicate_rate: 0.0,
             webhook_reorder_rate: 0.0,
             webhook_drop_rate: 0.0,
+            webhook_hold_rate: 0.0,
+            webhook_hold_ms: 0,
             refund_failure_rate: 0.0,
             refund_fail_first_n: 0,
             lenient_refunds: false,
@@ -78,6 +90,7 @@ impl Faults {
             ("webhook_duplicate_rate", self.webhook_duplicate_rate),
             ("webhook_reorder_rate", self.webhook_reorder_rate),
             ("webhook_drop_rate", self.webhook_drop_rate),
+            ("webhook_hold_rate", self.webhook_hold_rate),
             ("refund_failure_rate", self.refund_failure_rate),
         ];
         for (name, p) in probs {
@@ -87,6 +100,8 @@ impl Faults {
         }
         for (name, d) in [
             ("latency_ms", self.latency_ms),
+            ("latency_max_ms", self.latency_max_ms),
+            ("webhook_hold_ms", self.webhook_hold_ms),
             ("late_success_delay_ms", self.late_success_delay_ms),
             ("webhook_delay_ms", self.webhook_delay_ms),
         ] {

@@ -110,6 +110,9 @@ pub struct LedgerStats {
     pub webhooks_dropped: u64,
     /// Extra copies sent by the duplicate fault.
     pub webhooks_duplicated: u64,
+    /// Webhook copies held back `webhook_hold_ms` by the hold fault.
+    #[serde(default)]
+    pub webhooks_held: u64,
 }
 
 /// The fake's books: what was charged and refunded (the provider-side truth
@@ -236,9 +239,14 @@ impl FakeProvider {
         self.pending_tasks.load(Ordering::SeqCst)
     }
 
-    /// Sleeps the latency knob, then draws the injected-error fault.
+    /// Sleeps the latency knob (a uniform draw when it is a range), then
+    /// draws the injected-error fault.
     async fn enter(&self) -> Result<(), FakeError> {
-        let latency_ms = self.lock().faults.latency_ms;
+        let latency_ms = {
+            let mut g = self.lock();
+            let (least, most) = (g.faults.latency_ms, g.faults.latency_max_ms);
+            if most > least { g.rng.random_range(least..=most) } else { least }
+        };
         if latency_ms > 0 {
             tokio::time::sleep(Duration::from_millis(latency_ms)).await;
         }
@@ -523,6 +531,10 @@ impl FakeProvider {
             let mut delay_ms = if f.webhook_delay_ms > 0 { g.rng.random_range(0..=f.webhook_delay_ms) } else { 0 };
             if g.chance(f.webhook_reorder_rate) {
                 delay_ms += 2 * f.webhook_delay_ms + 1;
+            }
+            if g.chance(f.webhook_hold_rate) {
+                g.stats.webhooks_held += 1;
+                delay_ms += f.webhook_hold_ms;
             }
             out.push(Delivery { delay_ms, event: event.clone() });
         }

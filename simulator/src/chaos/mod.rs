@@ -153,7 +153,8 @@ pub fn has_real_faults(plan: &Plan, seed: u64) -> bool {
         || p.late_success_rate > 0.0
         || p.refund_failure_rate > 0.0
         || p.webhook_duplicate_rate > 0.0
-        || p.webhook_reorder_rate > 0.0;
+        || p.webhook_reorder_rate > 0.0
+        || p.webhook_hold_rate > 0.0;
     c.crash.is_some() || c.link_faults.is_some() || c.user.pause.is_some() || c.user.stale_replay.is_some() || provider
 }
 
@@ -234,6 +235,8 @@ async fn run_inner(
     // The provider's knobs, scaled to wall time.
     let mut provider = cfg.provider.clone();
     provider.latency_ms = provider.latency_ms.min(200);
+    provider.latency_max_ms = provider.latency_max_ms.min(200);
+    provider.webhook_hold_ms = provider.webhook_hold_ms.min(payment_ttl_ms as u64 + 1_000);
     provider.webhook_delay_ms = provider.webhook_delay_ms.min(2_000);
     provider.late_success_delay_ms = provider.late_success_delay_ms.min(payment_ttl_ms as u64 + 1_000);
     let provider_json = serde_json::to_string(&provider).map_err(|e| e.to_string())?;
