@@ -60,6 +60,13 @@ pub enum Invariant {
     /// its backoff has passed, an in-flight one (a takeover) only once the
     /// running attempt's lease has expired; and every attempt is leased into the future.
     RefundAttemptDue,
+    /// Orders move only along their table (`checks::ORDER_TRANSITIONS`):
+    /// created `pending`, each change from where the last one left it, nothing
+    /// out of a final state.
+    OrderTransition,
+    /// Compensations move only along their table
+    /// (`checks::COMPENSATION_TRANSITIONS`), as orders do along theirs.
+    CompensationTransition,
 }
 
 impl Invariant {
@@ -86,6 +93,8 @@ impl Invariant {
         Invariant::HoldCap,
         Invariant::CheckoutWholeHold,
         Invariant::RefundAttemptDue,
+        Invariant::OrderTransition,
+        Invariant::CompensationTransition,
     ];
 
     /// The stable name.
@@ -112,6 +121,8 @@ impl Invariant {
             Invariant::HoldCap => "hold-cap",
             Invariant::CheckoutWholeHold => "checkout-whole-hold",
             Invariant::RefundAttemptDue => "refund-attempt-due",
+            Invariant::OrderTransition => "order-transition",
+            Invariant::CompensationTransition => "compensation-transition",
         }
     }
 

@@ -29,6 +29,8 @@ pub const INVARIANT_NAMES: &[&str] = &[
     "hold-cap",
     "checkout-whole-hold",
     "refund-attempt-due",
+    "order-transition",
+    "compensation-transition",
 ];
 
 /// Every metrics classification's stable name.

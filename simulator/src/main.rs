@@ -473,6 +473,15 @@ fn replay(args: ReplayArgs) -> ExitCode {
     println!("paths: {}", paths.join(", "));
     println!("http-exchanges: {}", out.http_exchanges);
     println!("trace-events: {}", out.trace.len());
+    let (seats, orders, compensations) = out.trace.iter().fold((0, 0, 0), |(s, o, c), e| match e.kind {
+        invariants::TraceKind::SeatChange(_) => (s + 1, o, c),
+        invariants::TraceKind::OrderChange(_) => (s, o + 1, c),
+        invariants::TraceKind::CompensationChange(_) => (s, o, c + 1),
+        _ => (s, o, c),
+    });
+    println!(
+        "transitions checked (each against its table): seat {seats}, order {orders}, compensation {compensations}"
+    );
     println!("trace-hash: {}", out.trace_hash);
     if verdict.passed { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }

@@ -19,6 +19,7 @@
 //! | [`check_hold_cap`] | `hold-cap` |
 //! | [`check_checkout_selection`] | `checkout-whole-hold` |
 //! | [`check_refund_attempts`] | `refund-attempt-due` |
+//! | [`check_record_transitions`] | `order-transition`, `compensation-transition` |
 
 mod bookings;
 mod checkout_selection;
@@ -30,6 +31,7 @@ mod idempotency;
 pub(crate) mod index;
 mod liveness;
 mod provider_refunds;
+mod record_transitions;
 mod refund_attempts;
 mod refunds;
 mod stale_authority;
@@ -46,6 +48,7 @@ pub use hold_tokens::check_hold_tokens;
 pub use idempotency::check_idempotency;
 pub use liveness::check_liveness;
 pub use provider_refunds::check_provider_refunds;
+pub use record_transitions::{COMPENSATION_TRANSITIONS, ORDER_TRANSITIONS, check_record_transitions};
 pub use refund_attempts::check_refund_attempts;
 pub use refunds::check_refunds;
 pub use stale_authority::check_stale_authority;
@@ -76,4 +79,5 @@ pub const CHECKERS: &[(&str, Checker)] = &[
     ("hold_cap", check_hold_cap),
     ("checkout_selection", check_checkout_selection),
     ("refund_attempts", check_refund_attempts),
+    ("record_transitions", check_record_transitions),
 ];
