@@ -151,7 +151,7 @@ impl Service {
             config: parts.config,
             faults: parts.faults,
             webhooks: Some(webhooks),
-            dispatch_wake: Arc::new(tokio::sync::Notify::new()),
+            dispatch_wake: workflow.wake_signal(),
         };
         Ok(Self { state, workflow, sweeper: parts.sweeper })
     }

@@ -5,8 +5,6 @@
 
 use crate::metrics::Metrics;
 use crate::store::{ExpiredHold, Store, StoreError};
-use std::sync::Arc;
-use std::time::Duration;
 
 /// Sweeper tunables.
 #[derive(Debug, Clone)]
@@ -47,34 +45,13 @@ pub async fn sweep_tick(
     Ok(all)
 }
 
-/// Sweeps every `interval_ms` until `shutdown` fires. Store errors are
-/// retried on the next tick (the sweeper is never the authority).
-pub async fn run(
-    store: Arc<dyn Store>,
-    metrics: Arc<Metrics>,
-    cfg: SweeperConfig,
-    mut shutdown: tokio::sync::watch::Receiver<bool>,
-) {
-    loop {
-        if *shutdown.borrow() {
-            return;
-        }
-        if let Err(e) = sweep_tick(store.as_ref(), &metrics, &cfg).await {
-            tracing::warn!(error = %e, "hold sweep failed; retrying next tick");
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(Duration::from_millis(cfg.interval_ms)) => {}
-            _ = shutdown.changed() => {}
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::clock::ManualClock;
     use crate::ids::SeededIds;
     use crate::store::{AcquireHold, CreateEvent, MemStore};
+    use std::sync::Arc;
 
     #[tokio::test]
     async fn sweeps_expired_holds_in_bounded_passes_and_counts_lag() {

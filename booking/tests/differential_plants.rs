@@ -12,7 +12,7 @@
 //! operation's planted outcome differs from the sound one.
 //!
 //! A sale the store must refuse (a swept order's seats are gone, or a seat
-//! already has a confirmed booking) is `StoreError::Backend` with the same
+//! already has a confirmed booking) is `StoreError::InvariantBreach` with the same
 //! words in both stores: `PgStore`'s row count and unique index, `MemStore`'s
 //! twin check. (`MemStore` used to assert there; a panic now fails the case.)
 //!

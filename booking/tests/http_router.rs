@@ -57,11 +57,21 @@ struct CountingStore {
     seat_maps: AtomicU64,
     versions: AtomicU64,
     filtered: AtomicU64,
+    /// Reads of every booking of an event, and of one order with its bookings.
+    event_bookings: AtomicU64,
+    order_details: AtomicU64,
 }
 
 impl CountingStore {
     fn new(inner: MemStore) -> Self {
-        Self { inner, seat_maps: AtomicU64::new(0), versions: AtomicU64::new(0), filtered: AtomicU64::new(0) }
+        Self {
+            inner,
+            seat_maps: AtomicU64::new(0),
+            versions: AtomicU64::new(0),
+            filtered: AtomicU64::new(0),
+            event_bookings: AtomicU64::new(0),
+            order_details: AtomicU64::new(0),
+        }
     }
 
     /// (full seat-map reads, version reads) so far.
@@ -145,7 +155,12 @@ impl Store for CountingStore {
     async fn compensations_for_order(&self, order_id: Uuid) -> Result<Vec<Compensation>, StoreError> {
         self.inner.compensations_for_order(order_id).await
     }
+    async fn order_details(&self, order_id: Uuid) -> Result<OrderDetails, StoreError> {
+        self.order_details.fetch_add(1, Ordering::SeqCst);
+        self.inner.order_details(order_id).await
+    }
     async fn bookings(&self, event_id: &EventId) -> Result<Vec<Booking>, StoreError> {
+        self.event_bookings.fetch_add(1, Ordering::SeqCst);
         self.inner.bookings(event_id).await
     }
     async fn claim_reconcile(
@@ -295,6 +310,19 @@ async fn hold_checkout_and_idempotent_retry() {
         StatusCode::NOT_FOUND,
         "not-found",
     );
+    // Issue 14: a status poll read every booking of the event. Confirmed, the
+    // order is served by one read of that order, its bookings with it.
+    let order_id: Uuid = o1["order_id"].as_str().unwrap().parse().unwrap();
+    let op = e.store.order(order_id).await.unwrap().payment_op_id;
+    let paid = PaymentSuccess { payment_op_id: op, provider_payment_id: "pay_1".into() };
+    e.store.record_payment_success(&paid).await.unwrap();
+    let before = e.store.order_details.load(Ordering::SeqCst);
+    let (s, _, order) = e.call("GET", &format!("/v1/orders/{order_id}"), Some(&alice), None, None).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(order["status"], "confirmed");
+    assert_eq!(order["booking_ids"].as_array().unwrap().len(), 2, "{order}");
+    assert_eq!(e.store.order_details.load(Ordering::SeqCst), before + 1, "one read of the order");
+    assert_eq!(e.store.event_bookings.load(Ordering::SeqCst), 0, "never the event's bookings");
 }
 
 #[tokio::test]

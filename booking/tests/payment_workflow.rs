@@ -495,28 +495,26 @@ pub async fn webhook_for_unknown_payment(f: StoreFactory) {
     assert_eq!(err, booking::payment::WorkflowError::UnknownPayment(id));
 }
 
-/// `run` drives dispatch and reconcile on tokio time and stops on shutdown.
-pub async fn run_loop_dispatches_and_stops(f: StoreFactory) {
-    let w = std::sync::Arc::new(World::new(f).await);
+/// Issue 14: a late success's webhook opened a compensation and woke a
+/// signal no loop waited on (the workflow's own, beside the service's), so the
+/// refund waited for the next dispatch tick. There is one wake signal now,
+/// the one the service's dispatch loop waits on.
+pub async fn a_late_success_webhook_wakes_the_dispatch_loop(f: StoreFactory) {
+    let w = World::new(f).await;
+    let signal = w.wf.wake_signal();
+    w.provider.script_creates(&[CreateScript::Processing]);
     let order = w.checkout("alice", &["A1"]).await;
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let w2 = w.clone();
-    let h = tokio::spawn(async move {
-        w2.wf
-            .run(async {
-                let _ = rx.await;
-            })
-            .await
-    });
-    for _ in 0..100 {
-        if w.order(&order).await.status == OrderStatus::Confirmed {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    assert_eq!(w.order(&order).await.status, OrderStatus::Confirmed);
-    tx.send(()).unwrap();
-    tokio::time::timeout(std::time::Duration::from_secs(5), h).await.expect("run stops on shutdown").unwrap();
+    w.wf.dispatch_once().await.unwrap();
+    w.clock.set_ms(order.payment_deadline_at_ms);
+    w.wf.reconcile_once().await.unwrap();
+    let quiet = tokio::time::timeout(std::time::Duration::from_millis(50), signal.notified()).await;
+    assert!(quiet.is_err(), "nothing has woken the dispatch loop yet");
+    w.provider.settle(order.payment_op_id, true);
+    w.wf.handle_webhook(&event(WebhookKind::PaymentSucceeded, 1, order.payment_op_id, None)).await.unwrap();
+    assert_eq!(w.order(&order).await.status, OrderStatus::Compensating);
+    tokio::time::timeout(std::time::Duration::from_secs(1), signal.notified())
+        .await
+        .expect("the webhook woke the dispatch loop");
 }
 
 /// The liveness bound the simulator's invariants hold the reconciler to: a
@@ -655,7 +653,7 @@ macro_rules! payment_scenarios {
                 duplicate_and_reordered_webhooks, refund_webhook_before_answer, interrupted_refund_attempt_is_taken_over, webhook_for_unknown_payment,
                 refund_unknown_outcomes_get_the_longer_bound, refund_unknown_for_good_fails_saying_unknown,
                 refund_answer_lost_is_found_by_the_next_attempt, a_live_refund_attempt_is_not_taken_over,
-                run_loop_dispatches_and_stops, three_replicas_share_one_reconcile_backoff,
+                a_late_success_webhook_wakes_the_dispatch_loop, three_replicas_share_one_reconcile_backoff,
                 a_reconcile_claim_lost_with_its_replica_comes_back, slow_provider_calls_run_concurrently);
         }
     };

@@ -11,6 +11,7 @@ pub mod chaos;
 pub mod check;
 pub mod client;
 pub mod exchanges;
+pub mod failure;
 pub mod faults;
 pub mod nemesis;
 pub mod net;

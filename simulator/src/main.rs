@@ -328,6 +328,9 @@ fn print_chaos_verdict(v: &simulator::chaos::ChaosVerdict, args: &ChaosArgs) {
     for e in v.server_errors.iter().take(10) {
         println!("  server error: {} -> {:?} at {} ms ({})", e.op.request, e.op.outcome, e.op.end_ms, e.why);
     }
+    if let Some(db) = &v.kept_database {
+        println!("  kept database {db} for inspection (drop it when done)");
+    }
     if !v.passed() {
         println!("  records: {}", v.records);
         let plant = v.plant.as_ref().map(|p| format!(" --plant {p}")).unwrap_or_default();
@@ -460,10 +463,12 @@ fn replay(args: ReplayArgs) -> ExitCode {
     for v in &out.violations {
         println!("violation: {v}");
     }
-    for f in verdict.failures.iter().filter(|f| !f.starts_with("expected")) {
-        if !out.violations.iter().any(|v| &v.to_string() == f) {
-            println!("failure: {f}");
-        }
+    // Violations were printed above; unmet expectations show in the verdict.
+    let others = |f: &&simulator::failure::Failure| {
+        !f.is_unmet_expectation() && !matches!(f, simulator::failure::Failure::Violated { .. })
+    };
+    for f in verdict.failures.iter().filter(others) {
+        println!("failure: {f}");
     }
     if let Some(p) = &out.panic {
         println!("panic: {p}");

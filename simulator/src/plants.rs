@@ -5,6 +5,7 @@
 //! without the bug; and measures how long the whole library takes to find
 //! each one ([`hunt`]).
 
+use crate::failure::Failure;
 use crate::plan::{self, Plan};
 use crate::pool;
 use crate::runner::SeedVerdict;
@@ -40,10 +41,12 @@ pub fn names_invariant(v: &SeedVerdict, invariant: &str) -> bool {
     if invariant == "panic" {
         return v.panic.is_some();
     }
-    v.failures.iter().any(|f| {
-        let f = f.strip_prefix("unexpected: ").unwrap_or(f);
-        f.split_whitespace().next() == Some(invariant)
-    })
+    v.failures.iter().filter_map(Failure::violation).any(|v| v.invariant.as_str() == invariant)
+}
+
+/// `failures`, one line.
+fn joined(failures: &[Failure]) -> String {
+    failures.iter().map(ToString::to_string).collect::<Vec<_>>().join(" | ")
 }
 
 /// `plan` with `plant` planted.
@@ -100,12 +103,7 @@ fn check_one(entry: &Entry, scenario: &str, invariant: &str, jobs: usize) -> Pla
         None => problems.push(format!("no seed of {scenario} failed ({seeds_run} seeds)")),
         Some(v) => {
             if !names_invariant(v, invariant) {
-                problems.push(format!(
-                    "seed {} failed, but not with {}: {}",
-                    v.seed,
-                    invariant,
-                    v.failures.join(" | ")
-                ));
+                problems.push(format!("seed {} failed, but not with {}: {}", v.seed, invariant, joined(&v.failures)));
             }
             match run_replay_line(&v.replay) {
                 Err(e) => problems.push(e),
@@ -121,7 +119,7 @@ fn check_one(entry: &Entry, scenario: &str, invariant: &str, jobs: usize) -> Pla
             }
             let clean = pool::seed_in_process(&base, v.seed);
             if !clean.passed {
-                problems.push(format!("seed {} fails without the plant too: {}", v.seed, clean.failures.join(" | ")));
+                problems.push(format!("seed {} fails without the plant too: {}", v.seed, joined(&clean.failures)));
             }
         }
     }
@@ -178,7 +176,7 @@ pub fn hunt(plant: Plant, jobs: usize) -> Hunt {
         });
         seeds_run += chunk.len() as u64;
         if let Some(v) = verdicts.into_iter().find(|v| !v.passed) {
-            let first = v.failures.first().cloned().unwrap_or_default();
+            let first = v.failures.first().map(ToString::to_string).unwrap_or_default();
             return Hunt {
                 plant: plant.to_string(),
                 seeds_run,

@@ -39,7 +39,7 @@ pub fn seed_args(plan: &Plan, seed: u64) -> Vec<String> {
 /// that dies without one is a failed seed with its replay line.
 pub fn seed_in_process(plan: &Plan, seed: u64) -> SeedVerdict {
     let exe = std::env::current_exe().expect("the simulator knows its own path");
-    let failed = |why: String| SeedVerdict {
+    let failed = |why: crate::failure::Failure| SeedVerdict {
         scenario: plan.name.clone(),
         seed,
         passed: false,
@@ -57,9 +57,9 @@ pub fn seed_in_process(plan: &Plan, seed: u64) -> SeedVerdict {
     match out {
         Ok(out) => match serde_json::from_slice::<SeedVerdict>(&out.stdout) {
             Ok(v) => v,
-            Err(_) => failed(format!("the seed's process ended without a verdict ({})", out.status)),
+            Err(_) => failed(crate::failure::Failure::NoVerdict { status: out.status.to_string() }),
         },
-        Err(e) => failed(format!("cannot start the seed's process: {e}")),
+        Err(e) => failed(crate::failure::Failure::NoProcess { error: e.to_string() }),
     }
 }
 
@@ -84,10 +84,10 @@ pub fn run_seeds(plan: &Plan, seeds: &[u64], jobs: usize, twice: bool, progress:
                         let again = seed_in_process(plan, seeds[i]);
                         if again.trace_hash != verdict.trace_hash {
                             verdict.passed = false;
-                            verdict.failures.push(format!(
-                                "nondeterminism: trace hash {} then {}",
-                                verdict.trace_hash, again.trace_hash
-                            ));
+                            verdict.failures.push(crate::failure::Failure::Nondeterministic {
+                                first: verdict.trace_hash.clone(),
+                                second: again.trace_hash.clone(),
+                            });
                         }
                     }
                     slots.lock().expect("poisoned")[i] = Some(verdict);

@@ -3,6 +3,7 @@
 //! second) and, for each failure, the violated invariant and the one command
 //! that replays it.
 
+use crate::failure::Failure;
 use crate::plan::Plan;
 use crate::world::{self, RunOutcome};
 use serde::{Deserialize, Serialize};
@@ -16,8 +17,8 @@ pub struct SeedVerdict {
     pub seed: u64,
     /// Whether the outcome matched the scenario's expectation.
     pub passed: bool,
-    /// Why it failed, one line per violation (or the run error, or the unmet expectation).
-    pub failures: Vec<String>,
+    /// Why it failed: each violation, the run error or panic, each unmet expectation.
+    pub failures: Vec<Failure>,
     /// The command that replays this seed.
     pub replay: String,
     /// Trace hash.
@@ -152,21 +153,21 @@ pub fn replay_command(plan: &Plan, seed: u64) -> String {
 
 /// Judges one run against the plan's expectation.
 pub fn judge(plan: &Plan, out: &RunOutcome) -> SeedVerdict {
-    let mut failures: Vec<String> = Vec::new();
+    let mut failures: Vec<Failure> = Vec::new();
     if let Some(e) = &out.error {
-        failures.push(format!("run error: {e}"));
+        failures.push(Failure::RunError { error: e.clone() });
     }
     if let Some(p) = &out.panic {
-        failures.push(format!("panic: {p}"));
+        failures.push(Failure::Panic { note: p.clone() });
     }
     let violated = !out.violations.is_empty();
     if plan.expect_violation {
         if !violated {
-            failures.push("expected an invariant violation, found none".into());
+            failures.push(Failure::NoViolation);
         }
         for want in &plan.expect_violations {
             if !out.violations.iter().any(|v| v.invariant.as_str() == want) {
-                failures.push(format!("expected a {want} violation, found none"));
+                failures.push(Failure::ExpectedMissing { invariant: want.clone() });
             }
         }
         // An expected failure must be the only failure: any violation of an
@@ -175,16 +176,19 @@ pub fn judge(plan: &Plan, out: &RunOutcome) -> SeedVerdict {
         if !plan.expect_violations.is_empty() {
             let allowed = |name: &str| plan.expect_violations.iter().chain(&plan.tolerated).any(|w| w == name);
             failures.extend(
-                out.violations.iter().filter(|v| !allowed(v.invariant.as_str())).map(|v| format!("unexpected: {v}")),
+                out.violations
+                    .iter()
+                    .filter(|v| !allowed(v.invariant.as_str()))
+                    .map(|v| Failure::Unexpected { violation: v.clone() }),
             );
         }
     } else {
-        failures.extend(out.violations.iter().map(|v| v.to_string()));
+        failures.extend(out.violations.iter().map(|v| Failure::Violated { violation: v.clone() }));
     }
     if let Some(want) = &plan.expect_classification {
         let got = out.metrics.classification.as_str();
         if got != want {
-            failures.push(format!("expected metrics classification {want}, got {got}"));
+            failures.push(Failure::Classification { want: want.clone(), got: got.to_string() });
         }
     }
     SeedVerdict {
@@ -294,7 +298,11 @@ mod tests {
         let v = judge(&plan, &outcome(vec![Invariant::HoldReclaimed, Invariant::OneBookingPerSeat]));
         assert!(!v.passed);
         assert_eq!(v.failures.len(), 1, "{:?}", v.failures);
-        assert!(v.failures[0].starts_with("unexpected: one-booking-per-seat seat ev0/s00001"), "{:?}", v.failures);
+        assert!(
+            v.failures[0].to_string().starts_with("unexpected: one-booking-per-seat seat ev0/s00001"),
+            "{:?}",
+            v.failures
+        );
         // Unless the scenario tolerates it explicitly.
         let mut tolerant = plan.clone();
         tolerant.tolerated = vec!["one-booking-per-seat".into()];
@@ -313,7 +321,10 @@ mod tests {
         });
         let v = judge(&plan, &out);
         assert!(!v.passed);
-        assert_eq!(v.failures, ["panic: an open order owns its seats at x.rs:1:2"]);
+        assert_eq!(
+            v.failures.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            ["panic: an open order owns its seats at x.rs:1:2"]
+        );
         assert!(v.replay.ends_with("replay --scenario broken-expiry --seed 3"), "{}", v.replay);
     }
 }

@@ -8,17 +8,49 @@
 use std::process::{Command, Output};
 
 /// `simulator chaos ARGS`, with a 4 s flow window unless `args` name one.
+/// A failing run keeps its database for inspection; these tests read only
+/// what the run printed and wrote, so every database it kept is dropped.
 fn chaos(args: &[&str]) -> Output {
     let out_dir = std::env::temp_dir().join(format!("holdfast-chaos-test-{}", std::process::id()));
     let window: &[&str] = if args.contains(&"--duration-ms") { &[] } else { &["--duration-ms", "4000"] };
-    Command::new(env!("CARGO_BIN_EXE_simulator"))
+    let out = Command::new(env!("CARGO_BIN_EXE_simulator"))
         .arg("chaos")
         .args(window)
         .arg("--out")
         .arg(&out_dir)
         .args(args)
         .output()
-        .expect("simulator runs")
+        .expect("simulator runs");
+    drop_kept_databases(&out);
+    out
+}
+
+/// Drops every database the run's output says it kept (`kept database NAME
+/// for inspection`).
+fn drop_kept_databases(out: &Output) {
+    let kept: Vec<String> = stdout(out)
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("kept database ")?.split_whitespace().next().map(str::to_string))
+        .filter(|name| {
+            name.starts_with("holdfast_chaos_") && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+        .collect();
+    if kept.is_empty() {
+        return;
+    }
+    let url = std::env::var("HOLDFAST_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_string());
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    runtime.block_on(async {
+        use sqlx::Connection;
+        let mut admin = sqlx::PgConnection::connect(&url).await.expect("the test server");
+        for name in kept {
+            sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")))
+                .execute(&mut admin)
+                .await
+                .expect("drop a kept database");
+        }
+    });
 }
 
 /// A planted run of `scenario` over `seeds` (`--seed N` or `--seeds A..B`),

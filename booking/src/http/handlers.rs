@@ -11,7 +11,7 @@ use super::problem::Problem;
 use super::state::AppState;
 use crate::fault::CommitPoint;
 use crate::metrics::CheckoutOutcome;
-use crate::model::{Order, valid_id};
+use crate::model::valid_id;
 use crate::store::{AcquireHold, BeginPayment, CreateEvent, ReleaseHold, SeatMapVersion, StoreError};
 use axum::Json;
 use axum::extract::{FromRequest, FromRequestParts, State};
@@ -233,25 +233,22 @@ pub async fn checkout(
         st.cache.invalidate(&event_id).await;
         st.faults.after_commit(CommitPoint::Checkout).await;
     }
-    let view = order_view(&st, &outcome.order, outcome.replayed).await?;
+    let view = order_view(&st, outcome.order.order_id, outcome.replayed).await?;
     let status = if outcome.replayed { StatusCode::OK } else { StatusCode::CREATED };
     Ok((status, Json(view)).into_response())
 }
 
-async fn order_view(st: &AppState, order: &Order, replayed: bool) -> Result<OrderView, Problem> {
-    let bookings = if order.status == crate::model::OrderStatus::Confirmed {
-        st.store.bookings(&order.event_id).await?
-    } else {
-        Vec::new()
-    };
-    let compensation = st
-        .store
-        .compensations_for_order(order.order_id)
-        .await?
-        .into_iter()
-        .next()
-        .map(|c| CompensationView { kind: c.kind, status: c.status, attempts: c.attempts, last_error: c.last_error });
-    Ok(OrderView::new(order, &bookings, compensation, replayed))
+/// The buyer's view of `order_id`, from one store read of that order (its
+/// bookings and compensation with it; never the event's other bookings).
+async fn order_view(st: &AppState, order_id: Uuid, replayed: bool) -> Result<OrderView, Problem> {
+    let d = st.store.order_details(order_id).await?;
+    let compensation = d.compensations.into_iter().next().map(|c| CompensationView {
+        kind: c.kind,
+        status: c.status,
+        attempts: c.attempts,
+        last_error: c.last_error,
+    });
+    Ok(OrderView::new(&d.order, &d.bookings, compensation, replayed))
 }
 
 /// `GET /v1/orders/{order_id}`: the order's status, for its buyer (or an operator).
@@ -269,7 +266,7 @@ pub async fn order(
         // Do not reveal other users' orders.
         return Err(Problem::not_found("no such order"));
     }
-    Ok(Json(order_view(&st, &order, false).await?).into_response())
+    Ok(Json(order_view(&st, order.order_id, false).await?).into_response())
 }
 
 /// `POST /v1/webhooks/provider`: the payment provider's signed callbacks.

@@ -95,11 +95,17 @@ impl From<StoreError> for Problem {
             StoreError::HoldExpired { .. } => StatusCode::GONE,
             StoreError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             StoreError::Backend(_) => StatusCode::SERVICE_UNAVAILABLE,
+            StoreError::InvariantBreach(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
         let detail = match &e {
             // Never leak backend internals to clients.
             StoreError::Backend(_) => {
                 "the booking store is unavailable; retry with the same idempotency key".to_string()
+            }
+            // Not an outage: a bug above the store. Loud, and not worth a retry.
+            StoreError::InvariantBreach(what) => {
+                tracing::error!(breach = %what, "invariant violated: a store invariant refused the request");
+                "a store invariant refused this request and nothing was written; this is a bug, not an outage: do not retry".to_string()
             }
             other => other.to_string(),
         };
@@ -144,5 +150,24 @@ impl IntoResponse for Problem {
             resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(s));
         }
         resp
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::ONE_BOOKING_BREACH;
+
+    /// Issue 14: the one-booking index firing reached the client as `503 …
+    /// retry`, an outage to retry. A breach is a bug: 500, its own kind, no
+    /// retry advice, and the backend's words stay inside.
+    #[test]
+    fn a_breach_is_a_500_of_its_own_kind_and_an_outage_a_503() {
+        let breach = Problem::from(StoreError::InvariantBreach(ONE_BOOKING_BREACH.into()));
+        assert_eq!((breach.status, breach.kind()), (500, "invariant-breach"));
+        assert!(breach.detail.contains("do not retry") && !breach.detail.contains("bookings_one"), "{}", breach.detail);
+        let outage = Problem::from(StoreError::Backend("connection reset".into()));
+        assert_eq!((outage.status, outage.kind()), (503, "backend"));
+        assert!(outage.detail.contains("retry with the same idempotency key") && !outage.detail.contains("reset"));
     }
 }

@@ -3,14 +3,16 @@
 use crate::model::{EventId, SeatId};
 use uuid::Uuid;
 
-/// The `Backend` message of a sale the one-confirmed-booking-per-seat rule
-/// refused (PostgreSQL's `bookings_one_confirmed_per_seat` index, MemStore's
-/// twin check): only a bug above the store can cause it.
+/// The [`StoreError::InvariantBreach`] of a sale the one-confirmed-booking-
+/// per-seat rule refused (PostgreSQL's `bookings_one_confirmed_per_seat`
+/// index, MemStore's twin check): only a bug above the store can cause it.
 pub const ONE_BOOKING_BREACH: &str =
-    "invariant violated: a second confirmed booking for one seat was refused by bookings_one_confirmed_per_seat";
+    "a second confirmed booking for one seat was refused by bookings_one_confirmed_per_seat";
 
-/// Why a store operation did not apply. Every variant but `Backend` is the
-/// caller's to handle (a 4xx); `Backend` is the store failing (a 503).
+/// Why a store operation did not apply. Every variant but `Backend` and
+/// `InvariantBreach` is the caller's to handle (a 4xx); `Backend` is the
+/// store failing (a 503, retryable); `InvariantBreach` is a bug (a 500, not
+/// retryable, logged loudly).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
     /// The request is malformed (bad id, empty or oversized selection, bad TTL, ...).
@@ -101,6 +103,12 @@ pub enum StoreError {
     /// The backing store failed (connection, deadlock retries exhausted, ...).
     #[error("store backend error: {0}")]
     Backend(String),
+    /// A store invariant refused the write, or a record broke one (the
+    /// one-confirmed-booking index fired, an open order does not own its
+    /// seats, a row holds an unknown state): a bug above the store, not an
+    /// outage. Nothing was written.
+    #[error("invariant violated: {0}")]
+    InvariantBreach(String),
 }
 
 impl StoreError {
@@ -127,6 +135,7 @@ impl StoreError {
             StoreError::UnknownCompensation(_) => "unknown-compensation",
             StoreError::CompensationNotDue(_) => "compensation-not-due",
             StoreError::Backend(_) => "backend",
+            StoreError::InvariantBreach(_) => "invariant-breach",
         }
     }
 }

@@ -134,10 +134,9 @@ impl Inner {
             })
             .count();
         if owned != order.seat_ids.len() {
-            return Err(StoreError::Backend(format!(
-                "invariant violated: an open order owns its seats: sold {owned} of {}",
-                order.seat_ids.len()
-            )));
+            let what = format!("an open order owns its seats: sold {owned} of {}", order.seat_ids.len());
+            tracing::error!("invariant violated: {what}");
+            return Err(StoreError::InvariantBreach(what));
         }
         for seat_id in &order.seat_ids {
             let lo = (order.event_id.clone(), seat_id.clone(), Uuid::nil());
@@ -145,8 +144,8 @@ impl Inner {
                 && s == seat_id
                 && b.event_id == order.event_id
             {
-                tracing::error!(seat = %seat_id, booking = %b.booking_id, order = %b.order_id, "{ONE_BOOKING_BREACH}");
-                return Err(StoreError::Backend(ONE_BOOKING_BREACH.into()));
+                tracing::error!(seat = %seat_id, booking = %b.booking_id, order = %b.order_id, "invariant violated: {ONE_BOOKING_BREACH}");
+                return Err(StoreError::InvariantBreach(ONE_BOOKING_BREACH.into()));
             }
         }
         Ok(())
@@ -838,6 +837,18 @@ impl Store for MemStore {
 
     async fn compensations_for_order(&self, order_id: Uuid) -> Result<Vec<Compensation>, StoreError> {
         self.tx(|db, _, _| Ok(db.compensations_of_order(order_id)))
+    }
+
+    async fn order_details(&self, order_id: Uuid) -> Result<OrderDetails, StoreError> {
+        self.tx(|db, _, _| {
+            let ev = db.order_event.get(&order_id).ok_or(StoreError::UnknownOrder(order_id))?;
+            let order = db.orders[&(ev.clone(), order_id)].clone();
+            Ok(OrderDetails {
+                bookings: db.bookings_of_order(&order),
+                compensations: db.compensations_of_order(order_id),
+                order,
+            })
+        })
     }
 
     async fn bookings(&self, event_id: &EventId) -> Result<Vec<Booking>, StoreError> {

@@ -161,6 +161,11 @@ pub trait Store: Send + Sync + 'static {
     /// The compensations of an order, by id.
     async fn compensations_for_order(&self, order_id: Uuid) -> Result<Vec<Compensation>, StoreError>;
 
+    /// One order with its confirmed bookings and its compensations, read in
+    /// one snapshot: what a status poll shows, without reading the event's
+    /// other bookings. `UnknownOrder` when there is none.
+    async fn order_details(&self, order_id: Uuid) -> Result<OrderDetails, StoreError>;
+
     /// Every booking of an event, sorted by seat.
     async fn bookings(&self, event_id: &EventId) -> Result<Vec<Booking>, StoreError>;
 

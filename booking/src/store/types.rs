@@ -246,6 +246,17 @@ pub struct CompensationResult {
     pub max_attempts: i32,
 }
 
+/// One order with what its buyer is shown of it, read in one snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OrderDetails {
+    /// The order.
+    pub order: Order,
+    /// Its confirmed bookings, by (seat, booking id).
+    pub bookings: Vec<Booking>,
+    /// Its compensations, by id.
+    pub compensations: Vec<Compensation>,
+}
+
 /// What operators must see.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Resolution {

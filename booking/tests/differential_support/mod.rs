@@ -688,7 +688,7 @@ pub async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -
                     }
                     format!("{map:?} {version:?} {filtered:?}")
                 }
-                1 => format!("{:?}", store.order(order_id).await),
+                1 => format!("{:?} {:?}", store.order(order_id).await, store.order_details(order_id).await),
                 2 => format!("{:?}", store.payment_op(order_op_id(k, *idx)).await),
                 3 => format!("{:?}", store.compensations_for_order(order_id).await),
                 4 => format!("{:?}", store.bookings(&ev).await),

@@ -133,6 +133,8 @@ pub struct ChaosVerdict {
     pub records: String,
     /// A harness error (the stack did not start, ...): the run proves nothing.
     pub error: Option<String>,
+    /// The run's database, when it was kept for inspection (`--keep-db`, or a violation).
+    pub kept_database: Option<String>,
 }
 
 impl ChaosVerdict {
@@ -208,6 +210,7 @@ pub async fn run_one(plan: &Plan, seed: u64, opts: &ChaosOptions) -> ChaosVerdic
         wall_ms: 0,
         records: records.display().to_string(),
         error: None,
+        kept_database: None,
     };
     if let Err(e) = run_inner(plan, seed, opts, &records, &mut verdict).await {
         verdict.error = Some(e);
@@ -354,7 +357,7 @@ async fn drive(
         let _ = write(&format!("bookingd-{i}.log"), out.clone());
     }
     let _ = write("fake-provider.log", stack.provider.output());
-    stack.finish(opts.keep_db || !verdict.violations.is_empty(), &log).await?;
+    verdict.kept_database = stack.finish(opts.keep_db || !verdict.violations.is_empty(), &log).await?;
     let _ = plan;
     Ok(())
 }

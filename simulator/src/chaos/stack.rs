@@ -329,7 +329,7 @@ impl Stack {
     }
 
     /// Stops the processes and drops the database (unless `keep_db`).
-    pub async fn finish(mut self, keep_db: bool, log: &FaultLog) -> Result<(), String> {
+    pub async fn finish(mut self, keep_db: bool, log: &FaultLog) -> Result<Option<String>, String> {
         for s in &mut self.slots {
             if let Some(mut p) = s.proc.take() {
                 p.kill9().await;
@@ -338,7 +338,7 @@ impl Stack {
         self.provider.kill9().await;
         if keep_db {
             log.note(format!("kept database {} for inspection", self.db_name));
-            return Ok(());
+            return Ok(Some(self.db_name.clone()));
         }
         let mut admin = PgConnection::connect(&self.cfg.admin_url).await.map_err(|e| format!("PostgreSQL: {e}"))?;
         sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.db_name)))
@@ -346,6 +346,6 @@ impl Stack {
             .await
             .map_err(|e| format!("drop database: {e}"))?;
         let _ = admin.close().await;
-        Ok(())
+        Ok(None)
     }
 }

@@ -40,9 +40,9 @@ pub struct WorkflowConfig {
     /// late, so keep it well under the liveness bound on resolving a payment
     /// after its deadline.
     pub reconcile_backoff_cap_ms: i64,
-    /// How often [`Workflow::run`](super::Workflow::run) dispatches.
+    /// How often the service's dispatch loop (`Service::run_background`) dispatches.
     pub dispatch_interval_ms: u64,
-    /// How often [`Workflow::run`](super::Workflow::run) reconciles.
+    /// How often the service's reconcile loop (`Service::run_background`) reconciles.
     pub reconcile_interval_ms: u64,
     /// Refund attempts before a compensation is `failed` (visible to operators)
     /// when the last attempt definitely failed (refused, or never reached the provider).

@@ -27,9 +27,7 @@ pub use webhooks::WebhookOutcome;
 use super::provider::PaymentProvider;
 use crate::fault::Faults;
 use crate::store::{Store, StoreError};
-use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::Notify;
 use uuid::Uuid;
 
@@ -54,7 +52,8 @@ pub struct Workflow {
     store: Arc<dyn Store>,
     provider: Arc<dyn PaymentProvider>,
     config: WorkflowConfig,
-    wake: Notify,
+    /// The one signal that makes the service's dispatch loop run now.
+    wake: Arc<Notify>,
     faults: Faults,
 }
 
@@ -72,7 +71,7 @@ impl Workflow {
         config: WorkflowConfig,
     ) -> Result<Self, InvalidConfig> {
         config.validate()?;
-        Ok(Self { store, provider, config, wake: Notify::new(), faults: Faults::none() })
+        Ok(Self { store, provider, config, wake: Arc::new(Notify::new()), faults: Faults::none() })
     }
 
     /// Uses `faults` as the fault seam (crashes after the workflow's commits, planted bugs).
@@ -96,40 +95,16 @@ impl Workflow {
         &self.store
     }
 
-    /// Asks [`run`](Self::run) to dispatch now (e.g. right after a checkout
-    /// wrote a charge row) instead of at its next tick. Never blocks.
+    /// Asks the dispatch loop (`Service::run_background`) to dispatch now
+    /// (e.g. right after a webhook opened a compensation) instead of at its
+    /// next tick. Never blocks.
     pub fn wake(&self) {
         self.wake.notify_one();
     }
 
-    /// Dispatches and reconciles on `tokio::time` intervals until `shutdown`
-    /// completes. Each pass is bounded by the batch sizes; shutdown is
-    /// observed between passes. Pass errors are logged and retried next tick.
-    pub async fn run(&self, shutdown: impl Future<Output = ()> + Send) {
-        use tokio::time::{MissedTickBehavior, interval};
-        let mut dispatch_tick = interval(Duration::from_millis(self.config.dispatch_interval_ms));
-        dispatch_tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        let mut reconcile_tick = interval(Duration::from_millis(self.config.reconcile_interval_ms));
-        reconcile_tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        tokio::pin!(shutdown);
-        loop {
-            tokio::select! {
-                biased;
-                _ = &mut shutdown => break,
-                _ = dispatch_tick.tick() => self.dispatch_logged().await,
-                _ = self.wake.notified() => self.dispatch_logged().await,
-                _ = reconcile_tick.tick() => {
-                    if let Err(e) = self.reconcile_once().await {
-                        tracing::warn!(error = %e, "reconcile pass failed");
-                    }
-                }
-            }
-        }
-    }
-
-    async fn dispatch_logged(&self) {
-        if let Err(e) = self.dispatch_once().await {
-            tracing::warn!(error = %e, "dispatch pass failed");
-        }
+    /// The wake signal itself: the service's dispatch loop waits on it, and
+    /// the checkout handler notifies it after writing a charge row.
+    pub fn wake_signal(&self) -> Arc<Notify> {
+        self.wake.clone()
     }
 }

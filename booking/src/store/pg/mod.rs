@@ -303,6 +303,16 @@ impl Store for PgStore {
         self.read(async |c| payments::compensations_of_order(c, order_id).await).await
     }
 
+    async fn order_details(&self, order_id: Uuid) -> Result<OrderDetails, StoreError> {
+        self.read(async |c| {
+            let order = reads::order(c, order_id).await?;
+            let bookings = reads::bookings_of_order(c, &order).await?;
+            let compensations = payments::compensations_of_order(c, order_id).await?;
+            Ok(OrderDetails { order, bookings, compensations })
+        })
+        .await
+    }
+
     async fn bookings(&self, event_id: &EventId) -> Result<Vec<Booking>, StoreError> {
         if !valid_id(event_id) {
             return Ok(Vec::new());

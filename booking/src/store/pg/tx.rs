@@ -59,15 +59,15 @@ pub(super) fn retryable(e: &sqlx::Error) -> bool {
     }
 }
 
-/// Maps a database error onto `StoreError::Backend`, naming the one-booking
-/// invariant when its index fired (which only a bug above the database can cause).
+/// Maps a database error onto `StoreError::Backend`, or onto
+/// `StoreError::InvariantBreach` when the one-booking index fired (which only a bug above the database can cause).
 pub(super) fn backend(e: sqlx::Error) -> StoreError {
     if let sqlx::Error::Database(db) = &e
         && db.constraint() == Some(ONE_CONFIRMED_BOOKING_INDEX)
     {
         // The words MemStore uses too (the differential test compares them).
-        tracing::error!(error = %db, "{ONE_BOOKING_BREACH}");
-        return StoreError::Backend(ONE_BOOKING_BREACH.into());
+        tracing::error!(error = %db, "invariant violated: {ONE_BOOKING_BREACH}");
+        return StoreError::InvariantBreach(ONE_BOOKING_BREACH.into());
     }
     StoreError::Backend(e.to_string())
 }
@@ -77,7 +77,10 @@ pub(super) fn into_store_error(f: Fail) -> StoreError {
     match f {
         Fail::Refused(e) => e,
         Fail::Db(e) => backend(e),
-        Fail::Broken(what) => StoreError::Backend(format!("invariant violated: {what}")),
+        Fail::Broken(what) => {
+            tracing::error!("invariant violated: {what}");
+            StoreError::InvariantBreach(what)
+        }
     }
 }
 
