@@ -117,7 +117,7 @@ struct ServeArgs {
     #[arg(long, env = "HOLDFAST_CACHE_NAMESPACE", value_parser = parse_cache_namespace)]
     cache_namespace: Option<String>,
     /// Seat-map cache entry lifetime: bounds how stale a cached seat map can be (writes never read the cache).
-    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..=MAX_CACHE_TTL_MS))]
+    #[arg(long, default_value_t = DEFAULT_CACHE_TTL_MS, value_parser = clap::value_parser!(u64).range(1..=MAX_CACHE_TTL_MS))]
     cache_ttl_ms: u64,
     /// Timeout of one call to the payment provider; must be below the outbox lease (30000 ms).
     #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..))]
@@ -156,6 +156,8 @@ const REDIS_RECONNECT_INTERVAL: Duration = Duration::from_secs(1);
 /// Longest outbox lease: an hour.
 const MAX_OUTBOX_LEASE_MS: i64 = 60 * 60 * 1000;
 
+/// Seat-map cache entry lifetime unless `--cache-ttl-ms` says otherwise.
+pub const DEFAULT_CACHE_TTL_MS: u64 = 1_000;
 /// Longest seat-map cache lifetime: an hour.
 const MAX_CACHE_TTL_MS: u64 = 60 * 60 * 1000;
 

@@ -6,6 +6,7 @@ use crate::clock::Clock;
 use crate::fault::{CommitPoint, Faults};
 use crate::http::auth::Authenticator;
 use crate::http::cache::SeatMapCache;
+use crate::http::invalidating_store::InvalidatingStore;
 use crate::http::problem::Problem;
 use crate::http::rate_limit::RateLimiter;
 use crate::http::{AppState, ServiceConfig, WebhookSink, router};
@@ -131,8 +132,11 @@ impl Service {
             return Err(ServiceError::ShortSecret("webhook secret"));
         }
         let metrics = Arc::new(Metrics::default());
+        // Every write, the background workers' included, reaches the store
+        // through the one place that invalidates the seat-map cache.
+        let store: Arc<dyn crate::store::Store> = Arc::new(InvalidatingStore::new(parts.store, parts.cache.clone()));
         let workflow = Arc::new(
-            Workflow::new(parts.store.clone(), parts.provider, parts.workflow)
+            Workflow::new(store.clone(), parts.provider, parts.workflow)
                 .map_err(ServiceError::Workflow)?
                 .with_faults(parts.faults.clone()),
         );
@@ -143,7 +147,7 @@ impl Service {
             metrics: metrics.clone(),
         });
         let state = AppState {
-            store: parts.store,
+            store,
             cache: parts.cache,
             auth: Authenticator::new(&parts.token_secret, parts.clock.clone()),
             rate_limit: Arc::new(RateLimiter::new(parts.config.hold_attempts_per_minute, 100_000, parts.clock)),

@@ -38,7 +38,8 @@ fn env(cfg: ServiceConfig) -> Env {
     let auth = Authenticator::new(b"test-secret-0123456789", clock.clone());
     let cache = Arc::new(MemCache::new(100));
     let state = AppState {
-        store: store.clone(),
+        // The service's store: every seat-map change invalidates the cache.
+        store: Arc::new(booking::http::invalidating_store::InvalidatingStore::new(store.clone(), cache.clone())),
         cache: cache.clone(),
         auth: auth.clone(),
         rate_limit: Arc::new(RateLimiter::new(cfg.hold_attempts_per_minute, 1000, clock.clone())),

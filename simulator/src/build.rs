@@ -16,7 +16,7 @@ use crate::world::{SERVICE_PORT, TOKEN_SECRET, WEBHOOK_SECRET, WorldConfig, host
 use booking::fake_provider::FakeProvider;
 use booking::fault::Faults;
 use booking::http::auth::{Authenticator, Claims};
-use booking::http::cache::NoCache;
+use booking::http::cache::{MemCache, NoCache, SeatMapCache};
 use booking::http::{ServiceConfig, serve};
 use booking::ids::SeededIds;
 use booking::payment::http_provider::HttpProvider;
@@ -60,7 +60,14 @@ pub struct World {
     pub switches: WorldSwitches,
     /// HTTP exchanges the servers answered.
     pub exchanges: Exchanges,
+    /// The seat-map cache every service host shares.
+    pub cache: Arc<MemCache>,
 }
+
+/// How long a cached seat map lives: bookingd's default (`--cache-ttl-ms`).
+pub const CACHE_TTL_MS: u64 = booking::daemon::DEFAULT_CACHE_TTL_MS;
+/// Events the shared seat-map cache holds at most.
+const CACHE_MAX_EVENTS: usize = 1_024;
 
 /// Builds the world of `seed` for `cfg`, with the clock skews of `schedule`.
 pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
@@ -71,6 +78,9 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
     let store_clock = SimClock::new(0);
     let events = event_seats(cfg);
     let store = seeded_store(cfg, seed, &store_clock, &recorder, &events);
+    // One seat-map cache for every service host, outside them as one Redis is.
+    let shared_cache = Arc::new(MemCache::with_ttl(CACHE_MAX_EVENTS, CACHE_TTL_MS));
+    let cache: Arc<dyn SeatMapCache> = if cfg.seat_map_cache { shared_cache.clone() } else { Arc::new(NoCache) };
     let mut sim = turmoil_for(cfg, seed);
     let exchanges = Exchanges::default();
     let services = schedule::service_hosts(cfg.server_hosts);
@@ -100,11 +110,11 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
             recorder.clone(),
             cfg.plant,
         );
-        install_service(&mut sim, cfg, host, skew_ms, faults, &store, &exchanges);
+        install_service(&mut sim, cfg, host, skew_ms, faults, (&store, &cache), &exchanges);
     }
     install_users(&mut sim, cfg, seed, &services, &events, &recorder);
     install_self_test(&mut sim);
-    World { sim, store, store_clock, recorder, provider, switches, exchanges }
+    World { sim, store, store_clock, recorder, provider, switches, exchanges, cache: shared_cache }
 }
 
 /// The scenario's events (`ev0`, ...) and their seats (`s00000`, ..., in order).
@@ -161,7 +171,7 @@ fn install_service(
     host: &str,
     skew_ms: i64,
     faults: HostFaults,
-    store: &Arc<dyn Store>,
+    (store, cache): (&Arc<dyn Store>, &Arc<dyn SeatMapCache>),
     exchanges: &Exchanges,
 ) {
     let config = ServiceConfig {
@@ -170,9 +180,10 @@ fn install_service(
         hold_attempts_per_minute: HOLD_ATTEMPTS_PER_MINUTE,
         ..ServiceConfig::default()
     };
-    let (store, exchanges, workflow) = (store.clone(), exchanges.clone(), cfg.workflow.clone());
+    let (store, cache, exchanges, workflow) = (store.clone(), cache.clone(), exchanges.clone(), cfg.workflow.clone());
     sim.host(host, move || {
-        let (store, exchanges, config, workflow) = (store.clone(), exchanges.clone(), config.clone(), workflow.clone());
+        let (store, cache, exchanges) = (store.clone(), cache.clone(), exchanges.clone());
+        let (config, workflow) = (config.clone(), workflow.clone());
         let faults = Faults::new(Arc::new(faults.share()));
         async move {
             let provider = HttpProvider::new(
@@ -184,7 +195,7 @@ fn install_service(
             let service = Arc::new(
                 Service::new(ServiceParts {
                     store,
-                    cache: Arc::new(NoCache),
+                    cache,
                     provider: Arc::new(provider),
                     clock: Arc::new(SimClock::new(skew_ms)),
                     token_secret: TOKEN_SECRET.to_vec(),

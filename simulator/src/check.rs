@@ -27,7 +27,7 @@ pub struct Stepped {
 
 /// Judges `world` of `seed` after stepping ended as `stepped`.
 pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> RunOutcome {
-    let World { sim, store, store_clock, recorder, provider, exchanges, .. } = world;
+    let World { sim, store, store_clock, recorder, provider, exchanges, cache, .. } = world;
     let simulated_ms = sim.elapsed().as_millis() as u64;
     let mut error = stepped.error.map(|e| e.to_string());
     if stepped.step_panicked && stepped.panic.is_none() {
@@ -84,6 +84,7 @@ pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> Ru
         metrics,
         error,
         http_exchanges: exchanges.total(),
+        seat_map_cache_hits: cache.hits(),
         paths,
         panic,
     }

@@ -66,6 +66,10 @@ struct HarnessArgs {
     /// (a `[faults.NAME]` table name; repeatable).
     #[arg(long, hide = true)]
     mute: Vec<String>,
+    /// TESTING ONLY: the services share no seat-map cache (every read goes
+    /// to the store), to compare a run with the cache against one without.
+    #[arg(long, hide = true)]
+    no_seat_map_cache: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -380,6 +384,7 @@ fn select(names: &[String], files: &[String], harness: &HarnessArgs) -> Result<V
     for p in &mut plans {
         p.plant = plant;
         p.muted = muted.clone();
+        p.seat_map_cache = !harness.no_seat_map_cache;
     }
     Ok(plans)
 }
@@ -477,6 +482,7 @@ fn replay(args: ReplayArgs) -> ExitCode {
     let paths: Vec<String> = out.paths.iter().map(|(k, v)| format!("{k} {v}")).collect();
     println!("paths: {}", paths.join(", "));
     println!("http-exchanges: {}", out.http_exchanges);
+    println!("seat-map-cache-hits: {}", out.seat_map_cache_hits);
     println!("trace-events: {}", out.trace.len());
     let (seats, orders, compensations) = out.trace.iter().fold((0, 0, 0), |(s, o, c), e| match e.kind {
         invariants::TraceKind::SeatChange(_) => (s + 1, o, c),

@@ -37,6 +37,9 @@ pub struct Plan {
     pub tolerated: Vec<String>,
     /// Paths that must happen at least once across the default seeds.
     pub must_happen: Vec<String>,
+    /// Whether the services share a seat-map cache (default; off with the
+    /// harness flag `--no-seat-map-cache`, to compare a run without it).
+    pub seat_map_cache: bool,
     scenario: Scenario,
 }
 
@@ -64,6 +67,7 @@ impl Plan {
             muted: Vec::new(),
             tolerated: scenario.expect.tolerated.clone(),
             must_happen: scenario.expect.must_happen.clone(),
+            seat_map_cache: true,
             scenario,
         }
     }
@@ -107,6 +111,7 @@ impl Plan {
             plant: self.plant,
             workflow: workflow_config(s),
             tick_ms: TICK_MS,
+            seat_map_cache: self.seat_map_cache,
         }
     }
 }

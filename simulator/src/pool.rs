@@ -32,6 +32,9 @@ pub fn seed_args(plan: &Plan, seed: u64) -> Vec<String> {
     for m in &plan.muted {
         args.extend(["--mute".to_string(), m.as_str().to_string()]);
     }
+    if !plan.seat_map_cache {
+        args.push("--no-seat-map-cache".to_string());
+    }
     args
 }
 

@@ -148,6 +148,9 @@ pub fn replay_command(plan: &Plan, seed: u64) -> String {
     for m in &plan.muted {
         extra.push_str(&format!(" --mute {}", m.as_str()));
     }
+    if !plan.seat_map_cache {
+        extra.push_str(" --no-seat-map-cache");
+    }
     format!("cargo run --release -p simulator -- replay {target} --seed {seed}{extra}")
 }
 
@@ -284,6 +287,7 @@ mod tests {
             },
             error: None,
             http_exchanges: 0,
+            seat_map_cache_hits: 0,
             paths: Default::default(),
             panic: None,
         }

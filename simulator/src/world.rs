@@ -73,6 +73,9 @@ pub struct WorldConfig {
     pub workflow: WorkflowConfig,
     /// turmoil tick, ms.
     pub tick_ms: u64,
+    /// Whether the services share a seat-map cache (as bookingd's share
+    /// Redis); off, every seat-map read goes to the store.
+    pub seat_map_cache: bool,
 }
 
 /// The result of one run.
@@ -94,6 +97,8 @@ pub struct RunOutcome {
     pub error: Option<String>,
     /// HTTP requests the simulated servers answered (services and provider).
     pub http_exchanges: u64,
+    /// Seat-map reads the services answered from their shared cache.
+    pub seat_map_cache_hits: u64,
     /// How often each fault and each interesting path happened.
     pub paths: invariants::paths::PathCounts,
     /// A panic inside the world (a failed assertion in the service, the

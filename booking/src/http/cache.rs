@@ -70,32 +70,59 @@ impl SeatMapCache for NoCache {
     async fn invalidate(&self, _: &str) {}
 }
 
-/// An in-process cache without expiry (entries live until invalidated); bounded
-/// to `max_entries`. For the simulator and tests.
+/// An in-process cache with the Redis cache's contract: entries live
+/// `ttl_ms` (by `tokio::time`, so simulated time in the simulator), bounded
+/// to `max_entries` events. For the simulator (one cache shared by every
+/// service host, as one Redis is) and tests.
 #[derive(Debug)]
 pub struct MemCache {
     max_entries: usize,
-    entries: Mutex<BTreeMap<String, CachedSeatMap>>,
+    ttl: Option<Duration>,
+    entries: Mutex<BTreeMap<String, (tokio::time::Instant, CachedSeatMap)>>,
+    hits: std::sync::atomic::AtomicU64,
 }
 
 impl MemCache {
-    /// A cache holding at most `max_entries` events.
+    /// A cache holding at most `max_entries` events, entries living until invalidated.
     pub fn new(max_entries: usize) -> Self {
-        Self { max_entries, entries: Mutex::new(BTreeMap::new()) }
+        Self { max_entries, ttl: None, entries: Mutex::new(BTreeMap::new()), hits: Default::default() }
+    }
+
+    /// Reads answered from the cache so far.
+    pub fn hits(&self) -> u64 {
+        self.hits.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// A cache holding at most `max_entries` events, entries living `ttl_ms` (>= 1).
+    pub fn with_ttl(max_entries: usize, ttl_ms: u64) -> Self {
+        assert!(ttl_ms >= 1);
+        Self {
+            max_entries,
+            ttl: Some(Duration::from_millis(ttl_ms)),
+            entries: Mutex::new(BTreeMap::new()),
+            hits: Default::default(),
+        }
     }
 }
 
 #[async_trait]
 impl SeatMapCache for MemCache {
     async fn get(&self, event_id: &str) -> Option<CachedSeatMap> {
-        self.entries.lock().expect("cache poisoned").get(event_id).cloned()
+        let mut e = self.entries.lock().expect("cache poisoned");
+        let (put_at, entry) = e.get(event_id)?;
+        if self.ttl.is_some_and(|ttl| put_at.elapsed() >= ttl) {
+            e.remove(event_id);
+            return None;
+        }
+        self.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Some(entry.clone())
     }
     async fn put(&self, event_id: &str, entry: &CachedSeatMap) {
         let mut e = self.entries.lock().expect("cache poisoned");
         if e.len() >= self.max_entries && !e.contains_key(event_id) {
             return;
         }
-        e.insert(event_id.to_string(), entry.clone());
+        e.insert(event_id.to_string(), (tokio::time::Instant::now(), entry.clone()));
     }
     async fn invalidate(&self, event_id: &str) {
         self.entries.lock().expect("cache poisoned").remove(event_id);
@@ -294,5 +321,19 @@ mod tests {
         ] {
             assert_eq!(CachedSeatMap::decode(other), None, "{:?}", String::from_utf8_lossy(other));
         }
+    }
+
+    #[tokio::test]
+    async fn a_mem_cache_entry_lives_its_ttl_and_no_longer() {
+        let entry = CachedSeatMap { etag: "\"sm-1-1\"".into(), body: b"{}".to_vec() };
+        let cache = MemCache::with_ttl(4, 40);
+        cache.put("e", &entry).await;
+        assert_eq!(cache.get("e").await, Some(entry.clone()));
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        assert_eq!(cache.get("e").await, None, "expired");
+        let forever = MemCache::new(4);
+        forever.put("e", &entry).await;
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        assert_eq!(forever.get("e").await, Some(entry));
     }
 }

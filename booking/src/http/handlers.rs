@@ -56,7 +56,6 @@ pub async fn create_event(
     st.store
         .create_event(&CreateEvent { event_id: body.event_id.clone(), seat_ids, price_cents: body.price_cents })
         .await?;
-    st.cache.invalidate(&body.event_id).await;
     Ok((StatusCode::CREATED, Json(serde_json::json!({ "event_id": body.event_id }))).into_response())
 }
 
@@ -164,7 +163,6 @@ pub async fn hold(
     for r in &grant.reclaimed {
         st.metrics.hold_expired(grant.granted_at_ms - r.expired_at_ms);
     }
-    st.cache.invalidate(&event_id).await;
     st.faults.after_commit(CommitPoint::Hold).await;
     Ok((StatusCode::CREATED, Json(HoldView::from(&grant))).into_response())
 }
@@ -179,7 +177,6 @@ pub async fn release(
     let user = st.authorize(claims, Some(&event_id))?;
     let released =
         st.store.release_hold(&ReleaseHold { event_id: event_id.clone(), holder_id: user.sub, hold_token }).await?;
-    st.cache.invalidate(&event_id).await;
     st.faults.after_commit(CommitPoint::Release).await;
     Ok(Json(ReleaseView { released }).into_response())
 }
@@ -230,7 +227,6 @@ pub async fn checkout(
     } else {
         st.metrics.checkout(CheckoutOutcome::Created);
         st.dispatch_wake.notify_one();
-        st.cache.invalidate(&event_id).await;
         st.faults.after_commit(CommitPoint::Checkout).await;
     }
     let view = order_view(&st, outcome.order.order_id, outcome.replayed).await?;

@@ -9,6 +9,7 @@ pub mod cache;
 pub mod etag;
 pub mod framework_errors;
 pub mod handlers;
+pub mod invalidating_store;
 pub mod problem;
 pub mod rate_limit;
 pub mod state;
