@@ -306,7 +306,7 @@ impl Store for PgStore {
     async fn order_details(&self, order_id: Uuid) -> Result<OrderDetails, StoreError> {
         self.read(async |c| {
             let order = reads::order(c, order_id).await?;
-            let bookings = reads::bookings_of_order(c, &order).await?;
+            let bookings = payments::bookings_of_order(c, &order).await?;
             let compensations = payments::compensations_of_order(c, order_id).await?;
             Ok(OrderDetails { order, bookings, compensations })
         })

@@ -289,8 +289,8 @@ async fn claim_key(
     Ok(None)
 }
 
-/// The bookings of an order, sorted by (seat, booking id).
-async fn bookings_of_order(c: &mut PgConnection, order: &Order) -> Result<Vec<Booking>, Fail> {
+/// The confirmed bookings of an order, sorted by (seat, booking id) (index `bookings_by_order`).
+pub(super) async fn bookings_of_order(c: &mut PgConnection, order: &Order) -> Result<Vec<Booking>, Fail> {
     let rows = sqlx::query(concat!(
         "SELECT ",
         booking_cols!(),

@@ -90,20 +90,6 @@ pub(super) async fn bookings(c: &mut PgConnection, event_id: &str) -> Result<Vec
     rows::all(&rows, rows::booking)
 }
 
-/// The confirmed bookings of one order, by (seat, booking id) (index `bookings_by_order`).
-pub(super) async fn bookings_of_order(c: &mut PgConnection, order: &Order) -> Result<Vec<Booking>, Fail> {
-    let rows = sqlx::query(concat!(
-        "SELECT ",
-        booking_cols!(),
-        " FROM bookings WHERE event_id = $1 AND order_id = $2 AND status = 'confirmed' ORDER BY seat_id, booking_id"
-    ))
-    .bind(&order.event_id)
-    .bind(order.order_id)
-    .fetch_all(&mut *c)
-    .await?;
-    rows::all(&rows, rows::booking)
-}
-
 /// What operators must see. `released` orders count while their payment
 /// operation is still `pending`/`unknown` (possibly charged).
 pub(super) async fn needs_resolution(c: &mut PgConnection) -> Result<Resolution, Fail> {
