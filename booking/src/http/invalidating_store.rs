@@ -4,9 +4,10 @@
 //! release, checkout), the sweeper (expired holds), the dispatcher, the
 //! reconciler or a webhook (a sale, a decline, an unresolved release).
 //!
-//! It invalidates after the write returns, whatever it returned when the
-//! event is known from the request (a write whose answer was lost may have
-//! committed), and from the result otherwise. Reads and writes that change no
+//! It invalidates after the write returns: when the event is known from
+//! the request, on success or a backend error (a write whose answer was lost
+//! may have committed), never on a refusal (it changed nothing); otherwise
+//! from the result. Reads and writes that change no
 //! seat pass straight through. A stale entry that slips past (a read that
 //! put an older map after the invalidation) lives at most the cache's TTL.
 
@@ -33,9 +34,15 @@ impl InvalidatingStore {
         self.cache.invalidate(event_id).await;
     }
 
-    /// Invalidates `event_id` whatever `result` is, then returns it.
+    /// Invalidates `event_id` unless `result` is a refusal, then returns it.
+    /// A refused write (seat taken, stale token, ...) rolled back and changed
+    /// nothing: in an on-sale rush most holds are refused, and dropping the
+    /// map on each would empty the cache when it matters most. A `Backend`
+    /// error may hide a commit whose answer was lost, so it invalidates.
     async fn after<T>(&self, event_id: &str, result: Result<T, StoreError>) -> Result<T, StoreError> {
-        self.changed(event_id).await;
+        if matches!(result, Ok(_) | Err(StoreError::Backend(_))) {
+            self.changed(event_id).await;
+        }
         result
     }
 }
@@ -196,6 +203,9 @@ mod tests {
         cached().await;
         store.acquire_hold(&hold("a")).await.unwrap();
         assert!(gone().await, "a hold");
+        cached().await;
+        assert!(store.acquire_hold(&hold("a")).await.is_err());
+        assert!(!gone().await, "a refused hold changed nothing");
         cached().await;
         clock.advance_ms(2_000);
         assert_eq!(store.sweep_expired_holds(10).await.unwrap().len(), 1);
