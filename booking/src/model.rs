@@ -56,7 +56,9 @@ macro_rules! string_enum {
 string_enum! {
     /// Where a seat is in its life: `available -> held -> payment_pending -> sold`,
     /// with `held -> available` (release, expiry) and `payment_pending -> available`
-    /// (payment failed, unresolved payment released after its deadline).
+    /// (payment failed, unresolved payment released after its deadline); the
+    /// table and the machine that decides each move are
+    /// [`store::machine::seat`](crate::store::machine::seat).
     SeatState {
         /// Nobody owns it.
         Available => "available",
@@ -67,22 +69,6 @@ string_enum! {
         /// A confirmed booking owns it, for good.
         Sold => "sold",
     }
-}
-
-/// The transitions a seat may make, as a table: `(from, to)`.
-/// `held -> held` is a takeover of an expired hold (or a renewal by a new token).
-pub const SEAT_TRANSITIONS: &[(SeatState, SeatState)] = &[
-    (SeatState::Available, SeatState::Held),
-    (SeatState::Held, SeatState::Held),
-    (SeatState::Held, SeatState::Available),
-    (SeatState::Held, SeatState::PaymentPending),
-    (SeatState::PaymentPending, SeatState::Sold),
-    (SeatState::PaymentPending, SeatState::Available),
-];
-
-/// Whether `from -> to` is an allowed seat transition.
-pub fn seat_transition_allowed(from: SeatState, to: SeatState) -> bool {
-    SEAT_TRANSITIONS.contains(&(from, to))
 }
 
 string_enum! {

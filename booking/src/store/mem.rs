@@ -2,12 +2,17 @@
 //! One mutex makes every operation one atomic transaction; BTreeMaps make
 //! every iteration ordered. Time and ids come from injected sources.
 //! Every operation checks everything before it writes anything, so a refused
-//! operation changes nothing (no partial writes, no rollback needed).
+//! operation changes nothing (no partial writes, no rollback needed), and
+//! every seat, order, payment and compensation it writes is exactly the
+//! after-image its state machine ([`super::machine`]) returned.
 
 use super::decide::{
-    check_checkout, check_hold_limit, check_holdable, check_whole_hold, claim_check, counts_toward_hold_limit,
-    diagnose_release, finish_attempt, reconcile_due, record_final_outcome, start_attempt,
+    check_checkout, check_hold_limit, check_holdable, check_whole_hold, order_refused, payment_refused, releasable,
 };
+use super::machine::order::OrderCause;
+use super::machine::payment::{PaymentCause, reconcile_due};
+use super::machine::seat::{SeatCause, counts_toward_hold_limit, expire_due};
+use super::machine::{compensation, order as order_machine, payment, seat as seat_machine};
 use super::observer::{Presented, SeatWriteCause, StoreObserver};
 use super::rules::Rules;
 use super::types::*;
@@ -151,20 +156,24 @@ impl Inner {
         Ok(())
     }
 
-    fn seat_mut(&mut self, key: &(EventId, SeatId)) -> Option<&mut Seat> {
-        let seat = self.seats.get_mut(key)?;
+    /// Writes a seat's after-image (the seat exists).
+    fn put_seat(&mut self, after: Seat) {
+        let key = (after.event_id.clone(), after.seat_id.clone());
+        let slot = self.seats.get_mut(&key).expect("a written seat exists");
         if self.observer.is_some() {
-            self.journal.seats.entry(key.clone()).or_insert_with(|| seat.clone());
+            self.journal.seats.entry(key).or_insert_with(|| slot.clone());
         }
-        Some(seat)
+        *slot = after;
     }
 
-    fn compensation_mut(&mut self, key: &(EventId, Uuid)) -> Option<&mut Compensation> {
-        let c = self.compensations.get_mut(key)?;
-        if self.observer.is_some() {
-            self.journal.compensations.push((Some(c.clone()), key.clone()));
+    /// Moves `order`'s seats by `cause` (seats whose machine refuses stay as they are).
+    fn move_order_seats(&mut self, order: &Order, cause: SeatCause<'_>, now_ms: i64, rules: &Rules) {
+        for seat_id in &order.seat_ids {
+            let before = &self.seats[&(order.event_id.clone(), seat_id.clone())];
+            if let Ok(after) = seat_machine::next(before, &cause, now_ms, rules) {
+                self.put_seat(after);
+            }
         }
-        Some(c)
     }
 
     fn put_compensation(&mut self, c: Compensation) {
@@ -257,16 +266,6 @@ impl Inner {
         self.payment_ops.insert((op.event_id.clone(), op.payment_op_id), op);
     }
 
-    /// Returns the seats reserved by `order` to `available`.
-    fn free_order_seats(&mut self, order: &Order) {
-        for seat_id in &order.seat_ids {
-            let seat = self.seat_mut(&(order.event_id.clone(), seat_id.clone())).expect("order seat exists");
-            if seat.state == SeatState::PaymentPending && seat.order_id == Some(order.order_id) {
-                make_available(seat);
-            }
-        }
-    }
-
     fn bookings_of_order(&self, order: &Order) -> Vec<Booking> {
         self.bookings
             .range((order.event_id.clone(), String::new(), Uuid::nil())..)
@@ -280,16 +279,6 @@ impl Inner {
     fn compensations_of_order(&self, order_id: Uuid) -> Vec<Compensation> {
         self.compensations.values().filter(|c| c.order_id == order_id).cloned().collect()
     }
-}
-
-fn make_available(seat: &mut Seat) {
-    seat.state = SeatState::Available;
-    seat.hold_token = None;
-    seat.holder_id = None;
-    seat.hold_expires_at_ms = None;
-    seat.order_id = None;
-    seat.booking_id = None;
-    seat.version += 1;
 }
 
 #[async_trait]
@@ -345,6 +334,7 @@ impl Store for MemStore {
             }
             let hold_token = ids.next_uuid();
             let expires_at_ms = now_ms + req.ttl_ms;
+            let cause = SeatCause::Hold { token: hold_token, holder: &req.holder_id, expires_at_ms };
             let mut seats = Vec::with_capacity(take.len());
             let mut reclaimed = Vec::new();
             for old in locked.into_iter().filter(|s| take.contains(&s.seat_id)) {
@@ -354,18 +344,9 @@ impl Store for MemStore {
                         expired_at_ms: old.hold_expires_at_ms.expect("held seat has a deadline"),
                     });
                 }
-                let seat = db.seat_mut(&(req.event_id.clone(), old.seat_id.clone())).expect("locked");
-                let takeover = seat.state == SeatState::Held;
-                seat.state = SeatState::Held;
-                if rules.hold_fresh_token || !takeover {
-                    seat.hold_token = Some(hold_token);
-                }
-                seat.holder_id = Some(req.holder_id.clone());
-                seat.hold_expires_at_ms = Some(expires_at_ms);
-                seat.order_id = None;
-                seat.booking_id = None;
-                seat.version += 1;
-                seats.push(HeldSeat { seat_id: seat.seat_id.clone(), version: seat.version });
+                let after = seat_machine::next(&old, &cause, now_ms, &rules).expect("check_holdable: holdable");
+                seats.push(HeldSeat { seat_id: after.seat_id.clone(), version: after.version });
+                db.put_seat(after);
             }
             Ok(HoldGrant {
                 event_id: req.event_id.clone(),
@@ -381,7 +362,7 @@ impl Store for MemStore {
 
     async fn release_hold(&self, req: &ReleaseHold) -> Result<Vec<SeatId>, StoreError> {
         req.validate()?;
-        self.tx(|db, _, _| {
+        self.tx(|db, now_ms, _| {
             db.begin(
                 SeatWriteCause::Release,
                 Presented { token: Some(req.hold_token), holder: Some(req.holder_id.clone()), order: None },
@@ -395,17 +376,10 @@ impl Store for MemStore {
                 .filter(|s| s.hold_token == Some(req.hold_token))
                 .cloned()
                 .collect();
-            let releasable: Vec<&Seat> = with_token
-                .iter()
-                .filter(|s| s.state == SeatState::Held && s.holder_id.as_ref() == Some(&req.holder_id))
-                .collect();
-            if releasable.is_empty() {
-                return Err(diagnose_release(&with_token, &req.holder_id));
-            }
-            let mut released = Vec::with_capacity(releasable.len());
-            for s in releasable {
-                make_available(db.seat_mut(&(req.event_id.clone(), s.seat_id.clone())).expect("exists"));
-                released.push(s.seat_id.clone());
+            let freed = releasable(&with_token, req.hold_token, &req.holder_id, now_ms)?;
+            let released = freed.iter().map(|s| s.seat_id.clone()).collect();
+            for after in freed {
+                db.put_seat(after);
             }
             Ok(released)
         })
@@ -418,18 +392,15 @@ impl Store for MemStore {
             let mut due: Vec<(i64, EventId, SeatId)> = db
                 .seats
                 .values()
-                .filter(|s| {
-                    let state_due =
-                        s.state == SeatState::Held || (!rules.sweep_held_only && s.state == SeatState::PaymentPending);
-                    state_due && s.hold_expires_at_ms.is_some_and(|t| t <= now_ms + rules.sweep_ahead_ms)
-                })
+                .filter(|s| expire_due(s, now_ms, &rules))
                 .map(|s| (s.hold_expires_at_ms.expect("held"), s.event_id.clone(), s.seat_id.clone()))
                 .collect();
             due.sort();
             due.truncate(limit_seats as usize);
             let mut out = Vec::with_capacity(due.len());
             for (expired_at_ms, event_id, seat_id) in due {
-                make_available(db.seat_mut(&(event_id.clone(), seat_id.clone())).expect("exists"));
+                let before = &db.seats[&(event_id.clone(), seat_id.clone())];
+                db.put_seat(seat_machine::next(before, &SeatCause::Expire, now_ms, &rules).expect("due"));
                 out.push(ExpiredHold { event_id, seat_id, expired_at_ms, reclaimed_at_ms: now_ms });
             }
             Ok(out)
@@ -476,51 +447,14 @@ impl Store for MemStore {
             let payment_op_id = ids.next_uuid();
             let outbox_id = ids.next_uuid();
             let amount_cents = price_cents * sorted.len() as i64;
-            for seat_id in &sorted {
-                let seat = db.seat_mut(&(req.event_id.clone(), seat_id.clone())).expect("locked");
-                seat.state = SeatState::PaymentPending;
-                seat.order_id = Some(order_id);
-                if !rules.checkout_state {
-                    // The unconditional write names the presented hold as the seat's; a
-                    // seat that had no hold (available, sold) gets the checkout's time as
-                    // its deadline and loses its booking, as PgStore must (the columns
-                    // a `payment_pending` row carries).
-                    seat.hold_token = Some(req.hold_token);
-                    seat.holder_id = Some(req.holder_id.clone());
-                    seat.hold_expires_at_ms.get_or_insert(now_ms);
-                    seat.booking_id = None;
-                }
-                seat.version += 1;
+            let cause = SeatCause::Checkout { token: req.hold_token, holder: &req.holder_id, order_id };
+            for before in &locked {
+                db.put_seat(seat_machine::next(before, &cause, now_ms, &rules).expect("check_checkout: checkable"));
             }
-            let order = Order {
-                event_id: req.event_id.clone(),
-                order_id,
-                holder_id: req.holder_id.clone(),
-                hold_token: req.hold_token,
-                seat_ids: sorted.clone(),
-                amount_cents,
-                status: OrderStatus::Pending,
-                payment_op_id,
-                payment_deadline_at_ms: now_ms + req.payment_ttl_ms,
-                idempotency_key: req.idempotency_key.clone(),
-                resolution_reason: None,
-                created_at_ms: now_ms,
-                updated_at_ms: now_ms,
-            };
+            let order = order_machine::open(req, &sorted, order_id, payment_op_id, amount_cents, now_ms);
             db.put_order(order.clone());
             db.order_event.insert(order_id, req.event_id.clone());
-            db.put_op(PaymentOp {
-                event_id: req.event_id.clone(),
-                payment_op_id,
-                order_id,
-                amount_cents,
-                status: PaymentStatus::Pending,
-                provider_payment_id: None,
-                last_error: None,
-                updated_at_ms: now_ms,
-                next_check_at_ms: now_ms,
-                checks: 0,
-            });
+            db.put_op(payment::open(&order, now_ms));
             db.payment_op_event.insert(payment_op_id, req.event_id.clone());
             db.outbox.insert(
                 (req.event_id.clone(), outbox_id),
@@ -536,13 +470,15 @@ impl Store for MemStore {
         let rules = self.rules;
         self.tx(|db, now_ms, ids| {
             let key = db.payment_op_key(req.payment_op_id)?;
-            let mut op = db.payment_ops[&key].clone();
-            let mut order = db.order_of_op(&op);
+            let op = db.payment_ops[&key].clone();
+            let order = db.order_of_op(&op);
             db.begin(SeatWriteCause::Sale, Presented::by_order(&order));
-            let decided = record_final_outcome(&op, PaymentStatus::Succeeded)?;
+            let cause = PaymentCause::Succeeded { provider_payment_id: &req.provider_payment_id };
+            let op_after = payment::next(&op, &cause, now_ms).map_err(payment_refused)?;
             // A planted bug takes a repeated success of a confirmed order for a late one.
-            let repeat_refund = !decided && !rules.repeat_success_idempotent && order.status == OrderStatus::Confirmed;
-            if !decided && !repeat_refund {
+            let repeat_refund =
+                op_after.is_none() && !rules.repeat_success_idempotent && order.status == OrderStatus::Confirmed;
+            if op_after.is_none() && !repeat_refund {
                 let first = if order.status == OrderStatus::Confirmed {
                     let bookings = db.bookings_of_order(&order);
                     SaleOutcome::Confirmed { order, bookings }
@@ -568,25 +504,19 @@ impl Store for MemStore {
             } else {
                 Vec::new()
             };
-            if decided {
-                op.status = PaymentStatus::Succeeded;
-                op.provider_payment_id = Some(req.provider_payment_id.clone());
-                op.updated_at_ms = now_ms;
-                db.put_op(op.clone());
+            if let Some(op_after) = op_after {
+                db.put_op(op_after);
             }
-            order.updated_at_ms = now_ms;
             if order.status.owns_seats() {
+                let sold = order_machine::next(&order, &OrderCause::Sell, now_ms, &rules)
+                    .map_err(|r| order_refused(order.order_id, r))?;
                 let mut bookings = Vec::with_capacity(order.seat_ids.len());
                 for (seat_id, &booking_id) in order.seat_ids.iter().zip(&booking_ids) {
-                    let seat = db.seat_mut(&(order.event_id.clone(), seat_id.clone())).expect("order seat");
-                    assert!(
-                        seat.state == SeatState::PaymentPending && seat.order_id == Some(order.order_id),
-                        "check_sale: an open order owns its seats"
-                    );
-                    seat.state = SeatState::Sold;
-                    seat.booking_id = Some(booking_id);
-                    seat.hold_expires_at_ms = None;
-                    seat.version += 1;
+                    let before = &db.seats[&(order.event_id.clone(), seat_id.clone())];
+                    let cause = SeatCause::Sell { order_id: order.order_id, booking_id };
+                    let after = seat_machine::next(before, &cause, now_ms, &rules)
+                        .expect("check_sale: an open order owns its seats");
+                    db.put_seat(after);
                     let booking = Booking {
                         event_id: order.event_id.clone(),
                         seat_id: seat_id.clone(),
@@ -599,10 +529,11 @@ impl Store for MemStore {
                     db.bookings.insert((order.event_id.clone(), seat_id.clone(), booking_id), booking.clone());
                     bookings.push(booking);
                 }
-                order.status = OrderStatus::Confirmed;
-                db.put_order(order.clone());
-                Ok(Recorded { outcome: SaleOutcome::Confirmed { order, bookings }, decided_now: true })
+                db.put_order(sold.clone());
+                Ok(Recorded { outcome: SaleOutcome::Confirmed { order: sold, bookings }, decided_now: true })
             } else {
+                let charged = order_machine::next(&order, &OrderCause::LateCharge, now_ms, &rules)
+                    .map_err(|r| order_refused(order.order_id, r))?;
                 let compensation_id = ids.next_uuid();
                 let outbox_id = ids.next_uuid();
                 let compensation = Compensation::requested_refund(
@@ -619,35 +550,33 @@ impl Store for MemStore {
                     (order.event_id.clone(), outbox_id),
                     OutboxEvent::pending(&order.event_id, outbox_id, OutboxKind::Compensate, compensation_id, now_ms),
                 );
-                order.status = OrderStatus::Compensating;
-                db.put_order(order.clone());
-                Ok(Recorded { outcome: SaleOutcome::Compensating { order, compensation }, decided_now: true })
+                db.put_order(charged.clone());
+                Ok(Recorded { outcome: SaleOutcome::Compensating { order: charged, compensation }, decided_now: true })
             }
         })
     }
 
     async fn record_payment_failure(&self, payment_op_id: Uuid, reason: &str) -> Result<Recorded<Order>, StoreError> {
         let reason = bounded_text(reason);
+        let rules = self.rules;
         self.tx(|db, now_ms, _| {
             let key = db.payment_op_key(payment_op_id)?;
-            let mut op = db.payment_ops[&key].clone();
-            let mut order = db.order_of_op(&op);
+            let op = db.payment_ops[&key].clone();
+            let order = db.order_of_op(&op);
             db.begin(SeatWriteCause::PaymentDeclined, Presented::by_order(&order));
-            if !record_final_outcome(&op, PaymentStatus::Failed)? {
+            let cause = PaymentCause::Failed { reason: &reason };
+            let Some(op_after) = payment::next(&op, &cause, now_ms).map_err(payment_refused)? else {
                 return Ok(Recorded { outcome: order, decided_now: false });
+            };
+            db.put_op(op_after);
+            if !order.status.owns_seats() {
+                return Ok(Recorded { outcome: order, decided_now: true });
             }
-            op.status = PaymentStatus::Failed;
-            op.last_error = Some(reason.clone());
-            op.updated_at_ms = now_ms;
-            db.put_op(op);
-            if order.status.owns_seats() {
-                db.free_order_seats(&order);
-                order.status = OrderStatus::Failed;
-                order.resolution_reason = Some(format!("payment declined: {reason}"));
-                order.updated_at_ms = now_ms;
-                db.put_order(order.clone());
-            }
-            Ok(Recorded { outcome: order, decided_now: true })
+            let declined = order_machine::next(&order, &OrderCause::Decline { reason: &reason }, now_ms, &rules)
+                .map_err(|r| order_refused(order.order_id, r))?;
+            db.move_order_seats(&order, SeatCause::Free { order_id: order.order_id }, now_ms, &rules);
+            db.put_order(declined.clone());
+            Ok(Recorded { outcome: declined, decided_now: true })
         })
     }
 
@@ -656,28 +585,25 @@ impl Store for MemStore {
         let rules = self.rules;
         self.tx(|db, now_ms, _| {
             let key = db.payment_op_key(payment_op_id)?;
-            let mut op = db.payment_ops[&key].clone();
-            let mut order = db.order_of_op(&op);
+            let op = db.payment_ops[&key].clone();
+            let order = db.order_of_op(&op);
             db.begin(SeatWriteCause::PaymentDeclined, Presented::by_order(&order));
-            if matches!(op.status, PaymentStatus::Pending | PaymentStatus::Unknown) {
-                op.status = PaymentStatus::Unknown;
-                op.last_error = Some(error.clone());
-                op.updated_at_ms = now_ms;
-                db.put_op(op);
-                if !rules.unknown_keeps_seats && order.status.owns_seats() {
-                    // The planted bug: an unknown outcome taken for a failure.
-                    db.free_order_seats(&order);
-                    order.status = OrderStatus::Released;
-                    order.resolution_reason = Some(bounded_text(&format!("payment outcome unknown: {error}")));
-                    order.updated_at_ms = now_ms;
-                    db.put_order(order.clone());
-                } else if order.status == OrderStatus::Pending {
-                    order.status = OrderStatus::Reconciling;
-                    order.updated_at_ms = now_ms;
-                    db.put_order(order.clone());
-                }
+            let Some(op_after) =
+                payment::next(&op, &PaymentCause::Unknown { error: &error }, now_ms).map_err(payment_refused)?
+            else {
+                return Ok(order);
+            };
+            db.put_op(op_after);
+            let after = match order_machine::next(&order, &OrderCause::Unknown { error: &error }, now_ms, &rules) {
+                Ok(after) => after,
+                Err(_) => return Ok(order), // nothing to change on this order
+            };
+            if !after.status.owns_seats() {
+                // The planted bug: an unknown outcome taken for a failure.
+                db.move_order_seats(&order, SeatCause::Free { order_id: order.order_id }, now_ms, &rules);
             }
-            Ok(order)
+            db.put_order(after.clone());
+            Ok(after)
         })
     }
 
@@ -687,20 +613,14 @@ impl Store for MemStore {
         self.tx(|db, now_ms, _| {
             let key = db.payment_op_key(payment_op_id)?;
             let op = db.payment_ops[&key].clone();
-            let mut order = db.order_of_op(&op);
+            let order = db.order_of_op(&op);
             db.begin(SeatWriteCause::UnresolvedReleased, Presented::by_order(&order));
-            if !order.status.owns_seats() {
-                return Err(StoreError::OrderNotOpen(order.order_id));
-            }
-            if rules.release_waits_for_deadline && now_ms < order.payment_deadline_at_ms {
-                return Err(StoreError::DeadlineNotPassed { deadline_at_ms: order.payment_deadline_at_ms });
-            }
-            db.free_order_seats(&order);
-            order.status = OrderStatus::Released;
-            order.resolution_reason = Some(reason);
-            order.updated_at_ms = now_ms;
-            db.put_order(order.clone());
-            Ok(order)
+            let released =
+                order_machine::next(&order, &OrderCause::ReleaseUnresolved { reason: &reason }, now_ms, &rules)
+                    .map_err(|r| order_refused(order.order_id, r))?;
+            db.move_order_seats(&order, SeatCause::Free { order_id: order.order_id }, now_ms, &rules);
+            db.put_order(released.clone());
+            Ok(released)
         })
     }
 
@@ -764,8 +684,8 @@ impl Store for MemStore {
         let rules = self.rules;
         self.tx(|db, now_ms, _| {
             let key = db.compensation_key(compensation_id)?;
-            let attempt = start_attempt(&db.compensations[&key], now_ms, attempt_lease_ms, &rules)?;
-            *db.compensation_mut(&key).expect("indexed") = attempt.compensation.clone();
+            let attempt = compensation::start_attempt(&db.compensations[&key], now_ms, attempt_lease_ms, &rules)?;
+            db.put_compensation(attempt.compensation.clone());
             Ok(attempt)
         })
     }
@@ -776,14 +696,14 @@ impl Store for MemStore {
         self.tx(|db, now_ms, _| {
             let key = db.compensation_key(req.compensation_id)?;
             let before = db.compensations[&key].clone();
-            let Some((after, order_to)) = finish_attempt(&before, req, now_ms, &rules) else {
+            let Some((after, order_cause)) = compensation::finish_attempt(&before, req, now_ms) else {
                 return Ok(before);
             };
-            if let Some(status) = order_to {
-                let mut order = db.orders[&(key.0.clone(), after.order_id)].clone();
-                order.status = status;
-                order.updated_at_ms = now_ms;
-                db.put_order(order);
+            if let Some(cause) = order_cause {
+                let order = &db.orders[&(key.0.clone(), after.order_id)];
+                let moved =
+                    order_machine::next(order, &cause, now_ms, &rules).map_err(|r| order_refused(order.order_id, r))?;
+                db.put_order(moved);
             }
             db.put_compensation(after.clone());
             Ok(after)
@@ -881,7 +801,10 @@ impl Store for MemStore {
             let mut out = Vec::with_capacity(due.len());
             for (_, event_id, order_id) in due {
                 let order = db.orders[&(event_id.clone(), order_id)].clone();
-                let claimed = claim_check(&order, &db.payment_ops[&(event_id, order.payment_op_id)], now_ms, backoff);
+                let cause = PaymentCause::Claim { order: &order, backoff };
+                let claimed = payment::next(&db.payment_ops[&(event_id, order.payment_op_id)], &cause, now_ms)
+                    .map_err(payment_refused)?
+                    .expect("a due claim changes the payment");
                 db.put_op(claimed.clone());
                 out.push((order, claimed));
             }

@@ -5,6 +5,7 @@
 
 mod decide;
 mod error;
+pub mod machine;
 mod mem;
 mod observer;
 mod pg;

@@ -1,11 +1,33 @@
 //! A seat's version rises by exactly one on every change and never goes back
 //! (each change starts from the version the previous one left; the final
 //! record is not older than the last change), and a seat's state moves only
-//! along the table `booking::model::SEAT_TRANSITIONS`.
+//! along [`SEAT_TRANSITIONS`], written here from the brief and independently
+//! of the booking code's own table (`booking::store::machine::seat`), so the
+//! checker shares nothing with the code it checks.
+//!
+//! Seats: `available -> held` (a hold), `held -> held` (an expired hold
+//! taken over), `held -> available` (released, or expired and swept), `held
+//! -> payment_pending` (checkout), `payment_pending -> sold` (paid),
+//! `payment_pending -> available` (declined, or unresolved past the payment
+//! deadline). `sold` is final.
 
 use super::index::seat_changes;
 use crate::{Config, Invariant, Subject, TraceEvent, Violation};
-use booking::model::{Snapshot, seat_transition_allowed};
+use booking::model::{SeatState as S, Snapshot};
+
+/// The seat transitions the brief allows: `(from, to)`.
+pub const SEAT_TRANSITIONS: &[(S, S)] = &[
+    (S::Available, S::Held),
+    (S::Held, S::Held),
+    (S::Held, S::Available),
+    (S::Held, S::PaymentPending),
+    (S::PaymentPending, S::Sold),
+    (S::PaymentPending, S::Available),
+];
+
+fn seat_transition_allowed(from: S, to: S) -> bool {
+    SEAT_TRANSITIONS.contains(&(from, to))
+}
 
 /// Checks [`Invariant::VersionMonotonic`] and [`Invariant::AllowedTransition`].
 pub fn check_transitions(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> Vec<Violation> {

@@ -1,10 +1,13 @@
 //! The hold transitions: create an event, acquire, release and sweep holds.
 //! Each function is the body of one transaction (see [`in_tx`](super::tx::in_tx)).
+//! Every seat write is a conditional `UPDATE … RETURNING` whose rows must
+//! equal the after-images the seat machine decided from the locked rows.
 
 use super::rows::{self, seat_cols};
-use super::tx::{Fail, TxIds, ensure};
-use crate::model::{SeatId, SeatState};
-use crate::store::decide::{check_hold_limit, check_holdable, diagnose_release};
+use super::tx::{Fail, TxIds, ensure, ensure_written};
+use crate::model::{Seat, SeatId, SeatState};
+use crate::store::decide::{check_hold_limit, check_holdable, releasable};
+use crate::store::machine::seat::{self as seat_machine, SeatCause};
 use crate::store::rules::Rules;
 use crate::store::{
     AcquireHold, CreateEvent, ExpiredHold, HeldSeat, HoldGrant, ReclaimedHold, ReleaseHold, StoreError,
@@ -94,6 +97,13 @@ pub(super) async fn acquire_hold(
     let hold_token = ids.next_uuid();
     let expires_at_ms = now_ms + req.ttl_ms;
     // Built from constant fragments only: nothing user-supplied reaches the text.
+    let cause = SeatCause::Hold { token: hold_token, holder: &req.holder_id, expires_at_ms };
+    let expected = locked
+        .iter()
+        .filter(|s| take.contains(&s.seat_id))
+        .map(|s| seat_machine::next(s, &cause, now_ms, rules))
+        .collect::<Result<Vec<Seat>, _>>()
+        .map_err(|r| Fail::Broken(format!("check_holdable passed a seat its machine refuses: {r}")))?;
     let rows = sqlx::query(sqlx::AssertSqlSafe(hold_sql(rules)))
         .bind(&req.event_id)
         .bind(&take)
@@ -104,11 +114,9 @@ pub(super) async fn acquire_hold(
         .fetch_all(&mut *c)
         .await?;
     ensure(rows.len() == take.len(), || format!("hold took {} of {} locked holdable seats", rows.len(), take.len()))?;
-    let mut seats = rows
-        .iter()
-        .map(|r| Ok(HeldSeat { seat_id: r.try_get("seat_id")?, version: r.try_get("version")? }))
-        .collect::<Result<Vec<_>, Fail>>()?;
-    seats.sort_by(|a, b| a.seat_id.cmp(&b.seat_id));
+    let seats: Vec<HeldSeat> =
+        expected.iter().map(|s| HeldSeat { seat_id: s.seat_id.clone(), version: s.version }).collect();
+    ensure_written("held seat", expected, rows::all(&rows, rows::seat)?, |s| s.seat_id.clone())?;
     let reclaimed = locked
         .iter()
         .filter(|s| s.state == SeatState::Held && take.contains(&s.seat_id))
@@ -165,12 +173,13 @@ fn hold_sql(rules: &Rules) -> String {
         "UPDATE seats SET state = 'held', hold_token = {token}, holder_id = $4, hold_expires_at_ms = $5, \
                 order_id = NULL, booking_id = NULL, version = version + 1 \
          WHERE event_id = $1 AND seat_id = ANY($2) AND (state = 'available' OR {held}) AND $6::bigint IS NOT NULL \
-         RETURNING seat_id, version"
+         RETURNING {}",
+        seat_cols!()
     )
 }
 
 /// Body of [`Store::release_hold`](crate::store::Store::release_hold).
-pub(super) async fn release_hold(c: &mut PgConnection, req: &ReleaseHold) -> Result<Vec<SeatId>, Fail> {
+pub(super) async fn release_hold(c: &mut PgConnection, now_ms: i64, req: &ReleaseHold) -> Result<Vec<SeatId>, Fail> {
     require_event(c, &req.event_id).await?;
     let rows = sqlx::query(concat!(
         "SELECT ",
@@ -182,35 +191,30 @@ pub(super) async fn release_hold(c: &mut PgConnection, req: &ReleaseHold) -> Res
     .fetch_all(&mut *c)
     .await?;
     let with_token = rows::all(&rows, rows::seat)?;
-    let releasable: Vec<SeatId> = with_token
-        .iter()
-        .filter(|s| s.state == SeatState::Held && s.holder_id.as_ref() == Some(&req.holder_id))
-        .map(|s| s.seat_id.clone())
-        .collect();
-    if releasable.is_empty() {
-        return Err(diagnose_release(&with_token, &req.holder_id).into());
-    }
-    let n = sqlx::query(
+    let expected = releasable(&with_token, req.hold_token, &req.holder_id, now_ms)?;
+    let released: Vec<SeatId> = expected.iter().map(|s| s.seat_id.clone()).collect();
+    let rows = sqlx::query(concat!(
         "UPDATE seats SET state = 'available', hold_token = NULL, holder_id = NULL, \
                 hold_expires_at_ms = NULL, order_id = NULL, booking_id = NULL, version = version + 1 \
-         WHERE event_id = $1 AND seat_id = ANY($2) AND state = 'held' AND hold_token = $3 AND holder_id = $4",
-    )
+         WHERE event_id = $1 AND seat_id = ANY($2) AND state = 'held' AND hold_token = $3 AND holder_id = $4 \
+         RETURNING ",
+        seat_cols!()
+    ))
     .bind(&req.event_id)
-    .bind(&releasable)
+    .bind(&released)
     .bind(req.hold_token)
     .bind(&req.holder_id)
-    .execute(&mut *c)
-    .await?
-    .rows_affected();
-    ensure(n == releasable.len() as u64, || format!("released {n} of {} locked seats", releasable.len()))?;
-    Ok(releasable)
+    .fetch_all(&mut *c)
+    .await?;
+    ensure_written("released seat", expected, rows::all(&rows, rows::seat)?, |s| s.seat_id.clone())?;
+    Ok(released)
 }
 
 /// Body of [`Store::sweep_expired_holds`](crate::store::Store::sweep_expired_holds):
-/// skips seats another transaction has locked (they are being changed anyway).
-/// The due set is a MATERIALIZED CTE: as a plain subquery in FROM the planner
-/// may rescan it, and a rescan past the rows this statement already updated
-/// finds more of them, breaking the LIMIT (the differential test caught it).
+/// locks the due seats, oldest deadline first, skipping seats another
+/// transaction has locked (they are being changed anyway), then returns them
+/// with one conditional write whose rows must be the seat machine's
+/// after-images of the locked ones.
 pub(super) async fn sweep_expired_holds(
     c: &mut PgConnection,
     now_ms: i64,
@@ -221,33 +225,50 @@ pub(super) async fn sweep_expired_holds(
     let states = if rules.sweep_held_only { "('held')" } else { "('held', 'payment_pending')" };
     // Built from constant fragments only: nothing user-supplied reaches the text.
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "WITH d AS MATERIALIZED ( \
-             SELECT event_id, seat_id, hold_expires_at_ms FROM seats \
-             WHERE state IN {states} AND hold_expires_at_ms <= $1 \
-             ORDER BY hold_expires_at_ms, event_id, seat_id LIMIT $2 \
-             FOR UPDATE SKIP LOCKED) \
-         UPDATE seats s SET state = 'available', hold_token = NULL, holder_id = NULL, \
-                hold_expires_at_ms = NULL, order_id = NULL, booking_id = NULL, version = s.version + 1 \
-         FROM d \
-         WHERE s.event_id = d.event_id AND s.seat_id = d.seat_id \
-           AND s.state IN {states} AND s.hold_expires_at_ms <= $1 \
-         RETURNING s.event_id, s.seat_id, d.hold_expires_at_ms AS expired_at_ms"
+        "SELECT {} FROM seats WHERE state IN {states} AND hold_expires_at_ms <= $1 \
+         ORDER BY hold_expires_at_ms, event_id, seat_id LIMIT $2 FOR UPDATE SKIP LOCKED",
+        seat_cols!()
     )))
     .bind(now_ms + rules.sweep_ahead_ms)
     .bind(i64::from(limit_seats))
     .fetch_all(&mut *c)
     .await?;
-    let mut out = rows
-        .iter()
-        .map(|r| {
-            Ok(ExpiredHold {
-                event_id: r.try_get("event_id")?,
-                seat_id: r.try_get("seat_id")?,
-                expired_at_ms: r.try_get("expired_at_ms")?,
-                reclaimed_at_ms: now_ms,
-            })
-        })
-        .collect::<Result<Vec<_>, Fail>>()?;
-    out.sort_by(|a, b| (a.expired_at_ms, &a.event_id, &a.seat_id).cmp(&(b.expired_at_ms, &b.event_id, &b.seat_id)));
+    let due = rows::all(&rows, rows::seat)?;
+    if due.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::with_capacity(due.len());
+    let mut expected = Vec::with_capacity(due.len());
+    for before in &due {
+        let after = seat_machine::next(before, &SeatCause::Expire, now_ms, rules).map_err(|r| {
+            Fail::Broken(format!("the sweeper locked seat {} its machine refuses: {r}", before.seat_id))
+        })?;
+        let expired_at_ms =
+            before.hold_expires_at_ms.ok_or_else(|| Fail::Broken("due seat without a deadline".into()))?;
+        out.push(ExpiredHold {
+            event_id: before.event_id.clone(),
+            seat_id: before.seat_id.clone(),
+            expired_at_ms,
+            reclaimed_at_ms: now_ms,
+        });
+        expected.push(after);
+    }
+    let event_ids: Vec<&str> = due.iter().map(|s| s.event_id.as_str()).collect();
+    let seat_ids: Vec<&str> = due.iter().map(|s| s.seat_id.as_str()).collect();
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE seats s SET state = 'available', hold_token = NULL, holder_id = NULL, \
+                hold_expires_at_ms = NULL, order_id = NULL, booking_id = NULL, version = s.version + 1 \
+         FROM UNNEST($2::text[], $3::text[]) AS d(event_id, seat_id) \
+         WHERE s.event_id = d.event_id AND s.seat_id = d.seat_id \
+           AND s.state IN {states} AND s.hold_expires_at_ms <= $1 \
+         RETURNING {}",
+        seat_cols!().split(", ").map(|col| format!("s.{col}")).collect::<Vec<_>>().join(", ")
+    )))
+    .bind(now_ms + rules.sweep_ahead_ms)
+    .bind(&event_ids)
+    .bind(&seat_ids)
+    .fetch_all(&mut *c)
+    .await?;
+    ensure_written("swept seat", expected, rows::all(&rows, rows::seat)?, |s| (s.event_id.clone(), s.seat_id.clone()))?;
     Ok(out)
 }

@@ -172,7 +172,7 @@ impl Store for PgStore {
 
     async fn release_hold(&self, req: &ReleaseHold) -> Result<Vec<SeatId>, StoreError> {
         req.validate()?;
-        in_tx!(self, |c, _now, _ids| holds::release_hold(c, req))
+        in_tx!(self, |c, now, _ids| holds::release_hold(c, now, req))
     }
 
     async fn sweep_expired_holds(&self, limit_seats: u32) -> Result<Vec<ExpiredHold>, StoreError> {
@@ -191,7 +191,7 @@ impl Store for PgStore {
 
     async fn record_payment_failure(&self, payment_op_id: Uuid, reason: &str) -> Result<Recorded<Order>, StoreError> {
         let reason = bounded_text(reason);
-        in_tx!(self, |c, now, _ids| payments::record_payment_failure(c, now, payment_op_id, &reason))
+        in_tx!(self, |c, now, _ids| payments::record_payment_failure(c, now, payment_op_id, &reason, &self.rules))
     }
 
     async fn record_payment_unknown(&self, payment_op_id: Uuid, error: &str) -> Result<Order, StoreError> {

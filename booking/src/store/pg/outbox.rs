@@ -1,10 +1,11 @@
 //! The dispatcher's and the compensator's transitions: claim, complete and
 //! retry dispatch events; start and finish compensation attempts.
 
+use super::payments::{move_order, order_by_key};
 use super::rows::{self, comp_cols};
-use super::tx::{Fail, ensure};
+use super::tx::{Fail, ensure_written};
 use crate::model::{Compensation, CompensationStatus, EventId, OutboxEvent};
-use crate::store::decide::{finish_attempt, start_attempt};
+use crate::store::machine::compensation::{finish_attempt, start_attempt};
 use crate::store::rules::Rules;
 use crate::store::{CompensationAttempt, CompensationResult, StoreError};
 use sqlx::{PgConnection, Row};
@@ -12,7 +13,9 @@ use uuid::Uuid;
 
 /// Body of [`Store::claim_outbox`](crate::store::Store::claim_outbox): skips
 /// events another dispatcher has locked right now. The due set is a
-/// MATERIALIZED CTE so the LIMIT holds (see `holds::sweep_expired_holds`).
+/// MATERIALIZED CTE: as a plain subquery in FROM the planner may rescan it,
+/// and a rescan past the rows this statement already updated finds more of
+/// them, breaking the LIMIT (the differential test caught it in the sweeper).
 pub(super) async fn claim_outbox(
     c: &mut PgConnection,
     now_ms: i64,
@@ -100,16 +103,18 @@ async fn lock_compensation(c: &mut PgConnection, compensation_id: Uuid) -> Resul
     rows::compensation(&row)
 }
 
-/// Writes a compensation's mutable columns, guarded by its previous status.
+/// Writes a compensation's mutable columns, guarded by its previous status;
+/// the row written must be `after` (the machine's after-image).
 async fn update_compensation(
     c: &mut PgConnection,
     before: CompensationStatus,
     after: &Compensation,
 ) -> Result<(), Fail> {
-    let n = sqlx::query(
+    let row = sqlx::query(concat!(
         "UPDATE compensations SET status = $3, attempts = $4, last_error = $5, next_attempt_at_ms = $6, updated_at_ms = $7 \
-         WHERE event_id = $1 AND compensation_id = $2 AND status = $8",
-    )
+         WHERE event_id = $1 AND compensation_id = $2 AND status = $8 RETURNING ",
+        comp_cols!()
+    ))
     .bind(&after.event_id)
     .bind(after.compensation_id)
     .bind(after.status.as_str())
@@ -118,10 +123,10 @@ async fn update_compensation(
     .bind(after.next_attempt_at_ms)
     .bind(after.updated_at_ms)
     .bind(before.as_str())
-    .execute(&mut *c)
+    .fetch_optional(&mut *c)
     .await?
-    .rows_affected();
-    ensure(n == 1, || format!("compensation {} changed under its lock", after.compensation_id))
+    .ok_or_else(|| Fail::Broken(format!("compensation {} changed under its lock", after.compensation_id)))?;
+    ensure_written("compensation", vec![after.clone()], vec![rows::compensation(&row)?], |c| c.compensation_id)
 }
 
 /// Body of [`Store::start_compensation_attempt`](crate::store::Store::start_compensation_attempt).
@@ -149,29 +154,12 @@ pub(super) async fn finish_compensation_attempt(
     rules: &Rules,
 ) -> Result<Compensation, Fail> {
     let before = lock_compensation(c, req.compensation_id).await?;
-    let Some((comp, order_to)) = finish_attempt(&before, req, now_ms, rules) else {
+    let Some((comp, order_cause)) = finish_attempt(&before, req, now_ms) else {
         return Ok(before);
     };
-    if let Some(order_after) = order_to {
-        let row = sqlx::query("SELECT status FROM orders WHERE event_id = $1 AND order_id = $2 FOR UPDATE")
-            .bind(&before.event_id)
-            .bind(before.order_id)
-            .fetch_optional(&mut *c)
-            .await?
-            .ok_or_else(|| Fail::Broken(format!("compensation {} without its order", before.compensation_id)))?;
-        let order_status: String = row.try_get("status")?;
-        let n = sqlx::query(
-            "UPDATE orders SET status = $3, updated_at_ms = $4 WHERE event_id = $1 AND order_id = $2 AND status = $5",
-        )
-        .bind(&comp.event_id)
-        .bind(comp.order_id)
-        .bind(order_after.as_str())
-        .bind(now_ms)
-        .bind(&order_status)
-        .execute(&mut *c)
-        .await?
-        .rows_affected();
-        ensure(n == 1, || "order changed under its lock".into())?;
+    if let Some(cause) = order_cause {
+        let order = order_by_key(c, &before.event_id, before.order_id, true).await?;
+        move_order(c, &order, &cause, now_ms, rules).await?;
     }
     update_compensation(c, before.status, &comp).await?;
     Ok(comp)

@@ -1,22 +1,31 @@
 //! The payment transitions: begin a payment (checkout), and record what the
 //! provider said (success, failure, unknown) or release an unresolved payment.
 //! Locks are taken in one order everywhere: payment op, then order, then seats
-//! (sorted), so these transactions cannot deadlock each other.
+//! (sorted), so these transactions cannot deadlock each other. Every write of
+//! a seat, order or payment operation is conditional and returns its rows,
+//! which must equal the after-images its state machine decided from the
+//! locked before-images.
 
 use super::holds::{lock_seats, require_event};
-use super::rows::{self, booking_cols, comp_cols, op_cols, order_cols};
-use super::tx::{Fail, TxIds, ensure};
-use crate::model::{Booking, Compensation, Order, OrderStatus, OutboxKind, PaymentOp, PaymentStatus, SeatId};
-use crate::store::decide::{check_checkout, check_whole_hold, record_final_outcome};
+use super::rows::{self, booking_cols, comp_cols, op_cols, order_cols, seat_cols};
+use super::tx::{Fail, TxIds, ensure, ensure_written};
+use crate::model::{Booking, Compensation, Order, OrderStatus, OutboxKind, PaymentOp, SeatId};
+use crate::store::decide::{check_checkout, check_whole_hold, order_refused, payment_refused};
+use crate::store::machine::order::{self as order_machine, OrderCause};
+use crate::store::machine::payment::{self as payment_machine, PaymentCause};
+use crate::store::machine::seat::{self as seat_machine, SeatCause};
 use crate::store::rules::Rules;
-use crate::store::{
-    BeginPayment, BeginPaymentOutcome, PaymentSuccess, Recorded, SaleOutcome, StoreError, bounded_text,
-};
+use crate::store::{BeginPayment, BeginPaymentOutcome, PaymentSuccess, Recorded, SaleOutcome, StoreError};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
 /// Reads one order by its key.
-async fn order_by_key(c: &mut PgConnection, event_id: &str, order_id: Uuid, for_update: bool) -> Result<Order, Fail> {
+pub(super) async fn order_by_key(
+    c: &mut PgConnection,
+    event_id: &str,
+    order_id: Uuid,
+    for_update: bool,
+) -> Result<Order, Fail> {
     let q = if for_update {
         concat!("SELECT ", order_cols!(), " FROM orders WHERE event_id = $1 AND order_id = $2 FOR UPDATE")
     } else {
@@ -41,38 +50,84 @@ async fn lock_op_and_order(c: &mut PgConnection, payment_op_id: Uuid) -> Result<
     Ok((op, order))
 }
 
-/// Writes an order's status, reason and update time, guarded by its previous status.
-async fn update_order(c: &mut PgConnection, before: &Order, after: &Order) -> Result<(), Fail> {
-    let n = sqlx::query(
+/// Moves order `before` (locked) by `cause` at `now_ms`: the order machine
+/// decides the after-image, one write guarded by the previous status records
+/// its status, reason and update time, and the row it returns must be that
+/// after-image. Refusals map onto the store's errors.
+pub(super) async fn move_order(
+    c: &mut PgConnection,
+    before: &Order,
+    cause: &OrderCause<'_>,
+    now_ms: i64,
+    rules: &Rules,
+) -> Result<Order, Fail> {
+    let after = order_machine::next(before, cause, now_ms, rules).map_err(|r| order_refused(before.order_id, r))?;
+    let row = sqlx::query(concat!(
         "UPDATE orders SET status = $3, resolution_reason = $4, updated_at_ms = $5 \
-         WHERE event_id = $1 AND order_id = $2 AND status = $6",
-    )
+         WHERE event_id = $1 AND order_id = $2 AND status = $6 RETURNING ",
+        order_cols!()
+    ))
     .bind(&after.event_id)
     .bind(after.order_id)
     .bind(after.status.as_str())
     .bind(&after.resolution_reason)
     .bind(after.updated_at_ms)
     .bind(before.status.as_str())
-    .execute(&mut *c)
+    .fetch_optional(&mut *c)
     .await?
-    .rows_affected();
-    ensure(n == 1, || format!("order {} changed under its lock", after.order_id))
+    .ok_or_else(|| Fail::Broken(format!("order {} changed under its lock", after.order_id)))?;
+    ensure_written("order", vec![after.clone()], vec![rows::order(&row)?], |o| o.order_id)?;
+    Ok(after)
 }
 
-/// Returns the seats still reserved by `order` to `available` (seats locked sorted first).
-async fn free_order_seats(c: &mut PgConnection, order: &Order) -> Result<(), Fail> {
-    lock_seats(c, &order.event_id, &order.seat_ids).await?;
-    sqlx::query(
+/// Returns the seats still reserved by `order` to `available` (seats locked
+/// sorted first): the seat machine's `Free` of each locked seat it accepts.
+async fn free_order_seats(c: &mut PgConnection, order: &Order, now_ms: i64, rules: &Rules) -> Result<(), Fail> {
+    let locked = lock_seats(c, &order.event_id, &order.seat_ids).await?;
+    let cause = SeatCause::Free { order_id: order.order_id };
+    let expected: Vec<_> = locked.iter().filter_map(|s| seat_machine::next(s, &cause, now_ms, rules).ok()).collect();
+    let rows = sqlx::query(concat!(
         "UPDATE seats SET state = 'available', hold_token = NULL, holder_id = NULL, \
                 hold_expires_at_ms = NULL, order_id = NULL, booking_id = NULL, version = version + 1 \
-         WHERE event_id = $1 AND seat_id = ANY($2) AND state = 'payment_pending' AND order_id = $3",
-    )
+         WHERE event_id = $1 AND seat_id = ANY($2) AND state = 'payment_pending' AND order_id = $3 RETURNING ",
+        seat_cols!()
+    ))
     .bind(&order.event_id)
     .bind(&order.seat_ids)
     .bind(order.order_id)
-    .execute(&mut *c)
+    .fetch_all(&mut *c)
     .await?;
-    Ok(())
+    ensure_written("freed seat", expected, rows::all(&rows, rows::seat)?, |s| s.seat_id.clone())
+}
+
+/// Records `cause` on payment operation `op` (locked): `Ok(None)` when the
+/// machine says nothing changes; else one write guarded by the open status,
+/// whose returned row must be the machine's after-image.
+async fn move_op(
+    c: &mut PgConnection,
+    op: &PaymentOp,
+    cause: &PaymentCause<'_>,
+    now_ms: i64,
+) -> Result<Option<PaymentOp>, Fail> {
+    let Some(after) = payment_machine::next(op, cause, now_ms).map_err(payment_refused)? else {
+        return Ok(None);
+    };
+    let row = sqlx::query(concat!(
+        "UPDATE payment_ops SET status = $3, provider_payment_id = $4, last_error = $5, updated_at_ms = $6 \
+         WHERE event_id = $1 AND payment_op_id = $2 AND status IN ('pending', 'unknown') RETURNING ",
+        op_cols!()
+    ))
+    .bind(&after.event_id)
+    .bind(after.payment_op_id)
+    .bind(after.status.as_str())
+    .bind(&after.provider_payment_id)
+    .bind(&after.last_error)
+    .bind(after.updated_at_ms)
+    .fetch_optional(&mut *c)
+    .await?
+    .ok_or_else(|| Fail::Broken("payment op changed under its lock".into()))?;
+    ensure_written("payment op", vec![after.clone()], vec![rows::payment_op(&row)?], |p| p.payment_op_id)?;
+    Ok(Some(after))
 }
 
 /// Inserts a pending dispatch event.
@@ -142,37 +197,29 @@ pub(super) async fn begin_payment(
     let payment_op_id = ids.next_uuid();
     let outbox_id = ids.next_uuid();
     let amount_cents = price_cents * sorted.len() as i64;
+    let cause = SeatCause::Checkout { token: req.hold_token, holder: &req.holder_id, order_id };
+    let expected = locked
+        .iter()
+        .map(|s| seat_machine::next(s, &cause, now_ms, rules))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|r| Fail::Broken(format!("check_checkout passed a seat its machine refuses: {r}")))?;
     // Built from constant fragments only: nothing user-supplied reaches the text.
-    let n = sqlx::query(sqlx::AssertSqlSafe(checkout_sql(rules)))
+    let rows = sqlx::query(sqlx::AssertSqlSafe(checkout_sql(rules)))
         .bind(&req.event_id)
         .bind(sorted)
         .bind(order_id)
         .bind(req.hold_token)
         .bind(&req.holder_id)
         .bind(now_ms)
-        .execute(&mut *c)
-        .await?
-        .rows_affected();
-    ensure(n == sorted.len() as u64, || format!("checkout moved {n} of {} locked seats", sorted.len()))?;
-    let order = Order {
-        event_id: req.event_id.clone(),
-        order_id,
-        holder_id: req.holder_id.clone(),
-        hold_token: req.hold_token,
-        seat_ids: sorted.to_vec(),
-        amount_cents,
-        status: OrderStatus::Pending,
-        payment_op_id,
-        payment_deadline_at_ms: now_ms + req.payment_ttl_ms,
-        idempotency_key: req.idempotency_key.clone(),
-        resolution_reason: None,
-        created_at_ms: now_ms,
-        updated_at_ms: now_ms,
-    };
+        .fetch_all(&mut *c)
+        .await?;
+    ensure(rows.len() == sorted.len(), || format!("checkout moved {} of {} locked seats", rows.len(), sorted.len()))?;
+    ensure_written("checked-out seat", expected, rows::all(&rows, rows::seat)?, |s| s.seat_id.clone())?;
+    let order = order_machine::open(req, sorted, order_id, payment_op_id, amount_cents, now_ms);
     sqlx::query(
         "INSERT INTO orders (event_id, order_id, holder_id, hold_token, seat_ids, amount_cents, status, payment_op_id, \
                              payment_deadline_at_ms, idempotency_key, resolution_reason, created_at_ms, updated_at_ms) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $11)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
     )
     .bind(&order.event_id)
     .bind(order.order_id)
@@ -184,19 +231,27 @@ pub(super) async fn begin_payment(
     .bind(order.payment_op_id)
     .bind(order.payment_deadline_at_ms)
     .bind(&order.idempotency_key)
-    .bind(now_ms)
+    .bind(&order.resolution_reason)
+    .bind(order.created_at_ms)
+    .bind(order.updated_at_ms)
     .execute(&mut *c)
     .await?;
+    let op = payment_machine::open(&order, now_ms);
     sqlx::query(
         "INSERT INTO payment_ops (event_id, payment_op_id, order_id, amount_cents, status, provider_payment_id, last_error, \
                                   updated_at_ms, next_check_at_ms, checks) \
-         VALUES ($1, $2, $3, $4, 'pending', NULL, NULL, $5, $5, 0)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
-    .bind(&req.event_id)
-    .bind(payment_op_id)
-    .bind(order_id)
-    .bind(amount_cents)
-    .bind(now_ms)
+    .bind(&op.event_id)
+    .bind(op.payment_op_id)
+    .bind(op.order_id)
+    .bind(op.amount_cents)
+    .bind(op.status.as_str())
+    .bind(&op.provider_payment_id)
+    .bind(&op.last_error)
+    .bind(op.updated_at_ms)
+    .bind(op.next_check_at_ms)
+    .bind(op.checks)
     .execute(&mut *c)
     .await?;
     insert_outbox(c, &req.event_id, outbox_id, OutboxKind::Charge, payment_op_id, now_ms).await?;
@@ -221,6 +276,7 @@ pub(super) async fn begin_payment(
 /// `rules` with a planted bug the broken comparison is left out.
 fn checkout_sql(rules: &Rules) -> String {
     let mut sql = String::from("UPDATE seats SET state = 'payment_pending', order_id = $3, version = version + 1");
+    let returning = concat!(" RETURNING ", seat_cols!());
     if !rules.checkout_state {
         // The unconditional write names the presented hold as the seat's; a seat
         // without a deadline (available, sold) gets the checkout's time as its
@@ -242,6 +298,7 @@ fn checkout_sql(rules: &Rules) -> String {
     } else {
         sql.push_str(" AND $6::bigint IS NOT NULL");
     }
+    sql.push_str(returning);
     sql
 }
 
@@ -325,7 +382,8 @@ pub(super) async fn record_payment_success(
     rules: &Rules,
 ) -> Result<Recorded<SaleOutcome>, Fail> {
     let (op, before) = lock_op_and_order(c, req.payment_op_id).await?;
-    let decided = record_final_outcome(&op, PaymentStatus::Succeeded)?;
+    let cause = PaymentCause::Succeeded { provider_payment_id: &req.provider_payment_id };
+    let decided = payment_machine::next(&op, &cause, now_ms).map_err(payment_refused)?.is_some();
     // A planted bug takes a repeated success of a confirmed order for a late one.
     let repeat_refund = !decided && !rules.repeat_success_idempotent && before.status == OrderStatus::Confirmed;
     if !decided && !repeat_refund {
@@ -343,55 +401,50 @@ pub(super) async fn record_payment_success(
         return Ok(Recorded { outcome: first, decided_now: false });
     }
     if decided {
-        let n = sqlx::query(
-            "UPDATE payment_ops SET status = 'succeeded', provider_payment_id = $3, updated_at_ms = $4 \
-             WHERE event_id = $1 AND payment_op_id = $2 AND status IN ('pending', 'unknown')",
-        )
-        .bind(&op.event_id)
-        .bind(op.payment_op_id)
-        .bind(&req.provider_payment_id)
-        .bind(now_ms)
-        .execute(&mut *c)
-        .await?
-        .rows_affected();
-        ensure(n == 1, || "payment op changed under its lock".into())?;
+        move_op(c, &op, &cause, now_ms).await?;
     }
-    let mut order = before.clone();
-    order.updated_at_ms = now_ms;
     if before.status.owns_seats() {
-        lock_seats(c, &order.event_id, &order.seat_ids).await?;
-        let booking_ids: Vec<Uuid> = order.seat_ids.iter().map(|_| ids.next_uuid()).collect();
-        let n = sqlx::query(
+        let locked = lock_seats(c, &before.event_id, &before.seat_ids).await?;
+        let booking_ids: Vec<Uuid> = before.seat_ids.iter().map(|_| ids.next_uuid()).collect();
+        let expected = locked
+            .iter()
+            .zip(&booking_ids)
+            .filter_map(|(s, &booking_id)| {
+                seat_machine::next(s, &SeatCause::Sell { order_id: before.order_id, booking_id }, now_ms, rules).ok()
+            })
+            .collect();
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE seats s SET state = 'sold', booking_id = v.booking_id, hold_expires_at_ms = NULL, version = s.version + 1 \
              FROM UNNEST($2::text[], $3::uuid[]) AS v(seat_id, booking_id) \
-             WHERE s.event_id = $1 AND s.seat_id = v.seat_id AND s.state = 'payment_pending' AND s.order_id = $4",
-        )
-        .bind(&order.event_id)
-        .bind(&order.seat_ids)
+             WHERE s.event_id = $1 AND s.seat_id = v.seat_id AND s.state = 'payment_pending' AND s.order_id = $4 \
+             RETURNING {}",
+            seat_cols!().split(", ").map(|col| format!("s.{col}")).collect::<Vec<_>>().join(", ")
+        )))
+        .bind(&before.event_id)
+        .bind(&before.seat_ids)
         .bind(&booking_ids)
-        .bind(order.order_id)
-        .execute(&mut *c)
-        .await?
-        .rows_affected();
-        ensure(n == order.seat_ids.len() as u64, || {
-            format!("an open order owns its seats: sold {n} of {}", order.seat_ids.len())
+        .bind(before.order_id)
+        .fetch_all(&mut *c)
+        .await?;
+        ensure(rows.len() == before.seat_ids.len(), || {
+            format!("an open order owns its seats: sold {} of {}", rows.len(), before.seat_ids.len())
         })?;
+        ensure_written("sold seat", expected, rows::all(&rows, rows::seat)?, |s| s.seat_id.clone())?;
         sqlx::query(
             "INSERT INTO bookings (event_id, seat_id, booking_id, order_id, payment_op_id, holder_id, status, created_at_ms) \
              SELECT $1, v.seat_id, v.booking_id, $4, $5, $6, 'confirmed', $7 \
              FROM UNNEST($2::text[], $3::uuid[]) AS v(seat_id, booking_id)",
         )
-        .bind(&order.event_id)
-        .bind(&order.seat_ids)
+        .bind(&before.event_id)
+        .bind(&before.seat_ids)
         .bind(&booking_ids)
-        .bind(order.order_id)
+        .bind(before.order_id)
         .bind(op.payment_op_id)
-        .bind(&order.holder_id)
+        .bind(&before.holder_id)
         .bind(now_ms)
         .execute(&mut *c)
         .await?;
-        order.status = OrderStatus::Confirmed;
-        update_order(c, &before, &order).await?;
+        let order = move_order(c, &before, &OrderCause::Sell, now_ms, rules).await?;
         let bookings = order
             .seat_ids
             .iter()
@@ -411,9 +464,9 @@ pub(super) async fn record_payment_success(
         let compensation_id = ids.next_uuid();
         let outbox_id = ids.next_uuid();
         let compensation = Compensation::requested_refund(
-            &order.event_id,
+            &before.event_id,
             compensation_id,
-            order.order_id,
+            before.order_id,
             op.payment_op_id,
             op.amount_cents,
             now_ms,
@@ -433,9 +486,8 @@ pub(super) async fn record_payment_success(
         .bind(now_ms)
         .execute(&mut *c)
         .await?;
-        insert_outbox(c, &order.event_id, outbox_id, OutboxKind::Compensate, compensation_id, now_ms).await?;
-        order.status = OrderStatus::Compensating;
-        update_order(c, &before, &order).await?;
+        insert_outbox(c, &before.event_id, outbox_id, OutboxKind::Compensate, compensation_id, now_ms).await?;
+        let order = move_order(c, &before, &OrderCause::LateCharge, now_ms, rules).await?;
         Ok(Recorded { outcome: SaleOutcome::Compensating { order, compensation }, decided_now: true })
     }
 }
@@ -446,46 +498,19 @@ pub(super) async fn record_payment_failure(
     now_ms: i64,
     payment_op_id: Uuid,
     reason: &str,
+    rules: &Rules,
 ) -> Result<Recorded<Order>, Fail> {
     let (op, before) = lock_op_and_order(c, payment_op_id).await?;
-    if !record_final_outcome(&op, PaymentStatus::Failed)? {
+    // The guarded update (status still pending/unknown) is the decision's write.
+    if move_op(c, &op, &PaymentCause::Failed { reason }, now_ms).await?.is_none() {
         return Ok(Recorded { outcome: before, decided_now: false });
     }
-    // The guarded update (status still pending/unknown) is the decision's write.
-    set_op_outcome(c, &op, PaymentStatus::Failed, reason, now_ms).await?;
     if !before.status.owns_seats() {
         return Ok(Recorded { outcome: before, decided_now: true });
     }
-    free_order_seats(c, &before).await?;
-    let mut order = before.clone();
-    order.status = OrderStatus::Failed;
-    order.resolution_reason = Some(format!("payment declined: {reason}"));
-    order.updated_at_ms = now_ms;
-    update_order(c, &before, &order).await?;
+    let order = move_order(c, &before, &OrderCause::Decline { reason }, now_ms, rules).await?;
+    free_order_seats(c, &before, now_ms, rules).await?;
     Ok(Recorded { outcome: order, decided_now: true })
-}
-
-/// Records a failed or unknown outcome on a payment operation still pending or unknown.
-async fn set_op_outcome(
-    c: &mut PgConnection,
-    op: &PaymentOp,
-    status: PaymentStatus,
-    error: &str,
-    now_ms: i64,
-) -> Result<(), Fail> {
-    let n = sqlx::query(
-        "UPDATE payment_ops SET status = $3, last_error = $4, updated_at_ms = $5 \
-         WHERE event_id = $1 AND payment_op_id = $2 AND status IN ('pending', 'unknown')",
-    )
-    .bind(&op.event_id)
-    .bind(op.payment_op_id)
-    .bind(status.as_str())
-    .bind(error)
-    .bind(now_ms)
-    .execute(&mut *c)
-    .await?
-    .rows_affected();
-    ensure(n == 1, || "payment op changed under its lock".into())
 }
 
 /// Body of [`Store::record_payment_unknown`](crate::store::Store::record_payment_unknown); `error` is bounded.
@@ -497,27 +522,18 @@ pub(super) async fn record_payment_unknown(
     rules: &Rules,
 ) -> Result<Order, Fail> {
     let (op, before) = lock_op_and_order(c, payment_op_id).await?;
-    if !matches!(op.status, PaymentStatus::Pending | PaymentStatus::Unknown) {
+    if move_op(c, &op, &PaymentCause::Unknown { error }, now_ms).await?.is_none() {
         return Ok(before);
     }
-    set_op_outcome(c, &op, PaymentStatus::Unknown, error, now_ms).await?;
-    if !rules.unknown_keeps_seats && before.status.owns_seats() {
+    let cause = OrderCause::Unknown { error };
+    if order_machine::next(&before, &cause, now_ms, rules).is_err() {
+        return Ok(before); // nothing to change on this order
+    }
+    let order = move_order(c, &before, &cause, now_ms, rules).await?;
+    if !order.status.owns_seats() {
         // The planted bug: an unknown outcome taken for a failure.
-        free_order_seats(c, &before).await?;
-        let mut order = before.clone();
-        order.status = OrderStatus::Released;
-        order.resolution_reason = Some(bounded_text(&format!("payment outcome unknown: {error}")));
-        order.updated_at_ms = now_ms;
-        update_order(c, &before, &order).await?;
-        return Ok(order);
+        free_order_seats(c, &before, now_ms, rules).await?;
     }
-    if before.status != OrderStatus::Pending {
-        return Ok(before);
-    }
-    let mut order = before.clone();
-    order.status = OrderStatus::Reconciling;
-    order.updated_at_ms = now_ms;
-    update_order(c, &before, &order).await?;
     Ok(order)
 }
 
@@ -530,17 +546,7 @@ pub(super) async fn release_unresolved_payment(
     rules: &Rules,
 ) -> Result<Order, Fail> {
     let (_op, before) = lock_op_and_order(c, payment_op_id).await?;
-    if !before.status.owns_seats() {
-        return Err(StoreError::OrderNotOpen(before.order_id).into());
-    }
-    if rules.release_waits_for_deadline && now_ms < before.payment_deadline_at_ms {
-        return Err(StoreError::DeadlineNotPassed { deadline_at_ms: before.payment_deadline_at_ms }.into());
-    }
-    free_order_seats(c, &before).await?;
-    let mut order = before.clone();
-    order.status = OrderStatus::Released;
-    order.resolution_reason = Some(reason.to_string());
-    order.updated_at_ms = now_ms;
-    update_order(c, &before, &order).await?;
+    let order = move_order(c, &before, &OrderCause::ReleaseUnresolved { reason }, now_ms, rules).await?;
+    free_order_seats(c, &before, now_ms, rules).await?;
     Ok(order)
 }

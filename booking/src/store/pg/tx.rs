@@ -51,6 +51,19 @@ pub(super) fn ensure(holds: bool, what: impl FnOnce() -> String) -> Result<(), F
     if holds { Ok(()) } else { Err(Fail::Broken(what())) }
 }
 
+/// `Ok(())` when the rows a conditional write returned (`written`) are
+/// exactly the after-images the state machine decided (`expected`), in any
+/// order, else a [`Fail::Broken`] naming the first difference: the SQL and
+/// the machine disagree, a bug.
+pub(super) fn ensure_written<T: PartialEq + std::fmt::Debug, K: Ord + std::fmt::Debug>(
+    what: &str,
+    expected: Vec<T>,
+    written: Vec<T>,
+    key: impl Fn(&T) -> K,
+) -> Result<(), Fail> {
+    crate::store::machine::expect_written(what, expected, written, key).map_err(Fail::Broken)
+}
+
 /// Whether a database error is transient: serialization failure (40001) or deadlock (40P01).
 pub(super) fn retryable(e: &sqlx::Error) -> bool {
     match e {
