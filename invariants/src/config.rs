@@ -32,6 +32,10 @@ pub struct Config {
     /// have at once, held or in payment (`None`: no cap, nothing to check).
     #[serde(default)]
     pub max_held_seats_per_user: Option<u32>,
+    /// How long the service's seat-map cache keeps an entry, ms: the bound on
+    /// a cached map's staleness (`None`: not checked).
+    #[serde(default)]
+    pub seat_map_cache_ttl_ms: Option<i64>,
 }
 
 impl Config {
@@ -51,7 +55,14 @@ impl Config {
                 .map(|s| s.to_string())
                 .collect(),
             max_held_seats_per_user: None,
+            seat_map_cache_ttl_ms: None,
         }
+    }
+
+    /// This config with the seat-map cache's TTL (see [`Config::seat_map_cache_ttl_ms`]).
+    pub fn with_cache_ttl(mut self, seat_map_cache_ttl_ms: Option<i64>) -> Self {
+        self.seat_map_cache_ttl_ms = seat_map_cache_ttl_ms;
+        self
     }
 
     /// This config with the service's per-user cap (see [`Config::max_held_seats_per_user`]).

@@ -85,6 +85,16 @@ pub enum Path {
     DuplicateCheckoutRefused,
     /// A checkout naming only part of its hold was refused.
     PartialCheckoutRefused,
+    /// Fault: the seat-map cache went down.
+    CacheDown,
+    /// Fault: the seat-map cache lost its invalidations.
+    CacheStale,
+    /// Fault: the seat-map cache was poisoned.
+    CachePoisoned,
+    /// A poisoned seat map was served from the cache.
+    PoisonedMapServed,
+    /// A seat map older than the store's was served from the cache.
+    StaleMapServed,
 }
 
 impl Path {
@@ -122,6 +132,11 @@ impl Path {
         Path::HoldLimitRefused,
         Path::DuplicateCheckoutRefused,
         Path::PartialCheckoutRefused,
+        Path::CacheDown,
+        Path::CacheStale,
+        Path::CachePoisoned,
+        Path::PoisonedMapServed,
+        Path::StaleMapServed,
     ];
 
     /// The stable name.
@@ -159,6 +174,11 @@ impl Path {
             Path::HoldLimitRefused => "hold-limit-refused",
             Path::DuplicateCheckoutRefused => "duplicate-checkout-refused",
             Path::PartialCheckoutRefused => "partial-checkout-refused",
+            Path::CacheDown => "cache-down",
+            Path::CacheStale => "cache-stale",
+            Path::CachePoisoned => "cache-poisoned",
+            Path::PoisonedMapServed => "poisoned-map-served",
+            Path::StaleMapServed => "stale-map-served",
         }
     }
 
@@ -189,6 +209,8 @@ pub fn count(trace: &[TraceEvent]) -> PathCounts {
     // Each granted hold's seats, and the idempotency key that checked it out.
     let mut granted: BTreeMap<Uuid, Vec<&str>> = BTreeMap::new();
     let mut checked_out: BTreeMap<Uuid, &str> = BTreeMap::new();
+    // Each event's seat changes so far: its store seat-map version.
+    let mut versions: BTreeMap<&str, i64> = BTreeMap::new();
     for e in trace {
         match &e.kind {
             TraceKind::Fault { kind, .. } => match kind {
@@ -200,7 +222,15 @@ pub fn count(trace: &[TraceEvent]) -> PathCounts {
                 FaultKind::PartitionRepaired => bump(Path::PartitionHealed),
                 FaultKind::ClockSkewed => bump(Path::ClockSkewed),
                 FaultKind::SweeperStalled => bump(Path::SweeperStalled),
+                FaultKind::CacheDown => bump(Path::CacheDown),
+                FaultKind::CacheStale => bump(Path::CacheStale),
+                FaultKind::CachePoisoned => bump(Path::CachePoisoned),
                 _ => {}
+            },
+            TraceKind::SeatMapCached { event_id, version_sum } => match version_sum {
+                None => bump(Path::PoisonedMapServed),
+                Some(v) if *v < versions.get(event_id.as_str()).copied().unwrap_or(0) => bump(Path::StaleMapServed),
+                Some(_) => {}
             },
             TraceKind::Invoke { op_id, op, .. } if !matches!(op, ClientOp::OrderStatus { .. }) => {
                 open.insert(*op_id, op);
@@ -251,13 +281,16 @@ pub fn count(trace: &[TraceEvent]) -> PathCounts {
                 _ => {}
             },
             TraceKind::Unknown { op_id, .. } if open.remove(op_id).is_some() => bump(Path::AnswerLost),
-            TraceKind::SeatChange(c) => match c.cause {
-                crate::trace::ChangeCause::Hold if c.before.state == SeatState::Held => {
-                    bump(Path::ExpiredHoldTakenOver)
+            TraceKind::SeatChange(c) => {
+                *versions.entry(c.event_id.as_str()).or_insert(0) += 1;
+                match c.cause {
+                    crate::trace::ChangeCause::Hold if c.before.state == SeatState::Held => {
+                        bump(Path::ExpiredHoldTakenOver)
+                    }
+                    crate::trace::ChangeCause::Sweep => bump(Path::HoldSwept),
+                    _ => {}
                 }
-                crate::trace::ChangeCause::Sweep => bump(Path::HoldSwept),
-                _ => {}
-            },
+            }
             TraceKind::OrderChange(o) if o.from.is_some() => match o.to {
                 OrderStatus::Confirmed => bump(Path::SaleConfirmed),
                 OrderStatus::Reconciling => bump(Path::PaymentUnknown),

@@ -84,6 +84,16 @@ pub enum TraceKind {
         /// The store's clock at that moment.
         store_now_ms: i64,
     },
+    /// A seat map was served from the seat-map cache (recorded only in worlds
+    /// with cache faults): the version of the store's map the entry was
+    /// cached from (the `version_sum` of its entity tag: the number of seat
+    /// changes of the event it shows), or a poisoned entry.
+    SeatMapCached {
+        /// The event.
+        event_id: EventId,
+        /// The store's seat-map version the entry shows (`None` when poisoned).
+        version_sum: Option<i64>,
+    },
     /// The operators' list (`Store::needs_resolution`, what
     /// `GET /v1/admin/unresolved` serves) as read at the end of the run.
     OperatorList {
@@ -482,6 +492,14 @@ pub enum FaultKind {
     SweeperStalled,
     /// The expiry sweeper resumed.
     SweeperResumed,
+    /// The seat-map cache went down: every read misses, writes and invalidations are lost.
+    CacheDown,
+    /// The seat-map cache loses its invalidations: entries live out their TTL.
+    CacheStale,
+    /// The seat-map cache answers a poisoned entry: a map that shows every seat available.
+    CachePoisoned,
+    /// The seat-map cache works again.
+    CacheHealed,
 }
 
 /// Phase markers.

@@ -29,7 +29,7 @@ pub enum Invariant {
     NoDoubleRefund,
     /// A seat's version rises by one on every change and never goes back.
     VersionMonotonic,
-    /// Seat states move only along `booking::model::SEAT_TRANSITIONS`.
+    /// Seat states move only along the checker's own seat table (`checks::SEAT_TRANSITIONS`).
     AllowedTransition,
     /// Liveness: no seat held past its deadline plus the sweep bound.
     HoldReclaimed,
@@ -67,6 +67,10 @@ pub enum Invariant {
     /// Compensations move only along their table
     /// (`checks::COMPENSATION_TRANSITIONS`), as orders do along theirs.
     CompensationTransition,
+    /// A seat map served from the cache is never older than the cache's TTL:
+    /// the first store change it does not show happened less than
+    /// `seat_map_cache_ttl_ms` before it was served.
+    StaleReadBounded,
 }
 
 impl Invariant {
@@ -95,6 +99,7 @@ impl Invariant {
         Invariant::RefundAttemptDue,
         Invariant::OrderTransition,
         Invariant::CompensationTransition,
+        Invariant::StaleReadBounded,
     ];
 
     /// The stable name.
@@ -123,6 +128,7 @@ impl Invariant {
             Invariant::RefundAttemptDue => "refund-attempt-due",
             Invariant::OrderTransition => "order-transition",
             Invariant::CompensationTransition => "compensation-transition",
+            Invariant::StaleReadBounded => "stale-read-bounded",
         }
     }
 
@@ -178,6 +184,11 @@ pub enum Subject {
         /// The key.
         key: String,
     },
+    /// An event's seat map (a read of it).
+    SeatMap {
+        /// The event.
+        event_id: EventId,
+    },
 }
 
 impl Subject {
@@ -197,6 +208,7 @@ impl fmt::Display for Subject {
             Subject::IdempotencyKey { event_id, holder_id, key } => {
                 write!(f, "idempotency-key {event_id}/{holder_id}/{key}")
             }
+            Subject::SeatMap { event_id } => write!(f, "seat-map {event_id}"),
         }
     }
 }

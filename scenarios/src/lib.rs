@@ -21,7 +21,7 @@ pub use load::{
     MAX_STALL_MS,
 };
 pub use model::*;
-pub use names::{CLASSIFICATION_NAMES, COMMIT_POINT_NAMES, INVARIANT_NAMES, PATH_NAMES};
+pub use names::{CACHE_FAULT_NAMES, CLASSIFICATION_NAMES, COMMIT_POINT_NAMES, INVARIANT_NAMES, PATH_NAMES};
 pub use seeds::{MAX_SEEDS_PER_RANGE, SeedRange};
 pub use swarm::{FaultKind, MIN_SWARM_WEIGHT, SwarmDraw, splitmix64};
 
@@ -32,6 +32,7 @@ pub const LIBRARY_FILES: &[(&str, &str)] = &[
     ("alice-bob-stale-token.toml", include_str!("../library/alice-bob-stale-token.toml")),
     ("all-faults.toml", include_str!("../library/all-faults.toml")),
     ("broken-expiry.toml", include_str!("../library/broken-expiry.toml")),
+    ("cache-faults.toml", include_str!("../library/cache-faults.toml")),
     ("clock-skew.toml", include_str!("../library/clock-skew.toml")),
     ("crash-after-commit.toml", include_str!("../library/crash-after-commit.toml")),
     ("duplicate-webhooks.toml", include_str!("../library/duplicate-webhooks.toml")),

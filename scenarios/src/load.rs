@@ -3,7 +3,7 @@
 
 use crate::error::ScenarioError;
 use crate::model::{Outcome, RangeMs, Scenario};
-use crate::names::{CLASSIFICATION_NAMES, COMMIT_POINT_NAMES, INVARIANT_NAMES, PATH_NAMES};
+use crate::names::{CACHE_FAULT_NAMES, CLASSIFICATION_NAMES, COMMIT_POINT_NAMES, INVARIANT_NAMES, PATH_NAMES};
 use crate::seeds::SeedRange;
 use std::path::Path;
 
@@ -154,6 +154,16 @@ impl Scenario {
         if let Some(s) = &f.sweeper_stall {
             v.duration("faults.sweeper_stall.from_ms", s.from_ms, 0, MAX_STALL_MS)?;
             v.duration("faults.sweeper_stall.to_ms", s.to_ms, s.from_ms + 1, MAX_STALL_MS)?;
+        }
+        if let Some(c) = &f.cache {
+            v.probability("faults.cache.probability", c.probability)?;
+            v.duration("faults.cache.length_ms", c.length_ms, 1, MAX_PHASE_MS)?;
+            if c.modes.is_empty() {
+                return Err(v.inconsistent("faults.cache.modes", "names no cache fault"));
+            }
+            for (i, m) in c.modes.iter().enumerate() {
+                v.known(&format!("faults.cache.modes[{i}]"), m, CACHE_FAULT_NAMES)?;
+            }
         }
         if self.swarm && f.kinds().is_empty() {
             return Err(v.inconsistent("swarm", "swarm = true needs at least one fault under [faults]"));

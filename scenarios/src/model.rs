@@ -124,6 +124,8 @@ pub struct Faults {
     pub clock_skew: Option<ClockSkew>,
     /// The expiry sweeper stops for a while.
     pub sweeper_stall: Option<SweeperStall>,
+    /// The seat-map cache goes down, loses its invalidations, or is poisoned.
+    pub cache: Option<CacheFaults>,
 }
 
 /// Paused clients.
@@ -231,6 +233,28 @@ pub struct SweeperStall {
     /// When it ends, ms from the start of the run, > `from_ms`; past the end of
     /// the settle phase means never (a broken expiry process).
     pub to_ms: i64,
+}
+
+/// Seat-map cache faults: each simulated second of the fault phase starts one
+/// with `probability` (a mode drawn from `modes`), lasting `length_ms`; one
+/// at a time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheFaults {
+    /// Probability per simulated second that a cache fault starts.
+    pub probability: f64,
+    /// How long each lasts, ms, 1..=3600000.
+    pub length_ms: i64,
+    /// Which faults may strike (see [`crate::CACHE_FAULT_NAMES`]): `down`
+    /// (every read misses; writes and invalidations are lost), `stale`
+    /// (invalidations are lost: entries live out their TTL), `poisoned`
+    /// (reads answer a map that shows every seat available). Default: all three.
+    #[serde(default = "default_cache_modes")]
+    pub modes: Vec<String>,
+}
+
+fn default_cache_modes() -> Vec<String> {
+    crate::CACHE_FAULT_NAMES.iter().map(|s| s.to_string()).collect()
 }
 
 /// Service settings a scenario may choose (bookingd's defaults otherwise).

@@ -31,6 +31,7 @@ pub const INVARIANT_NAMES: &[&str] = &[
     "refund-attempt-due",
     "order-transition",
     "compensation-transition",
+    "stale-read-bounded",
 ];
 
 /// Every metrics classification's stable name.
@@ -70,7 +71,15 @@ pub const PATH_NAMES: &[&str] = &[
     "hold-limit-refused",
     "duplicate-checkout-refused",
     "partial-checkout-refused",
+    "cache-down",
+    "cache-stale",
+    "cache-poisoned",
+    "poisoned-map-served",
+    "stale-map-served",
 ];
+
+/// Every seat-map cache fault's name (what `faults.cache.modes` may list).
+pub const CACHE_FAULT_NAMES: &[&str] = &["down", "stale", "poisoned"];
 
 /// Every commit point's stable name (what `faults.crash_after_commit.points` may list).
 pub const COMMIT_POINT_NAMES: &[&str] = &[

@@ -26,6 +26,8 @@ pub enum FaultKind {
     ClockSkew,
     /// `faults.sweeper_stall`.
     SweeperStall,
+    /// `faults.cache`.
+    Cache,
 }
 
 impl FaultKind {
@@ -39,6 +41,7 @@ impl FaultKind {
         FaultKind::Network,
         FaultKind::ClockSkew,
         FaultKind::SweeperStall,
+        FaultKind::Cache,
     ];
 
     /// The table name under `faults`.
@@ -52,6 +55,7 @@ impl FaultKind {
             FaultKind::Network => "network",
             FaultKind::ClockSkew => "clock_skew",
             FaultKind::SweeperStall => "sweeper_stall",
+            FaultKind::Cache => "cache",
         }
     }
 
@@ -73,6 +77,7 @@ impl Faults {
             FaultKind::Network => self.network.is_some(),
             FaultKind::ClockSkew => self.clock_skew.is_some(),
             FaultKind::SweeperStall => self.sweeper_stall.is_some(),
+            FaultKind::Cache => self.cache.is_some(),
         }
     }
 
@@ -87,6 +92,7 @@ impl Faults {
             FaultKind::Network => self.network = None,
             FaultKind::ClockSkew => self.clock_skew = None,
             FaultKind::SweeperStall => self.sweeper_stall = None,
+            FaultKind::Cache => self.cache = None,
         }
     }
 
@@ -201,6 +207,10 @@ impl SwarmDraw {
                 f
             }),
             sweeper_stall: faults.sweeper_stall.clone().filter(|_| w(FaultKind::SweeperStall).is_some()),
+            cache: faults.cache.clone().zip(w(FaultKind::Cache)).map(|(mut f, k)| {
+                f.probability = scale(f.probability, k);
+                f
+            }),
         }
     }
 }

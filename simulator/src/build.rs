@@ -6,6 +6,7 @@
 use crate::client::SimClient;
 use crate::exchanges::Exchanges;
 use crate::faults::{HostFaults, WorldSwitches};
+use crate::faulty_cache::{CacheSwitch, FaultyCache};
 use crate::net::SimListener;
 use crate::provider_host;
 use crate::recorder::Recorder;
@@ -62,6 +63,8 @@ pub struct World {
     pub exchanges: Exchanges,
     /// The seat-map cache every service host shares.
     pub cache: Arc<MemCache>,
+    /// The switch the cache nemesis flips (down, stale, poisoned).
+    pub cache_switch: CacheSwitch,
 }
 
 /// How long a cached seat map lives: bookingd's default (`--cache-ttl-ms`).
@@ -78,9 +81,19 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
     let store_clock = SimClock::new(0);
     let events = event_seats(cfg);
     let store = seeded_store(cfg, seed, &store_clock, &recorder, &events);
-    // One seat-map cache for every service host, outside them as one Redis is.
-    let shared_cache = Arc::new(MemCache::with_ttl(CACHE_MAX_EVENTS, CACHE_TTL_MS));
-    let cache: Arc<dyn SeatMapCache> = if cfg.seat_map_cache { shared_cache.clone() } else { Arc::new(NoCache) };
+    // One seat-map cache for every service host, outside them as one Redis
+    // is, behind the cache nemesis's switch; its reads traced when it has faults.
+    let shared_cache = Arc::new(match cfg.seat_map_cache_ttl_ms {
+        Some(ttl_ms) => MemCache::with_ttl(CACHE_MAX_EVENTS, ttl_ms),
+        None => MemCache::new(CACHE_MAX_EVENTS),
+    });
+    let cache_switch = CacheSwitch::default();
+    let traced = cfg.cache_faults.is_some().then(|| recorder.clone());
+    let cache: Arc<dyn SeatMapCache> = if cfg.seat_map_cache {
+        Arc::new(FaultyCache::new(shared_cache.clone(), cache_switch.clone(), traced))
+    } else {
+        Arc::new(NoCache)
+    };
     let mut sim = turmoil_for(cfg, seed);
     let exchanges = Exchanges::default();
     let services = schedule::service_hosts(cfg.server_hosts);
@@ -114,7 +127,7 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
     }
     install_users(&mut sim, cfg, seed, &services, &events, &recorder);
     install_self_test(&mut sim);
-    World { sim, store, store_clock, recorder, provider, switches, exchanges, cache: shared_cache }
+    World { sim, store, store_clock, recorder, provider, switches, exchanges, cache: shared_cache, cache_switch }
 }
 
 /// The scenario's events (`ev0`, ...) and their seats (`s00000`, ..., in order).

@@ -60,9 +60,12 @@ pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> Ru
     let trace_hash = invariants::to_hex(&invariants::trace_hash(&trace));
     let final_now = store_clock.now_ms();
     let faults_end = (EPOCH_MS + cfg.fault_ms as i64).min(final_now);
-    // The service runs with bookingd's default per-user cap (`ServiceConfig::default`).
-    let check_cfg =
-        CheckConfig::new(final_now, faults_end).with_hold_cap(ServiceConfig::default().max_held_seats_per_user);
+    // The service runs with bookingd's default per-user cap (`ServiceConfig::default`);
+    // a cached seat map is held to bookingd's cache TTL, the bound it states
+    // (cached reads are traced only in worlds with cache faults).
+    let check_cfg = CheckConfig::new(final_now, faults_end)
+        .with_hold_cap(ServiceConfig::default().max_held_seats_per_user)
+        .with_cache_ttl(Some(crate::build::CACHE_TTL_MS as i64));
     // After a panic the store may hold a half-written transaction (and its
     // lock is poisoned): the panic is the verdict, its trace the evidence.
     let judged = panic.is_none() && !(error.is_some() && stepped.step_panicked);

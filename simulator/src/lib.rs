@@ -13,6 +13,7 @@ pub mod client;
 pub mod exchanges;
 pub mod failure;
 pub mod faults;
+pub mod faulty_cache;
 pub mod nemesis;
 pub mod net;
 pub mod panic_note;

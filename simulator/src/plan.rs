@@ -3,8 +3,9 @@
 //! or the users. Swarm scenarios switch and weigh faults per seed.
 
 use crate::faults::CrashFault;
+use crate::faulty_cache::CacheMode;
 use crate::provider_host::ProviderFaults;
-use crate::schedule::{LinkFaults, PausedClients, SweeperStall};
+use crate::schedule::{CacheFaults, LinkFaults, PausedClients, SweeperStall};
 use crate::user::UserParams;
 use crate::world::WorldConfig;
 use booking::fault::{CommitPoint, Plant};
@@ -112,6 +113,12 @@ impl Plan {
             workflow: workflow_config(s),
             tick_ms: TICK_MS,
             seat_map_cache: self.seat_map_cache,
+            seat_map_cache_ttl_ms: Some(crate::build::CACHE_TTL_MS),
+            cache_faults: f.cache.as_ref().filter(|c| c.probability > 0.0).map(|c| CacheFaults {
+                per_second_probability: c.probability,
+                length_ms: c.length_ms as u64,
+                modes: c.modes.iter().map(|m| CacheMode::parse(m).expect("validated cache fault")).collect(),
+            }),
         }
     }
 }

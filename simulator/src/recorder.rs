@@ -103,6 +103,12 @@ impl Recorder {
         self.push(at_ms, TraceKind::Phase { phase, store_now_ms });
     }
 
+    /// Records a seat map served from the cache now: the store version it
+    /// shows, or `None` for a poisoned entry.
+    pub fn seat_map_cached(&self, event_id: &str, version_sum: Option<i64>) {
+        self.push(Self::now_ms(), TraceKind::SeatMapCached { event_id: event_id.to_string(), version_sum });
+    }
+
     /// Records the operators' list as read at the end of the run.
     pub fn operator_list(&self, order_ids: Vec<uuid::Uuid>, compensation_ids: Vec<uuid::Uuid>) {
         self.push(Self::now_ms(), TraceKind::OperatorList { order_ids, compensation_ids });

@@ -3,7 +3,8 @@
 //!
 //! Faults whose moments do not depend on what the system does are drawn
 //! here in full: each service host's clock skew, every link fault (when it
-//! starts and ends, which link, cut or held) and the sweeper's stall window.
+//! starts and ends, which link, cut or held), every seat-map cache fault
+//! (when, and which: down, stale, poisoned) and the sweeper's stall window.
 //! The others are policies whose moments depend on the run itself, drawn at
 //! the moment from a stream of their own seeded by the same seed: a crash
 //! after a commit (each host's stream, per commit at the scenario's points),
@@ -12,6 +13,7 @@
 //! names those policies too, so that it lists every fault the seed can meet.
 
 use crate::faults::CrashFault;
+use crate::faulty_cache::CacheMode;
 use crate::provider_host::ProviderFaults;
 use crate::world::{WorldConfig, host_seed};
 use rand::{Rng, SeedableRng};
@@ -27,6 +29,30 @@ pub struct LinkFaults {
     pub per_second_probability: f64,
     /// How long each link fault lasts, ms (cut short at the end of the fault phase).
     pub length_ms: u64,
+}
+
+/// Seat-map cache faults of a scenario: each simulated second of the fault
+/// phase starts one with `per_second_probability` (while none is under way),
+/// its mode drawn from `modes`, lasting `length_ms`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CacheFaults {
+    /// Probability per simulated second of the fault phase, in `0.0..=1.0`.
+    pub per_second_probability: f64,
+    /// How long each lasts, ms (cut short at the end of the fault phase).
+    pub length_ms: u64,
+    /// The modes that may strike (not [`CacheMode::Healthy`]), at least one.
+    pub modes: Vec<CacheMode>,
+}
+
+/// One seat-map cache fault, fully drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CacheFault {
+    /// When it starts, ms after the world starts.
+    pub start_ms: u64,
+    /// When it ends, ms after the world starts (`<=` the fault phase's end).
+    pub end_ms: u64,
+    /// What the cache does meanwhile.
+    pub mode: CacheMode,
 }
 
 /// The sweeper skips its passes from `from_ms` to `to_ms` (simulated ms).
@@ -95,6 +121,8 @@ pub struct FaultSchedule {
     pub link_faults: Vec<LinkFault>,
     /// The sweeper's stall window.
     pub sweeper_stall: Option<SweeperStall>,
+    /// Seat-map cache faults, by start time, one at a time.
+    pub cache_faults: Vec<CacheFault>,
     /// Crash after commit (a policy: each host's stream decides per commit).
     pub crash: Option<CrashFault>,
     /// Paused clients (a policy: each user's stream decides per checkout).
@@ -167,18 +195,40 @@ pub fn draw(cfg: &WorldConfig, seed: u64) -> FaultSchedule {
             y.mode == LinkMode::Held,
         ))
     });
+    // Drawn after the link faults, from the same stream: a world without
+    // cache faults draws exactly what it drew before they existed.
+    let cache_faults =
+        cfg.cache_faults.as_ref().map_or_else(Vec::new, |c| draw_cache_faults(c, cfg.fault_ms, &mut rng));
     FaultSchedule {
         seed,
         fault_phase_ms: cfg.fault_ms,
         clock_skews,
         link_faults,
         sweeper_stall: cfg.sweeper_stall,
+        cache_faults,
         crash: cfg.crash.clone(),
         paused_clients: cfg.user.pause,
         stale_token_probability: cfg.user.stale_replay,
         provider: cfg.provider.clone(),
         message_latency_ms: cfg.message_latency_ms,
     }
+}
+
+/// Cache faults of `c` over a fault phase of `fault_ms`, second by second,
+/// each starting once the previous one has ended.
+fn draw_cache_faults(c: &CacheFaults, fault_ms: u64, rng: &mut ChaCha8Rng) -> Vec<CacheFault> {
+    assert!(!c.modes.is_empty() && !c.modes.contains(&CacheMode::Healthy), "cache faults name their modes");
+    let mut out: Vec<CacheFault> = Vec::new();
+    for second in 0..fault_ms / 1000 {
+        if rng.random_bool(c.per_second_probability) {
+            let start_ms = second * 1000 + rng.random_range(0..1000);
+            let mode = c.modes[rng.random_range(0..c.modes.len())];
+            if out.last().is_none_or(|prev| prev.end_ms <= start_ms) && start_ms < fault_ms {
+                out.push(CacheFault { start_ms, end_ms: (start_ms + c.length_ms).min(fault_ms), mode });
+            }
+        }
+    }
+    out
 }
 
 impl FaultSchedule {
@@ -202,6 +252,9 @@ impl fmt::Display for FaultSchedule {
                 LinkMode::Held => "held",
             };
             writeln!(f, "  link {mode}: {} <-> {} from {} to {} ms", l.a, l.b, l.start_ms, l.end_ms)?;
+        }
+        for c in &self.cache_faults {
+            writeln!(f, "  seat-map cache {}: from {} to {} ms", c.mode.as_str(), c.start_ms, c.end_ms)?;
         }
         if let Some(s) = self.sweeper_stall {
             writeln!(f, "  sweeper stalled: from {} to {} ms", s.from_ms, s.to_ms)?;

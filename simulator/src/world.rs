@@ -11,7 +11,7 @@
 use crate::build;
 use crate::check::{self, Stepped};
 use crate::faults::CrashFault;
-use crate::nemesis::{CrashNemesis, LinkNemesis, Nemeses, StallNemesis};
+use crate::nemesis::{CacheNemesis, CrashNemesis, LinkNemesis, Nemeses, StallNemesis};
 use crate::provider_host::ProviderFaults;
 use crate::schedule::{self, FaultSchedule, LinkFaults, SweeperStall};
 use crate::step;
@@ -76,6 +76,12 @@ pub struct WorldConfig {
     /// Whether the services share a seat-map cache (as bookingd's share
     /// Redis); off, every seat-map read goes to the store.
     pub seat_map_cache: bool,
+    /// How long the shared cache keeps an entry, ms: bookingd's
+    /// [`build::CACHE_TTL_MS`] (`None`: until invalidated, a harness knob for
+    /// proving that `stale-read-bounded` bites).
+    pub seat_map_cache_ttl_ms: Option<u64>,
+    /// Seat-map cache faults (down, stale, poisoned).
+    pub cache_faults: Option<crate::schedule::CacheFaults>,
 }
 
 /// The result of one run.
@@ -145,5 +151,6 @@ fn nemeses_for(schedule: &FaultSchedule, world: &build::World) -> Nemeses {
         crash: CrashNemesis::new(world.switches.clone(), schedule.crash.as_ref().map(|c| c.restart_after_ms)),
         stall: StallNemesis::new(schedule.sweeper_stall, world.switches.sweeper_stalled.clone()),
         link: LinkNemesis::new(schedule.link_faults.clone()),
+        cache: CacheNemesis::new(schedule.cache_faults.clone(), world.cache_switch.clone()),
     }
 }

@@ -20,8 +20,10 @@
 //! | [`check_checkout_selection`] | `checkout-whole-hold` |
 //! | [`check_refund_attempts`] | `refund-attempt-due` |
 //! | [`check_record_transitions`] | `order-transition`, `compensation-transition` |
+//! | [`check_cached_reads`] | `stale-read-bounded` |
 
 mod bookings;
+mod cached_reads;
 mod checkout_selection;
 mod hidden_charges;
 mod hold_cap;
@@ -40,6 +42,7 @@ mod transitions;
 mod unknown_outcome;
 
 pub use bookings::check_bookings;
+pub use cached_reads::check_cached_reads;
 pub use checkout_selection::check_checkout_selection;
 pub use hidden_charges::check_hidden_charges;
 pub use hold_cap::check_hold_cap;
@@ -53,7 +56,7 @@ pub use refund_attempts::check_refund_attempts;
 pub use refunds::check_refunds;
 pub use stale_authority::check_stale_authority;
 pub use ticket_refunds::check_ticket_refunds;
-pub use transitions::check_transitions;
+pub use transitions::{SEAT_TRANSITIONS, check_transitions};
 pub use unknown_outcome::check_unknown_outcome;
 
 use crate::{Config, TraceEvent, Violation};
@@ -80,4 +83,5 @@ pub const CHECKERS: &[(&str, Checker)] = &[
     ("checkout_selection", check_checkout_selection),
     ("refund_attempts", check_refund_attempts),
     ("record_transitions", check_record_transitions),
+    ("cached_reads", check_cached_reads),
 ];

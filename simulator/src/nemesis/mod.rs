@@ -4,12 +4,14 @@
 //! commit, a paused client, a stale token, the provider's knobs) are drawn
 //! where they strike; the nemeses carry out what those ask of the world
 //! (crash a host, restart it) and what the schedule fixed up front (link
-//! faults, the sweeper's stall).
+//! faults, the sweeper's stall, seat-map cache faults).
 
+mod cache;
 mod crash;
 mod link;
 mod stall;
 
+pub use cache::CacheNemesis;
 pub use crash::CrashNemesis;
 pub use link::LinkNemesis;
 pub use stall::StallNemesis;
@@ -38,7 +40,7 @@ pub trait Nemesis {
 }
 
 /// Every nemesis of a world, acting in a fixed order (crashes and restarts,
-/// the sweeper's stall, link faults): the order is part of the trace.
+/// the sweeper's stall, link faults, cache faults): the order is part of the trace.
 pub struct Nemeses {
     /// Crashes after commit and restarts.
     pub crash: CrashNemesis,
@@ -46,6 +48,8 @@ pub struct Nemeses {
     pub stall: StallNemesis,
     /// Link faults.
     pub link: LinkNemesis,
+    /// Seat-map cache faults.
+    pub cache: CacheNemesis,
 }
 
 impl Nemeses {
@@ -54,6 +58,7 @@ impl Nemeses {
         self.crash.act(stage);
         self.stall.act(stage);
         self.link.act(stage);
+        self.cache.act(stage);
     }
 
     /// The fault phase ends for each.
@@ -61,5 +66,6 @@ impl Nemeses {
         self.crash.end_faults();
         self.stall.end_faults();
         self.link.end_faults();
+        self.cache.end_faults();
     }
 }

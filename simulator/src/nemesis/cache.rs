@@ -1,0 +1,53 @@
+//! Seat-map cache faults: the schedule's windows, each switching the shared
+//! cache into its mode (down, stale, poisoned) at its start and back to
+//! healthy at its end, or when the fault phase ends. One at a time.
+
+use super::{Nemesis, Stage};
+use crate::faulty_cache::{CacheMode, CacheSwitch};
+use crate::schedule::CacheFault;
+use invariants::trace::FaultKind;
+
+/// Starts and ends the scheduled cache faults.
+pub struct CacheNemesis {
+    /// The schedule's cache faults, by start time, none overlapping.
+    scheduled: Vec<CacheFault>,
+    /// Index of the next one to start.
+    next: usize,
+    /// The one under way.
+    active: Option<CacheFault>,
+    switch: CacheSwitch,
+}
+
+impl CacheNemesis {
+    /// Carries out `scheduled` (sorted, not overlapping) through `switch`.
+    pub fn new(scheduled: Vec<CacheFault>, switch: CacheSwitch) -> Self {
+        assert!(scheduled.windows(2).all(|w| w[0].end_ms <= w[1].start_ms), "cache faults one at a time, in order");
+        Self { scheduled, next: 0, active: None, switch }
+    }
+}
+
+impl Nemesis for CacheNemesis {
+    fn act(&mut self, stage: &mut Stage<'_, '_>) {
+        let at = stage.now_ms as i64;
+        if let Some(c) = self.active.filter(|c| c.end_ms <= stage.now_ms || stage.faults_over) {
+            self.switch.set(CacheMode::Healthy);
+            stage.recorder.fault_at(at, FaultKind::CacheHealed, format!("seat-map cache {} ended", c.mode.as_str()));
+            self.active = None;
+        }
+        if stage.faults_over || self.active.is_some() {
+            return;
+        }
+        if let Some(c) = self.scheduled.get(self.next).copied().filter(|c| c.start_ms <= stage.now_ms) {
+            self.next += 1;
+            let kind = match c.mode {
+                CacheMode::Down => FaultKind::CacheDown,
+                CacheMode::Stale => FaultKind::CacheStale,
+                CacheMode::Poisoned => FaultKind::CachePoisoned,
+                CacheMode::Healthy => unreachable!("a scheduled cache fault has a fault mode"),
+            };
+            self.switch.set(c.mode);
+            stage.recorder.fault_at(at, kind, format!("seat-map cache {} until {} ms", c.mode.as_str(), c.end_ms));
+            self.active = Some(c);
+        }
+    }
+}
