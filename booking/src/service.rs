@@ -154,7 +154,7 @@ impl Service {
             metrics,
             config: parts.config,
             faults: parts.faults,
-            webhooks: Some(webhooks),
+            webhooks,
             dispatch_wake: workflow.wake_signal(),
         };
         Ok(Self { state, workflow, sweeper: parts.sweeper })

@@ -6,15 +6,15 @@ use async_trait::async_trait;
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode};
 use booking::clock::ManualClock;
+use booking::http::ServiceConfig;
 use booking::http::auth::{Authenticator, Claims};
 use booking::http::cache::{CachedSeatMap, MemCache, SeatMapCache};
-use booking::http::rate_limit::RateLimiter;
-use booking::http::{AppState, ServiceConfig, router};
 use booking::ids::SeededIds;
-use booking::metrics::Metrics;
 use booking::model::{
     Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, SeatId, SeatState, Snapshot,
 };
+use booking::payment::provider::UnreachableProvider;
+use booking::service::{Service, ServiceParts};
 use booking::store::*;
 use bytes::Bytes;
 use http_body_util::BodyExt;
@@ -35,21 +35,26 @@ struct Env {
 fn env(cfg: ServiceConfig) -> Env {
     let clock = ManualClock::new(1_700_000_000_000);
     let store = Arc::new(CountingStore::new(MemStore::new(clock.clone(), Arc::new(SeededIds::new(7)))));
-    let auth = Authenticator::new(b"test-secret-0123456789", clock.clone());
+    const TOKEN_SECRET: &[u8] = b"test-secret-0123456789";
+    let auth = Authenticator::new(TOKEN_SECRET, clock.clone());
     let cache = Arc::new(MemCache::new(100));
-    let state = AppState {
-        // The service's store: every seat-map change invalidates the cache.
-        store: Arc::new(booking::http::invalidating_store::InvalidatingStore::new(store.clone(), cache.clone())),
+    // Built as bookingd builds it: the service wraps the store in the one
+    // place that invalidates the cache. No background work runs here, so no
+    // payment is ever dispatched.
+    let service = Service::new(ServiceParts {
+        store: store.clone(),
         cache: cache.clone(),
-        auth: auth.clone(),
-        rate_limit: Arc::new(RateLimiter::new(cfg.hold_attempts_per_minute, 1000, clock.clone())),
-        metrics: Arc::new(Metrics::default()),
+        provider: Arc::new(UnreachableProvider),
+        clock: clock.clone(),
+        token_secret: TOKEN_SECRET.to_vec(),
+        webhook_secret: b"webhook-secret-0123456789".to_vec(),
         config: cfg,
+        workflow: Default::default(),
+        sweeper: Default::default(),
         faults: booking::fault::Faults::none(),
-        webhooks: None,
-        dispatch_wake: Arc::new(tokio::sync::Notify::new()),
-    };
-    Env { app: router(state), auth, clock, cache, store }
+    })
+    .expect("a valid service");
+    Env { app: service.router(), auth, clock, cache, store }
 }
 
 /// MemStore, counting the seat-map reads (full, version-only and filtered) made through it.
@@ -472,8 +477,8 @@ async fn every_domain_error_is_a_problem_with_a_stable_type() {
     assert_problem(e.call("GET", "/v1/nowhere", None, None, None).await, StatusCode::NOT_FOUND, "not-found");
     assert_problem(
         e.call("POST", "/v1/webhooks/provider", None, None, Some(json!({}))).await,
-        StatusCode::NOT_FOUND,
-        "not-found",
+        StatusCode::UNAUTHORIZED,
+        "bad-webhook-signature",
     );
 }
 

@@ -14,11 +14,11 @@
 
 use booking::http::auth::{Authenticator, Claims};
 use booking::http::cache::NoCache;
-use booking::http::rate_limit::RateLimiter;
-use booking::http::{AppState, ServiceConfig, router, serve};
+use booking::http::{ServiceConfig, serve};
 use booking::ids::SeededIds;
-use booking::metrics::Metrics;
 use booking::model::MAX_HOLD_TTL_MS;
+use booking::payment::provider::UnreachableProvider;
+use booking::service::{Service, ServiceParts};
 use booking::store::{AcquireHold, CreateEvent, MemStore, Store};
 use simulator::client::{Call, SimClient};
 use simulator::net::SimListener;
@@ -75,19 +75,22 @@ fn measure(
     sim.host("svc0", move || {
         let store = store.clone();
         async move {
-            let clock = Arc::new(SimClock::new(0));
-            let state = AppState {
+            // The hold limiter out of the way: this measures exchanges, not refusals.
+            let config = ServiceConfig { hold_attempts_per_minute: 1_000_000, ..ServiceConfig::default() };
+            let service = Service::new(ServiceParts {
                 store,
                 cache: Arc::new(NoCache),
-                auth: Authenticator::new(SECRET, clock.clone()),
-                rate_limit: Arc::new(RateLimiter::new(1_000_000, 1_000, clock)),
-                metrics: Arc::new(Metrics::default()),
-                config: ServiceConfig::default(),
+                provider: Arc::new(UnreachableProvider),
+                clock: Arc::new(SimClock::new(0)),
+                token_secret: SECRET.to_vec(),
+                webhook_secret: SECRET.to_vec(),
+                config,
+                workflow: Default::default(),
+                sweeper: Default::default(),
                 faults: booking::fault::Faults::none(),
-                webhooks: None,
-                dispatch_wake: Arc::new(tokio::sync::Notify::new()),
-            };
-            serve(SimListener::bind(8080).await?, router(state), std::future::pending()).await?;
+            })
+            .expect("a valid service");
+            serve(SimListener::bind(8080).await?, service.router(), std::future::pending()).await?;
             Ok(())
         }
     });

@@ -4,10 +4,10 @@
 
 use booking::http::auth::{Authenticator, Claims};
 use booking::http::cache::NoCache;
-use booking::http::rate_limit::RateLimiter;
-use booking::http::{AppState, ServiceConfig, router, serve};
+use booking::http::{ServiceConfig, serve};
 use booking::ids::SeededIds;
-use booking::metrics::Metrics;
+use booking::payment::provider::UnreachableProvider;
+use booking::service::{Service, ServiceParts};
 use booking::store::{CreateEvent, MemStore, Store};
 use serde_json::json;
 use simulator::client::{Call, Reply, SimClient};
@@ -40,19 +40,20 @@ fn alice_bob_story_over_simulated_http() {
                         .await
                         .unwrap();
                 }
-                let clock = Arc::new(SimClock::new(0));
-                let state = AppState {
+                let service = Service::new(ServiceParts {
                     store: store.clone(),
                     cache: Arc::new(NoCache),
-                    auth: Authenticator::new(SECRET, clock.clone()),
-                    rate_limit: Arc::new(RateLimiter::new(100, 1000, clock)),
-                    metrics: Arc::new(Metrics::default()),
+                    provider: Arc::new(UnreachableProvider),
+                    clock: Arc::new(SimClock::new(0)),
+                    token_secret: SECRET.to_vec(),
+                    webhook_secret: SECRET.to_vec(),
                     config: ServiceConfig { hold_ttl_ms: 5_000, ..ServiceConfig::default() },
+                    workflow: Default::default(),
+                    sweeper: Default::default(),
                     faults: booking::fault::Faults::none(),
-                    webhooks: None,
-                    dispatch_wake: Arc::new(tokio::sync::Notify::new()),
-                };
-                serve(SimListener::bind(8080).await?, router(state), std::future::pending()).await?;
+                })
+                .expect("a valid service");
+                serve(SimListener::bind(8080).await?, service.router(), std::future::pending()).await?;
                 Ok(())
             }
         });

@@ -38,7 +38,7 @@ pub const ROUTES: &[(&str, &str)] = &[
 ];
 
 /// The service's router over `state`.
-pub fn router(state: AppState) -> Router {
+pub(crate) fn router(state: AppState) -> Router {
     let limit = state.config.max_body_bytes;
     Router::new()
         .route("/v1/events", post(handlers::create_event))

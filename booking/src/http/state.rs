@@ -51,27 +51,29 @@ pub trait WebhookSink: Send + Sync + 'static {
     async fn receive(&self, headers: &HeaderMap, body: &[u8]) -> Result<(), Problem>;
 }
 
-/// Everything a handler needs.
+/// Everything a handler needs. Built only by [`Service::new`](crate::service::Service::new),
+/// which wires the store through the one place that invalidates the cache
+/// and the webhooks through the payment workflow; handlers read it.
 #[derive(Clone)]
 pub struct AppState {
     /// The authority.
-    pub store: Arc<dyn Store>,
+    pub(crate) store: Arc<dyn Store>,
     /// The seat-map cache (never consulted by writes).
-    pub cache: Arc<dyn SeatMapCache>,
+    pub(crate) cache: Arc<dyn SeatMapCache>,
     /// Verifies user and admin tokens.
-    pub auth: Authenticator,
+    pub(crate) auth: Authenticator,
     /// Hold-attempt limiter.
-    pub rate_limit: Arc<RateLimiter>,
+    pub(crate) rate_limit: Arc<RateLimiter>,
     /// Counters.
-    pub metrics: Arc<Metrics>,
+    pub(crate) metrics: Arc<Metrics>,
     /// Tunables.
-    pub config: ServiceConfig,
+    pub(crate) config: ServiceConfig,
     /// The fault seam (production: [`Faults::none`]).
-    pub faults: Faults,
-    /// The payment webhook receiver, if payments are wired.
-    pub webhooks: Option<Arc<dyn WebhookSink>>,
+    pub(crate) faults: Faults,
+    /// The payment webhook receiver.
+    pub(crate) webhooks: Arc<dyn WebhookSink>,
     /// Woken after each checkout so the dispatcher need not wait for its next poll.
-    pub dispatch_wake: Arc<Notify>,
+    pub(crate) dispatch_wake: Arc<Notify>,
 }
 
 impl std::fmt::Debug for AppState {

@@ -122,3 +122,32 @@ pub trait PaymentProvider: Send + Sync + 'static {
         amount_cents: i64,
     ) -> Result<RefundStatus, ProviderError>;
 }
+
+/// A provider for a service that takes no payments (a router under test, a
+/// benchmark): every call fails [`ProviderError::Unreachable`], which says
+/// the request was certainly not processed, so nothing is ever charged or
+/// taken for a decline through it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UnreachableProvider;
+
+impl UnreachableProvider {
+    fn refuse<T>() -> Result<T, ProviderError> {
+        Err(ProviderError::Unreachable("no payment provider is wired to this service".into()))
+    }
+}
+
+#[async_trait]
+impl PaymentProvider for UnreachableProvider {
+    async fn create_payment(&self, _: &CreatePayment) -> Result<ProviderPayment, ProviderError> {
+        Self::refuse()
+    }
+    async fn fetch_payment(&self, _: Uuid) -> Result<Option<ProviderPayment>, ProviderError> {
+        Self::refuse()
+    }
+    async fn cancel_payment(&self, _: Uuid) -> Result<ProviderPayment, ProviderError> {
+        Self::refuse()
+    }
+    async fn refund(&self, _: Uuid, _: Uuid, _: i64) -> Result<RefundStatus, ProviderError> {
+        Self::refuse()
+    }
+}
