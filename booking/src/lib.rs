@@ -8,6 +8,7 @@
 //! - [`payment`]: the payment provider seam and the payment workflow.
 //! - [`fake_provider`]: a stateful fake payment provider with fault knobs.
 //! - [`http`]: the bookingd router; [`service`]: wiring shared by bookingd and the simulator.
+//! - [`problem_kind`]: the stable names of every refusal, shared with the simulator and the checkers.
 //! - [`sweeper`]: returns expired holds; [`metrics`]: counters in Prometheus format.
 //! - [`fault`]: the one fault seam (crash after commit, sweeper stall, planted
 //!   bugs), switchable only in a build with the `fault-injection` feature.
@@ -23,6 +24,7 @@ pub mod ids;
 pub mod metrics;
 pub mod model;
 pub mod payment;
+pub mod problem_kind;
 pub mod service;
 pub mod store;
 pub mod sweeper;

@@ -16,6 +16,7 @@ use crate::payment::webhook::{SIGNATURE_HEADER, TIMESTAMP_HEADER, WebhookError, 
 use crate::payment::workflow::{
     DispatchReport, InvalidConfig, ReconcileReport, WebhookOutcome, Workflow, WorkflowConfig, WorkflowError,
 };
+use crate::problem_kind::ProblemKind;
 use crate::store::{Store, StoreError};
 use crate::sweeper::{self, SweeperConfig};
 use async_trait::async_trait;
@@ -93,9 +94,11 @@ impl WebhookSink for WorkflowWebhooks {
             crate::payment::webhook::DEFAULT_TOLERANCE_MS,
         )
         .map_err(|e| match e {
-            WebhookError::BadBody(_) => Problem::new(StatusCode::BAD_REQUEST, "bad-webhook", e.to_string()),
-            WebhookError::TooLarge => Problem::new(StatusCode::PAYLOAD_TOO_LARGE, "payload-too-large", e.to_string()),
-            other => Problem::new(StatusCode::UNAUTHORIZED, "bad-webhook-signature", other.to_string()),
+            WebhookError::BadBody(_) => Problem::new(StatusCode::BAD_REQUEST, ProblemKind::BadWebhook, e.to_string()),
+            WebhookError::TooLarge => {
+                Problem::new(StatusCode::PAYLOAD_TOO_LARGE, ProblemKind::PayloadTooLarge, e.to_string())
+            }
+            other => Problem::new(StatusCode::UNAUTHORIZED, ProblemKind::BadWebhookSignature, other.to_string()),
         })?;
         match self.workflow.handle_webhook(&event).await {
             Ok(outcome) => {

@@ -47,7 +47,7 @@ async fn held_and_paying_seats_count_expired_and_released_ones_do_not() {
         // 6 + 3 > 8: refused, and nothing taken.
         let err = store.acquire_hold(&hold_req(6..9, "ann", Some(CAP))).await.unwrap_err();
         assert_eq!(err, StoreError::HoldLimit { event_id: "ev".into(), limit: CAP, held: 6, requested: 3 });
-        assert_eq!(err.kind(), "hold-limit");
+        assert_eq!(err.kind(), booking::problem_kind::ProblemKind::HoldLimit);
         assert!(store.seat_map(&"ev".to_string()).await.unwrap()[6..9].iter().all(|s| s.holder_id.is_none()));
         // Another user is not affected; neither is a hold without a cap.
         store.acquire_hold(&hold_req(10..18, "bob", Some(CAP))).await.unwrap();

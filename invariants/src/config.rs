@@ -2,6 +2,7 @@
 //! the final store time, when faults stopped, and the liveness bounds.
 
 use crate::trace::{PhaseMark, TraceEvent, TraceKind};
+use booking::problem_kind::ProblemKind;
 use serde::{Deserialize, Serialize};
 
 /// Default bound on the time between a hold's deadline and its reclaim.
@@ -27,7 +28,7 @@ pub struct Config {
     pub compensation_bound_ms: i64,
     /// Error kinds that say "try again" rather than "this did not and will not
     /// apply" (a retry may still succeed): not a contradiction of an earlier ok.
-    pub transient_error_kinds: Vec<String>,
+    pub transient_error_kinds: Vec<ProblemKind>,
     /// The per-user cap the service ran with: seats of one event one user may
     /// have at once, held or in payment (`None`: no cap, nothing to check).
     #[serde(default)]
@@ -50,10 +51,7 @@ impl Config {
             sweep_bound_ms: DEFAULT_SWEEP_BOUND_MS,
             reconcile_bound_ms: DEFAULT_RECONCILE_BOUND_MS,
             compensation_bound_ms: DEFAULT_COMPENSATION_BOUND_MS,
-            transient_error_kinds: ["backend", "unavailable", "timeout", "overloaded", "rate-limited"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
+            transient_error_kinds: ProblemKind::ALL.iter().copied().filter(|k| k.is_transient()).collect(),
             max_held_seats_per_user: None,
             seat_map_cache_ttl_ms: None,
         }
@@ -89,7 +87,7 @@ impl Config {
     }
 
     /// Whether `error_kind` is transient (see [`Config::transient_error_kinds`]).
-    pub fn is_transient(&self, error_kind: &str) -> bool {
-        self.transient_error_kinds.iter().any(|k| k == error_kind)
+    pub fn is_transient(&self, error_kind: ProblemKind) -> bool {
+        self.transient_error_kinds.contains(&error_kind)
     }
 }

@@ -8,6 +8,7 @@ use crate::checks::index::seat_changes;
 use crate::trace::{ChangeCause, ClientOp, OpId, PaymentEvent, TraceKind};
 use crate::{Config, TraceEvent};
 use booking::model::{SeatState, Snapshot};
+use booking::problem_kind::ProblemKind;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
@@ -127,7 +128,9 @@ impl Metrics {
                     }
                 }
                 TraceKind::Fail { op_id, error_kind } => match kinds.get(op_id) {
-                    Some(ClientOp::Hold { .. }) if error_kind == "seat-unavailable" => m.holds_refused_contention += 1,
+                    Some(ClientOp::Hold { .. }) if *error_kind == ProblemKind::SeatUnavailable => {
+                        m.holds_refused_contention += 1
+                    }
                     Some(ClientOp::Checkout { .. }) => bump(&mut m.checkouts, &format!("fail:{error_kind}")),
                     _ => {}
                 },

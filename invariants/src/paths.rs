@@ -12,6 +12,7 @@
 use crate::trace::{ClientOp, FaultKind, OpResult, TraceEvent, TraceKind};
 use booking::fake_provider::LedgerStats;
 use booking::model::{CompensationStatus, OrderStatus, SeatState};
+use booking::problem_kind::ProblemKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use uuid::Uuid;
@@ -197,9 +198,6 @@ impl std::fmt::Display for Path {
 /// How often each path happened (paths that never happened are absent).
 pub type PathCounts = BTreeMap<Path, u64>;
 
-/// Error kinds that refuse a stale, borrowed or expired hold.
-const STALE_REFUSALS: &[&str] = &["stale-token", "not-holder", "hold-expired", "hold-not-found"];
-
 /// Counts the paths the trace shows.
 pub fn count(trace: &[TraceEvent]) -> PathCounts {
     let mut out = PathCounts::new();
@@ -255,17 +253,17 @@ pub fn count(trace: &[TraceEvent]) -> PathCounts {
                 }
             }
             TraceKind::Fail { op_id, error_kind } => match open.remove(op_id) {
-                Some(ClientOp::Hold { seat_ids, .. }) if error_kind == "seat-unavailable" => {
+                Some(ClientOp::Hold { seat_ids, .. }) if *error_kind == ProblemKind::SeatUnavailable => {
                     bump(Path::HoldRefused);
                     if seat_ids.len() > 1 {
                         bump(Path::MultiSeatHoldRefused);
                     }
                 }
-                Some(ClientOp::Hold { .. }) if error_kind == "hold-limit" => bump(Path::HoldLimitRefused),
+                Some(ClientOp::Hold { .. }) if *error_kind == ProblemKind::HoldLimit => bump(Path::HoldLimitRefused),
                 Some(op @ (ClientOp::Checkout { .. } | ClientOp::Release { .. })) => {
-                    if STALE_REFUSALS.contains(&error_kind.as_str()) {
+                    if error_kind.refuses_stale_hold() {
                         bump(Path::StaleTokenRefused);
-                        if error_kind == "hold-expired" {
+                        if *error_kind == ProblemKind::HoldExpired {
                             bump(Path::CheckoutOnExpiredHold);
                         }
                     }

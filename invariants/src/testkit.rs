@@ -121,7 +121,10 @@ impl World {
         let i = self.record(TraceKind::Invoke { op_id, client: client.into(), op });
         let a = match result {
             Ok(result) => self.record(TraceKind::Ok { op_id, result }),
-            Err(kind) => self.record(TraceKind::Fail { op_id, error_kind: kind.into() }),
+            Err(kind) => {
+                let error_kind = booking::problem_kind::ProblemKind::parse(kind).expect("a problem kind");
+                self.record(TraceKind::Fail { op_id, error_kind })
+            }
         };
         (i, a)
     }

@@ -9,6 +9,7 @@
 //! the clock that decides expiry. Checkers judge by `store_now_ms`.
 
 use booking::model::{Compensation, CompensationStatus, EventId, Order, OrderStatus, Seat, SeatId, SeatState, UserId};
+use booking::problem_kind::ProblemKind;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -52,8 +53,8 @@ pub enum TraceKind {
     Fail {
         /// The operation's id.
         op_id: OpId,
-        /// The stable error name (`StoreError::kind`, the problem `type` on HTTP).
-        error_kind: String,
+        /// The problem's kind (`StoreError::kind`, the problem `type` on HTTP).
+        error_kind: ProblemKind,
     },
     /// No answer (timeout, connection lost, host crashed): neither ok nor fail.
     Unknown {

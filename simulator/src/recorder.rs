@@ -74,8 +74,8 @@ impl Recorder {
     }
 
     /// Records a refusal with its stable error kind.
-    pub fn fail(&self, op_id: OpId, error_kind: &str) {
-        self.push(Self::now_ms(), TraceKind::Fail { op_id, error_kind: error_kind.to_string() });
+    pub fn fail(&self, op_id: OpId, error_kind: booking::problem_kind::ProblemKind) {
+        self.push(Self::now_ms(), TraceKind::Fail { op_id, error_kind });
     }
 
     /// Records a request whose outcome is unknown.

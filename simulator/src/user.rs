@@ -8,6 +8,7 @@ use crate::recorder::Recorder;
 use booking::http::api::{HoldView, OrderView, ReleaseView};
 use booking::http::problem::Problem;
 use booking::model::SeatState;
+use booking::problem_kind::ProblemKind;
 use invariants::trace::{ClientOp, FaultKind, OpResult};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -172,9 +173,9 @@ pub struct Actor {
 }
 
 /// The problem kind of a 4xx answer (`urn:holdfast:problem:<kind>`), read
-/// as the API's own [`Problem`]; `unknown-error` for a body that is not one.
-fn kind_of(body: &Value) -> String {
-    Problem::deserialize(body).map_or_else(|_| "unknown-error".to_string(), |p| p.kind().to_string())
+/// as the API's own [`Problem`]; [`ProblemKind::NotAProblem`] for a body that is not one.
+fn kind_of(body: &Value) -> ProblemKind {
+    Problem::deserialize(body).ok().and_then(|p| p.kind()).unwrap_or(ProblemKind::NotAProblem)
 }
 
 /// The recorded result of a 2xx answer to `op`, read as the API's own view
@@ -244,7 +245,7 @@ impl Actor {
     /// up to `attempts` times, each time on the next host (which becomes its
     /// home); each attempt is its own trace operation.
     /// Returns the last reply's recorded result: `Ok(result)`, `Err(Some(kind))`, or `Err(None)` if unknown.
-    pub async fn call(&mut self, op: ClientOp, attempts: u32) -> Result<OpResult, Option<String>> {
+    pub async fn call(&mut self, op: ClientOp, attempts: u32) -> Result<OpResult, Option<ProblemKind>> {
         for _ in 0..attempts.max(1) {
             let host = self.home;
             let op_id = self.recorder.invoke(&self.user, op.clone());
@@ -262,7 +263,7 @@ impl Actor {
                 }
                 Reply::Answered { status, body } if (400..500).contains(&status) => {
                     let kind = kind_of(&body);
-                    self.recorder.fail(op_id, &kind);
+                    self.recorder.fail(op_id, kind);
                     return Err(Some(kind));
                 }
                 Reply::Answered { status, .. } => self.recorder.unknown(op_id, &format!("http {status}")),
@@ -472,7 +473,7 @@ impl Actor {
             let n = self.rng.random_range(2..=p.max_seats_per_hold.max(2));
             let hold = ClientOp::Hold { event_id: event_id.to_string(), seat_ids: adjacent_run(seats, first, n) };
             if let Err(Some(kind)) = self.call(hold, 1).await
-                && kind == "hold-limit"
+                && kind == ProblemKind::HoldLimit
             {
                 return;
             }

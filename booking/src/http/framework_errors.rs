@@ -7,20 +7,21 @@
 //! every `413`.
 
 use super::problem::{PROBLEM_JSON, Problem};
+use crate::problem_kind::ProblemKind;
 use axum::body::Body;
 use axum::http::{HeaderValue, Response, StatusCode, header};
 use axum::response::IntoResponse;
 
 /// The problem kind for a status the framework answers with.
-fn kind_of(status: StatusCode) -> &'static str {
+fn kind_of(status: StatusCode) -> ProblemKind {
     match status {
-        StatusCode::NOT_FOUND => "not-found",
-        StatusCode::METHOD_NOT_ALLOWED => "method-not-allowed",
-        StatusCode::PAYLOAD_TOO_LARGE => "payload-too-large",
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported-media-type",
-        StatusCode::UNPROCESSABLE_ENTITY | StatusCode::BAD_REQUEST => "bad-request",
-        s if s.is_server_error() => "internal",
-        _ => "bad-request",
+        StatusCode::NOT_FOUND => ProblemKind::NotFound,
+        StatusCode::METHOD_NOT_ALLOWED => ProblemKind::MethodNotAllowed,
+        StatusCode::PAYLOAD_TOO_LARGE => ProblemKind::PayloadTooLarge,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ProblemKind::UnsupportedMediaType,
+        StatusCode::UNPROCESSABLE_ENTITY | StatusCode::BAD_REQUEST => ProblemKind::BadRequest,
+        s if s.is_server_error() => ProblemKind::Internal,
+        _ => ProblemKind::BadRequest,
     }
 }
 

@@ -12,6 +12,7 @@ use super::state::AppState;
 use crate::fault::CommitPoint;
 use crate::metrics::CheckoutOutcome;
 use crate::model::valid_id;
+use crate::problem_kind::ProblemKind;
 use crate::store::{AcquireHold, BeginPayment, CreateEvent, ReleaseHold, SeatMapVersion, StoreError};
 use axum::Json;
 use axum::extract::{FromRequest, FromRequestParts, State};
@@ -200,7 +201,7 @@ pub async fn checkout(
         .ok_or_else(|| {
             Problem::new(
                 StatusCode::BAD_REQUEST,
-                "idempotency-key-required",
+                ProblemKind::IdempotencyKeyRequired,
                 "checkout requires an Idempotency-Key header",
             )
         })?
@@ -283,8 +284,10 @@ pub async fn unresolved(State(st): State<Arc<AppState>>, Authed(claims): Authed)
 pub async fn healthz(State(st): State<Arc<AppState>>) -> Response {
     match st.store.now_ms().await {
         Ok(_) => (StatusCode::OK, "ok").into_response(),
-        Err(_) => Problem::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", "the booking store does not answer")
-            .into_response(),
+        Err(_) => {
+            Problem::new(StatusCode::SERVICE_UNAVAILABLE, ProblemKind::Unavailable, "the booking store does not answer")
+                .into_response()
+        }
     }
 }
 

@@ -167,6 +167,23 @@ mod tests {
     }
 
     #[test]
+    fn openapi_lists_every_problem_kind_the_service_answers() {
+        let doc: serde_json::Value = serde_json::from_str(OPENAPI_JSON).expect("openapi.json is JSON");
+        let listed: Vec<&str> = doc["components"]["schemas"]["Problem"]["properties"]["type"]["enum"]
+            .as_array()
+            .expect("the problem type is a closed list")
+            .iter()
+            .map(|v| v.as_str().expect("a string").strip_prefix("urn:holdfast:problem:").expect("a holdfast type"))
+            .collect();
+        let answered: Vec<&str> = crate::problem_kind::ProblemKind::ALL
+            .iter()
+            .filter(|k| **k != crate::problem_kind::ProblemKind::NotAProblem)
+            .map(|k| k.as_str())
+            .collect();
+        assert_eq!(listed, answered, "openapi.json's problem types are the service's problem kinds, in order");
+    }
+
+    #[test]
     fn openapi_documents_conditional_seat_map_reads() {
         let doc: serde_json::Value = serde_json::from_str(OPENAPI_JSON).expect("openapi.json is JSON");
         let op = &doc["paths"]["/v1/events/{event_id}/seats"]["get"];

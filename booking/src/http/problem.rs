@@ -1,6 +1,7 @@
 //! RFC 9457 problem details: every error the API returns, with a stable
 //! `type` per domain error. Bad input is a 4xx; only the store failing is a 5xx.
 
+use crate::problem_kind::ProblemKind;
 use crate::store::StoreError;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::http::{HeaderValue, StatusCode, header};
@@ -29,10 +30,10 @@ pub struct Problem {
 
 impl Problem {
     /// A problem of `kind` with `status` and `detail`.
-    pub fn new(status: StatusCode, kind: &str, detail: impl Into<String>) -> Self {
+    pub fn new(status: StatusCode, kind: ProblemKind, detail: impl Into<String>) -> Self {
         Self {
             type_uri: format!("urn:holdfast:problem:{kind}"),
-            title: kind.replace('-', " "),
+            title: kind.as_str().replace('-', " "),
             status: status.as_u16(),
             detail: detail.into(),
             retry_after_s: None,
@@ -41,34 +42,36 @@ impl Problem {
 
     /// 400 with kind `bad-request`.
     pub fn bad_request(detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "bad-request", detail)
+        Self::new(StatusCode::BAD_REQUEST, ProblemKind::BadRequest, detail)
     }
 
     /// 401: missing or invalid credentials.
     pub fn unauthorized(detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", detail)
+        Self::new(StatusCode::UNAUTHORIZED, ProblemKind::Unauthorized, detail)
     }
 
     /// 403: authenticated, not allowed.
     pub fn forbidden(detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::FORBIDDEN, "forbidden", detail)
+        Self::new(StatusCode::FORBIDDEN, ProblemKind::Forbidden, detail)
     }
 
     /// 404 with kind `not-found`.
     pub fn not_found(detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::NOT_FOUND, "not-found", detail)
+        Self::new(StatusCode::NOT_FOUND, ProblemKind::NotFound, detail)
     }
 
     /// 429 with a retry delay.
     pub fn rate_limited(retry_after_s: u64) -> Self {
-        let mut p = Self::new(StatusCode::TOO_MANY_REQUESTS, "rate-limited", "too many hold attempts; retry later");
+        let mut p =
+            Self::new(StatusCode::TOO_MANY_REQUESTS, ProblemKind::RateLimited, "too many hold attempts; retry later");
         p.retry_after_s = Some(retry_after_s);
         p
     }
 
-    /// The kind: the last segment of the `type` URI.
-    pub fn kind(&self) -> &str {
-        self.type_uri.rsplit(':').next().unwrap_or("")
+    /// The kind: the last segment of the `type` URI, when it is one of this
+    /// API's (`urn:holdfast:problem:<kind>`); `None` for any other document.
+    pub fn kind(&self) -> Option<ProblemKind> {
+        ProblemKind::parse(self.type_uri.strip_prefix("urn:holdfast:problem:")?)
     }
 }
 
@@ -119,9 +122,9 @@ impl From<JsonRejection> for Problem {
         // takes (syntax or shape): 400 `bad-request`, never axum's 422.
         let status = r.status();
         let (status, kind) = match status {
-            StatusCode::PAYLOAD_TOO_LARGE => (status, "payload-too-large"),
-            StatusCode::UNSUPPORTED_MEDIA_TYPE => (status, "unsupported-media-type"),
-            _ => (StatusCode::BAD_REQUEST, "bad-request"),
+            StatusCode::PAYLOAD_TOO_LARGE => (status, ProblemKind::PayloadTooLarge),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => (status, ProblemKind::UnsupportedMediaType),
+            _ => (StatusCode::BAD_REQUEST, ProblemKind::BadRequest),
         };
         Problem::new(status, kind, r.body_text())
     }
@@ -164,10 +167,10 @@ mod tests {
     #[test]
     fn a_breach_is_a_500_of_its_own_kind_and_an_outage_a_503() {
         let breach = Problem::from(StoreError::InvariantBreach(ONE_BOOKING_BREACH.into()));
-        assert_eq!((breach.status, breach.kind()), (500, "invariant-breach"));
+        assert_eq!((breach.status, breach.kind()), (500, Some(ProblemKind::InvariantBreach)));
         assert!(breach.detail.contains("do not retry") && !breach.detail.contains("bookings_one"), "{}", breach.detail);
         let outage = Problem::from(StoreError::Backend("connection reset".into()));
-        assert_eq!((outage.status, outage.kind()), (503, "backend"));
+        assert_eq!((outage.status, outage.kind()), (503, Some(ProblemKind::Backend)));
         assert!(outage.detail.contains("retry with the same idempotency key") && !outage.detail.contains("reset"));
     }
 }

@@ -1,6 +1,7 @@
 //! The named errors of the store.
 
 use crate::model::{EventId, SeatId};
+use crate::problem_kind::ProblemKind;
 use uuid::Uuid;
 
 /// The [`StoreError::InvariantBreach`] of a sale the one-confirmed-booking-
@@ -113,29 +114,29 @@ pub enum StoreError {
 
 impl StoreError {
     /// A stable machine name, used as the problem `type` on HTTP and in traces.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ProblemKind {
         match self {
-            StoreError::InvalidInput(_) => "invalid-input",
-            StoreError::UnknownEvent(_) => "unknown-event",
-            StoreError::EventExists(_) => "event-exists",
-            StoreError::UnknownSeat { .. } => "unknown-seat",
-            StoreError::SeatUnavailable { .. } => "seat-unavailable",
-            StoreError::HoldLimit { .. } => "hold-limit",
-            StoreError::HoldNotFound => "hold-not-found",
-            StoreError::StaleToken => "stale-token",
-            StoreError::NotHolder => "not-holder",
-            StoreError::HoldExpired { .. } => "hold-expired",
-            StoreError::IdempotencyKeyReused => "idempotency-key-reused",
-            StoreError::UnknownOrder(_) => "unknown-order",
-            StoreError::UnknownPaymentOp(_) => "unknown-payment-op",
-            StoreError::PaymentConflict(_) => "payment-conflict",
-            StoreError::DeadlineNotPassed { .. } => "deadline-not-passed",
-            StoreError::OrderNotOpen(_) => "order-not-open",
-            StoreError::UnknownOutboxEvent(_) => "unknown-outbox-event",
-            StoreError::UnknownCompensation(_) => "unknown-compensation",
-            StoreError::CompensationNotDue(_) => "compensation-not-due",
-            StoreError::Backend(_) => "backend",
-            StoreError::InvariantBreach(_) => "invariant-breach",
+            StoreError::InvalidInput(_) => ProblemKind::InvalidInput,
+            StoreError::UnknownEvent(_) => ProblemKind::UnknownEvent,
+            StoreError::EventExists(_) => ProblemKind::EventExists,
+            StoreError::UnknownSeat { .. } => ProblemKind::UnknownSeat,
+            StoreError::SeatUnavailable { .. } => ProblemKind::SeatUnavailable,
+            StoreError::HoldLimit { .. } => ProblemKind::HoldLimit,
+            StoreError::HoldNotFound => ProblemKind::HoldNotFound,
+            StoreError::StaleToken => ProblemKind::StaleToken,
+            StoreError::NotHolder => ProblemKind::NotHolder,
+            StoreError::HoldExpired { .. } => ProblemKind::HoldExpired,
+            StoreError::IdempotencyKeyReused => ProblemKind::IdempotencyKeyReused,
+            StoreError::UnknownOrder(_) => ProblemKind::UnknownOrder,
+            StoreError::UnknownPaymentOp(_) => ProblemKind::UnknownPaymentOp,
+            StoreError::PaymentConflict(_) => ProblemKind::PaymentConflict,
+            StoreError::DeadlineNotPassed { .. } => ProblemKind::DeadlineNotPassed,
+            StoreError::OrderNotOpen(_) => ProblemKind::OrderNotOpen,
+            StoreError::UnknownOutboxEvent(_) => ProblemKind::UnknownOutboxEvent,
+            StoreError::UnknownCompensation(_) => ProblemKind::UnknownCompensation,
+            StoreError::CompensationNotDue(_) => ProblemKind::CompensationNotDue,
+            StoreError::Backend(_) => ProblemKind::Backend,
+            StoreError::InvariantBreach(_) => ProblemKind::InvariantBreach,
         }
     }
 }

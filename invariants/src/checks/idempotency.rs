@@ -10,6 +10,7 @@ use super::index::charges;
 use crate::trace::{ClientOp, OpId, OpResult};
 use crate::{Config, Invariant, Subject, TraceEvent, TraceKind, Violation};
 use booking::model::{EventId, Snapshot, UserId};
+use booking::problem_kind::ProblemKind;
 use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
 
@@ -18,7 +19,7 @@ type Key = (EventId, UserId, String);
 /// One answer to a checkout: (seq, order and bookings) or (seq, error kind).
 enum Answer {
     Ok { seq: u64, order_id: Uuid, booking_ids: Vec<Uuid> },
-    Fail { seq: u64, error_kind: String },
+    Fail { seq: u64, error_kind: ProblemKind },
 }
 
 fn subject(k: &Key) -> Subject {
@@ -42,10 +43,7 @@ pub fn check_idempotency(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) ->
             }
             TraceKind::Fail { op_id, error_kind } => {
                 if let Some(k) = key_of.get(op_id) {
-                    answers
-                        .entry(k.clone())
-                        .or_default()
-                        .push(Answer::Fail { seq: e.seq, error_kind: error_kind.clone() });
+                    answers.entry(k.clone()).or_default().push(Answer::Fail { seq: e.seq, error_kind: *error_kind });
                 }
             }
             _ => {}
@@ -89,7 +87,7 @@ pub fn check_idempotency(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) ->
                 }
                 Answer::Fail { seq, error_kind } => {
                     if let Some((ok_seq, order_id)) = first_ok.first()
-                        && !cfg.is_transient(error_kind)
+                        && !cfg.is_transient(*error_kind)
                     {
                         out.push(Violation::new(
                             Invariant::IdempotentRetry,
@@ -171,7 +169,7 @@ mod tests {
         w.charge(o);
         w.answer_checkout("u1", t, "k", o, true);
         let mut cfg = w.config();
-        cfg.transient_error_kinds = vec!["backend".into()];
+        cfg.transient_error_kinds = vec![ProblemKind::Backend];
         let op = ClientOp::Checkout {
             event_id: "ev".into(),
             hold_token: t,
