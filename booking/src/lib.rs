@@ -2,6 +2,7 @@
 //! whatever races, crashes, retries or late payments happen, and nothing
 //! charged is ever invisible.
 //!
+//! - [`admission`]: the waiting room's admission law and admission tokens.
 //! - [`model`]: the records (pure data).
 //! - [`store`]: the authoritative store ([`store::Store`], [`store::MemStore`], [`store::PgStore`]).
 //! - [`clock`], [`ids`]: injected time and ids, so the simulator decides both.
@@ -15,6 +16,7 @@
 
 #![warn(missing_docs)]
 
+pub mod admission;
 pub mod clock;
 pub mod daemon;
 pub mod fake_provider;
