@@ -1,0 +1,87 @@
+//! Each policy keeps the guarantee it states.
+
+use super::*;
+
+const OPEN_MS: i64 = 1_000;
+
+fn users(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("u{i:03}")).collect()
+}
+
+fn admit_all(q: &mut Queue, at_ms: i64) -> Vec<String> {
+    let mut out = Vec::new();
+    loop {
+        let batch = q.admit(3, at_ms);
+        if batch.is_empty() {
+            return out;
+        }
+        out.extend(batch);
+    }
+}
+
+#[test]
+fn fifo_admits_nobody_before_someone_who_joined_earlier() {
+    let mut q = Queue::new(Fairness::Fifo, OPEN_MS);
+    for (i, u) in users(10).iter().enumerate() {
+        assert_eq!(q.join(u, 0, i as i64), Ok(Standing::Waiting { position: i as u64 + 1 }));
+    }
+    assert_eq!(q.admit(5, OPEN_MS - 1), Vec::<String>::new(), "nobody before the sale opens");
+    assert_eq!(q.admit(4, OPEN_MS), users(4));
+    assert_eq!(q.standing("u004"), Standing::Waiting { position: 1 });
+    assert_eq!(q.standing("u000"), Standing::Admitted);
+    assert_eq!(q.join("u004", 0, 5_000), Ok(Standing::Waiting { position: 1 }), "joining again changes nothing");
+    assert_eq!(admit_all(&mut q, OPEN_MS), users(10)[4..].to_vec());
+}
+
+#[test]
+fn the_lottery_is_drawn_at_opening_and_anyone_can_recompute_it() {
+    let seed = [7u8; 32];
+    let mut q = Queue::new(Fairness::Lottery { seed }, OPEN_MS);
+    let commitment = q.commitment().expect("published when the queue opens");
+    for u in users(20) {
+        assert_eq!(q.join(&u, 0, 10), Ok(Standing::AwaitingDraw));
+    }
+    assert_eq!(q.reveal(), Err(QueueError::NotDrawn), "the seed stays secret until the draw");
+    q.join("late1", 0, OPEN_MS + 5).unwrap();
+    q.join("late2", 0, OPEN_MS + 6).unwrap();
+    let admitted = admit_all(&mut q, OPEN_MS + 10);
+    // A buyer's check: the revealed seed matches the commitment and recomputes the order.
+    let (revealed, joiners) = q.reveal().expect("revealed after the draw");
+    assert_eq!(hex::encode(Sha256::digest(revealed)), commitment);
+    assert_eq!(joiners, users(20));
+    let mut expected = lottery_order(&revealed, &joiners);
+    assert_ne!(expected, users(20), "a draw, not arrival order");
+    expected.extend(["late1".to_string(), "late2".to_string()]);
+    assert_eq!(admitted, expected, "the drawn order, then later arrivals in arrival order");
+    let other = lottery_order(&[8u8; 32], &joiners);
+    assert_ne!(other, lottery_order(&revealed, &joiners), "another seed, another order");
+}
+
+#[test]
+fn priority_tiers_go_first_fifo_within_a_tier() {
+    let mut q = Queue::new(Fairness::Priority, OPEN_MS);
+    q.join("public1", 1, 1).unwrap();
+    q.join("member1", 0, 2).unwrap();
+    q.join("public2", 1, 3).unwrap();
+    q.join("member2", 0, 4).unwrap();
+    assert_eq!(q.standing("public1"), Standing::Waiting { position: 3 });
+    assert_eq!(q.standing("member2"), Standing::Waiting { position: 2 });
+    assert_eq!(admit_all(&mut q, OPEN_MS), ["member1", "member2", "public1", "public2"]);
+    assert_eq!(q.join("x", MAX_TIERS, 0), Err(QueueError::BadTier(MAX_TIERS)));
+    assert_eq!(Queue::new(Fairness::Fifo, 0).join("x", 1, 0), Err(QueueError::BadTier(1)));
+}
+
+#[test]
+fn a_sold_out_event_tells_every_waiting_user_at_once() {
+    let mut q = Queue::new(Fairness::Fifo, OPEN_MS);
+    for u in users(5) {
+        q.join(&u, 0, 0).unwrap();
+    }
+    q.admit(2, OPEN_MS);
+    q.sold_out();
+    assert_eq!(q.standing("u000"), Standing::Admitted);
+    assert_eq!(q.standing("u004"), Standing::SoldOut);
+    assert_eq!(q.admit(10, OPEN_MS), Vec::<String>::new());
+    assert_eq!(q.join("late", 0, OPEN_MS), Err(QueueError::SoldOut));
+    assert_eq!(q.waiting(), 3);
+}
