@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod allocator;
+pub mod budget;
 pub mod build;
 pub mod chaos;
 pub mod check;
@@ -14,6 +15,7 @@ pub mod exchanges;
 pub mod failure;
 pub mod faults;
 pub mod faulty_cache;
+pub mod junit;
 pub mod nemesis;
 pub mod net;
 pub mod panic_note;

@@ -167,6 +167,23 @@ struct RunArgs {
     /// the scenarios not run are listed).
     #[arg(long)]
     fail_fast: bool,
+    /// Run only shard `I` of `N` (1-based) of each scenario's seeds: the
+    /// shards of one `N` are disjoint and together cover the seeds. A shard
+    /// does not judge `expect.must_happen` (that needs every default seed).
+    #[arg(long, value_parser = runner::Shard::parse)]
+    shard: Option<runner::Shard>,
+    /// Also write the results as JUnit XML to this file (one test case per
+    /// seed, the replay line in each failure).
+    #[arg(long)]
+    junit: Option<String>,
+    /// Run fresh seeds, round-robin over the scenarios, from a random base
+    /// (printed; `--base-seed` fixes it) until this much wall time is spent:
+    /// `90s`, `10m`, `2h`. Each failure prints its replay line.
+    #[arg(long, value_parser = parse_duration_s, conflicts_with_all = ["seeds", "seed", "shard", "check_determinism"])]
+    time_budget: Option<u64>,
+    /// The first seed `--time-budget` runs (default: random, printed).
+    #[arg(long, requires = "time_budget")]
+    base_seed: Option<u64>,
     #[command(flatten)]
     harness: HarnessArgs,
 }
@@ -201,6 +218,22 @@ fn parse_range(s: &str) -> Result<Range<u64>, String> {
         return Err(format!("empty range {s}"));
     }
     Ok(a..b)
+}
+
+/// `90s`, `10m`, `2h` (or plain seconds) as seconds, at least 1.
+fn parse_duration_s(s: &str) -> Result<u64, String> {
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = num.parse().map_err(|_| format!("bad duration {s}: expected e.g. 90s, 10m, 2h"))?;
+    let scale = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3_600,
+        _ => return Err(format!("bad duration unit in {s}: use s, m or h")),
+    };
+    match n.checked_mul(scale) {
+        Some(secs) if secs >= 1 => Ok(secs),
+        _ => Err(format!("duration {s} out of range")),
+    }
 }
 
 fn usage_error(msg: String) -> ExitCode {
@@ -394,13 +427,23 @@ fn run(args: RunArgs) -> ExitCode {
         Ok(p) => p,
         Err(e) => return usage_error(e),
     };
+    if let Some(budget_s) = args.time_budget {
+        return simulator::budget::run(&plans, budget_s, args.base_seed, args.jobs.clamp(1, 64), args.junit.as_deref());
+    }
     let mut summaries = Vec::new();
+    let mut runs = Vec::new();
     for plan in &plans {
-        let seeds: Vec<u64> = match (&args.seeds, args.seed) {
+        let mut seeds: Vec<u64> = match (&args.seeds, args.seed) {
             (Some(r), _) => r.clone().collect(),
             (None, Some(s)) => vec![s],
             (None, None) => plan.default_seeds.clone().collect(),
         };
+        if let Some(shard) = args.shard {
+            seeds = shard.of(&seeds);
+            if seeds.is_empty() {
+                continue; // fewer seeds than shards: this one has none of this scenario's
+            }
+        }
         let req = runner::RunRequest {
             seeds,
             jobs: args.jobs.clamp(1, 64),
@@ -410,7 +453,10 @@ fn run(args: RunArgs) -> ExitCode {
         let (summary, verdicts) = runner::run_scenario(plan, &req);
         report::scenario(&summary, &verdicts, args.json);
         let failed = summary.failed_any();
-        summaries.push(summary);
+        summaries.push(summary.clone());
+        if args.junit.is_some() {
+            runs.push((summary, verdicts));
+        }
         if args.fail_fast && failed {
             let rest: Vec<&str> = plans[summaries.len()..].iter().map(|p| p.name.as_str()).collect();
             if !rest.is_empty() {
@@ -421,6 +467,11 @@ fn run(args: RunArgs) -> ExitCode {
     }
     if !args.json {
         report::tables(&summaries, &plans);
+    }
+    if let Some(path) = &args.junit
+        && let Err(e) = std::fs::write(path, simulator::junit::document(&runs))
+    {
+        return usage_error(format!("cannot write {path}: {e}"));
     }
     if summaries.iter().any(Summary::failed_any) { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }

@@ -63,6 +63,8 @@ pub struct Summary {
     /// Paths the scenario declares in `expect.must_happen` that never
     /// happened over its default seeds: each fails the scenario.
     pub missing_paths: Vec<String>,
+    /// Whether the run judged the declared paths (it covered the default seeds).
+    pub paths_judged: bool,
 }
 
 /// Each path's total over `verdicts`, by stable name.
@@ -248,6 +250,7 @@ pub fn run_scenario(plan: &Plan, req: &RunRequest) -> (Summary, Vec<SeedVerdict>
         metrics: MetricsSummary::of(&verdicts),
         paths: path_totals(&verdicts),
         missing_paths: if judge_paths { missing_paths(plan, &verdicts) } else { Vec::new() },
+        paths_judged: judge_paths,
     };
     (summary, verdicts)
 }
@@ -256,6 +259,34 @@ impl Summary {
     /// Whether the scenario failed: a seed missed its expectation, or a declared path never happened.
     pub fn failed_any(&self) -> bool {
         self.failed > 0 || !self.missing_paths.is_empty()
+    }
+}
+
+/// A CI shard: `index` of `count` (1-based), written `I/N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// Which shard, `1..=count`.
+    pub index: u64,
+    /// How many shards.
+    pub count: u64,
+}
+
+impl Shard {
+    /// Parses `I/N` with `1 <= I <= N`.
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let (i, n) = s.split_once('/').ok_or_else(|| format!("expected I/N, got {s}"))?;
+        let (index, count): (u64, u64) =
+            (i.parse().map_err(|_| format!("bad shard {i}"))?, n.parse().map_err(|_| format!("bad count {n}"))?);
+        if count == 0 || index == 0 || index > count {
+            return Err(format!("shard {s}: need 1 <= I <= N"));
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// This shard's share of `seeds`: every `count`-th, from position
+    /// `index - 1`. The shards of one count are disjoint and cover `seeds`.
+    pub fn of(&self, seeds: &[u64]) -> Vec<u64> {
+        seeds.iter().enumerate().filter(|(i, _)| *i as u64 % self.count == self.index - 1).map(|(_, s)| *s).collect()
     }
 }
 

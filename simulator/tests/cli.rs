@@ -1,6 +1,11 @@
 //! The simulator binary as users run it: determinism across separate
 //! processes, a broken store caught with a replay line that reproduces the
-//! failure, usage errors, and the scenario list.
+//! failure, usage errors, and the scenario list; and the CI recipes' outputs
+//! as a CI service consumes them: `--shard I/N` splits each scenario's seeds
+//! into disjoint parts that cover them, `--junit FILE` writes one test case
+//! per seed with the replay line in each failure, and `--time-budget` runs
+//! fresh seeds from a printed base until the budget is spent, its failures
+//! replayable.
 
 use std::process::{Command, Output};
 
@@ -269,4 +274,138 @@ fn fail_fast_stops_after_the_first_failing_scenario_and_names_the_rest() {
     let rest = out.lines().find_map(|l| l.strip_prefix("--fail-fast: not run: ")).expect("the scenarios not run");
     assert!(rest.split(", ").any(|s| s == "swarm"), "{rest}");
     assert!(!out.contains("FAIL swarm"), "{out}");
+}
+
+/// The seeds a `--json` run reported, in order.
+fn seeds_run(o: &Output) -> Vec<u64> {
+    stdout(o)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["seed_verdict"]["seed"].as_u64())
+        .collect()
+}
+
+#[test]
+fn shards_are_disjoint_and_cover_the_seeds() {
+    let mut all = Vec::new();
+    for i in 1..=3 {
+        let shard = format!("{i}/3");
+        let o = sim(&["run", "--scenario", "same-seat-race", "--seeds", "0..10", "--shard", &shard, "--json"]);
+        assert!(o.status.success(), "{}", stdout(&o));
+        let seeds = seeds_run(&o);
+        assert!(!seeds.is_empty() && seeds.iter().all(|s| !all.contains(s)), "shard {shard}: {seeds:?}");
+        all.extend(seeds);
+    }
+    all.sort_unstable();
+    assert_eq!(all, (0..10).collect::<Vec<u64>>());
+    for bad in ["0/3", "4/3", "1/0", "x/2", "2"] {
+        let o = sim(&["run", "--scenario", "same-seat-race", "--shard", bad]);
+        assert_eq!(o.status.code(), Some(2), "--shard {bad}");
+    }
+}
+
+#[test]
+fn junit_has_a_case_per_seed_and_each_failure_carries_its_replay_line() {
+    let path = std::env::temp_dir().join(format!("holdfast-junit-{}.xml", std::process::id()));
+    let file = path.to_str().expect("a UTF-8 temp path");
+    let o = sim(&[
+        "run",
+        "--scenario",
+        "alice-bob-stale-token",
+        "--plant",
+        "checkout-ignores-token",
+        "--seeds",
+        "0..4",
+        "--junit",
+        file,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "the planted bug fails: {}", stdout(&o));
+    let xml = std::fs::read_to_string(&path).expect("the JUnit file");
+    let _ = std::fs::remove_file(&path);
+    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites"), "{xml}");
+    assert_eq!(
+        xml.matches("<testcase ").count(),
+        4,
+        "one case per seed (the seeds do not cover the default range, so no must_happen case): {xml}"
+    );
+    assert_eq!(xml.matches("<testsuite ").count(), xml.matches("</testsuite>").count());
+    let failures = xml.matches("<failure ").count();
+    assert!(failures >= 1, "{xml}");
+    assert_eq!(
+        xml.matches("replay: cargo run --release -p simulator -- replay --scenario alice-bob-stale-token --seed ")
+            .count(),
+        2 * failures,
+        "each failure names its replay line in its message and its body: {xml}"
+    );
+    assert!(xml.contains("tests=\"4\"") && xml.contains(&format!("failures=\"{failures}\"")), "{xml}");
+    // A passing run over the default seeds also judges the declared paths.
+    let path2 = std::env::temp_dir().join(format!("holdfast-junit-ok-{}.xml", std::process::id()));
+    let o = sim(&["run", "--scenario", "same-seat-race", "--junit", path2.to_str().unwrap()]);
+    assert!(o.status.success());
+    let xml = std::fs::read_to_string(&path2).expect("the JUnit file");
+    let _ = std::fs::remove_file(&path2);
+    assert!(xml.contains("name=\"expect.must_happen\"") && !xml.contains("<failure"), "{xml}");
+}
+
+#[test]
+fn a_time_budget_runs_fresh_seeds_from_a_printed_base_and_its_failures_replay() {
+    let o = sim(&[
+        "run",
+        "--scenario",
+        "alice-bob-stale-token",
+        "--plant",
+        "checkout-ignores-token",
+        "--time-budget",
+        "2s",
+        "--base-seed",
+        "1000",
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.starts_with("time-budget: 2 s from base seed 1000 over 1 scenarios"), "{out}");
+    let replay = out.lines().find_map(|l| l.trim().strip_prefix("replay: ")).expect("a failure's replay line");
+    let args: Vec<&str> = replay
+        .strip_prefix("cargo run --release -p simulator -- ")
+        .expect("a cargo command")
+        .split_whitespace()
+        .collect();
+    let seed: u64 = args[args.iter().position(|a| *a == "--seed").unwrap() + 1].parse().unwrap();
+    assert!(seed >= 1000, "a fresh seed from the base: {seed}");
+    let again = sim(&args);
+    assert!(stdout(&again).contains("verdict: fail"), "the replay line reproduces it");
+    assert!(out.lines().last().unwrap().ends_with(" failed"), "{out}");
+    let bad = sim(&["run", "--time-budget", "10x"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+/// The workflow recipe (`ci/github-actions.yml`) as a dry run: every
+/// simulator command it runs is accepted by this binary and writes its JUnit
+/// file (matrix values substituted; seeds, budget and scenarios shrunk so the
+/// run is short; the flags are the recipe's own).
+#[test]
+fn the_ci_workflow_s_commands_run() {
+    let workflow = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../ci/github-actions.yml"))
+        .expect("the workflow recipe");
+    let prefix = "cargo run --release -p simulator -- ";
+    let commands: Vec<&str> = workflow
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("run: "))
+        .filter_map(|c| c.strip_prefix(prefix))
+        .map(|c| c.split(" | ").next().unwrap())
+        .collect();
+    assert_eq!(commands.len(), 3, "library, shards and nightly: {commands:?}");
+    let dir = std::env::temp_dir().join(format!("holdfast-workflow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for c in commands {
+        let c = c.replace("${{ matrix.shard }}", "2").replace("--seeds 0..200", "--seeds 0..4").replace("60m", "1s");
+        let mut args: Vec<String> = c.split_whitespace().map(String::from).collect();
+        let junit = args.iter().position(|a| a == "--junit").expect("every job writes JUnit") + 1;
+        let file = dir.join(&args[junit]);
+        args[junit] = file.to_str().unwrap().to_string();
+        args.extend(["--scenario".to_string(), "same-seat-race".to_string()]);
+        let o = Command::new(env!("CARGO_BIN_EXE_simulator")).args(&args).output().expect("simulator runs");
+        assert!(o.status.success(), "{args:?}: {}", stdout(&o));
+        assert!(std::fs::read_to_string(&file).expect("its JUnit file").contains("<testcase "), "{args:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
