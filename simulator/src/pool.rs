@@ -68,7 +68,7 @@ pub fn seed_in_process(plan: &Plan, seed: u64) -> SeedVerdict {
 
 /// Runs `seeds` of `plan`, `jobs` at a time, each in a process of its own;
 /// with `twice`, every seed runs again and a differing trace hash fails it.
-/// `progress` shows a counter on stderr. Verdicts come back in seed order.
+/// `progress` shows a progress bar on stderr ([`progress_line`]). Verdicts come back in seed order.
 pub fn run_seeds(plan: &Plan, seeds: &[u64], jobs: usize, twice: bool, progress: bool) -> Vec<SeedVerdict> {
     let done = std::sync::atomic::AtomicUsize::new(0);
     let mut verdicts: Vec<Option<SeedVerdict>> = vec![None; seeds.len()];
@@ -96,7 +96,7 @@ pub fn run_seeds(plan: &Plan, seeds: &[u64], jobs: usize, twice: bool, progress:
                     slots.lock().expect("poisoned")[i] = Some(verdict);
                     let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
                     if progress {
-                        eprint!("\r{:<28} {n}/{}", plan.name, seeds.len());
+                        eprint!("\r{}", progress_line(&plan.name, n, seeds.len()));
                         let _ = std::io::stderr().flush();
                     }
                 }
@@ -107,6 +107,22 @@ pub fn run_seeds(plan: &Plan, seeds: &[u64], jobs: usize, twice: bool, progress:
         eprintln!();
     }
     verdicts.into_iter().map(|v| v.expect("every seed ran")).collect()
+}
+
+/// Width of the progress bar, in cells.
+const PROGRESS_CELLS: usize = 24;
+
+/// The progress line of `done` seeds of `total` of scenario `name`: a bar,
+/// the count and the share (`swarm  [#####.....] 12/50  24%`).
+pub fn progress_line(name: &str, done: usize, total: usize) -> String {
+    assert!(done <= total && total > 0);
+    let filled = done * PROGRESS_CELLS / total;
+    format!(
+        "{name:<28} [{}{}] {done}/{total} {:>3}%",
+        "#".repeat(filled),
+        ".".repeat(PROGRESS_CELLS - filled),
+        done * 100 / total
+    )
 }
 
 /// Runs the seeds of `plan` in order, `jobs` at a time, until one fails;
@@ -123,4 +139,19 @@ pub fn until_first_failure(plan: &Plan, seeds: &[u64], jobs: usize) -> (u64, Opt
         }
     }
     (ran, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_bar_fills_with_the_seeds_done() {
+        assert_eq!(progress_line("swarm", 0, 4), format!("{:<28} [{}] 0/4   0%", "swarm", ".".repeat(24)));
+        assert_eq!(
+            progress_line("swarm", 2, 4),
+            format!("{:<28} [{}{}] 2/4  50%", "swarm", "#".repeat(12), ".".repeat(12))
+        );
+        assert_eq!(progress_line("swarm", 4, 4), format!("{:<28} [{}] 4/4 100%", "swarm", "#".repeat(24)));
+    }
 }
