@@ -304,9 +304,21 @@ fn shards_are_disjoint_and_cover_the_seeds() {
     }
 }
 
+/// A file name in the temp dir, unique to this test process.
+fn temp_file(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("holdfast-{}-{name}", std::process::id()))
+}
+
+/// The text of `path` (which must exist), removed afterwards.
+fn read_and_remove(path: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(path).expect("the file was written");
+    let _ = std::fs::remove_file(path);
+    text
+}
+
 #[test]
 fn junit_has_a_case_per_seed_and_each_failure_carries_its_replay_line() {
-    let path = std::env::temp_dir().join(format!("holdfast-junit-{}.xml", std::process::id()));
+    let path = temp_file("junit.xml");
     let file = path.to_str().expect("a UTF-8 temp path");
     let o = sim(&[
         "run",
@@ -320,8 +332,7 @@ fn junit_has_a_case_per_seed_and_each_failure_carries_its_replay_line() {
         file,
     ]);
     assert_eq!(o.status.code(), Some(1), "the planted bug fails: {}", stdout(&o));
-    let xml = std::fs::read_to_string(&path).expect("the JUnit file");
-    let _ = std::fs::remove_file(&path);
+    let xml = read_and_remove(&path);
     assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites"), "{xml}");
     assert_eq!(
         xml.matches("<testcase ").count(),
@@ -339,11 +350,10 @@ fn junit_has_a_case_per_seed_and_each_failure_carries_its_replay_line() {
     );
     assert!(xml.contains("tests=\"4\"") && xml.contains(&format!("failures=\"{failures}\"")), "{xml}");
     // A passing run over the default seeds also judges the declared paths.
-    let path2 = std::env::temp_dir().join(format!("holdfast-junit-ok-{}.xml", std::process::id()));
-    let o = sim(&["run", "--scenario", "same-seat-race", "--junit", path2.to_str().unwrap()]);
+    let path = temp_file("junit-ok.xml");
+    let o = sim(&["run", "--scenario", "same-seat-race", "--junit", path.to_str().unwrap()]);
     assert!(o.status.success());
-    let xml = std::fs::read_to_string(&path2).expect("the JUnit file");
-    let _ = std::fs::remove_file(&path2);
+    let xml = read_and_remove(&path);
     assert!(xml.contains("name=\"expect.must_happen\"") && !xml.contains("<failure"), "{xml}");
 }
 

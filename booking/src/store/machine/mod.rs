@@ -53,6 +53,26 @@ pub fn expect_written<T: PartialEq + std::fmt::Debug, K: Ord + std::fmt::Debug>(
     Ok(())
 }
 
+/// Asserts that `seen` (the transitions a machine made when driven through
+/// every cause from every state) is exactly `table`, and that `allowed`
+/// answers the table for every pair of `all` states: every allowed row
+/// reachable, nothing else.
+#[cfg(test)]
+pub(crate) fn assert_table_is_reached<S: Copy + Ord + std::fmt::Display + std::fmt::Debug>(
+    table: &[(S, S)],
+    seen: &std::collections::BTreeSet<(S, S)>,
+    all: &[S],
+    allowed: fn(S, S) -> bool,
+) {
+    let rows: std::collections::BTreeSet<(S, S)> = table.iter().copied().collect();
+    assert_eq!(*seen, rows, "reachable transitions are exactly the table");
+    for from in all {
+        for to in all {
+            assert_eq!(allowed(*from, *to), rows.contains(&(*from, *to)), "{from} -> {to}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -61,13 +61,7 @@ fn every_row_of_the_table_is_reachable_and_nothing_else_is() {
             }
         }
     }
-    let table: BTreeSet<_> = TRANSITIONS.iter().copied().collect();
-    assert_eq!(seen, table, "reachable transitions are exactly the table");
-    for from in O::ALL {
-        for to in O::ALL {
-            assert_eq!(transition_allowed(*from, *to), table.contains(&(*from, *to)), "{from} -> {to}");
-        }
-    }
+    crate::store::machine::assert_table_is_reached(TRANSITIONS, &seen, O::ALL, transition_allowed);
     for status in [O::Confirmed, O::Compensated, O::CompensationFailed] {
         assert!(TRANSITIONS.iter().all(|(from, _)| *from != status), "{status} is final");
     }
