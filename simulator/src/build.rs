@@ -84,7 +84,8 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
     // One seat-map cache for every service host, outside them as one Redis
     // is, behind the cache nemesis's switch; its reads traced when it has faults.
     let shared_cache = Arc::new(match cfg.seat_map_cache_ttl_ms {
-        Some(ttl_ms) => MemCache::with_ttl(CACHE_MAX_EVENTS, ttl_ms),
+        // The cache server's one clock: simulated time, the same on every host.
+        Some(ttl_ms) => MemCache::with_ttl(CACHE_MAX_EVENTS, ttl_ms, Arc::new(SimClock::new(0))),
         None => MemCache::new(CACHE_MAX_EVENTS),
     });
     let cache_switch = CacheSwitch::default();

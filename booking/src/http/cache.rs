@@ -5,8 +5,10 @@
 //! tag of the body it sends.
 
 use super::etag::is_strong_entity_tag;
+use crate::clock::Clock;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -71,15 +73,22 @@ impl SeatMapCache for NoCache {
 }
 
 /// An in-process cache with the Redis cache's contract: entries live
-/// `ttl_ms` (by `tokio::time`, so simulated time in the simulator), bounded
-/// to `max_entries` events. For the simulator (one cache shared by every
-/// service host, as one Redis is) and tests.
-#[derive(Debug)]
+/// `ttl_ms` by the cache's own clock (one clock for every caller, as a Redis
+/// server has one), bounded to `max_entries` events. For the simulator (one
+/// cache shared by every service host, as one Redis is) and tests.
 pub struct MemCache {
     max_entries: usize,
-    ttl: Option<Duration>,
-    entries: Mutex<BTreeMap<String, (tokio::time::Instant, CachedSeatMap)>>,
+    /// Entries' lifetime and the clock that judges it.
+    ttl: Option<(i64, Arc<dyn Clock>)>,
+    /// Each event's entry, with the cache clock's reading when it was put.
+    entries: Mutex<BTreeMap<String, (i64, CachedSeatMap)>>,
     hits: std::sync::atomic::AtomicU64,
+}
+
+impl std::fmt::Debug for MemCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemCache").field("max_entries", &self.max_entries).finish_non_exhaustive()
+    }
 }
 
 impl MemCache {
@@ -93,24 +102,29 @@ impl MemCache {
         self.hits.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// A cache holding at most `max_entries` events, entries living `ttl_ms` (>= 1).
-    pub fn with_ttl(max_entries: usize, ttl_ms: u64) -> Self {
+    /// A cache holding at most `max_entries` events, entries living `ttl_ms`
+    /// (>= 1) by `clock`. Every caller shares that one clock: a per-host clock
+    /// (a tokio `Instant` of each host's runtime, say) would disagree across
+    /// hosts and restarts, and an entry could outlive its TTL.
+    pub fn with_ttl(max_entries: usize, ttl_ms: u64, clock: Arc<dyn Clock>) -> Self {
         assert!(ttl_ms >= 1);
-        Self {
-            max_entries,
-            ttl: Some(Duration::from_millis(ttl_ms)),
-            entries: Mutex::new(BTreeMap::new()),
-            hits: Default::default(),
-        }
+        let ttl_ms = i64::try_from(ttl_ms).expect("a TTL fits in i64 ms");
+        Self { max_entries, ttl: Some((ttl_ms, clock)), entries: Mutex::new(BTreeMap::new()), hits: Default::default() }
+    }
+
+    /// The cache clock's reading (0 without a TTL: nothing expires).
+    fn now_ms(&self) -> i64 {
+        self.ttl.as_ref().map_or(0, |(_, clock)| clock.now_ms())
     }
 }
 
 #[async_trait]
 impl SeatMapCache for MemCache {
     async fn get(&self, event_id: &str) -> Option<CachedSeatMap> {
+        let now_ms = self.now_ms();
         let mut e = self.entries.lock().expect("cache poisoned");
-        let (put_at, entry) = e.get(event_id)?;
-        if self.ttl.is_some_and(|ttl| put_at.elapsed() >= ttl) {
+        let (put_at_ms, entry) = e.get(event_id)?;
+        if self.ttl.as_ref().is_some_and(|(ttl_ms, _)| now_ms - put_at_ms >= *ttl_ms) {
             e.remove(event_id);
             return None;
         }
@@ -118,11 +132,12 @@ impl SeatMapCache for MemCache {
         Some(entry.clone())
     }
     async fn put(&self, event_id: &str, entry: &CachedSeatMap) {
+        let now_ms = self.now_ms();
         let mut e = self.entries.lock().expect("cache poisoned");
         if e.len() >= self.max_entries && !e.contains_key(event_id) {
             return;
         }
-        e.insert(event_id.to_string(), (tokio::time::Instant::now(), entry.clone()));
+        e.insert(event_id.to_string(), (now_ms, entry.clone()));
     }
     async fn invalidate(&self, event_id: &str) {
         self.entries.lock().expect("cache poisoned").remove(event_id);
@@ -326,14 +341,16 @@ mod tests {
     #[tokio::test]
     async fn a_mem_cache_entry_lives_its_ttl_and_no_longer() {
         let entry = CachedSeatMap { etag: "\"sm-1-1\"".into(), body: b"{}".to_vec() };
-        let cache = MemCache::with_ttl(4, 40);
+        let clock = crate::clock::ManualClock::new(1_000);
+        let cache = MemCache::with_ttl(4, 40, clock.clone());
         cache.put("e", &entry).await;
-        assert_eq!(cache.get("e").await, Some(entry.clone()));
-        tokio::time::sleep(Duration::from_millis(60)).await;
+        clock.advance_ms(39);
+        assert_eq!(cache.get("e").await, Some(entry.clone()), "alive until its TTL");
+        clock.advance_ms(1);
         assert_eq!(cache.get("e").await, None, "expired");
         let forever = MemCache::new(4);
         forever.put("e", &entry).await;
-        tokio::time::sleep(Duration::from_millis(60)).await;
+        clock.advance_ms(60_000);
         assert_eq!(forever.get("e").await, Some(entry));
     }
 }
