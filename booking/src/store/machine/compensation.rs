@@ -8,10 +8,11 @@
 
 use super::order::OrderCause;
 use crate::model::{Compensation, CompensationStatus};
+use crate::store::error::StoreError;
+use crate::store::rules::Rules;
 use crate::store::types::{
     CompensationAttempt, CompensationOutcome, CompensationResult, ExpiredAttempt, UNKNOWN_OUTCOME_PREFIX, bounded_text,
 };
-use crate::store::{Rules, StoreError};
 
 /// The transitions a compensation may make, as a table: `(from, to)`.
 pub const TRANSITIONS: &[(CompensationStatus, CompensationStatus)] = &[

@@ -7,7 +7,8 @@
 //! `compensation_failed` (never hidden as `failed`).
 
 use crate::model::{Order, OrderStatus, SeatId};
-use crate::store::{BeginPayment, Rules};
+use crate::store::rules::Rules;
+use crate::store::types::BeginPayment;
 use uuid::Uuid;
 
 /// The transitions an order may make, as a table: `(from, to)`.
@@ -132,7 +133,7 @@ pub fn decline_reason(reason: &str) -> String {
 /// The reason recorded on an order released at once for an unknown outcome
 /// (only a planted bug does that): `error`, prefixed, bounded.
 pub fn unknown_release_reason(error: &str) -> String {
-    crate::store::bounded_text(&format!("payment outcome unknown: {error}"))
+    crate::store::types::bounded_text(&format!("payment outcome unknown: {error}"))
 }
 
 /// The order after `cause` at store time `now_ms` under `rules`, or why not.

@@ -5,7 +5,7 @@
 //! the next one out by the backoff.
 
 use crate::model::{Order, PaymentOp, PaymentStatus};
-use crate::store::ReconcileBackoff;
+use crate::store::types::ReconcileBackoff;
 use uuid::Uuid;
 
 /// The transitions a payment operation may make, as a table: `(from, to)`.

@@ -8,7 +8,7 @@
 //! seats) and write exactly what it returns.
 
 use crate::model::{Seat, SeatState, UserId};
-use crate::store::Rules;
+use crate::store::rules::Rules;
 use uuid::Uuid;
 
 /// The transitions a seat may make, as a table: `(from, to)`.
