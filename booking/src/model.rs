@@ -25,12 +25,14 @@ pub const MAX_PAYMENT_TTL_MS: i64 = 24 * 60 * 60 * 1000;
 /// Upper bound on an idempotency key's length.
 pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 128;
 
+/// An enum of stable names: each variant serializes as, prints as and
+/// parses from its literal (the name used in SQL, JSON, traces and problem
+/// types), with `ALL` in declaration order.
 macro_rules! string_enum {
     ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $variant:ident => $s:literal),+ $(,)? }) => {
         $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-        #[serde(rename_all = "snake_case")]
-        pub enum $name { $($(#[$vm])* $variant),+ }
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+        pub enum $name { $($(#[$vm])* #[serde(rename = $s)] $variant),+ }
 
         impl $name {
             /// Every variant, in declaration order.
@@ -52,6 +54,7 @@ macro_rules! string_enum {
         }
     };
 }
+pub(crate) use string_enum;
 
 string_enum! {
     /// Where a seat is in its life: `available -> held -> payment_pending -> sold`,

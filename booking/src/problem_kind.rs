@@ -3,105 +3,81 @@
 //! `type` is `urn:holdfast:problem:<kind>`), the simulator's users (which
 //! read it back) and the checkers (which judge the trace's `error_kind`).
 
-use serde::{Deserialize, Serialize};
-
-macro_rules! problem_kinds {
-    ($($(#[$m:meta])* $variant:ident => $s:literal),+ $(,)?) => {
-        /// A kind of problem, by its stable kebab-case name.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-        pub enum ProblemKind {
-            $($(#[$m])* #[serde(rename = $s)] $variant),+
-        }
-
-        impl ProblemKind {
-            /// Every kind, in declaration order.
-            pub const ALL: &'static [ProblemKind] = &[$(ProblemKind::$variant),+];
-
-            /// The stable name (the last segment of a problem's `type`).
-            pub fn as_str(self) -> &'static str {
-                match self { $(ProblemKind::$variant => $s),+ }
-            }
-
-            /// Parses a stable name; `None` for anything else.
-            pub fn parse(s: &str) -> Option<Self> {
-                match s { $($s => Some(ProblemKind::$variant),)+ _ => None }
-            }
-        }
-    };
-}
-
-problem_kinds! {
-    /// The store found the request malformed.
-    InvalidInput => "invalid-input",
-    /// No such event.
-    UnknownEvent => "unknown-event",
-    /// The event exists already.
-    EventExists => "event-exists",
-    /// A requested seat does not exist.
-    UnknownSeat => "unknown-seat",
-    /// A requested seat is owned by someone else.
-    SeatUnavailable => "seat-unavailable",
-    /// The hold would pass the per-user cap.
-    HoldLimit => "hold-limit",
-    /// No seat carries the token (never issued, released, swept, checked out).
-    HoldNotFound => "hold-not-found",
-    /// Another hold owns the seats now.
-    StaleToken => "stale-token",
-    /// The hold is another user's.
-    NotHolder => "not-holder",
-    /// The hold's deadline has passed.
-    HoldExpired => "hold-expired",
-    /// The idempotency key was used for another request.
-    IdempotencyKeyReused => "idempotency-key-reused",
-    /// No such order.
-    UnknownOrder => "unknown-order",
-    /// No such payment operation.
-    UnknownPaymentOp => "unknown-payment-op",
-    /// The payment already has the other final outcome.
-    PaymentConflict => "payment-conflict",
-    /// The payment deadline has not passed.
-    DeadlineNotPassed => "deadline-not-passed",
-    /// The order no longer owns its seats.
-    OrderNotOpen => "order-not-open",
-    /// No such dispatch event.
-    UnknownOutboxEvent => "unknown-outbox-event",
-    /// No such compensation.
-    UnknownCompensation => "unknown-compensation",
-    /// The compensation's next attempt is not due.
-    CompensationNotDue => "compensation-not-due",
-    /// The store is unavailable: retry.
-    Backend => "backend",
-    /// A store invariant refused the request: a bug, not an outage.
-    InvariantBreach => "invariant-breach",
-    /// The request is malformed (syntax, shape, parameters).
-    BadRequest => "bad-request",
-    /// Missing or invalid credentials.
-    Unauthorized => "unauthorized",
-    /// Authenticated, not allowed.
-    Forbidden => "forbidden",
-    /// No such resource or route.
-    NotFound => "not-found",
-    /// Too many hold attempts: retry later.
-    RateLimited => "rate-limited",
-    /// The body is larger than the service accepts.
-    PayloadTooLarge => "payload-too-large",
-    /// The body is not JSON.
-    UnsupportedMediaType => "unsupported-media-type",
-    /// The method is not allowed on the path.
-    MethodNotAllowed => "method-not-allowed",
-    /// A checkout without its `Idempotency-Key` header.
-    IdempotencyKeyRequired => "idempotency-key-required",
-    /// A provider webhook whose body is not a webhook event.
-    BadWebhook => "bad-webhook",
-    /// A provider webhook whose signature or timestamp does not verify.
-    BadWebhookSignature => "bad-webhook-signature",
-    /// The service cannot reach its store (health check).
-    Unavailable => "unavailable",
-    /// A server error the framework raised.
-    Internal => "internal",
-    /// An error answer that is not a problem document of this API (seen by a
-    /// client only, e.g. from a proxy).
-    NotAProblem => "unknown-error",
+crate::model::string_enum! {
+    /// A kind of problem, by its stable kebab-case name.
+    ProblemKind {
+        /// The store found the request malformed.
+        InvalidInput => "invalid-input",
+        /// No such event.
+        UnknownEvent => "unknown-event",
+        /// The event exists already.
+        EventExists => "event-exists",
+        /// A requested seat does not exist.
+        UnknownSeat => "unknown-seat",
+        /// A requested seat is owned by someone else.
+        SeatUnavailable => "seat-unavailable",
+        /// The hold would pass the per-user cap.
+        HoldLimit => "hold-limit",
+        /// No seat carries the token (never issued, released, swept, checked out).
+        HoldNotFound => "hold-not-found",
+        /// Another hold owns the seats now.
+        StaleToken => "stale-token",
+        /// The hold is another user's.
+        NotHolder => "not-holder",
+        /// The hold's deadline has passed.
+        HoldExpired => "hold-expired",
+        /// The idempotency key was used for another request.
+        IdempotencyKeyReused => "idempotency-key-reused",
+        /// No such order.
+        UnknownOrder => "unknown-order",
+        /// No such payment operation.
+        UnknownPaymentOp => "unknown-payment-op",
+        /// The payment already has the other final outcome.
+        PaymentConflict => "payment-conflict",
+        /// The payment deadline has not passed.
+        DeadlineNotPassed => "deadline-not-passed",
+        /// The order no longer owns its seats.
+        OrderNotOpen => "order-not-open",
+        /// No such dispatch event.
+        UnknownOutboxEvent => "unknown-outbox-event",
+        /// No such compensation.
+        UnknownCompensation => "unknown-compensation",
+        /// The compensation's next attempt is not due.
+        CompensationNotDue => "compensation-not-due",
+        /// The store is unavailable: retry.
+        Backend => "backend",
+        /// A store invariant refused the request: a bug, not an outage.
+        InvariantBreach => "invariant-breach",
+        /// The request is malformed (syntax, shape, parameters).
+        BadRequest => "bad-request",
+        /// Missing or invalid credentials.
+        Unauthorized => "unauthorized",
+        /// Authenticated, not allowed.
+        Forbidden => "forbidden",
+        /// No such resource or route.
+        NotFound => "not-found",
+        /// Too many hold attempts: retry later.
+        RateLimited => "rate-limited",
+        /// The body is larger than the service accepts.
+        PayloadTooLarge => "payload-too-large",
+        /// The body is not JSON.
+        UnsupportedMediaType => "unsupported-media-type",
+        /// The method is not allowed on the path.
+        MethodNotAllowed => "method-not-allowed",
+        /// A checkout without its `Idempotency-Key` header.
+        IdempotencyKeyRequired => "idempotency-key-required",
+        /// A provider webhook whose body is not a webhook event.
+        BadWebhook => "bad-webhook",
+        /// A provider webhook whose signature or timestamp does not verify.
+        BadWebhookSignature => "bad-webhook-signature",
+        /// The service cannot reach its store (health check).
+        Unavailable => "unavailable",
+        /// A server error the framework raised.
+        Internal => "internal",
+        /// An error answer that is not a problem document of this API (seen by a
+        /// client only, e.g. from a proxy).
+        NotAProblem => "unknown-error",
+    }
 }
 
 impl ProblemKind {
@@ -118,12 +94,6 @@ impl ProblemKind {
             self,
             ProblemKind::StaleToken | ProblemKind::NotHolder | ProblemKind::HoldExpired | ProblemKind::HoldNotFound
         )
-    }
-}
-
-impl std::fmt::Display for ProblemKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
