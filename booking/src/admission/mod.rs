@@ -6,10 +6,13 @@
 //!   the headroom under the target of active sessions.
 //! - [`queue`]: one event's waiting queue under its fairness policy (arrival
 //!   order, a verifiable pre-sale lottery, priority tiers), in memory.
+//! - [`room`]: the waiting-room contract every `bookingd` instance shares
+//!   (queue, sessions, admission lease), in memory and in Redis.
 //! - [`token`]: signed, expiring admission tokens bound to one event and
 //!   one user, refused each in its own way when forged, expired, borrowed,
 //!   presented to another event or used after their session ended.
 
 pub mod controller;
 pub mod queue;
+pub mod room;
 pub mod token;

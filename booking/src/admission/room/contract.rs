@@ -1,0 +1,197 @@
+//! The waiting-room contract as executable checks: every [`Rooms`]
+//! implementation runs them (in memory in unit tests, Redis in
+//! `booking/tests/redis_rooms.rs`). Each check uses events named from
+//! `prefix`, so runs against a shared store do not meet. A check panics with
+//! what broke.
+
+use super::{Place, Policy, RoomError, RoomSpec, Rooms, SessionEnd};
+use crate::admission::queue::{QueueError, lottery_order};
+use sha2::{Digest, Sha256};
+
+const OPEN_MS: i64 = 1_000_000;
+const TTL_MS: i64 = 60_000;
+
+fn spec(policy: Policy, target: u32) -> RoomSpec {
+    RoomSpec { policy, opens_at_ms: OPEN_MS, target_active_sessions: target, session_ttl_ms: TTL_MS }
+}
+
+fn user(i: usize) -> String {
+    format!("u{i:04}")
+}
+
+/// Every check, in order.
+pub async fn all(rooms: &dyn Rooms, prefix: &str) {
+    opening_is_idempotent(rooms, prefix).await;
+    fifo_keeps_arrival_order(rooms, prefix).await;
+    admission_never_passes_the_target(rooms, prefix).await;
+    sessions_end_once_and_expire(rooms, prefix).await;
+    lottery_is_recomputable(rooms, prefix).await;
+    priority_tiers_go_first(rooms, prefix).await;
+    sold_out_tells_the_waiting(rooms, prefix).await;
+    one_leader_at_a_time(rooms, prefix).await;
+}
+
+/// Opening twice with the same spec is fine; another spec conflicts; bad specs are refused.
+pub async fn opening_is_idempotent(rooms: &dyn Rooms, prefix: &str) {
+    let ev = format!("{prefix}-open");
+    rooms.open(&ev, &spec(Policy::Fifo, 3), [1; 32]).await.unwrap();
+    rooms.open(&ev, &spec(Policy::Fifo, 3), [1; 32]).await.unwrap();
+    assert_eq!(rooms.open(&ev, &spec(Policy::Fifo, 4), [1; 32]).await, Err(RoomError::Conflict(ev.clone())));
+    assert_eq!(rooms.spec(&ev).await.unwrap(), Some(spec(Policy::Fifo, 3)));
+    assert!(rooms.events().await.unwrap().contains(&ev));
+    let bad = RoomSpec { target_active_sessions: 0, ..spec(Policy::Fifo, 1) };
+    assert_eq!(rooms.open(&format!("{prefix}-bad"), &bad, [1; 32]).await, Err(RoomError::BadSpec));
+    assert_eq!(rooms.spec(&format!("{prefix}-none")).await.unwrap(), None);
+    let none = rooms.join(&format!("{prefix}-none"), "u", 0, OPEN_MS).await;
+    assert_eq!(none, Err(RoomError::NoRoom(format!("{prefix}-none"))));
+}
+
+/// Places follow arrival order; nobody is admitted before opening; admissions follow places.
+pub async fn fifo_keeps_arrival_order(rooms: &dyn Rooms, prefix: &str) {
+    let ev = format!("{prefix}-fifo");
+    rooms.open(&ev, &spec(Policy::Fifo, 100), [2; 32]).await.unwrap();
+    for i in 0..10 {
+        let place = rooms.join(&ev, &user(i), 0, OPEN_MS - 100 + i as i64).await.unwrap();
+        assert_eq!(place, Place::Waiting { position: i as u64 + 1 });
+    }
+    assert_eq!(rooms.join(&ev, &user(3), 0, OPEN_MS).await.unwrap(), Place::Waiting { position: 4 }, "rejoin");
+    assert_eq!(rooms.join(&ev, "tiered", 1, OPEN_MS).await, Err(RoomError::Queue(QueueError::BadTier(1))));
+    let early = rooms.admit(&ev, 5, 1.0, OPEN_MS - 1).await.unwrap();
+    assert!(early.admitted.is_empty(), "nobody before the sale opens");
+    let batch = rooms.admit(&ev, 4, 2.5, OPEN_MS).await.unwrap();
+    let names: Vec<_> = batch.admitted.iter().map(|(u, _)| u.clone()).collect();
+    assert_eq!(names, (0..4).map(user).collect::<Vec<_>>());
+    assert_eq!((batch.active, batch.waiting), (4, 6));
+    let (place, gauge) = rooms.place(&ev, &user(4)).await.unwrap();
+    assert_eq!(place, Place::Waiting { position: 1 });
+    assert_eq!((gauge.waiting, gauge.active, gauge.rate_per_s, gauge.sold_out), (6, 4, 2.5, false));
+    match rooms.place(&ev, &user(1)).await.unwrap().0 {
+        Place::Admitted { session, ended: None } => {
+            assert_eq!(session, batch.admitted[1].1);
+            assert_eq!((session.position, session.admitted_at_ms), (2, OPEN_MS));
+            assert_eq!(session.expires_at_ms, OPEN_MS + TTL_MS);
+        }
+        other => panic!("admitted user reads {other:?}"),
+    }
+    assert_eq!(rooms.place(&ev, "stranger").await.unwrap().0, Place::NotJoined);
+}
+
+/// However passes interleave, open sessions never pass the target.
+pub async fn admission_never_passes_the_target(rooms: &dyn Rooms, prefix: &str) {
+    let ev = format!("{prefix}-target");
+    rooms.open(&ev, &spec(Policy::Fifo, 5), [3; 32]).await.unwrap();
+    for i in 0..20 {
+        rooms.join(&ev, &user(i), 0, OPEN_MS).await.unwrap();
+    }
+    let (a, b) = futures::join!(rooms.admit(&ev, 4, 1.0, OPEN_MS), rooms.admit(&ev, 4, 1.0, OPEN_MS));
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a.admitted.len() + b.admitted.len(), 5, "two passes at once admit the target, no more");
+    let mut all: Vec<_> = a.admitted.iter().chain(&b.admitted).map(|(u, _)| u.clone()).collect();
+    all.sort();
+    assert_eq!(all, (0..5).map(user).collect::<Vec<_>>(), "the first five, each once");
+    let more = rooms.admit(&ev, 10, 1.0, OPEN_MS + 1).await.unwrap();
+    assert!(more.admitted.is_empty());
+    assert_eq!(more.active, 5);
+}
+
+/// A session ends once, by its holder; expired sessions end at the next pass and free room.
+pub async fn sessions_end_once_and_expire(rooms: &dyn Rooms, prefix: &str) {
+    let ev = format!("{prefix}-end");
+    rooms.open(&ev, &spec(Policy::Fifo, 2), [4; 32]).await.unwrap();
+    for i in 0..4 {
+        rooms.join(&ev, &user(i), 0, OPEN_MS).await.unwrap();
+    }
+    let batch = rooms.admit(&ev, 2, 1.0, OPEN_MS).await.unwrap();
+    let (u0, s0) = batch.admitted[0].clone();
+    let (u1, s1) = batch.admitted[1].clone();
+    assert_eq!(rooms.end_session(&ev, &u1, s0.session_id, SessionEnd::Released, OPEN_MS + 5).await.unwrap(), None);
+    let ended = rooms.end_session(&ev, &u0, s0.session_id, SessionEnd::Purchased, OPEN_MS + 500).await.unwrap();
+    assert_eq!(ended, Some(500));
+    assert_eq!(rooms.end_session(&ev, &u0, s0.session_id, SessionEnd::Released, OPEN_MS + 600).await.unwrap(), None);
+    assert_eq!(
+        rooms.place(&ev, &u0).await.unwrap().0,
+        Place::Admitted { session: s0, ended: Some(SessionEnd::Purchased) }
+    );
+    let next = rooms.admit(&ev, 5, 1.0, OPEN_MS + 1_000).await.unwrap();
+    assert_eq!(next.admitted.len(), 1, "the purchase freed one place");
+    assert_eq!(next.admitted[0].0, user(2));
+    let late = rooms.admit(&ev, 5, 1.0, s1.expires_at_ms).await.unwrap();
+    assert_eq!(late.expired_ms, vec![TTL_MS as u64], "u1's session expired");
+    assert_eq!(late.admitted.iter().map(|(u, _)| u.clone()).collect::<Vec<_>>(), vec![user(3)]);
+    assert_eq!(rooms.place(&ev, &u1).await.unwrap().0, Place::Admitted { session: s1, ended: Some(SessionEnd::Expired) });
+    assert_eq!(rooms.end_session(&ev, &u1, s1.session_id, SessionEnd::Purchased, s1.expires_at_ms).await.unwrap(), None);
+}
+
+/// The lottery's order is recomputable from its revealed seed; the commitment is the seed's hash.
+pub async fn lottery_is_recomputable(rooms: &dyn Rooms, prefix: &str) {
+    let ev = format!("{prefix}-lottery");
+    let seed = [5u8; 32];
+    rooms.open(&ev, &spec(Policy::Lottery, 100), seed).await.unwrap();
+    let record = rooms.lottery(&ev).await.unwrap();
+    assert_eq!(record.commitment, hex::encode(Sha256::digest(seed)));
+    assert_eq!((record.seed, record.joiners), (None, None), "nothing revealed before the draw");
+    let joiners: Vec<String> = (0..12).map(user).collect();
+    for (i, u) in joiners.iter().enumerate() {
+        assert_eq!(rooms.join(&ev, u, 0, OPEN_MS - 1_000 + i as i64).await.unwrap(), Place::AwaitingDraw);
+    }
+    assert_eq!(rooms.join(&ev, "late", 0, OPEN_MS + 10).await.unwrap(), Place::Waiting { position: 13 });
+    let record = rooms.lottery(&ev).await.unwrap();
+    let revealed: [u8; 32] = hex::decode(record.seed.expect("revealed after the draw")).unwrap().try_into().unwrap();
+    assert_eq!(record.joiners.as_deref(), Some(joiners.as_slice()));
+    let expected = lottery_order(&revealed, &joiners);
+    let mut admitted = Vec::new();
+    for t in 0..13 {
+        let batch = rooms.admit(&ev, 1, 1.0, OPEN_MS + 20 + t).await.unwrap();
+        admitted.extend(batch.admitted.into_iter().map(|(u, _)| u));
+    }
+    assert_eq!(&admitted[..12], expected.as_slice(), "admitted in the recomputed order");
+    assert_eq!(admitted[12], "late", "later arrivals follow");
+    let fifo = format!("{prefix}-fifo-nolottery");
+    rooms.open(&fifo, &spec(Policy::Fifo, 1), seed).await.unwrap();
+    assert_eq!(rooms.lottery(&fifo).await, Err(RoomError::NotALottery(fifo.clone())));
+}
+
+/// Lower tiers are admitted first, FIFO within a tier.
+pub async fn priority_tiers_go_first(rooms: &dyn Rooms, prefix: &str) {
+    let ev = format!("{prefix}-priority");
+    rooms.open(&ev, &spec(Policy::Priority, 100), [6; 32]).await.unwrap();
+    let joins = [("p1", 1), ("m1", 0), ("p2", 1), ("m2", 0), ("v1", 2)];
+    for (i, (u, tier)) in joins.iter().enumerate() {
+        rooms.join(&ev, u, *tier, OPEN_MS + i as i64).await.unwrap();
+    }
+    assert_eq!(rooms.place(&ev, "p1").await.unwrap().0, Place::Waiting { position: 3 });
+    assert_eq!(rooms.join(&ev, "x", 8, OPEN_MS).await, Err(RoomError::Queue(QueueError::BadTier(8))));
+    let batch = rooms.admit(&ev, 10, 1.0, OPEN_MS + 10).await.unwrap();
+    let names: Vec<_> = batch.admitted.iter().map(|(u, _)| u.as_str()).collect();
+    assert_eq!(names, ["m1", "m2", "p1", "p2", "v1"]);
+}
+
+/// Once sold out, waiting users read it, nobody is admitted, nobody joins.
+pub async fn sold_out_tells_the_waiting(rooms: &dyn Rooms, prefix: &str) {
+    let ev = format!("{prefix}-soldout");
+    rooms.open(&ev, &spec(Policy::Fifo, 10), [7; 32]).await.unwrap();
+    for i in 0..3 {
+        rooms.join(&ev, &user(i), 0, OPEN_MS).await.unwrap();
+    }
+    rooms.admit(&ev, 1, 1.0, OPEN_MS).await.unwrap();
+    rooms.sell_out(&ev).await.unwrap();
+    assert!(matches!(rooms.place(&ev, &user(0)).await.unwrap().0, Place::Admitted { .. }));
+    let (place, gauge) = rooms.place(&ev, &user(1)).await.unwrap();
+    assert_eq!(place, Place::SoldOut);
+    assert!(gauge.sold_out);
+    assert!(rooms.admit(&ev, 5, 1.0, OPEN_MS + 1).await.unwrap().admitted.is_empty());
+    assert_eq!(rooms.join(&ev, "late", 0, OPEN_MS + 2).await, Err(RoomError::Queue(QueueError::SoldOut)));
+    assert_eq!(rooms.join(&ev, &user(2), 0, OPEN_MS + 2).await.unwrap(), Place::SoldOut, "rejoin reads sold out");
+}
+
+/// One leader at a time; the lease lapses.
+pub async fn one_leader_at_a_time(rooms: &dyn Rooms, prefix: &str) {
+    let ev = format!("{prefix}-lead");
+    rooms.open(&ev, &spec(Policy::Fifo, 1), [8; 32]).await.unwrap();
+    assert!(rooms.lead(&ev, "a", 1_500, OPEN_MS).await.unwrap());
+    assert!(!rooms.lead(&ev, "b", 1_500, OPEN_MS + 1_000).await.unwrap());
+    assert!(rooms.lead(&ev, "a", 1_500, OPEN_MS + 1_000).await.unwrap(), "the leader renews");
+    assert!(!rooms.lead(&ev, "b", 1_500, OPEN_MS + 2_499).await.unwrap());
+    assert!(rooms.lead(&ev, "b", 1_500, OPEN_MS + 2_500).await.unwrap(), "a lapsed lease is taken");
+    assert!(!rooms.lead(&ev, "a", 1_500, OPEN_MS + 2_600).await.unwrap());
+}
