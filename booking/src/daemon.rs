@@ -14,6 +14,7 @@ use crate::ids::RandomIds;
 use crate::model::{MAX_HOLD_TTL_MS, MAX_PAYMENT_TTL_MS};
 use crate::payment::http_provider::HttpProvider;
 use crate::payment::workflow::WorkflowConfig;
+use crate::admission::waiting_room::WaitingRoomParts;
 use crate::service::{Service, ServiceParts};
 use crate::store::{PgClock, PgStore};
 use crate::sweeper::SweeperConfig;
@@ -76,6 +77,9 @@ enum Command {
         /// Make an operator (admin) credential: may create events and read every order and the unresolved list.
         #[arg(long)]
         admin: bool,
+        /// Priority tier for priority waiting rooms (0 is admitted first; absent: the public).
+        #[arg(long, value_parser = clap::value_parser!(u8).range(0..i64::from(crate::admission::queue::MAX_TIERS)))]
+        tier: Option<u8>,
     },
 }
 
@@ -249,6 +253,7 @@ async fn pool(url: &str, max: u32) -> Result<sqlx::PgPool, String> {
 async fn run_serve(args: ServeArgs) -> Result<(), String> {
     let token_secret = secret("HOLDFAST_TOKEN_SECRET")?;
     let webhook_secret = secret("HOLDFAST_WEBHOOK_SECRET")?;
+    let admission_secret = admission_secret(&token_secret);
     let workflow = WorkflowConfig {
         outbox_lease_ms: args.outbox_lease_ms,
         dispatch_concurrency: args.dispatch_concurrency,
@@ -297,6 +302,10 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
             workflow,
             sweeper: SweeperConfig::default(),
             faults,
+            waiting_room: WaitingRoomParts {
+                instance: format!("{}#{}", args.listen, std::process::id()),
+                ..WaitingRoomParts::in_memory(&admission_secret)
+            },
         })
         .map_err(|e| e.to_string())?,
     );
@@ -313,6 +322,21 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
     let _ = stop_tx.send(true);
     let _ = background.await;
     Ok(())
+}
+
+/// The admission-token secret: `HOLDFAST_ADMISSION_SECRET` when set (>= 16
+/// bytes), else one derived from the user-token secret (HMAC-SHA256 under a
+/// label of its own, so neither token verifies as the other).
+fn admission_secret(token_secret: &[u8]) -> Vec<u8> {
+    use hmac::Mac as _;
+    match std::env::var("HOLDFAST_ADMISSION_SECRET") {
+        Ok(s) if s.len() >= 16 => s.into_bytes(),
+        _ => {
+            let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(token_secret).expect("hmac takes any key length");
+            mac.update(b"holdfast admission tokens");
+            mac.finalize().into_bytes().to_vec()
+        }
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM (graceful shutdown), for both daemons.
@@ -350,13 +374,13 @@ where
                 println!("migrations applied");
                 Ok(())
             }
-            Command::IssueToken { user, events, ttl_s, admin } => {
+            Command::IssueToken { user, events, ttl_s, admin, tier } => {
                 let secret = secret("HOLDFAST_TOKEN_SECRET")?;
                 if !crate::model::valid_id(&user) {
                     return Err("--user must be 1..=64 characters of [A-Za-z0-9_.-]".to_string());
                 }
                 let clock = Arc::new(SystemClock);
-                let claims = Claims { sub: user, events, exp_ms: clock.now_ms() + ttl_s * 1000, admin };
+                let claims = Claims { sub: user, events, exp_ms: clock.now_ms() + ttl_s * 1000, admin, tier };
                 println!("{}", Authenticator::new(&secret, clock).issue(&claims));
                 Ok(())
             }

@@ -64,6 +64,18 @@ pub struct Metrics {
     pub unresolved: AtomicI64,
     /// Requests refused by the per-user rate limit.
     pub rate_limited: AtomicU64,
+    /// Waiting-room admissions made by this instance's passes.
+    pub admissions: AtomicU64,
+    /// Waiting-room sessions this instance's passes ended by expiry (abandoned).
+    pub sessions_abandoned: AtomicU64,
+    /// Holds and checkouts refused by the admission gate.
+    pub admission_refused: AtomicU64,
+    /// Users waiting, summed over rooms, at this instance's last pass.
+    pub queue_waiting: AtomicI64,
+    /// Open checkout sessions, summed over rooms, at this instance's last pass.
+    pub sessions_active: AtomicI64,
+    /// The admission rate of this instance's last pass, summed over rooms, admissions per 1,000 s.
+    pub admission_rate_per_ks: AtomicI64,
 }
 
 impl Metrics {
@@ -95,6 +107,15 @@ impl Metrics {
             PaymentOutcome::Released => &self.payments_released,
         };
         c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Records one room's admission pass (this instance led it).
+    pub fn admission_pass(&self, r: &crate::admission::waiting_room::TickReport) {
+        self.admissions.fetch_add(r.admitted.len() as u64, Ordering::Relaxed);
+        self.sessions_abandoned.fetch_add(u64::from(r.expired), Ordering::Relaxed);
+        self.queue_waiting.store(i64::try_from(r.waiting).unwrap_or(i64::MAX), Ordering::Relaxed);
+        self.sessions_active.store(i64::from(r.active), Ordering::Relaxed);
+        self.admission_rate_per_ks.store((r.decision.rate_per_s * 1000.0).round() as i64, Ordering::Relaxed);
     }
 
     /// Renders every metric in Prometheus text exposition format.
@@ -148,6 +169,24 @@ impl Metrics {
             "Requests refused by the per-user hold rate limit.",
             &[("", g(&self.rate_limited))],
         );
+        counter("holdfast_admissions_total", "Waiting-room admissions.", &[("", g(&self.admissions))]);
+        counter(
+            "holdfast_sessions_abandoned_total",
+            "Waiting-room sessions that expired unused.",
+            &[("", g(&self.sessions_abandoned))],
+        );
+        counter(
+            "holdfast_admission_refused_total",
+            "Holds and checkouts refused by the admission gate.",
+            &[("", g(&self.admission_refused))],
+        );
+        for (name, help, v) in [
+            ("holdfast_queue_waiting", "Users waiting in waiting rooms.", &self.queue_waiting),
+            ("holdfast_sessions_active", "Open checkout sessions of waiting rooms.", &self.sessions_active),
+            ("holdfast_admission_rate_per_ks", "Admission rate, per 1000 s.", &self.admission_rate_per_ks),
+        ] {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {}", v.load(Ordering::Relaxed));
+        }
         let _ = writeln!(
             out,
             "# HELP holdfast_hold_expiry_lag_ms_max Largest expiry lag seen, ms.\n# TYPE holdfast_hold_expiry_lag_ms_max gauge\nholdfast_hold_expiry_lag_ms_max {}",

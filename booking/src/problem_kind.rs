@@ -74,6 +74,32 @@ crate::model::string_enum! {
         Unavailable => "unavailable",
         /// A server error the framework raised.
         Internal => "internal",
+        /// A hold or checkout on a waiting-room event without an admission token.
+        AdmissionRequired => "admission-required",
+        /// Not an admission token (length, format, encoding).
+        AdmissionMalformed => "admission-malformed",
+        /// An admission token whose signature does not verify.
+        AdmissionForged => "admission-forged",
+        /// An admission token issued for another event.
+        AdmissionOtherEvent => "admission-other-event",
+        /// An admission token issued to another user.
+        AdmissionOtherUser => "admission-other-user",
+        /// An admission token past its expiry.
+        AdmissionExpired => "admission-expired",
+        /// An admission token whose checkout session has ended (purchase, release or expiry).
+        AdmissionSessionEnded => "admission-session-ended",
+        /// The event has no waiting room.
+        NoWaitingRoom => "no-waiting-room",
+        /// The event's waiting room is configured otherwise (or no room is left).
+        WaitingRoomConflict => "waiting-room-conflict",
+        /// The waiting room's store lost the event's room (a restart without persistence).
+        WaitingRoomLost => "waiting-room-lost",
+        /// The event sold out: nobody else is admitted.
+        SoldOut => "sold-out",
+        /// The queue holds as many users as it may.
+        QueueFull => "queue-full",
+        /// The event's waiting room is not a lottery.
+        NotALottery => "not-a-lottery",
         /// An error answer that is not a problem document of this API (seen by a
         /// client only, e.g. from a proxy).
         NotAProblem => "unknown-error",

@@ -2,6 +2,8 @@
 //! sweeper — from its parts, the same way in `bookingd` and in the simulator.
 //! Only the parts differ: store, cache, provider transport, clock, faults.
 
+use crate::admission::provider_health::{MeasuredProvider, ProviderHealth};
+use crate::admission::waiting_room::{TickReport, WaitingRoom, WaitingRoomError, WaitingRoomParts};
 use crate::clock::Clock;
 use crate::fault::{CommitPoint, Faults};
 use crate::http::auth::Authenticator;
@@ -47,6 +49,8 @@ pub struct ServiceParts {
     pub sweeper: SweeperConfig,
     /// The fault seam (production: [`Faults::none`]).
     pub faults: Faults,
+    /// The waiting rooms and their secret.
+    pub waiting_room: WaitingRoomParts,
 }
 
 /// A built service: its state (for the router) and its background work.
@@ -71,6 +75,9 @@ pub enum ServiceError {
     /// A secret is shorter than 16 bytes.
     #[error("{0} must be at least 16 bytes")]
     ShortSecret(&'static str),
+    /// The waiting-room configuration is out of range.
+    #[error("invalid waiting-room config")]
+    WaitingRoom,
 }
 
 /// Verifies provider webhooks and applies them through the workflow.
@@ -134,12 +141,23 @@ impl Service {
         if parts.webhook_secret.len() < 16 {
             return Err(ServiceError::ShortSecret("webhook secret"));
         }
+        if parts.waiting_room.secret.len() < 16 {
+            return Err(ServiceError::ShortSecret("admission secret"));
+        }
+        if !parts.waiting_room.config.valid() {
+            return Err(ServiceError::WaitingRoom);
+        }
+        // The admission law reads the provider's health from every payment creation.
+        let provider_health = Arc::new(ProviderHealth::default());
+        let provider: Arc<dyn PaymentProvider> =
+            Arc::new(MeasuredProvider::new(parts.provider, provider_health.clone(), parts.clock.clone()));
+        let waiting_room = Arc::new(WaitingRoom::new(parts.waiting_room, parts.clock.clone(), provider_health));
         let metrics = Arc::new(Metrics::default());
         // Every write, the background workers' included, reaches the store
         // through the one place that invalidates the seat-map cache.
         let store: Arc<dyn crate::store::Store> = Arc::new(InvalidatingStore::new(parts.store, parts.cache.clone()));
         let workflow = Arc::new(
-            Workflow::new(store.clone(), parts.provider, parts.workflow)
+            Workflow::new(store.clone(), provider, parts.workflow)
                 .map_err(ServiceError::Workflow)?
                 .with_faults(parts.faults.clone()),
         );
@@ -159,6 +177,7 @@ impl Service {
             faults: parts.faults,
             webhooks,
             dispatch_wake: workflow.wake_signal(),
+            waiting_room,
         };
         Ok(Self { state, workflow, sweeper: parts.sweeper })
     }
@@ -173,14 +192,21 @@ impl Service {
         &self.state
     }
 
+    /// One admission pass of the waiting room, now (what [`Service::run_background`]
+    /// runs every tick), for tests and tools that drive time themselves.
+    pub async fn admission_tick(&self) -> Result<Vec<TickReport>, WaitingRoomError> {
+        self.state.waiting_room.tick(self.state.store.as_ref()).await
+    }
+
     /// The payment workflow.
     pub fn workflow(&self) -> &Arc<Workflow> {
         &self.workflow
     }
 
-    /// Runs the payment workflow (dispatch, reconcile) and the hold sweeper
-    /// until `shutdown` is true, as three independent loops in one task, so a
-    /// slow provider call never delays expiry. Each tick's work is bounded by
+    /// Runs the payment workflow (dispatch, reconcile), the hold sweeper and
+    /// the waiting room's admission law until `shutdown` is true, as four
+    /// independent loops in one task, so a slow provider call never delays
+    /// expiry or admission. Each tick's work is bounded by
     /// the configured batch sizes.
     pub async fn run_background(&self, shutdown: tokio::sync::watch::Receiver<bool>) {
         let wf = &self.workflow;
@@ -194,7 +220,7 @@ impl Service {
             record_reconcile(metrics, wf.reconcile_once().await)
         });
         let faults = &self.state.faults;
-        let sweep = every(self.sweeper.interval_ms, shutdown, None, || async {
+        let sweep = every(self.sweeper.interval_ms, shutdown.clone(), None, || async {
             if faults.sweeper_stalled() {
                 return;
             }
@@ -204,7 +230,28 @@ impl Service {
                 Err(e) => tracing::warn!(error = %e, "hold sweep failed; retrying next tick"),
             }
         });
-        tokio::join!(dispatch, reconcile, sweep);
+        let room = &self.state.waiting_room;
+        let mut until_stop = shutdown.clone();
+        let admit = async {
+            // No timer until this instance has seen a waiting room.
+            tokio::select! {
+                biased;
+                _ = room.first_room() => {}
+                _ = until_stop.wait_for(|stop| *stop) => return,
+            }
+            every(room.config().tick_ms, shutdown.clone(), None, || async {
+                match room.tick(self.state.store.as_ref()).await {
+                    Ok(reports) => {
+                        for r in &reports {
+                            metrics.admission_pass(r);
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "admission pass failed; retrying next tick"),
+                }
+            })
+            .await
+        };
+        tokio::join!(dispatch, reconcile, sweep, admit);
     }
 }
 

@@ -455,6 +455,7 @@ fn token(user: &str, events: &[&str], admin: bool) -> String {
         events: events.iter().map(|e| e.to_string()).collect(),
         exp_ms: clock.now_ms() + 600_000,
         admin,
+        tier: None,
     };
     Authenticator::new(TOKEN_SECRET.as_bytes(), clock).issue(&claims)
 }

@@ -52,6 +52,7 @@ fn env(cfg: ServiceConfig) -> Env {
         workflow: Default::default(),
         sweeper: Default::default(),
         faults: booking::fault::Faults::none(),
+        waiting_room: booking::admission::waiting_room::WaitingRoomParts::in_memory(b"admission-secret-0123456789"),
     })
     .expect("a valid service");
     Env { app: service.router(), auth, clock, cache, store }
@@ -207,6 +208,7 @@ impl Env {
             events: vec!["e1".into()],
             exp_ms: self.clock_now() + 3_600_000,
             admin,
+            tier: None,
         })
     }
     fn clock_now(&self) -> i64 {
@@ -706,6 +708,7 @@ async fn if_none_match_changes_no_error_and_comes_after_authentication() {
         events: vec!["e2".into()],
         exp_ms: e.clock_now() + 60_000,
         admin: false,
+        tier: None,
     });
     let r = e.seats("e1", Some(&other), &[b"*"]).await;
     assert_eq!((r.status, r.header("etag")), (StatusCode::FORBIDDEN, ""));

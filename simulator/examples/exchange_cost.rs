@@ -88,6 +88,7 @@ fn measure(
                 workflow: Default::default(),
                 sweeper: Default::default(),
                 faults: booking::fault::Faults::none(),
+                waiting_room: booking::admission::waiting_room::WaitingRoomParts::in_memory(b"admission-secret-0123456789"),
             })
             .expect("a valid service");
             serve(SimListener::bind(8080).await?, service.router(), std::future::pending()).await?;
@@ -103,6 +104,7 @@ fn measure(
                 events: vec!["*".into()],
                 exp_ms: EPOCH_MS + 365 * 86_400_000,
                 admin: false,
+                tier: None,
             });
             let client = SimClient::new("svc0:8080", Duration::from_secs(30));
             set.spawn(async move {

@@ -13,7 +13,7 @@ use crate::recorder::Recorder;
 use crate::schedule::{self, FaultSchedule};
 use crate::sim_clock::{EPOCH_MS, SimClock};
 use crate::user::{Actor, SeenHolds};
-use crate::world::{SERVICE_PORT, TOKEN_SECRET, WEBHOOK_SECRET, WorldConfig, host_seed};
+use crate::world::{ADMISSION_SECRET, SERVICE_PORT, TOKEN_SECRET, WEBHOOK_SECRET, WorldConfig, host_seed};
 use booking::fake_provider::FakeProvider;
 use booking::fault::Faults;
 use booking::http::auth::{Authenticator, Claims};
@@ -218,6 +218,7 @@ fn install_service(
                     workflow,
                     sweeper: SweeperConfig::default(),
                     faults,
+                    waiting_room: booking::admission::waiting_room::WaitingRoomParts::in_memory(ADMISSION_SECRET),
                 })
                 .expect("service config is valid"),
             );
@@ -257,6 +258,7 @@ fn install_users(
                     events: vec!["*".into()],
                     exp_ms: EPOCH_MS + USER_TOKEN_TTL_MS,
                     admin: false,
+                    tier: None,
                 };
                 let clients =
                     services.iter().map(|s| SimClient::new(format!("{s}:{SERVICE_PORT}"), CLIENT_TIMEOUT)).collect();

@@ -1,5 +1,4 @@
-//! The waiting room's building blocks (issue 15), pure and tested on their
-//! own; the queue, its endpoints and the simulator's on-sale come next.
+//! The waiting room (issue 15): admission as capacity control.
 //!
 //! - [`controller`]: the admission law: Little's law for the base rate,
 //!   slowed by hold contention, provider errors and latency, capped by
@@ -8,11 +7,17 @@
 //!   order, a verifiable pre-sale lottery, priority tiers), in memory.
 //! - [`room`]: the waiting-room contract every `bookingd` instance shares
 //!   (queue, sessions, admission lease), in memory and in Redis.
+//! - [`waiting_room`]: the service's side: joins, status polls, tokens for
+//!   the admitted, the gate before holds and checkouts, and the law's tick.
+//! - [`provider_health`]: the payment provider's calls, errors and latency
+//!   as the law reads them.
 //! - [`token`]: signed, expiring admission tokens bound to one event and
 //!   one user, refused each in its own way when forged, expired, borrowed,
 //!   presented to another event or used after their session ended.
 
 pub mod controller;
+pub mod provider_health;
 pub mod queue;
 pub mod room;
 pub mod token;
+pub mod waiting_room;

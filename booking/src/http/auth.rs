@@ -26,6 +26,9 @@ pub struct Claims {
     /// Whether this is an operator (admin) credential.
     #[serde(default)]
     pub admin: bool,
+    /// The holder's priority tier for priority waiting rooms (0 first); `None` is the public.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<u8>,
 }
 
 impl Claims {
@@ -118,7 +121,7 @@ mod tests {
     }
 
     fn claims(exp_ms: i64) -> Claims {
-        Claims { sub: "alice".into(), events: vec!["e1".into()], exp_ms, admin: false }
+        Claims { sub: "alice".into(), events: vec!["e1".into()], exp_ms, admin: false, tier: None }
     }
 
     #[test]

@@ -9,6 +9,8 @@ use super::cache::CachedSeatMap;
 use super::etag::IfNoneMatch;
 use super::problem::Problem;
 use super::state::AppState;
+use crate::admission::room::SessionEnd;
+use crate::admission::waiting_room::Use;
 use crate::fault::CommitPoint;
 use crate::metrics::CheckoutOutcome;
 use crate::model::valid_id;
@@ -131,10 +133,39 @@ fn seat_map_response(status: StatusCode, etag: &str, body: Option<Bytes>, source
     resp
 }
 
-/// `POST /v1/events/{event_id}/holds`: holds seats for the caller, all or nothing.
+/// The admission token a request presents (`Admission-Token`), if any.
+fn admission_token(headers: &HeaderMap) -> Result<Option<&str>, Problem> {
+    headers
+        .get(super::queue::ADMISSION_TOKEN)
+        .map(|v| v.to_str().map_err(|_| Problem::bad_request("Admission-Token must be printable ASCII")))
+        .transpose()
+}
+
+/// On a waiting-room event, the gate: the caller's admission token must
+/// admit `what`, checked before the store is touched. Answers whether the
+/// event has a waiting room.
+async fn admit(
+    st: &AppState,
+    headers: &HeaderMap,
+    event_id: &str,
+    user_id: &str,
+    what: Use,
+) -> Result<bool, Problem> {
+    match st.waiting_room.gate(event_id, user_id, admission_token(headers)?, what).await {
+        Ok(admitted) => Ok(admitted.is_some()),
+        Err(e) => {
+            st.metrics.admission_refused.fetch_add(1, Ordering::Relaxed);
+            Err(e.into())
+        }
+    }
+}
+
+/// `POST /v1/events/{event_id}/holds`: holds seats for the caller, all or
+/// nothing. On a waiting-room event, only with an admission token of an open session.
 pub async fn hold(
     State(st): State<Arc<AppState>>,
     Authed(claims): Authed,
+    headers: HeaderMap,
     ApiPath(event_id): ApiPath<String>,
     ApiJson(body): ApiJson<HoldBody>,
 ) -> Result<Response, Problem> {
@@ -144,6 +175,7 @@ pub async fn hold(
         st.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
         return Err(Problem::rate_limited(retry_s));
     }
+    let room = admit(&st, &headers, &event_id, &user.sub, Use::Hold).await?;
     let req = AcquireHold {
         event_id: event_id.clone(),
         seat_ids: body.seat_ids,
@@ -151,10 +183,15 @@ pub async fn hold(
         ttl_ms: st.config.hold_ttl_ms,
         max_held_seats: st.config.max_held_seats_per_user,
     };
-    let grant = match st.store.acquire_hold(&req).await {
+    let answer = st.store.acquire_hold(&req).await;
+    let refused = matches!(answer, Err(StoreError::SeatUnavailable { .. }));
+    if room {
+        st.waiting_room.hold_attempted(&event_id, refused);
+    }
+    let grant = match answer {
         Ok(g) => g,
         Err(e) => {
-            if matches!(e, StoreError::SeatUnavailable { .. }) {
+            if refused {
                 st.metrics.holds_refused_contention.fetch_add(1, Ordering::Relaxed);
             }
             return Err(e.into());
@@ -176,17 +213,33 @@ pub async fn release(
 ) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
     let user = st.authorize(claims, Some(&event_id))?;
-    let released =
-        st.store.release_hold(&ReleaseHold { event_id: event_id.clone(), holder_id: user.sub, hold_token }).await?;
+    let released = st
+        .store
+        .release_hold(&ReleaseHold { event_id: event_id.clone(), holder_id: user.sub.clone(), hold_token })
+        .await?;
     st.faults.after_commit(CommitPoint::Release).await;
+    // A release ends the holder's waiting-room session (if the event has
+    // one). The release is committed whatever happens here: a failure only
+    // leaves the session to expire.
+    end_session(&st, &event_id, &user.sub, SessionEnd::Released).await;
     Ok(Json(ReleaseView { released }).into_response())
+}
+
+/// Ends `user_id`'s waiting-room session on `event_id` after a committed
+/// write; a failure is logged, never answered (the session then expires).
+async fn end_session(st: &AppState, event_id: &str, user_id: &str, why: SessionEnd) {
+    if let Err(e) = st.waiting_room.end_session(event_id, user_id, why).await {
+        tracing::warn!(error = %e, event_id, "waiting-room session not ended; it will expire");
+    }
 }
 
 /// The header carrying a checkout's idempotency key.
 pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
 /// `POST /v1/events/{event_id}/holds/{hold_token}/checkout`: begins payment.
-/// A retry with the same `Idempotency-Key` returns the same order, whatever happened since.
+/// A retry with the same `Idempotency-Key` returns the same order, whatever
+/// happened since. On a waiting-room event, only with an admission token of
+/// an open session (or of the session this checkout ended: a retry).
 pub async fn checkout(
     State(st): State<Arc<AppState>>,
     Authed(claims): Authed,
@@ -208,9 +261,10 @@ pub async fn checkout(
         .to_str()
         .map_err(|_| Problem::bad_request("Idempotency-Key must be printable ASCII"))?
         .to_string();
+    let room = admit(&st, &headers, &event_id, &user.sub, Use::Checkout).await?;
     let req = BeginPayment {
         event_id: event_id.clone(),
-        holder_id: user.sub,
+        holder_id: user.sub.clone(),
         hold_token,
         seat_ids: body.seat_ids,
         idempotency_key: key,
@@ -229,6 +283,10 @@ pub async fn checkout(
         st.metrics.checkout(CheckoutOutcome::Created);
         st.dispatch_wake.notify_one();
         st.faults.after_commit(CommitPoint::Checkout).await;
+        if room {
+            // The purchase ends the buyer's waiting-room session.
+            end_session(&st, &event_id, &user.sub, SessionEnd::Purchased).await;
+        }
     }
     let view = order_view(&st, outcome.order.order_id, outcome.replayed).await?;
     let status = if outcome.replayed { StatusCode::OK } else { StatusCode::CREATED };

@@ -11,12 +11,13 @@ pub mod framework_errors;
 pub mod handlers;
 pub mod invalidating_store;
 pub mod problem;
+pub mod queue;
 pub mod rate_limit;
 pub mod state;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, post, put};
 pub use state::{AppState, DEFAULT_MAX_HELD_SEATS_PER_USER, ServiceConfig, WebhookSink};
 
 /// The OpenAPI description served at `/openapi.json`.
@@ -29,6 +30,10 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/events/{event_id}/holds"),
     ("delete", "/v1/events/{event_id}/holds/{hold_token}"),
     ("post", "/v1/events/{event_id}/holds/{hold_token}/checkout"),
+    ("put", "/v1/events/{event_id}/waiting-room"),
+    ("post", "/v1/events/{event_id}/queue"),
+    ("get", "/v1/events/{event_id}/queue"),
+    ("get", "/v1/events/{event_id}/queue/lottery"),
     ("get", "/v1/orders/{order_id}"),
     ("post", "/v1/webhooks/provider"),
     ("get", "/v1/admin/unresolved"),
@@ -46,6 +51,9 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/v1/events/{event_id}/holds", post(handlers::hold))
         .route("/v1/events/{event_id}/holds/{hold_token}", delete(handlers::release))
         .route("/v1/events/{event_id}/holds/{hold_token}/checkout", post(handlers::checkout))
+        .route("/v1/events/{event_id}/waiting-room", put(queue::open_room))
+        .route("/v1/events/{event_id}/queue", post(queue::join).get(queue::status))
+        .route("/v1/events/{event_id}/queue/lottery", get(queue::lottery))
         .route("/v1/orders/{order_id}", get(handlers::order))
         .route("/v1/webhooks/provider", post(handlers::webhook))
         .route("/v1/admin/unresolved", get(handlers::unresolved))

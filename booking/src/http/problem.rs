@@ -23,7 +23,7 @@ pub struct Problem {
     pub status: u16,
     /// This occurrence, in words.
     pub detail: String,
-    /// Seconds to wait before retrying (429 only).
+    /// Seconds to wait before retrying (429 and 503).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after_s: Option<u64>,
 }
@@ -113,6 +113,50 @@ impl From<StoreError> for Problem {
             other => other.to_string(),
         };
         Problem::new(status, e.kind(), detail)
+    }
+}
+
+impl From<crate::admission::waiting_room::WaitingRoomError> for Problem {
+    fn from(e: crate::admission::waiting_room::WaitingRoomError) -> Self {
+        use crate::admission::queue::QueueError;
+        use crate::admission::room::RoomError;
+        use crate::admission::token::AdmissionError as A;
+        use crate::admission::waiting_room::WaitingRoomError as W;
+        let (status, kind) = match &e {
+            W::Admission(a) => (
+                StatusCode::FORBIDDEN,
+                match a {
+                    A::Missing => ProblemKind::AdmissionRequired,
+                    A::Malformed(_) => ProblemKind::AdmissionMalformed,
+                    A::Forged => ProblemKind::AdmissionForged,
+                    A::OtherEvent { .. } => ProblemKind::AdmissionOtherEvent,
+                    A::OtherUser => ProblemKind::AdmissionOtherUser,
+                    A::Expired { .. } => ProblemKind::AdmissionExpired,
+                    A::SessionEnded => ProblemKind::AdmissionSessionEnded,
+                },
+            ),
+            W::Room(RoomError::NoRoom(_)) => (StatusCode::NOT_FOUND, ProblemKind::NoWaitingRoom),
+            W::Room(RoomError::Conflict(_)) => (StatusCode::CONFLICT, ProblemKind::WaitingRoomConflict),
+            W::Room(RoomError::BadSpec) => (StatusCode::BAD_REQUEST, ProblemKind::BadRequest),
+            W::Room(RoomError::NotALottery(_)) => (StatusCode::NOT_FOUND, ProblemKind::NotALottery),
+            W::Room(RoomError::TooManyRooms) => (StatusCode::CONFLICT, ProblemKind::WaitingRoomConflict),
+            W::Room(RoomError::Queue(QueueError::BadTier(_))) => (StatusCode::BAD_REQUEST, ProblemKind::BadRequest),
+            W::Room(RoomError::Queue(QueueError::SoldOut)) => (StatusCode::CONFLICT, ProblemKind::SoldOut),
+            W::Room(RoomError::Queue(QueueError::Full)) => (StatusCode::TOO_MANY_REQUESTS, ProblemKind::QueueFull),
+            W::Room(RoomError::Queue(QueueError::NotDrawn)) => (StatusCode::CONFLICT, ProblemKind::NotALottery),
+            W::Room(RoomError::Unavailable(_)) => (StatusCode::SERVICE_UNAVAILABLE, ProblemKind::Unavailable),
+            W::Lost(_) => (StatusCode::SERVICE_UNAVAILABLE, ProblemKind::WaitingRoomLost),
+        };
+        let detail = match &e {
+            // Never leak backend internals to clients.
+            W::Room(RoomError::Unavailable(_)) => "the waiting room is unavailable; retry".to_string(),
+            other => other.to_string(),
+        };
+        let mut p = Problem::new(status, kind, detail);
+        if status == StatusCode::TOO_MANY_REQUESTS || status == StatusCode::SERVICE_UNAVAILABLE {
+            p.retry_after_s = Some(5);
+        }
+        p
     }
 }
 

@@ -74,6 +74,8 @@ pub struct AppState {
     pub(crate) webhooks: Arc<dyn WebhookSink>,
     /// Woken after each checkout so the dispatcher need not wait for its next poll.
     pub(crate) dispatch_wake: Arc<Notify>,
+    /// The waiting rooms: the gate before holds and checkouts on their events.
+    pub(crate) waiting_room: Arc<crate::admission::waiting_room::WaitingRoom>,
 }
 
 impl std::fmt::Debug for AppState {

@@ -25,7 +25,7 @@ pub fn token(sub: &str, admin: bool) -> String {
     use booking::clock::{Clock, SystemClock};
     let auth = booking::http::auth::Authenticator::new(TOKEN_SECRET.as_bytes(), std::sync::Arc::new(SystemClock));
     let exp_ms = SystemClock.now_ms() + 3_600_000;
-    auth.issue(&booking::http::auth::Claims { sub: sub.into(), events: vec!["*".into()], exp_ms, admin })
+    auth.issue(&booking::http::auth::Claims { sub: sub.into(), events: vec!["*".into()], exp_ms, admin, tier: None })
 }
 
 /// Names the simulator binary to run the processes with, when the caller is

@@ -1,0 +1,473 @@
+//! The waiting room as the service runs it: opens rooms, answers joins and
+//! status polls (with when to ask again), issues admission tokens to
+//! admitted users, checks them before a hold or checkout touches the store,
+//! ends sessions on purchase and release, and runs the admission law once a
+//! tick for every room whose lease this instance holds.
+//!
+//! The rooms themselves ([`Rooms`]: memory or Redis) are shared by every
+//! instance; the law's state (its mean-session estimate, health, credit) is
+//! the leader's. A lease moving to another instance restarts the law there
+//! from the prior: admission stays under the target either way, because the
+//! rooms cap every pass at `target − active`.
+
+use super::controller::{AdmissionController, AdmissionParams, Decision, Signals};
+use super::provider_health::ProviderHealth;
+use super::room::{Gauge, Place, RoomError, RoomSpec, Rooms, Session, SessionEnd};
+use super::token::{AdmissionClaims, AdmissionError, AdmissionSigner, rfc3339_ms};
+use crate::clock::Clock;
+use crate::model::SeatState;
+use crate::store::Store;
+use hmac::{Hmac, Mac};
+use serde::Serialize;
+use sha2::Sha256;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+/// The tier of users whose credential names none, in a priority room (the public: last).
+pub const PUBLIC_TIER: u8 = super::queue::MAX_TIERS - 1;
+
+/// Tunables of the waiting room. Every limit has a unit in its name.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WaitingRoomConfig {
+    /// How often the admission law runs, ms, >= 1.
+    pub tick_ms: u64,
+    /// How long a tick's lease lasts, ms (a crashed leader is replaced after it), > `tick_ms`.
+    pub lease_ms: i64,
+    /// Fewest seconds a waiting client is told to wait before asking again, >= 1.
+    pub poll_min_s: u64,
+    /// Most seconds a waiting client is told to wait before asking again, >= `poll_min_s`.
+    pub poll_max_s: u64,
+    /// Mean session duration assumed before any session ended, ms (the brief: 90 s).
+    pub prior_session_ms: u64,
+}
+
+impl Default for WaitingRoomConfig {
+    fn default() -> Self {
+        Self { tick_ms: 1_000, lease_ms: 3_000, poll_min_s: 2, poll_max_s: 60, prior_session_ms: 90_000 }
+    }
+}
+
+impl WaitingRoomConfig {
+    /// Whether every field is in range.
+    pub fn valid(&self) -> bool {
+        self.tick_ms >= 1
+            && self.lease_ms > self.tick_ms as i64
+            && self.poll_min_s >= 1
+            && self.poll_max_s >= self.poll_min_s
+            && self.prior_session_ms >= 1
+    }
+}
+
+/// What a waiting room is built from.
+pub struct WaitingRoomParts {
+    /// The shared rooms.
+    pub rooms: Arc<dyn Rooms>,
+    /// The admission secret, >= 16 bytes (signs tokens, derives lottery seeds).
+    pub secret: Vec<u8>,
+    /// Tunables.
+    pub config: WaitingRoomConfig,
+    /// This instance's name among those sharing the rooms (the admission lease's holder).
+    pub instance: String,
+}
+
+impl WaitingRoomParts {
+    /// Rooms in this process's memory (one instance, the simulator, tests).
+    pub fn in_memory(secret: &[u8]) -> Self {
+        Self {
+            rooms: Arc::new(super::room::MemRooms::new()),
+            secret: secret.to_vec(),
+            config: WaitingRoomConfig::default(),
+            instance: "local".to_string(),
+        }
+    }
+}
+
+/// Why a waiting-room call was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WaitingRoomError {
+    /// The admission token does not admit.
+    #[error(transparent)]
+    Admission(#[from] AdmissionError),
+    /// The rooms refused or failed.
+    #[error(transparent)]
+    Room(#[from] RoomError),
+    /// This instance saw the event's room, and the rooms no longer have it (a Redis restart without persistence).
+    #[error("event {0}'s waiting room was lost by its store; an operator must reopen it")]
+    Lost(String),
+}
+
+/// What a hold or checkout is asking the gate for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Use {
+    /// A hold: needs an open session.
+    Hold,
+    /// A checkout: needs an open session, or one that ended by this purchase (a retried checkout).
+    Checkout,
+}
+
+/// A user's view of the queue (the body of the queue endpoints).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QueueStatus {
+    /// The event.
+    pub event_id: String,
+    /// `not_joined`, `awaiting_draw`, `waiting`, `admitted`, `session_ended` or `sold_out`.
+    pub state: &'static str,
+    /// 1-based place in line (`waiting`).
+    pub position: Option<u64>,
+    /// Expected wait, s (`waiting`, once the rate is known).
+    pub expected_wait_s: Option<u64>,
+    /// Expected admission time, RFC 3339 (`waiting`, once the rate is known).
+    pub expected_admission_at: Option<String>,
+    /// Ask again after this many seconds (`awaiting_draw`, `waiting`); also the `Retry-After` header.
+    pub retry_after_s: Option<u64>,
+    /// The admission token to present on holds and checkouts (`admitted`).
+    pub admission_token: Option<String>,
+    /// When the admission expires, RFC 3339 (`admitted`, `session_ended`).
+    pub admission_expires_at: Option<String>,
+    /// When the sale opens, RFC 3339.
+    pub opens_at: String,
+    /// Users waiting now.
+    pub waiting: u64,
+    /// Checkout sessions open now.
+    pub active_sessions: u32,
+    /// The admission rate now, per second.
+    pub admission_rate_per_s: f64,
+}
+
+/// The law's state for one room on this instance.
+#[derive(Debug)]
+struct Law {
+    controller: AdmissionController,
+    last_tick_ms: Option<i64>,
+    active: u32,
+    sold_out: bool,
+}
+
+/// One room's admission pass.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TickReport {
+    /// The event.
+    pub event_id: String,
+    /// The law's decision.
+    pub decision: Decision,
+    /// Who was admitted, in order.
+    pub admitted: Vec<(String, Session)>,
+    /// Sessions ended by expiry in this pass (abandoned).
+    pub expired: u32,
+    /// Sessions open after the pass.
+    pub active: u32,
+    /// Users waiting after the pass.
+    pub waiting: u64,
+    /// Whether the event sold out (now or before).
+    pub sold_out: bool,
+}
+
+/// The service's waiting room.
+pub struct WaitingRoom {
+    rooms: Arc<dyn Rooms>,
+    signer: AdmissionSigner,
+    seed_key: Hmac<Sha256>,
+    clock: Arc<dyn Clock>,
+    instance: String,
+    config: WaitingRoomConfig,
+    provider: Arc<ProviderHealth>,
+    /// Rooms this instance has seen (to tell a lost room from none).
+    known: Mutex<BTreeMap<String, RoomSpec>>,
+    /// Turns true once this instance has seen a room: its ticks start then.
+    any_room: tokio::sync::watch::Sender<bool>,
+    laws: Mutex<BTreeMap<String, Law>>,
+    /// Per room: hold attempts and refusals since the last tick (this instance's).
+    holds: Mutex<BTreeMap<String, (u64, u64)>>,
+}
+
+impl std::fmt::Debug for WaitingRoom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WaitingRoom").field("instance", &self.instance).finish_non_exhaustive()
+    }
+}
+
+impl WaitingRoom {
+    /// A waiting room over `parts`, judging time by `clock`, reading the
+    /// provider through `provider`. Preconditions: the secret is >= 16 bytes and the config valid.
+    pub fn new(parts: WaitingRoomParts, clock: Arc<dyn Clock>, provider: Arc<ProviderHealth>) -> Self {
+        assert!(parts.config.valid(), "waiting-room config out of range: {:?}", parts.config);
+        let mut seed_key = Hmac::<Sha256>::new_from_slice(&parts.secret).expect("hmac takes any key length");
+        seed_key.update(b"holdfast lottery seed\0");
+        Self {
+            rooms: parts.rooms,
+            signer: AdmissionSigner::new(&parts.secret),
+            seed_key,
+            clock,
+            instance: parts.instance,
+            config: parts.config,
+            provider,
+            known: Mutex::new(BTreeMap::new()),
+            any_room: tokio::sync::watch::Sender::new(false),
+            laws: Mutex::new(BTreeMap::new()),
+            holds: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// The config.
+    pub fn config(&self) -> &WaitingRoomConfig {
+        &self.config
+    }
+
+    /// The shared rooms.
+    pub fn rooms(&self) -> &Arc<dyn Rooms> {
+        &self.rooms
+    }
+
+    /// The lottery seed of `event_id`: secret (derived from the admission
+    /// secret) until the draw reveals it, and the same on every instance.
+    fn seed(&self, event_id: &str) -> [u8; 32] {
+        let mut mac = self.seed_key.clone();
+        mac.update(event_id.as_bytes());
+        mac.finalize().into_bytes().into()
+    }
+
+    /// Opens `event_id`'s room with `spec` (idempotent for an equal spec);
+    /// answers the lottery's commitment for a lottery.
+    pub async fn open(&self, event_id: &str, spec: &RoomSpec) -> Result<Option<String>, WaitingRoomError> {
+        self.rooms.open(event_id, spec, self.seed(event_id)).await?;
+        self.saw(event_id, *spec);
+        match self.rooms.lottery(event_id).await {
+            Ok(record) => Ok(Some(record.commitment)),
+            Err(RoomError::NotALottery(_)) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The room of `event_id`, `None` when it has none; `Lost` when this instance saw one that is gone.
+    pub async fn spec(&self, event_id: &str) -> Result<Option<RoomSpec>, WaitingRoomError> {
+        match self.rooms.spec(event_id).await? {
+            Some(spec) => {
+                self.saw(event_id, spec);
+                Ok(Some(spec))
+            }
+            None if self.known.lock().expect("known lock").contains_key(event_id) => {
+                Err(WaitingRoomError::Lost(event_id.to_string()))
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn saw(&self, event_id: &str, spec: RoomSpec) {
+        self.known.lock().expect("known lock").insert(event_id.to_string(), spec);
+        self.any_room.send_if_modified(|any| !std::mem::replace(any, true));
+    }
+
+    /// Resolves once this instance has seen a room (opened one, or served a
+    /// call on one): until then it runs no admission tick (and sets no timer).
+    pub async fn first_room(&self) {
+        let mut rx = self.any_room.subscribe();
+        let _ = rx.wait_for(|any| *any).await;
+    }
+
+    async fn room_of(&self, event_id: &str) -> Result<RoomSpec, WaitingRoomError> {
+        self.spec(event_id).await?.ok_or_else(|| RoomError::NoRoom(event_id.to_string()).into())
+    }
+
+    /// `user_id` joins `event_id`'s queue; `tier` is their credential's
+    /// (priority rooms only; `None` is the public).
+    pub async fn join(&self, event_id: &str, user_id: &str, tier: Option<u8>) -> Result<QueueStatus, WaitingRoomError> {
+        let spec = self.room_of(event_id).await?;
+        let tier = match spec.policy {
+            super::room::Policy::Priority => tier.unwrap_or(PUBLIC_TIER),
+            _ => 0,
+        };
+        self.rooms.join(event_id, user_id, tier, self.clock.now_ms()).await?;
+        self.status(event_id, user_id).await
+    }
+
+    /// Where `user_id` stands on `event_id`, with their admission token once admitted.
+    pub async fn status(&self, event_id: &str, user_id: &str) -> Result<QueueStatus, WaitingRoomError> {
+        let spec = self.room_of(event_id).await?;
+        let (place, gauge) = self.rooms.place(event_id, user_id).await?;
+        Ok(self.view(event_id, user_id, &spec, place, gauge))
+    }
+
+    fn view(&self, event_id: &str, user_id: &str, spec: &RoomSpec, place: Place, gauge: Gauge) -> QueueStatus {
+        let now_ms = self.clock.now_ms();
+        let mut s = QueueStatus {
+            event_id: event_id.to_string(),
+            state: "not_joined",
+            position: None,
+            expected_wait_s: None,
+            expected_admission_at: None,
+            retry_after_s: None,
+            admission_token: None,
+            admission_expires_at: None,
+            opens_at: rfc3339_ms(spec.opens_at_ms),
+            waiting: gauge.waiting,
+            active_sessions: gauge.active,
+            admission_rate_per_s: gauge.rate_per_s,
+        };
+        let clamp = |s: u64| s.clamp(self.config.poll_min_s, self.config.poll_max_s);
+        match place {
+            Place::NotJoined => {}
+            Place::AwaitingDraw => {
+                s.state = "awaiting_draw";
+                s.retry_after_s = Some(clamp(u64::try_from(spec.opens_at_ms - now_ms).unwrap_or(0) / 1000));
+            }
+            Place::Waiting { position } => {
+                s.state = "waiting";
+                s.position = Some(position);
+                let wait_s = (gauge.rate_per_s > 0.0).then(|| (position as f64 / gauge.rate_per_s).ceil() as u64);
+                let until_open_s = u64::try_from(spec.opens_at_ms - now_ms).unwrap_or(0) / 1000;
+                s.expected_wait_s = wait_s.map(|w| w + until_open_s);
+                s.expected_admission_at =
+                    s.expected_wait_s.map(|w| rfc3339_ms(now_ms.saturating_add(w.saturating_mul(1000) as i64)));
+                // Ask again after a quarter of the expected wait: often when near, rarely when far.
+                s.retry_after_s = Some(clamp(s.expected_wait_s.unwrap_or(until_open_s.max(position)) / 4));
+            }
+            Place::Admitted { session, ended } => {
+                s.admission_expires_at = Some(rfc3339_ms(session.expires_at_ms));
+                if ended.is_some() || session.expires_at_ms <= now_ms {
+                    s.state = "session_ended";
+                } else {
+                    s.state = "admitted";
+                    s.admission_token = Some(self.signer.issue(&AdmissionClaims {
+                        event_id: event_id.to_string(),
+                        user_id: user_id.to_string(),
+                        session_id: session.session_id,
+                        position: session.position,
+                        issued_at_ms: session.admitted_at_ms,
+                        expires_at_ms: session.expires_at_ms,
+                    }));
+                }
+            }
+            Place::SoldOut => s.state = "sold_out",
+        }
+        s
+    }
+
+    /// Checks `token` for `what` by `user_id` on `event_id`, before the store
+    /// is touched: `Ok(None)` when the event has no waiting room, the
+    /// token's claims when it admits, the refusal otherwise.
+    pub async fn gate(
+        &self,
+        event_id: &str,
+        user_id: &str,
+        token: Option<&str>,
+        what: Use,
+    ) -> Result<Option<AdmissionClaims>, WaitingRoomError> {
+        if self.spec(event_id).await?.is_none() {
+            return Ok(None);
+        }
+        let claims = self.signer.verify(token, event_id, user_id, self.clock.now_ms(), |_| true)?;
+        let (place, _) = self.rooms.place(event_id, user_id).await?;
+        let admits = match place {
+            Place::Admitted { session, ended } if session.session_id == claims.session_id => match (ended, what) {
+                (None, _) => true,
+                (Some(SessionEnd::Purchased), Use::Checkout) => true,
+                _ => false,
+            },
+            _ => false,
+        };
+        if !admits {
+            return Err(AdmissionError::SessionEnded.into());
+        }
+        Ok(Some(claims))
+    }
+
+    /// A hold on waiting-room event `event_id` was attempted; `refused` when
+    /// a seat was taken (the contention signal). Precondition: the gate admitted it.
+    pub fn hold_attempted(&self, event_id: &str, refused: bool) {
+        let mut holds = self.holds.lock().expect("holds lock");
+        let (attempts, refusals) = holds.entry(event_id.to_string()).or_default();
+        *attempts += 1;
+        *refusals += u64::from(refused);
+    }
+
+    /// Ends `user_id`'s open session on `event_id` for `why`, if they have one.
+    pub async fn end_session(&self, event_id: &str, user_id: &str, why: SessionEnd) -> Result<(), WaitingRoomError> {
+        if self.spec(event_id).await?.is_none() {
+            return Ok(());
+        }
+        let (place, _) = self.rooms.place(event_id, user_id).await?;
+        if let Place::Admitted { session, ended: None } = place {
+            let ended = self.rooms.end_session(event_id, user_id, session.session_id, why, self.clock.now_ms()).await?;
+            if let (Some(duration_ms), Some(law)) = (ended, self.laws.lock().expect("laws lock").get_mut(event_id)) {
+                law.controller.session_ended(duration_ms);
+            }
+        }
+        Ok(())
+    }
+
+    /// One tick: for every room whose lease this instance takes, runs the
+    /// law and one admission pass, and marks the event sold out once every
+    /// seat is sold. Bounded by the number of rooms.
+    pub async fn tick(&self, store: &dyn Store) -> Result<Vec<TickReport>, WaitingRoomError> {
+        let now_ms = self.clock.now_ms();
+        let provider = self.provider.take();
+        let mut reports = Vec::new();
+        for event_id in self.rooms.events().await? {
+            if !self.rooms.lead(&event_id, &self.instance, self.config.lease_ms, now_ms).await? {
+                continue;
+            }
+            let Some(spec) = self.rooms.spec(&event_id).await? else { continue };
+            let (hold_attempts, hold_refusals) =
+                self.holds.lock().expect("holds lock").remove(&event_id).unwrap_or_default();
+            let (decision, sold_out) = {
+                let mut laws = self.laws.lock().expect("laws lock");
+                let law = laws.entry(event_id.clone()).or_insert_with(|| Law {
+                    controller: AdmissionController::new(AdmissionParams {
+                        target_active_sessions: spec.target_active_sessions,
+                        prior_session_ms: self.config.prior_session_ms,
+                        ..AdmissionParams::default()
+                    }),
+                    last_tick_ms: None,
+                    active: 0,
+                    sold_out: false,
+                });
+                let elapsed_ms = match law.last_tick_ms {
+                    Some(t) => u64::try_from(now_ms - t).unwrap_or(0),
+                    None => self.config.tick_ms,
+                };
+                law.last_tick_ms = Some(now_ms);
+                let signals = Signals {
+                    active_sessions: law.active,
+                    hold_attempts,
+                    hold_refusals,
+                    provider_calls: provider.calls,
+                    provider_errors: provider.errors,
+                    provider_latency_p95_ms: provider.latency_p95_ms,
+                };
+                (law.controller.tick(elapsed_ms, &signals), law.sold_out)
+            };
+            let pass = self.rooms.admit(&event_id, decision.admit, decision.rate_per_s, now_ms).await?;
+            let now_sold_out = sold_out || sold_out_in(store, &event_id).await;
+            if now_sold_out && !sold_out {
+                self.rooms.sell_out(&event_id).await?;
+            }
+            {
+                let mut laws = self.laws.lock().expect("laws lock");
+                let law = laws.get_mut(&event_id).expect("the law was made above");
+                for d in &pass.expired_ms {
+                    law.controller.session_ended(*d);
+                }
+                law.active = pass.active;
+                law.sold_out = now_sold_out;
+            }
+            reports.push(TickReport {
+                event_id,
+                decision,
+                expired: u32::try_from(pass.expired_ms.len()).unwrap_or(u32::MAX),
+                admitted: pass.admitted,
+                active: pass.active,
+                waiting: pass.waiting,
+                sold_out: now_sold_out,
+            });
+        }
+        Ok(reports)
+    }
+}
+
+/// Whether every seat of `event_id` is sold (a store that cannot answer: not yet).
+async fn sold_out_in(store: &dyn Store, event_id: &str) -> bool {
+    match store.seat_map(&event_id.to_string()).await {
+        Ok(seats) => !seats.is_empty() && seats.iter().all(|s| s.state == SeatState::Sold),
+        Err(_) => false,
+    }
+}
