@@ -113,6 +113,21 @@ impl ProblemKind {
         matches!(self, ProblemKind::Backend | ProblemKind::Unavailable | ProblemKind::RateLimited)
     }
 
+    /// Whether the waiting room's gate refused a hold or checkout with this
+    /// kind (no, a bad, or a spent admission token).
+    pub fn is_admission_refusal(self) -> bool {
+        matches!(
+            self,
+            ProblemKind::AdmissionRequired
+                | ProblemKind::AdmissionMalformed
+                | ProblemKind::AdmissionForged
+                | ProblemKind::AdmissionOtherEvent
+                | ProblemKind::AdmissionOtherUser
+                | ProblemKind::AdmissionExpired
+                | ProblemKind::AdmissionSessionEnded
+        )
+    }
+
     /// Whether a checkout or release of this kind refused a stale, borrowed or
     /// expired hold token.
     pub fn refuses_stale_hold(self) -> bool {

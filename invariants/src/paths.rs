@@ -9,7 +9,7 @@
 //! Counted from the trace ([`count`]) and from the fake provider's own
 //! counters ([`count_provider`]), which the trace does not carry.
 
-use crate::trace::{ClientOp, FaultKind, OpResult, TraceEvent, TraceKind};
+use crate::trace::{ClientOp, FaultKind, OpResult, RoomEvent, TraceEvent, TraceKind};
 use booking::fake_provider::LedgerStats;
 use booking::model::{CompensationStatus, OrderStatus, SeatState};
 use booking::problem_kind::ProblemKind;
@@ -96,6 +96,16 @@ pub enum Path {
     PoisonedMapServed,
     /// A seat map older than the store's was served from the cache.
     StaleMapServed,
+    /// A waiting user was admitted.
+    AdmittedFromQueue,
+    /// A waiting user was told the event sold out.
+    SoldOutTold,
+    /// A hold or checkout on a waiting-room event was refused by the admission gate.
+    AdmissionRefused,
+    /// An admission pass ran at half (or less) the highest rate its room had run at.
+    AdmissionSlowed,
+    /// After slowing, an admission pass ran again at 90% (or more) of that highest rate.
+    AdmissionRecovered,
 }
 
 impl Path {
@@ -138,6 +148,11 @@ impl Path {
         Path::CachePoisoned,
         Path::PoisonedMapServed,
         Path::StaleMapServed,
+        Path::AdmittedFromQueue,
+        Path::SoldOutTold,
+        Path::AdmissionRefused,
+        Path::AdmissionSlowed,
+        Path::AdmissionRecovered,
     ];
 
     /// The stable name.
@@ -180,6 +195,11 @@ impl Path {
             Path::CachePoisoned => "cache-poisoned",
             Path::PoisonedMapServed => "poisoned-map-served",
             Path::StaleMapServed => "stale-map-served",
+            Path::AdmittedFromQueue => "admitted-from-queue",
+            Path::SoldOutTold => "sold-out-told",
+            Path::AdmissionRefused => "admission-refused",
+            Path::AdmissionSlowed => "admission-slowed",
+            Path::AdmissionRecovered => "admission-recovered",
         }
     }
 
@@ -209,8 +229,26 @@ pub fn count(trace: &[TraceEvent]) -> PathCounts {
     let mut checked_out: BTreeMap<Uuid, &str> = BTreeMap::new();
     // Each event's seat changes so far: its store seat-map version.
     let mut versions: BTreeMap<&str, i64> = BTreeMap::new();
+    // Each room's highest admission rate so far, and whether it is slowed now.
+    let mut rates: BTreeMap<&str, (i64, bool)> = BTreeMap::new();
     for e in trace {
         match &e.kind {
+            TraceKind::Room(RoomEvent::Told { admitted, .. }) => {
+                bump(if *admitted { Path::AdmittedFromQueue } else { Path::SoldOutTold })
+            }
+            TraceKind::Room(RoomEvent::Pass { event_id, rate_per_ks, .. }) => {
+                let (top, slowed) = rates.entry(event_id.as_str()).or_insert((0, false));
+                if *rate_per_ks > *top {
+                    *top = *rate_per_ks;
+                }
+                if !*slowed && *rate_per_ks * 2 <= *top {
+                    *slowed = true;
+                    bump(Path::AdmissionSlowed);
+                } else if *slowed && *rate_per_ks * 10 >= *top * 9 {
+                    *slowed = false;
+                    bump(Path::AdmissionRecovered);
+                }
+            }
             TraceKind::Fault { kind, .. } => match kind {
                 FaultKind::ClientPaused => bump(Path::ClientPaused),
                 FaultKind::StaleTokenReplay => bump(Path::StaleTokenReplayed),
@@ -250,6 +288,11 @@ pub fn count(trace: &[TraceEvent]) -> PathCounts {
                     OpResult::Held { seat_ids, .. } if seat_ids.len() > 1 => bump(Path::MultiSeatHoldGranted),
                     OpResult::CheckedOut { replayed: true, .. } => bump(Path::CheckoutReplayed),
                     _ => {}
+                }
+            }
+            TraceKind::Fail { op_id, error_kind } if error_kind.is_admission_refusal() => {
+                if matches!(open.remove(op_id), Some(ClientOp::Hold { .. } | ClientOp::Checkout { .. })) {
+                    bump(Path::AdmissionRefused);
                 }
             }
             TraceKind::Fail { op_id, error_kind } => match open.remove(op_id) {

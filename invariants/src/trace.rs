@@ -95,6 +95,9 @@ pub enum TraceKind {
         /// The store's seat-map version the entry shows (`None` when poisoned).
         version_sum: Option<i64>,
     },
+    /// The waiting room did something, or a waiting user learnt where they
+    /// stand (recorded only in worlds with a waiting room).
+    Room(RoomEvent),
     /// The operators' list (`Store::needs_resolution`, what
     /// `GET /v1/admin/unresolved` serves) as read at the end of the run.
     OperatorList {
@@ -450,6 +453,93 @@ pub enum PaymentEvent {
         duplicate: bool,
         /// Delivered after the order's payment deadline.
         late: bool,
+    },
+}
+
+/// What the waiting room did (recorded by the simulator around the shared
+/// rooms, in service-clock ms) or what a waiting user learnt. Serialized
+/// with a `room` tag in snake_case.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "room", rename_all = "snake_case")]
+pub enum RoomEvent {
+    /// An event's room opened.
+    Opened {
+        /// The event.
+        event_id: EventId,
+        /// Its fairness rule.
+        policy: booking::admission::room::Policy,
+        /// Sessions open at once at most.
+        target_active_sessions: u32,
+        /// When the sale opens, service-clock ms.
+        opens_at_ms: i64,
+        /// An admission's lifetime, ms.
+        session_ttl_ms: i64,
+        /// The lottery's seed, hex (what the reveal will show; the checker recomputes the draw from it).
+        seed: String,
+    },
+    /// A user joined (first time only).
+    Joined {
+        /// The event.
+        event_id: EventId,
+        /// The user.
+        user: UserId,
+        /// Their tier (0 outside priority rooms).
+        tier: u8,
+        /// The service clock at the join.
+        now_ms: i64,
+    },
+    /// An admission pass ran.
+    Pass {
+        /// The event.
+        event_id: EventId,
+        /// Users the law asked for.
+        asked: u32,
+        /// Users admitted.
+        admitted: u32,
+        /// Sessions open after.
+        active: u32,
+        /// Users waiting after.
+        waiting: u64,
+        /// The law's rate, admissions per 1,000 s.
+        rate_per_ks: i64,
+        /// The service clock at the pass.
+        now_ms: i64,
+    },
+    /// A user was admitted: a session opened.
+    Admitted {
+        /// The event.
+        event_id: EventId,
+        /// The user.
+        user: UserId,
+        /// The session.
+        session_id: Uuid,
+        /// The session's expiry, service-clock ms.
+        expires_at_ms: i64,
+    },
+    /// A session ended by purchase or release (expiry is the session's `expires_at_ms`).
+    Ended {
+        /// The event.
+        event_id: EventId,
+        /// The user.
+        user: UserId,
+        /// The session.
+        session_id: Uuid,
+        /// How.
+        how: booking::admission::room::SessionEnd,
+    },
+    /// The event sold out: nobody else is admitted.
+    SoldOut {
+        /// The event.
+        event_id: EventId,
+    },
+    /// A waiting user learnt they were admitted, or that the event sold out.
+    Told {
+        /// The event.
+        event_id: EventId,
+        /// The user.
+        user: UserId,
+        /// True: admitted; false: sold out.
+        admitted: bool,
     },
 }
 

@@ -71,6 +71,18 @@ pub enum Invariant {
     /// the first store change it does not show happened less than
     /// `seat_map_cache_ttl_ms` before it was served.
     StaleReadBounded,
+    /// No hold or checkout on a waiting-room event is granted without an
+    /// admission: one made after the user's admission, before its session
+    /// ended (a purchase's own retried checkout aside) and before it expired.
+    AdmissionRequired,
+    /// Open checkout sessions of a waiting room never exceed its target.
+    SessionsWithinTarget,
+    /// Admissions follow the room's fairness policy: arrival order, the
+    /// lottery's recomputable draw then arrival order, or tiers then arrival order.
+    AdmissionOrder,
+    /// Liveness: every user who joined a waiting room is told they were
+    /// admitted, or that the event sold out, by the end of the run.
+    QueueLiveness,
 }
 
 impl Invariant {
@@ -100,6 +112,10 @@ impl Invariant {
         Invariant::OrderTransition,
         Invariant::CompensationTransition,
         Invariant::StaleReadBounded,
+        Invariant::AdmissionRequired,
+        Invariant::SessionsWithinTarget,
+        Invariant::AdmissionOrder,
+        Invariant::QueueLiveness,
     ];
 
     /// The stable name.
@@ -129,6 +145,10 @@ impl Invariant {
             Invariant::OrderTransition => "order-transition",
             Invariant::CompensationTransition => "compensation-transition",
             Invariant::StaleReadBounded => "stale-read-bounded",
+            Invariant::AdmissionRequired => "admission-required",
+            Invariant::SessionsWithinTarget => "sessions-within-target",
+            Invariant::AdmissionOrder => "admission-order",
+            Invariant::QueueLiveness => "queue-liveness",
         }
     }
 
@@ -139,7 +159,13 @@ impl Invariant {
 
     /// Whether this is a liveness invariant (judged after faults stop).
     pub fn is_liveness(self) -> bool {
-        matches!(self, Invariant::HoldReclaimed | Invariant::PaymentResolved | Invariant::CompensationSettled)
+        matches!(
+            self,
+            Invariant::HoldReclaimed
+                | Invariant::PaymentResolved
+                | Invariant::CompensationSettled
+                | Invariant::QueueLiveness
+        )
     }
 }
 
@@ -189,6 +215,18 @@ pub enum Subject {
         /// The event.
         event_id: EventId,
     },
+    /// An event's waiting room.
+    Room {
+        /// The event.
+        event_id: EventId,
+    },
+    /// A user in an event's waiting room.
+    Waiting {
+        /// The event.
+        event_id: EventId,
+        /// The user.
+        user: UserId,
+    },
 }
 
 impl Subject {
@@ -209,6 +247,8 @@ impl fmt::Display for Subject {
                 write!(f, "idempotency-key {event_id}/{holder_id}/{key}")
             }
             Subject::SeatMap { event_id } => write!(f, "seat-map {event_id}"),
+            Subject::Room { event_id } => write!(f, "waiting-room {event_id}"),
+            Subject::Waiting { event_id, user } => write!(f, "waiting-room {event_id} user {user}"),
         }
     }
 }

@@ -21,7 +21,9 @@ pub use load::{
     MAX_STALL_MS,
 };
 pub use model::*;
-pub use names::{CACHE_FAULT_NAMES, CLASSIFICATION_NAMES, COMMIT_POINT_NAMES, INVARIANT_NAMES, PATH_NAMES};
+pub use names::{
+    CACHE_FAULT_NAMES, CLASSIFICATION_NAMES, COMMIT_POINT_NAMES, INVARIANT_NAMES, PATH_NAMES, ROOM_POLICY_NAMES,
+};
 pub use seeds::{MAX_SEEDS_PER_RANGE, SeedRange};
 pub use swarm::{FaultKind, MIN_SWARM_WEIGHT, SwarmDraw, splitmix64};
 
@@ -39,7 +41,10 @@ pub const LIBRARY_FILES: &[(&str, &str)] = &[
     ("hot-seat.toml", include_str!("../library/hot-seat.toml")),
     ("late-success-after-release.toml", include_str!("../library/late-success-after-release.toml")),
     ("network-partitions.toml", include_str!("../library/network-partitions.toml")),
+    ("onsale-rush.toml", include_str!("../library/onsale-rush.toml")),
     ("opening-burst.toml", include_str!("../library/opening-burst.toml")),
+    ("provider-brownout.toml", include_str!("../library/provider-brownout.toml")),
+    ("queue-bypass.toml", include_str!("../library/queue-bypass.toml")),
     ("paused-clients.toml", include_str!("../library/paused-clients.toml")),
     ("payment-unknown.toml", include_str!("../library/payment-unknown.toml")),
     ("refund-failures.toml", include_str!("../library/refund-failures.toml")),

@@ -3,7 +3,9 @@
 
 use crate::error::ScenarioError;
 use crate::model::{Outcome, RangeMs, Scenario};
-use crate::names::{CACHE_FAULT_NAMES, CLASSIFICATION_NAMES, COMMIT_POINT_NAMES, INVARIANT_NAMES, PATH_NAMES};
+use crate::names::{
+    CACHE_FAULT_NAMES, CLASSIFICATION_NAMES, COMMIT_POINT_NAMES, INVARIANT_NAMES, PATH_NAMES, ROOM_POLICY_NAMES,
+};
 use crate::seeds::SeedRange;
 use std::path::Path;
 
@@ -169,6 +171,29 @@ impl Scenario {
             return Err(v.inconsistent("swarm", "swarm = true needs at least one fault under [faults]"));
         }
 
+        if let Some(w) = f.provider.as_ref().and_then(|p| p.window_ms) {
+            v.range("faults.provider.window_ms", w, self.phases.fault_ms)?;
+        }
+        if let Some(r) = &self.waiting_room {
+            v.known("waiting_room.policy", &r.policy, ROOM_POLICY_NAMES)?;
+            v.count("waiting_room.target_active_sessions", r.target_active_sessions.into(), 1, 100_000)?;
+            v.duration("waiting_room.session_ttl_ms", r.session_ttl_ms, 1_000, MAX_PHASE_MS)?;
+            v.duration("waiting_room.opens_at_ms", r.opens_at_ms, 0, MAX_PHASE_MS)?;
+            if let Some(p) = r.prior_session_ms {
+                v.duration("waiting_room.prior_session_ms", p, 1, MAX_PHASE_MS)?;
+            }
+            v.probability("waiting_room.member_share", r.member_share)?;
+            v.probability("waiting_room.bypass_share", r.bypass_share)?;
+            if let Some(p) = r.poll_max_s {
+                v.count("waiting_room.poll_max_s", p as i64, 2, 3_600)?;
+            }
+            if r.member_share > 0.0 && r.policy != "priority" {
+                return Err(v.inconsistent("waiting_room.member_share", "is above 0 but the policy is not priority"));
+            }
+            if self.swarm {
+                return Err(v.inconsistent("waiting_room", "a swarm scenario has no waiting room"));
+            }
+        }
         if let Some(n) = self.service.max_refund_attempts {
             v.count("service.max_refund_attempts", n.into(), 1, 100)?;
         }

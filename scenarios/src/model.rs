@@ -26,6 +26,10 @@ pub struct Scenario {
     /// choice rather than the defaults. Absent keys keep bookingd's defaults.
     #[serde(default)]
     pub service: Service,
+    /// A waiting room in front of every event: users join its queue, wait
+    /// until admitted (polling when told), and only then hold and check out.
+    #[serde(default)]
+    pub waiting_room: Option<WaitingRoom>,
     /// How long the fault phase and the settle phase last.
     pub phases: Phases,
     /// The seeds a plain `run` uses.
@@ -202,6 +206,10 @@ pub struct Provider {
     /// Default: false (the fake refuses a refund beyond the charge).
     #[serde(default)]
     pub lenient_refunds: bool,
+    /// When the faults hold, ms into the fault phase (a brownout mid-sale);
+    /// absent: the whole fault phase. `max` within the fault phase.
+    #[serde(default)]
+    pub window_ms: Option<RangeMs>,
 }
 
 /// Network faults between users, services and the provider.
@@ -265,6 +273,34 @@ pub struct Service {
     /// `failed` for operators, 1..=100 (bookingd: 8; unknown outcomes get twice as many).
     #[serde(default)]
     pub max_refund_attempts: Option<u32>,
+}
+
+/// A waiting room (see `booking::admission`): every user of the workload
+/// joins at their arrival time and holds only once admitted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaitingRoom {
+    /// `fifo`, `lottery` or `priority` (see [`crate::ROOM_POLICY_NAMES`]).
+    pub policy: String,
+    /// Checkout sessions open at once at most, 1..=100000.
+    pub target_active_sessions: u32,
+    /// How long an admission lasts unless it ends sooner, ms, 1000..=3600000.
+    pub session_ttl_ms: i64,
+    /// When the sale opens (nobody is admitted before), ms after the start, 0..=3600000.
+    pub opens_at_ms: i64,
+    /// The admission law's prior mean session, ms, 1..=3600000 (default: 90000, the brief's).
+    #[serde(default)]
+    pub prior_session_ms: Option<i64>,
+    /// Share of users with a members' credential (tier 0) in a priority room; the rest are the public.
+    #[serde(default)]
+    pub member_share: f64,
+    /// Share of users who try to get past the queue: holds and checkouts
+    /// without a token, with a forged, borrowed, other-event or spent one.
+    #[serde(default)]
+    pub bypass_share: f64,
+    /// Longest wait a waiting client is told before asking again, s, 1..=3600 (default 60).
+    #[serde(default)]
+    pub poll_max_s: Option<u64>,
 }
 
 /// Phase durations.

@@ -32,6 +32,10 @@ pub const INVARIANT_NAMES: &[&str] = &[
     "order-transition",
     "compensation-transition",
     "stale-read-bounded",
+    "admission-required",
+    "sessions-within-target",
+    "admission-order",
+    "queue-liveness",
 ];
 
 /// Every metrics classification's stable name.
@@ -76,7 +80,15 @@ pub const PATH_NAMES: &[&str] = &[
     "cache-poisoned",
     "poisoned-map-served",
     "stale-map-served",
+    "admitted-from-queue",
+    "sold-out-told",
+    "admission-refused",
+    "admission-slowed",
+    "admission-recovered",
 ];
+
+/// Every waiting-room policy's name (what `waiting_room.policy` may be).
+pub const ROOM_POLICY_NAMES: &[&str] = &["fifo", "lottery", "priority"];
 
 /// Every seat-map cache fault's name (what `faults.cache.modes` may list).
 pub const CACHE_FAULT_NAMES: &[&str] = &["down", "stale", "poisoned"];

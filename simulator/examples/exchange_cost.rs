@@ -112,7 +112,7 @@ fn measure(
                 tokio::time::sleep(Duration::from_millis(u as u64 * 5)).await;
                 for _ in 0..per_user {
                     let body = body.map(|b| serde_json::from_str(b).expect("a JSON body"));
-                    let call = Call { method, path: path.into(), token: Some(&token), idempotency_key: None, body };
+                    let call = Call { method, path: path.into(), token: Some(&token), idempotency_key: None, admission: None, body };
                     client.send_raw(call).await.expect("the service answers");
                     tokio::time::sleep(Duration::from_millis(500)).await;
                 }

@@ -12,7 +12,11 @@ use crate::provider_host;
 use crate::recorder::Recorder;
 use crate::schedule::{self, FaultSchedule};
 use crate::sim_clock::{EPOCH_MS, SimClock};
+use crate::recording_rooms::RecordingRooms;
+use crate::room_user::{RoomRun, RoomWorld, SharedAdmissions};
 use crate::user::{Actor, SeenHolds};
+use booking::admission::room::{RoomSpec, Rooms};
+use booking::admission::waiting_room::{WaitingRoom, WaitingRoomConfig, WaitingRoomParts};
 use crate::world::{ADMISSION_SECRET, SERVICE_PORT, TOKEN_SECRET, WEBHOOK_SECRET, WorldConfig, host_seed};
 use booking::fake_provider::FakeProvider;
 use booking::fault::Faults;
@@ -81,6 +85,7 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
     let store_clock = SimClock::new(0);
     let events = event_seats(cfg);
     let store = seeded_store(cfg, seed, &store_clock, &recorder, &events);
+    let rooms = cfg.waiting_room.map(|r| open_rooms(&r, &events, &recorder));
     // One seat-map cache for every service host, outside them as one Redis
     // is, behind the cache nemesis's switch; its reads traced when it has faults.
     let shared_cache = Arc::new(match cfg.seat_map_cache_ttl_ms {
@@ -98,10 +103,12 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
     let mut sim = turmoil_for(cfg, seed);
     let exchanges = Exchanges::default();
     let services = schedule::service_hosts(cfg.server_hosts);
+    // With a brownout window, the provider starts healthy (the step loop switches its faults).
+    let provider_faults = if cfg.provider_window_ms.is_some() { Default::default() } else { cfg.provider.clone() };
     let provider = provider_host::install(
         &mut sim,
         host_seed(seed, "provider"),
-        cfg.provider.clone(),
+        provider_faults,
         &services,
         WEBHOOK_SECRET,
         &exchanges,
@@ -124,11 +131,35 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
             recorder.clone(),
             cfg.plant,
         );
-        install_service(&mut sim, cfg, host, skew_ms, faults, (&store, &cache), &exchanges);
+        install_service(&mut sim, cfg, host, skew_ms, faults, (&store, &cache, rooms.as_ref()), &exchanges);
     }
-    install_users(&mut sim, cfg, seed, &services, &events, &recorder);
+    match &cfg.waiting_room {
+        Some(r) => install_room_users(&mut sim, cfg, r, seed, &services, &events, &recorder),
+        None => install_users(&mut sim, cfg, seed, &services, &events, &recorder),
+    }
     install_self_test(&mut sim);
     World { sim, store, store_clock, recorder, provider, switches, exchanges, cache: shared_cache, cache_switch }
+}
+
+/// The waiting-room secret's lottery seeds and the rooms every service host
+/// shares (outside them, as one Redis is), one opened per event.
+fn open_rooms(r: &RoomWorld, events: &[(String, Vec<String>)], recorder: &Recorder) -> Arc<dyn Rooms> {
+    let rooms: Arc<dyn Rooms> = Arc::new(RecordingRooms::new(recorder.clone()));
+    let opener = WaitingRoom::new(
+        WaitingRoomParts { rooms: rooms.clone(), ..WaitingRoomParts::in_memory(ADMISSION_SECRET) },
+        Arc::new(SimClock::new(0)),
+        Arc::default(),
+    );
+    let spec = RoomSpec {
+        policy: r.policy,
+        opens_at_ms: EPOCH_MS + r.opens_at_ms as i64,
+        target_active_sessions: r.target_active_sessions,
+        session_ttl_ms: r.session_ttl_ms,
+    };
+    for (event_id, _) in events {
+        futures::executor::block_on(opener.open(event_id, &spec)).expect("scenario rooms are valid");
+    }
+    rooms
 }
 
 /// The scenario's events (`ev0`, ...) and their seats (`s00000`, ..., in order).
@@ -176,6 +207,9 @@ fn turmoil_for(cfg: &WorldConfig, seed: u64) -> turmoil::Sim<'static> {
         .build()
 }
 
+/// What every service host shares: the store, the seat-map cache, the waiting rooms (if any).
+type SharedParts<'a> = (&'a Arc<dyn Store>, &'a Arc<dyn SeatMapCache>, Option<&'a Arc<dyn Rooms>>);
+
 /// Installs service host `host`: the real [`Service`] (router, workflow,
 /// sweeper) over `store`, its clock `skew_ms` off the store's, its faults
 /// from `faults` (shared across its restarts).
@@ -185,9 +219,15 @@ fn install_service(
     host: &str,
     skew_ms: i64,
     faults: HostFaults,
-    (store, cache): (&Arc<dyn Store>, &Arc<dyn SeatMapCache>),
+    (store, cache, rooms): SharedParts<'_>,
     exchanges: &Exchanges,
 ) {
+    let room_config = cfg.waiting_room.map(|r| WaitingRoomConfig {
+        poll_max_s: r.poll_max_s,
+        prior_session_ms: r.prior_session_ms,
+        ..WaitingRoomConfig::default()
+    });
+    let (rooms, instance) = (rooms.cloned(), host.to_string());
     let config = ServiceConfig {
         hold_ttl_ms: cfg.hold_ttl_ms,
         payment_ttl_ms: cfg.payment_ttl_ms,
@@ -198,6 +238,15 @@ fn install_service(
     sim.host(host, move || {
         let (store, cache, exchanges) = (store.clone(), cache.clone(), exchanges.clone());
         let (config, workflow) = (config.clone(), workflow.clone());
+        let waiting_room = match (&rooms, room_config) {
+            (Some(rooms), Some(config)) => WaitingRoomParts {
+                rooms: rooms.clone(),
+                config,
+                instance: instance.clone(),
+                ..WaitingRoomParts::in_memory(ADMISSION_SECRET)
+            },
+            _ => WaitingRoomParts::in_memory(ADMISSION_SECRET),
+        };
         let faults = Faults::new(Arc::new(faults.share()));
         async move {
             let provider = HttpProvider::new(
@@ -218,7 +267,7 @@ fn install_service(
                     workflow,
                     sweeper: SweeperConfig::default(),
                     faults,
-                    waiting_room: booking::admission::waiting_room::WaitingRoomParts::in_memory(ADMISSION_SECRET),
+                    waiting_room,
                 })
                 .expect("service config is valid"),
             );
@@ -244,7 +293,7 @@ fn install_users(
 ) {
     let auth = Authenticator::new(TOKEN_SECRET, Arc::new(SimClock::new(0)));
     let mut params = cfg.user.clone();
-    params.events = events.to_vec();
+    params.events = Arc::new(events.to_vec());
     params.active_until_ms = cfg.fault_ms;
     // Holds seen by any user of the world: the pool stale and borrowed tokens come from.
     let seen: SeenHolds = Arc::new(Mutex::new(Vec::new()));
@@ -270,6 +319,60 @@ fn install_users(
             let mut set = tokio::task::JoinSet::new();
             for a in actors {
                 set.spawn(a.run(params.clone(), seen.clone()));
+            }
+            while let Some(r) = set.join_next().await {
+                r?;
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Installs the client hosts of a waiting-room world: every user a small
+/// task that arrives, waits in its event's queue and buys once admitted;
+/// the users of one client host share one client per service host (a
+/// waiting user costs a sleeping task, not a connection pool). Members of a
+/// priority room carry a tier-0 credential.
+fn install_room_users(
+    sim: &mut turmoil::Sim<'static>,
+    cfg: &WorldConfig,
+    room: &RoomWorld,
+    seed: u64,
+    services: &[String],
+    events: &[(String, Vec<String>)],
+    recorder: &Recorder,
+) {
+    let auth = Authenticator::new(TOKEN_SECRET, Arc::new(SimClock::new(0)));
+    let mut params = cfg.user.clone();
+    params.events = Arc::new(events.to_vec());
+    params.active_until_ms = cfg.fault_ms;
+    let run = RoomRun { bypass_share: room.bypass_share, give_up_at_ms: cfg.fault_ms + cfg.settle_ms };
+    let shared: SharedAdmissions = Arc::default();
+    for c in 0..cfg.client_hosts {
+        let clients: Vec<SimClient> =
+            services.iter().map(|s| SimClient::new(format!("{s}:{SERVICE_PORT}"), CLIENT_TIMEOUT)).collect();
+        let actors: Vec<Actor> = (c..cfg.users)
+            .step_by(cfg.client_hosts)
+            .map(|u| {
+                let user = format!("u{u:06}");
+                let user_seed = host_seed(seed, &user);
+                // A member with `member_share`, drawn from the user's own stream (not its actor's).
+                let member = ((user_seed >> 11) as f64 / (1u64 << 53) as f64) < room.member_share;
+                let claims = Claims {
+                    sub: user.clone(),
+                    events: vec!["*".into()],
+                    exp_ms: EPOCH_MS + USER_TOKEN_TTL_MS,
+                    admin: false,
+                    tier: member.then_some(0),
+                };
+                Actor::new(user.clone(), auth.issue(&claims), clients.clone(), recorder.clone(), user_seed)
+            })
+            .collect();
+        let (params, shared) = (params.clone(), shared.clone());
+        sim.client(format!("client{c}").as_str(), async move {
+            let mut set = tokio::task::JoinSet::new();
+            for a in actors {
+                set.spawn(a.run_in_room(params.clone(), run, shared.clone()));
             }
             while let Some(r) = set.join_next().await {
                 r?;

@@ -35,6 +35,8 @@ pub struct Call<'a> {
     pub token: Option<&'a str>,
     /// Idempotency key header.
     pub idempotency_key: Option<&'a str>,
+    /// Admission token header (waiting-room events).
+    pub admission: Option<&'a str>,
     /// JSON body.
     pub body: Option<Value>,
 }
@@ -83,6 +85,9 @@ impl SimClient {
         }
         if let Some(k) = call.idempotency_key {
             b = b.header("idempotency-key", k);
+        }
+        if let Some(a) = call.admission {
+            b = b.header("admission-token", a);
         }
         let body = match &call.body {
             Some(v) => {

@@ -6,7 +6,9 @@ use crate::faults::CrashFault;
 use crate::faulty_cache::CacheMode;
 use crate::provider_host::ProviderFaults;
 use crate::schedule::{CacheFaults, LinkFaults, PausedClients, SweeperStall};
+use crate::room_user::RoomWorld;
 use crate::user::UserParams;
+use booking::admission::room::Policy;
 use crate::world::WorldConfig;
 use booking::fault::{CommitPoint, Plant};
 use scenarios::{FaultKind, Outcome, Scenario};
@@ -119,6 +121,25 @@ impl Plan {
                 length_ms: c.length_ms as u64,
                 modes: c.modes.iter().map(|m| CacheMode::parse(m).expect("validated cache fault")).collect(),
             }),
+            waiting_room: s.waiting_room.as_ref().map(|r| RoomWorld {
+                policy: match r.policy.as_str() {
+                    "lottery" => Policy::Lottery,
+                    "priority" => Policy::Priority,
+                    _ => Policy::Fifo,
+                },
+                target_active_sessions: r.target_active_sessions,
+                session_ttl_ms: r.session_ttl_ms,
+                opens_at_ms: r.opens_at_ms as u64,
+                prior_session_ms: r.prior_session_ms.unwrap_or(90_000) as u64,
+                member_share: r.member_share,
+                bypass_share: r.bypass_share,
+                poll_max_s: r.poll_max_s.unwrap_or(60),
+            }),
+            provider_window_ms: f
+                .provider
+                .as_ref()
+                .and_then(|p| p.window_ms)
+                .map(|w| (w.min.max(0) as u64, w.max.max(0) as u64)),
         }
     }
 }
@@ -157,7 +178,7 @@ fn message_latency_ms(network: Option<&scenarios::Network>) -> (u64, u64) {
 fn user_params(s: &Scenario, f: &scenarios::Faults) -> UserParams {
     let w = &s.workload;
     UserParams {
-        events: Vec::new(),
+        events: Default::default(),
         hot_seats: w.hot_seats as usize,
         hot_share: w.hot_share,
         multi_seat_share: w.multi_seat_share,

@@ -103,6 +103,11 @@ impl Recorder {
         self.push(at_ms, TraceKind::Phase { phase, store_now_ms });
     }
 
+    /// Records what the waiting room did, or what a waiting user learnt, now.
+    pub fn room(&self, event: invariants::trace::RoomEvent) {
+        self.push(Self::now_ms(), TraceKind::Room(event));
+    }
+
     /// Records a seat map served from the cache now: the store version it
     /// shows, or `None` for a poisoned entry.
     pub fn seat_map_cached(&self, event_id: &str, version_sum: Option<i64>) {

@@ -8,7 +8,7 @@ use crate::nemesis::{Nemeses, Stage};
 use crate::provider_host::ProviderFaults;
 use crate::quiescence;
 use booking::clock::Clock;
-use invariants::trace::PhaseMark;
+use invariants::trace::{FaultKind, PhaseMark};
 
 /// Why stepping stopped before the settle phase ended.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -36,10 +36,30 @@ fn step(world: &mut World, nemeses: &mut Nemeses, faults_over: bool) -> Result<b
 /// it: no commit crashes its host any more, the provider's knobs are off, and
 /// the phase's end is marked in the trace. Returns whether every client host
 /// had finished at the last step.
-pub fn fault_phase(world: &mut World, nemeses: &mut Nemeses, fault_ms: u64) -> Result<bool, StepError> {
+pub fn fault_phase(
+    world: &mut World,
+    nemeses: &mut Nemeses,
+    fault_ms: u64,
+    brownout: Option<(u64, u64, &ProviderFaults)>,
+) -> Result<bool, StepError> {
+    let mut browning = false;
     loop {
         let clients_done = step(world, nemeses, false)?;
         let now_ms = now_ms(world);
+        // A provider brownout: its faults only inside the window.
+        if let Some((from_ms, to_ms, faults)) = brownout {
+            let inside = (from_ms..to_ms).contains(&now_ms);
+            if inside != browning {
+                browning = inside;
+                let (knobs, kind, what) = if inside {
+                    (faults.clone(), FaultKind::ProviderError, "provider brownout begins")
+                } else {
+                    (ProviderFaults::default(), FaultKind::ProviderError, "provider brownout ends")
+                };
+                world.provider.set_faults(knobs).expect("scenario provider faults are valid");
+                world.recorder.fault(kind, what.to_string());
+            }
+        }
         if now_ms >= fault_ms {
             nemeses.end_faults();
             world.provider.set_faults(ProviderFaults::default()).expect("no faults is valid");

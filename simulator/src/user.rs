@@ -45,8 +45,8 @@ pub const STALE_AS_CHECKOUT_SHARE: f64 = 0.75;
 /// What a user does, as probabilities and times.
 #[derive(Debug, Clone)]
 pub struct UserParams {
-    /// Events and their seats (sorted).
-    pub events: Vec<(String, Vec<String>)>,
+    /// Events and their seats (sorted), shared by every user of a world.
+    pub events: Arc<Vec<(String, Vec<String>)>>,
     /// Per event, the hot seats most users want.
     pub hot_seats: usize,
     /// Share of selections made in the hot set.
@@ -170,6 +170,8 @@ pub struct Actor {
     pub recorder: Recorder,
     /// The user's own seeded randomness.
     pub rng: ChaCha8Rng,
+    /// The admission token presented on holds and checkouts (waiting-room worlds, once admitted).
+    pub admission: Option<String>,
 }
 
 /// The problem kind of a 4xx answer (`urn:holdfast:problem:<kind>`), read
@@ -233,10 +235,10 @@ impl Actor {
         assert!(!services.is_empty());
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let home = rng.random_range(0..services.len());
-        Self { user, token, services, home, recorder, rng }
+        Self { user, token, services, home, recorder, rng, admission: None }
     }
 
-    async fn think(&mut self, range: (u64, u64)) {
+    pub(crate) async fn think(&mut self, range: (u64, u64)) {
         let ms = if range.1 > range.0 { self.rng.random_range(range.0..=range.1) } else { range.0 };
         tokio::time::sleep(Duration::from_millis(ms)).await;
     }
@@ -250,8 +252,12 @@ impl Actor {
             let host = self.home;
             let op_id = self.recorder.invoke(&self.user, op.clone());
             let (method, path, key, body) = request_of(&op);
+            let admission = match op {
+                ClientOp::Hold { .. } | ClientOp::Checkout { .. } => self.admission.as_deref(),
+                _ => None,
+            };
             let reply = self.services[host]
-                .send(Call { method, path, token: Some(&self.token), idempotency_key: key, body })
+                .send(Call { method, path, token: Some(&self.token), idempotency_key: key, admission, body })
                 .await;
             match reply {
                 Reply::Answered { status, body } if (200..300).contains(&status) => {
@@ -281,7 +287,7 @@ impl Actor {
     /// `available_only` asks for the available seats alone
     /// (`?state=available`), as a user waiting for returns in a sold-out
     /// rush re-polls; otherwise the whole map, as a user's first look.
-    async fn browse(&mut self, event_id: &str, available_only: bool) -> Option<Vec<String>> {
+    pub(crate) async fn browse(&mut self, event_id: &str, available_only: bool) -> Option<Vec<String>> {
         let host = self.home;
         let query = if available_only { "?state=available" } else { "" };
         let call = Call {
@@ -289,6 +295,7 @@ impl Actor {
             path: format!("/v1/events/{event_id}/seats{query}"),
             token: Some(&self.token),
             idempotency_key: None,
+            admission: None,
             body: None,
         };
         match self.services[host].send_raw(call).await {
@@ -306,14 +313,14 @@ impl Actor {
     }
 
     /// No answer from the home host: the next host becomes home.
-    fn fail_over(&mut self) {
+    pub(crate) fn fail_over(&mut self) {
         self.home = (self.home + 1) % self.services.len();
     }
 
     /// Picks a selection among the seats the map showed available (the map
     /// may be stale: the store decides): hot seats with `hot_share`, and a
     /// run of adjacent seats with `multi_seat_share`.
-    fn pick_seats(&mut self, p: &UserParams, seats: &[String], available: &[String]) -> Vec<String> {
+    pub(crate) fn pick_seats(&mut self, p: &UserParams, seats: &[String], available: &[String]) -> Vec<String> {
         let hot = p.hot_seats.clamp(1, seats.len());
         let hot_available: Vec<&String> = available.iter().filter(|s| seats[..hot].contains(s)).collect();
         let first = if !hot_available.is_empty() && self.rng.random_bool(p.hot_share) {
@@ -390,7 +397,7 @@ impl Actor {
 
     /// Asks for a hold of `seat_ids`; a granted one is remembered in `seen`
     /// (the pool stale tokens come from). Returns its token and seats.
-    async fn hold(&mut self, event_id: &str, seat_ids: Vec<String>, seen: &SeenHolds) -> Option<(Uuid, Vec<String>)> {
+    pub(crate) async fn hold(&mut self, event_id: &str, seat_ids: Vec<String>, seen: &SeenHolds) -> Option<(Uuid, Vec<String>)> {
         let Ok(OpResult::Held { hold_token, seat_ids, .. }) =
             self.call(ClientOp::Hold { event_id: event_id.to_string(), seat_ids }, 1).await
         else {
@@ -413,7 +420,7 @@ impl Actor {
     /// checkout first, then the checkout itself (retried under one key),
     /// maybe a double click, the order's status polled until it settles, and
     /// maybe an idempotent retry after the fact.
-    async fn check_out(&mut self, p: &UserParams, flow: u32, event_id: &str, hold_token: Uuid, seat_ids: &[String]) {
+    pub(crate) async fn check_out(&mut self, p: &UserParams, flow: u32, event_id: &str, hold_token: Uuid, seat_ids: &[String]) {
         if let Some(crate::schedule::PausedClients { probability, pause_ms }) = p.pause
             && self.rng.random_bool(probability)
         {

@@ -84,6 +84,11 @@ pub struct WorldConfig {
     pub seat_map_cache_ttl_ms: Option<u64>,
     /// Seat-map cache faults (down, stale, poisoned).
     pub cache_faults: Option<crate::schedule::CacheFaults>,
+    /// A waiting room in front of every event (`None`: users go straight to the seats).
+    pub waiting_room: Option<crate::room_user::RoomWorld>,
+    /// The provider's faults hold only between these simulated ms (a
+    /// brownout mid-sale); `None`: through the whole fault phase.
+    pub provider_window_ms: Option<(u64, u64)>,
 }
 
 /// The result of one run.
@@ -134,7 +139,8 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
     let mut nemeses = nemeses_for(&schedule, &world);
     crate::panic_note::install();
     let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let clients_done = step::fault_phase(&mut world, &mut nemeses, cfg.fault_ms)?;
+        let brownout = cfg.provider_window_ms.map(|(from, to)| (from, to, &cfg.provider));
+        let clients_done = step::fault_phase(&mut world, &mut nemeses, cfg.fault_ms, brownout)?;
         step::settle(&mut world, &mut nemeses, clients_done, cfg.fault_ms + cfg.settle_ms)
     }));
     // A panic in a host task shuts its runtime down and surfaces as a step

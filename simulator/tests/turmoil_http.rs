@@ -75,6 +75,7 @@ fn alice_bob_story_over_simulated_http() {
                     path: "/v1/events/e1/holds".into(),
                     token: Some(&t),
                     idempotency_key: None,
+                    admission: None,
                     body: Some(json!({"seat_ids":["1A"]})),
                 })
                 .await
@@ -95,6 +96,7 @@ fn alice_bob_story_over_simulated_http() {
                     path,
                     token: Some(&t),
                     idempotency_key: Some(&key),
+                    admission: None,
                     body: Some(json!({"seat_ids":["1A"]})),
                 })
                 .await

@@ -357,14 +357,13 @@ impl WaitingRoom {
         }
         let claims = self.signer.verify(token, event_id, user_id, self.clock.now_ms(), |_| true)?;
         let (place, _) = self.rooms.place(event_id, user_id).await?;
-        let admits = match place {
-            Place::Admitted { session, ended } if session.session_id == claims.session_id => match (ended, what) {
-                (None, _) => true,
-                (Some(SessionEnd::Purchased), Use::Checkout) => true,
-                _ => false,
-            },
-            _ => false,
-        };
+        // A hold needs an open session; a checkout also one its own purchase ended (a retry).
+        let admits = matches!(
+            (place, what),
+            (Place::Admitted { session, ended: None }, _)
+                | (Place::Admitted { session, ended: Some(SessionEnd::Purchased) }, Use::Checkout)
+                if session.session_id == claims.session_id
+        );
         if !admits {
             return Err(AdmissionError::SessionEnded.into());
         }

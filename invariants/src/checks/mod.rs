@@ -21,6 +21,7 @@
 //! | [`check_refund_attempts`] | `refund-attempt-due` |
 //! | [`check_record_transitions`] | `order-transition`, `compensation-transition` |
 //! | [`check_cached_reads`] | `stale-read-bounded` |
+//! | [`check_waiting_room`] | `admission-required`, `sessions-within-target`, `admission-order`, `queue-liveness` |
 
 mod bookings;
 mod cached_reads;
@@ -40,6 +41,7 @@ mod stale_authority;
 mod ticket_refunds;
 mod transitions;
 mod unknown_outcome;
+mod waiting_room;
 
 pub use bookings::check_bookings;
 pub use cached_reads::check_cached_reads;
@@ -58,6 +60,7 @@ pub use stale_authority::check_stale_authority;
 pub use ticket_refunds::check_ticket_refunds;
 pub use transitions::{SEAT_TRANSITIONS, check_transitions};
 pub use unknown_outcome::check_unknown_outcome;
+pub use waiting_room::check_waiting_room;
 
 use crate::{Config, TraceEvent, Violation};
 use booking::model::Snapshot;
@@ -84,4 +87,5 @@ pub const CHECKERS: &[(&str, Checker)] = &[
     ("refund_attempts", check_refund_attempts),
     ("record_transitions", check_record_transitions),
     ("cached_reads", check_cached_reads),
+    ("waiting_room", check_waiting_room),
 ];

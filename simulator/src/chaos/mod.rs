@@ -427,7 +427,7 @@ async fn users_under_faults(
     t: FaultTargets,
 ) -> Result<u64, String> {
     let mut user = cfg.user.clone();
-    user.events = people.events.clone();
+    user.events = Arc::new(people.events.clone());
     let wl = WorkloadConfig {
         user,
         users: people.tokens.len(),

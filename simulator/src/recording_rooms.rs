@@ -1,0 +1,130 @@
+//! The simulated deployment's shared waiting rooms: [`MemRooms`] (what one
+//! Redis is to several bookingd instances: outside every host, surviving
+//! their crashes), every change traced as a [`RoomEvent`] for the
+//! waiting-room checkers. Reads are not traced.
+
+use crate::recorder::Recorder;
+use async_trait::async_trait;
+use booking::admission::room::{
+    Admitted, Gauge, LotteryRecord, MemRooms, Place, RoomError, RoomSpec, Rooms, SessionEnd,
+};
+use invariants::trace::RoomEvent;
+use uuid::Uuid;
+
+/// [`MemRooms`] with its changes traced.
+#[derive(Debug)]
+pub struct RecordingRooms {
+    inner: MemRooms,
+    recorder: Recorder,
+}
+
+impl RecordingRooms {
+    /// Empty rooms recording into `recorder`.
+    pub fn new(recorder: Recorder) -> Self {
+        Self { inner: MemRooms::new(), recorder }
+    }
+}
+
+#[async_trait]
+impl Rooms for RecordingRooms {
+    async fn open(&self, event_id: &str, spec: &RoomSpec, seed: [u8; 32]) -> Result<(), RoomError> {
+        let first = self.inner.spec(event_id).await?.is_none();
+        self.inner.open(event_id, spec, seed).await?;
+        if first {
+            self.recorder.room(RoomEvent::Opened {
+                event_id: event_id.to_string(),
+                policy: spec.policy,
+                target_active_sessions: spec.target_active_sessions,
+                opens_at_ms: spec.opens_at_ms,
+                session_ttl_ms: spec.session_ttl_ms,
+                seed: hex::encode(seed),
+            });
+        }
+        Ok(())
+    }
+
+    async fn spec(&self, event_id: &str) -> Result<Option<RoomSpec>, RoomError> {
+        self.inner.spec(event_id).await
+    }
+
+    async fn events(&self) -> Result<Vec<String>, RoomError> {
+        self.inner.events().await
+    }
+
+    async fn join(&self, event_id: &str, user_id: &str, tier: u8, now_ms: i64) -> Result<Place, RoomError> {
+        let before = self.inner.place(event_id, user_id).await?.0;
+        let place = self.inner.join(event_id, user_id, tier, now_ms).await?;
+        if before == Place::NotJoined {
+            self.recorder.room(RoomEvent::Joined {
+                event_id: event_id.to_string(),
+                user: user_id.to_string(),
+                tier,
+                now_ms,
+            });
+        }
+        Ok(place)
+    }
+
+    async fn place(&self, event_id: &str, user_id: &str) -> Result<(Place, Gauge), RoomError> {
+        self.inner.place(event_id, user_id).await
+    }
+
+    async fn admit(&self, event_id: &str, n: u32, rate_per_s: f64, now_ms: i64) -> Result<Admitted, RoomError> {
+        let pass = self.inner.admit(event_id, n, rate_per_s, now_ms).await?;
+        for (user, session) in &pass.admitted {
+            self.recorder.room(RoomEvent::Admitted {
+                event_id: event_id.to_string(),
+                user: user.clone(),
+                session_id: session.session_id,
+                expires_at_ms: session.expires_at_ms,
+            });
+        }
+        self.recorder.room(RoomEvent::Pass {
+            event_id: event_id.to_string(),
+            asked: n,
+            admitted: u32::try_from(pass.admitted.len()).unwrap_or(u32::MAX),
+            active: pass.active,
+            waiting: pass.waiting,
+            rate_per_ks: (rate_per_s * 1000.0).round() as i64,
+            now_ms,
+        });
+        Ok(pass)
+    }
+
+    async fn end_session(
+        &self,
+        event_id: &str,
+        user_id: &str,
+        session_id: Uuid,
+        why: SessionEnd,
+        now_ms: i64,
+    ) -> Result<Option<u64>, RoomError> {
+        let ended = self.inner.end_session(event_id, user_id, session_id, why, now_ms).await?;
+        if ended.is_some() {
+            self.recorder.room(RoomEvent::Ended {
+                event_id: event_id.to_string(),
+                user: user_id.to_string(),
+                session_id,
+                how: why,
+            });
+        }
+        Ok(ended)
+    }
+
+    async fn sell_out(&self, event_id: &str) -> Result<(), RoomError> {
+        let already = self.inner.place(event_id, "").await?.1.sold_out;
+        self.inner.sell_out(event_id).await?;
+        if !already {
+            self.recorder.room(RoomEvent::SoldOut { event_id: event_id.to_string() });
+        }
+        Ok(())
+    }
+
+    async fn lottery(&self, event_id: &str) -> Result<LotteryRecord, RoomError> {
+        self.inner.lottery(event_id).await
+    }
+
+    async fn lead(&self, event_id: &str, holder: &str, lease_ms: i64, now_ms: i64) -> Result<bool, RoomError> {
+        self.inner.lead(event_id, holder, lease_ms, now_ms).await
+    }
+}

@@ -1,0 +1,221 @@
+//! A user in front of a waiting room: arrives, joins the event's queue, and
+//! waits cheaply (one small task, asleep for as long as the service says)
+//! until admitted or told the event sold out; then, with the admission
+//! token, looks, holds and checks out as any user does. A share of users
+//! also try to get past the queue: holds without a token, with a forged,
+//! borrowed or other-event one, and with their own after its session ended.
+//! Joins and polls are plain reads (not traced); what the user learnt is
+//! (`RoomEvent::Told`), and so is every hold and checkout.
+
+use crate::client::{Call, Reply};
+use crate::recorder::Recorder;
+use crate::user::{Actor, UserParams};
+use booking::problem_kind::ProblemKind;
+use invariants::trace::{ClientOp, OpResult, RoomEvent};
+use rand::Rng;
+use serde_json::Value;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Polls one waiting user makes at most.
+pub const MAX_POLLS: u32 = 10_000;
+/// Wait after a lost answer to a join or poll, ms (uniform, end exclusive).
+pub const POLL_RETRY_MS: (u64, u64) = (1_000, 3_000);
+/// Extra wait added to each `Retry-After`, ms (uniform, end exclusive): clients do not poll in lockstep.
+pub const POLL_JITTER_MS: (u64, u64) = (0, 1_000);
+/// Admission tokens remembered for borrowing (bounded).
+pub const MAX_SHARED_ADMISSIONS: usize = 4_096;
+
+/// Admission tokens users were given, shared by a world's users: the pool a
+/// bypassing user borrows from (a leaked link).
+pub type SharedAdmissions = Arc<Mutex<Vec<(String, String, String)>>>;
+
+/// A world's waiting room: one in front of every event, opened before the run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RoomWorld {
+    /// The fairness rule.
+    pub policy: booking::admission::room::Policy,
+    /// Sessions open at once at most.
+    pub target_active_sessions: u32,
+    /// An admission's lifetime, ms.
+    pub session_ttl_ms: i64,
+    /// When the sale opens, simulated ms after the start.
+    pub opens_at_ms: u64,
+    /// The law's prior mean session, ms.
+    pub prior_session_ms: u64,
+    /// Share of users with a members' credential (tier 0; priority rooms).
+    pub member_share: f64,
+    /// Share of users who try to get past the queue.
+    pub bypass_share: f64,
+    /// Longest wait a waiting client is told, s.
+    pub poll_max_s: u64,
+}
+
+/// How a world's users meet its waiting room.
+#[derive(Debug, Clone, Copy)]
+pub struct RoomRun {
+    /// Share of users who also try to get past the queue.
+    pub bypass_share: f64,
+    /// Simulated ms after which a user still waiting stops polling (the run is ending).
+    pub give_up_at_ms: u64,
+}
+
+/// Where a poll left the user.
+enum Standing {
+    Admitted(String),
+    SoldOut,
+    Wait(u64),
+}
+
+fn standing_of(body: &Value) -> Option<Standing> {
+    match body["state"].as_str()? {
+        "admitted" => Some(Standing::Admitted(body["admission_token"].as_str()?.to_string())),
+        "sold_out" => Some(Standing::SoldOut),
+        "waiting" | "awaiting_draw" => Some(Standing::Wait(body["retry_after_s"].as_u64().unwrap_or(2) * 1_000)),
+        // Not joined (a lost join), or a session that ended: join (again).
+        _ => None,
+    }
+}
+
+impl Actor {
+    /// Sends one queue request (`POST` joins, `GET` polls) to the home host.
+    async fn queue_call(&mut self, method: &'static str, event_id: &str) -> Option<Standing> {
+        let call = Call {
+            method,
+            path: format!("/v1/events/{event_id}/queue"),
+            token: Some(&self.token),
+            idempotency_key: None,
+            admission: None,
+            body: None,
+        };
+        match self.services[self.home].send(call).await {
+            Reply::Answered { status: 200, body } => standing_of(&body),
+            Reply::Answered { status: 409, .. } => Some(Standing::SoldOut),
+            Reply::Answered { .. } => None,
+            Reply::Unknown(_) => {
+                self.fail_over();
+                None
+            }
+        }
+    }
+
+    /// Waits in `event_id`'s queue: the admission token, or `None` when sold out or given up.
+    async fn wait_in_queue(&mut self, event_id: &str, run: &RoomRun) -> Option<String> {
+        let mut joined = false;
+        for _ in 0..MAX_POLLS {
+            if Recorder::now_ms() >= run.give_up_at_ms as i64 {
+                return None;
+            }
+            let standing = self.queue_call(if joined { "GET" } else { "POST" }, event_id).await;
+            let told = |admitted| RoomEvent::Told { event_id: event_id.to_string(), user: self.user.clone(), admitted };
+            let wait_ms = match standing {
+                Some(Standing::Admitted(token)) => {
+                    self.recorder.room(told(true));
+                    return Some(token);
+                }
+                Some(Standing::SoldOut) => {
+                    self.recorder.room(told(false));
+                    return None;
+                }
+                Some(Standing::Wait(ms)) => {
+                    joined = true;
+                    ms + self.rng.random_range(POLL_JITTER_MS.0..POLL_JITTER_MS.1)
+                }
+                None => {
+                    joined = false;
+                    self.rng.random_range(POLL_RETRY_MS.0..POLL_RETRY_MS.1)
+                }
+            };
+            tokio::time::sleep(Duration::from_millis(wait_ms)).await;
+        }
+        None
+    }
+
+    /// Runs a waiting-room user: arrives, waits for admission, maybe tries
+    /// bypasses, then looks, holds and checks out until its session ends
+    /// (a purchase, a refusal by the gate) or `max_flows`.
+    pub async fn run_in_room(mut self, p: UserParams, run: RoomRun, shared: SharedAdmissions) {
+        self.think(p.arrival_ms).await;
+        let (event_id, seats) = p.events[self.rng.random_range(0..p.events.len())].clone();
+        let bypass = self.rng.random_bool(run.bypass_share);
+        let Some(admission) = self.wait_in_queue(&event_id, &run).await else { return };
+        {
+            let mut pool = shared.lock().expect("shared admissions poisoned");
+            if pool.len() < MAX_SHARED_ADMISSIONS {
+                pool.push((self.user.clone(), event_id.clone(), admission.clone()));
+            }
+        }
+        if bypass {
+            self.try_bypasses(&p, &event_id, &seats, &admission, &shared).await;
+        }
+        self.admission = Some(admission.clone());
+        for _ in 0..p.max_flows {
+            if Recorder::now_ms() >= p.active_until_ms as i64 {
+                return;
+            }
+            self.think(p.think_ms).await;
+            let Some(available) = self.browse(&event_id, false).await else { continue };
+            if available.is_empty() {
+                return; // nothing left to buy: the session expires unused
+            }
+            let seat_ids = self.pick_seats(&p, &seats, &available);
+            match self.call(ClientOp::Hold { event_id: event_id.clone(), seat_ids }, 1).await {
+                Ok(OpResult::Held { hold_token, seat_ids, .. }) => {
+                    if !self.rng.random_bool(p.checkout_share) {
+                        if !self.rng.random_bool(p.abandon_share) {
+                            let release = ClientOp::Release { event_id: event_id.clone(), hold_token };
+                            let _ = self.call(release, p.max_attempts).await;
+                        }
+                        return; // released (the session ended) or abandoned (it expires)
+                    }
+                    self.check_out(&p, 0, &event_id, hold_token, &seat_ids).await;
+                    if bypass {
+                        // The spent admission again: refused, its session ended with the purchase.
+                        let hold = ClientOp::Hold { event_id: event_id.clone(), seat_ids: vec![seats[0].clone()] };
+                        let _ = self.call(hold, 1).await;
+                    }
+                    return;
+                }
+                Err(Some(kind)) if kind.is_admission_refusal() => return,
+                _ => {}
+            }
+        }
+    }
+
+    /// Holds without a token, with a forged one, with another user's, and
+    /// (with two events or more) with this one on another event: each must be
+    /// refused by the gate, before the store.
+    async fn try_bypasses(
+        &mut self,
+        p: &UserParams,
+        event_id: &str,
+        seats: &[String],
+        admission: &str,
+        shared: &SharedAdmissions,
+    ) {
+        let hold_on = |event: &str, seats: &[String]| ClientOp::Hold {
+            event_id: event.to_string(),
+            seat_ids: vec![seats[0].clone()],
+        };
+        self.admission = None;
+        let _: Result<_, Option<ProblemKind>> = self.call(hold_on(event_id, seats), 1).await;
+        // The payload altered, the signature kept.
+        let mut forged = admission.as_bytes().to_vec();
+        forged[5] = if forged[5] == b'A' { b'B' } else { b'A' };
+        self.admission = String::from_utf8(forged).ok();
+        let _ = self.call(hold_on(event_id, seats), 1).await;
+        let borrowed = {
+            let pool = shared.lock().expect("shared admissions poisoned");
+            pool.iter().rev().find(|(u, e, _)| *u != self.user && e == event_id).map(|(_, _, t)| t.clone())
+        };
+        if let Some(token) = borrowed {
+            self.admission = Some(token);
+            let _ = self.call(hold_on(event_id, seats), 1).await;
+        }
+        if let Some((other, other_seats)) = p.events.iter().find(|(e, _)| e != event_id) {
+            self.admission = Some(admission.to_string());
+            let _ = self.call(hold_on(other, other_seats), 1).await;
+        }
+        self.admission = None;
+    }
+}
