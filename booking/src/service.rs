@@ -151,7 +151,8 @@ impl Service {
         let provider_health = Arc::new(ProviderHealth::default());
         let provider: Arc<dyn PaymentProvider> =
             Arc::new(MeasuredProvider::new(parts.provider, provider_health.clone(), parts.clock.clone()));
-        let waiting_room = Arc::new(WaitingRoom::new(parts.waiting_room, parts.clock.clone(), provider_health));
+        let waiting_room =
+            Arc::new(WaitingRoom::new(parts.waiting_room, parts.clock.clone(), provider_health, parts.faults.clone()));
         let metrics = Arc::new(Metrics::default());
         // Every write, the background workers' included, reaches the store
         // through the one place that invalidates the seat-map cache.

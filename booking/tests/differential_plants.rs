@@ -222,10 +222,11 @@ fn directed(plant: Plant) -> Vec<Op> {
             Op::Sweep { limit: 3 },
             Op::Success { order: 0, bad_provider_id: false },
         ],
-        // Workflow-only: no store rule changes (skipped by the caller).
-        Plant::DispatchUnknownAsDeclined | Plant::RefundNewKeyPerRetry | Plant::WebhookRefundFailedAsSucceeded => {
-            vec![]
-        }
+        // Workflow-only, or the waiting room's gate: no store rule changes (skipped by the caller).
+        Plant::DispatchUnknownAsDeclined
+        | Plant::RefundNewKeyPerRetry
+        | Plant::WebhookRefundFailedAsSucceeded
+        | Plant::AdmissionIgnoresSession => vec![],
     }
 }
 
@@ -239,7 +240,7 @@ fn every_store_plant_lives_alike_in_both_stores() {
     let mut failure = None;
     for (n, &plant) in Plant::ALL.iter().enumerate() {
         // DispatchUnknownAsDeclined, RefundNewKeyPerRetry and WebhookRefundFailedAsSucceeded live in the
-        // payment workflow only: their stores are sound.
+        // payment workflow only, AdmissionIgnoresSession in the waiting room's gate: their stores are sound.
         if Rules::of(&Faults::planting(plant)) == Rules::SOUND {
             eprintln!("{plant}: workflow-only (store rules sound), skipped");
             continue;
@@ -285,8 +286,12 @@ fn every_store_plant_lives_alike_in_both_stores() {
         panic!("{f}");
     }
     eprintln!("all plants: {:.1} s", all.elapsed().as_secs_f64());
-    let workflow_only =
-        [Plant::DispatchUnknownAsDeclined, Plant::RefundNewKeyPerRetry, Plant::WebhookRefundFailedAsSucceeded];
+    let workflow_only = [
+        Plant::DispatchUnknownAsDeclined,
+        Plant::RefundNewKeyPerRetry,
+        Plant::WebhookRefundFailedAsSucceeded,
+        Plant::AdmissionIgnoresSession,
+    ];
     assert_eq!(rows.len(), Plant::ALL.len() - workflow_only.len(), "every plant but the workflow-only ones was run");
     for (plant, generic, aimed, _) in &rows {
         assert_eq!(generic.cases, CASES, "{plant}: every generated case ran");

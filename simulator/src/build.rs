@@ -149,6 +149,7 @@ fn open_rooms(r: &RoomWorld, events: &[(String, Vec<String>)], recorder: &Record
         WaitingRoomParts { rooms: rooms.clone(), ..WaitingRoomParts::in_memory(ADMISSION_SECRET) },
         Arc::new(SimClock::new(0)),
         Arc::default(),
+        Faults::none(),
     );
     let spec = RoomSpec {
         policy: r.policy,

@@ -88,7 +88,10 @@ impl Actor {
             admission: None,
             body: None,
         };
-        match self.services[self.home].send(call).await {
+        // Boxed: a waiting user's task stays small between polls (the
+        // client's request future is large, and an async fn is as large as
+        // its largest await).
+        match Box::pin(self.services[self.home].send(call)).await {
             Reply::Answered { status: 200, body } => standing_of(&body),
             Reply::Answered { status: 409, .. } => Some(Standing::SoldOut),
             Reply::Answered { .. } => None,
@@ -136,9 +139,16 @@ impl Actor {
     /// (a purchase, a refusal by the gate) or `max_flows`.
     pub async fn run_in_room(mut self, p: UserParams, run: RoomRun, shared: SharedAdmissions) {
         self.think(p.arrival_ms).await;
-        let (event_id, seats) = p.events[self.rng.random_range(0..p.events.len())].clone();
+        let event = self.rng.random_range(0..p.events.len());
         let bypass = self.rng.random_bool(run.bypass_share);
-        let Some(admission) = self.wait_in_queue(&event_id, &run).await else { return };
+        let Some(admission) = self.wait_in_queue(&p.events[event].0, &run).await else { return };
+        // The buyer's part is boxed: only admitted users pay for its (large) future.
+        Box::pin(self.buy(p, event, bypass, admission, shared)).await;
+    }
+
+    /// An admitted user's part: maybe bypass attempts, then flows until the session ends.
+    async fn buy(mut self, p: UserParams, event: usize, bypass: bool, admission: String, shared: SharedAdmissions) {
+        let (event_id, seats) = p.events[event].clone();
         {
             let mut pool = shared.lock().expect("shared admissions poisoned");
             if pool.len() < MAX_SHARED_ADMISSIONS {
@@ -169,9 +179,12 @@ impl Actor {
                         return; // released (the session ended) or abandoned (it expires)
                     }
                     self.check_out(&p, 0, &event_id, hold_token, &seat_ids).await;
-                    if bypass {
-                        // The spent admission again: refused, its session ended with the purchase.
-                        let hold = ClientOp::Hold { event_id: event_id.clone(), seat_ids: vec![seats[0].clone()] };
+                    if bypass
+                        && let Some(available) = self.browse(&event_id, true).await
+                        && let Some(seat) = available.first()
+                    {
+                        // The spent admission again, on a free seat: refused, its session ended with the purchase.
+                        let hold = ClientOp::Hold { event_id: event_id.clone(), seat_ids: vec![seat.clone()] };
                         let _ = self.call(hold, 1).await;
                     }
                     return;

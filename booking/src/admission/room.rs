@@ -24,9 +24,11 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 pub use mem::MemRooms;
+pub use redis::RedisRooms;
 
 pub mod contract;
 mod mem;
+pub mod redis;
 
 /// Rooms one store keeps at most.
 pub const MAX_ROOMS: usize = 10_000;

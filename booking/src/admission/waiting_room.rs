@@ -176,6 +176,8 @@ pub struct WaitingRoom {
     /// Turns true once this instance has seen a room: its ticks start then.
     any_room: tokio::sync::watch::Sender<bool>,
     laws: Mutex<BTreeMap<String, Law>>,
+    /// The fault seam (planted bugs of the gate).
+    faults: crate::fault::Faults,
     /// Per room: hold attempts and refusals since the last tick (this instance's).
     holds: Mutex<BTreeMap<String, (u64, u64)>>,
 }
@@ -189,7 +191,12 @@ impl std::fmt::Debug for WaitingRoom {
 impl WaitingRoom {
     /// A waiting room over `parts`, judging time by `clock`, reading the
     /// provider through `provider`. Preconditions: the secret is >= 16 bytes and the config valid.
-    pub fn new(parts: WaitingRoomParts, clock: Arc<dyn Clock>, provider: Arc<ProviderHealth>) -> Self {
+    pub fn new(
+        parts: WaitingRoomParts,
+        clock: Arc<dyn Clock>,
+        provider: Arc<ProviderHealth>,
+        faults: crate::fault::Faults,
+    ) -> Self {
         assert!(parts.config.valid(), "waiting-room config out of range: {:?}", parts.config);
         let mut seed_key = Hmac::<Sha256>::new_from_slice(&parts.secret).expect("hmac takes any key length");
         seed_key.update(b"holdfast lottery seed\0");
@@ -199,6 +206,7 @@ impl WaitingRoom {
             seed_key,
             clock,
             instance: parts.instance,
+            faults,
             config: parts.config,
             provider,
             known: Mutex::new(BTreeMap::new()),
@@ -364,7 +372,7 @@ impl WaitingRoom {
                 | (Place::Admitted { session, ended: Some(SessionEnd::Purchased) }, Use::Checkout)
                 if session.session_id == claims.session_id
         );
-        if !admits {
+        if !admits && !crate::planted!(self.faults, AdmissionIgnoresSession) {
             return Err(AdmissionError::SessionEnded.into());
         }
         Ok(Some(claims))

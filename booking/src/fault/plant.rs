@@ -22,6 +22,8 @@ pub enum Area {
     Compensation,
     /// Returning expired holds.
     Expiry,
+    /// The waiting room's admission gate.
+    Admission,
 }
 
 impl Area {
@@ -35,6 +37,7 @@ impl Area {
             Area::Reconciliation => "reconciliation",
             Area::Compensation => "compensation",
             Area::Expiry => "expiry",
+            Area::Admission => "admission",
         }
     }
 }
@@ -43,6 +46,9 @@ impl Area {
 /// `what`, `scenario` and `invariant`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Plant {
+    /// The admission gate checks the token's signature, event, user and
+    /// expiry, but not whether its checkout session is still open.
+    AdmissionIgnoresSession,
     /// Checkout drops the whole condition (state, token, holder, deadline): the
     /// unconditional `UPDATE … SET state = 'payment_pending'`, which takes even a sold seat.
     UnconditionalCheckout,
@@ -342,6 +348,15 @@ pub const CATALOG: &[Entry] = &[
         "the sweeper also frees payment_pending seats whose hold deadline has passed",
     )
     .also(&[("all-faults", "one-booking-per-seat")]),
+    e(
+        Plant::AdmissionIgnoresSession,
+        "admission-ignores-session",
+        Area::Admission,
+        "WaitingRoom (the gate)",
+        "queue-bypass",
+        "admission-required",
+        "the admission gate verifies the token but not that its session is still open, so a spent admission holds again",
+    ),
 ];
 
 impl Plant {
@@ -368,6 +383,7 @@ impl Plant {
         Plant::RefundTakeoverIgnoresLease,
         Plant::SweepEarly,
         Plant::SweepFreesPaymentPending,
+        Plant::AdmissionIgnoresSession,
     ];
 
     /// This plant's catalog entry.
