@@ -63,13 +63,7 @@ impl Answer {
 
 impl Env {
     fn token(&self, user: &str, admin: bool, tier: Option<u8>) -> String {
-        self.auth.issue(&Claims {
-            sub: user.into(),
-            events: vec!["*".into()],
-            exp_ms: T0 + 86_400_000,
-            admin,
-            tier,
-        })
+        self.auth.issue(&Claims { sub: user.into(), events: vec!["*".into()], exp_ms: T0 + 86_400_000, admin, tier })
     }
 
     async fn call(&self, method: &str, path: &str, user: &str, admission: Option<&str>, body: Option<Value>) -> Answer {
@@ -97,7 +91,8 @@ impl Env {
     }
 
     async fn setup(&self, policy: &str, target: u32) {
-        let ev = json!({"event_id": "e1", "seat_ranges": [{"prefix": "s", "first": 1, "last": 20}], "price_cents": 100});
+        let ev =
+            json!({"event_id": "e1", "seat_ranges": [{"prefix": "s", "first": 1, "last": 20}], "price_cents": 100});
         assert_eq!(self.call("POST", "/v1/events", "ops", None, Some(ev)).await.status, StatusCode::CREATED);
         let room = json!({"policy": policy, "opens_at": "2023-11-14T22:13:30Z", "target_active_sessions": target});
         let a = self.call("PUT", "/v1/events/e1/waiting-room", "ops", None, Some(room)).await;
@@ -215,7 +210,10 @@ async fn another_event_s_token_and_events_without_a_room() {
     let a = e.call("PUT", "/v1/events/e2/waiting-room", "ops", None, Some(other)).await;
     assert_eq!((a.status, a.kind()), (StatusCode::CONFLICT, "waiting-room-conflict"));
     let bad = json!({"policy": "fifo", "opens_at": "tomorrow", "target_active_sessions": 5});
-    assert_eq!(e.call("PUT", "/v1/events/e2/waiting-room", "ops", None, Some(bad)).await.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        e.call("PUT", "/v1/events/e2/waiting-room", "ops", None, Some(bad)).await.status,
+        StatusCode::BAD_REQUEST
+    );
     let none = json!({"policy": "fifo", "opens_at": "2023-11-14T22:13:20Z", "target_active_sessions": 5});
     let a = e.call("PUT", "/v1/events/nope/waiting-room", "ops", None, Some(none.clone())).await;
     assert_eq!((a.status, a.kind()), (StatusCode::NOT_FOUND, "unknown-event"));

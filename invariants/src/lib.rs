@@ -12,6 +12,7 @@ pub mod config;
 pub mod hash;
 pub mod metrics;
 pub mod paths;
+pub mod room_metrics;
 pub mod trace;
 pub mod violation;
 

@@ -88,7 +88,9 @@ fn measure(
                 workflow: Default::default(),
                 sweeper: Default::default(),
                 faults: booking::fault::Faults::none(),
-                waiting_room: booking::admission::waiting_room::WaitingRoomParts::in_memory(b"admission-secret-0123456789"),
+                waiting_room: booking::admission::waiting_room::WaitingRoomParts::in_memory(
+                    b"admission-secret-0123456789",
+                ),
             })
             .expect("a valid service");
             serve(SimListener::bind(8080).await?, service.router(), std::future::pending()).await?;
@@ -112,7 +114,14 @@ fn measure(
                 tokio::time::sleep(Duration::from_millis(u as u64 * 5)).await;
                 for _ in 0..per_user {
                     let body = body.map(|b| serde_json::from_str(b).expect("a JSON body"));
-                    let call = Call { method, path: path.into(), token: Some(&token), idempotency_key: None, admission: None, body };
+                    let call = Call {
+                        method,
+                        path: path.into(),
+                        token: Some(&token),
+                        idempotency_key: None,
+                        admission: None,
+                        body,
+                    };
                     client.send_raw(call).await.expect("the service answers");
                     tokio::time::sleep(Duration::from_millis(500)).await;
                 }

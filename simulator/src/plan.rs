@@ -5,11 +5,11 @@
 use crate::faults::CrashFault;
 use crate::faulty_cache::CacheMode;
 use crate::provider_host::ProviderFaults;
-use crate::schedule::{CacheFaults, LinkFaults, PausedClients, SweeperStall};
 use crate::room_user::RoomWorld;
+use crate::schedule::{CacheFaults, LinkFaults, PausedClients, SweeperStall};
 use crate::user::UserParams;
-use booking::admission::room::Policy;
 use crate::world::WorldConfig;
+use booking::admission::room::Policy;
 use booking::fault::{CommitPoint, Plant};
 use scenarios::{FaultKind, Outcome, Scenario};
 use std::ops::Range;

@@ -397,7 +397,12 @@ impl Actor {
 
     /// Asks for a hold of `seat_ids`; a granted one is remembered in `seen`
     /// (the pool stale tokens come from). Returns its token and seats.
-    pub(crate) async fn hold(&mut self, event_id: &str, seat_ids: Vec<String>, seen: &SeenHolds) -> Option<(Uuid, Vec<String>)> {
+    pub(crate) async fn hold(
+        &mut self,
+        event_id: &str,
+        seat_ids: Vec<String>,
+        seen: &SeenHolds,
+    ) -> Option<(Uuid, Vec<String>)> {
         let Ok(OpResult::Held { hold_token, seat_ids, .. }) =
             self.call(ClientOp::Hold { event_id: event_id.to_string(), seat_ids }, 1).await
         else {
@@ -420,7 +425,14 @@ impl Actor {
     /// checkout first, then the checkout itself (retried under one key),
     /// maybe a double click, the order's status polled until it settles, and
     /// maybe an idempotent retry after the fact.
-    pub(crate) async fn check_out(&mut self, p: &UserParams, flow: u32, event_id: &str, hold_token: Uuid, seat_ids: &[String]) {
+    pub(crate) async fn check_out(
+        &mut self,
+        p: &UserParams,
+        flow: u32,
+        event_id: &str,
+        hold_token: Uuid,
+        seat_ids: &[String],
+    ) {
         if let Some(crate::schedule::PausedClients { probability, pause_ms }) = p.pause
             && self.rng.random_bool(probability)
         {

@@ -51,7 +51,9 @@ fn alice_bob_story_over_simulated_http() {
                     workflow: Default::default(),
                     sweeper: Default::default(),
                     faults: booking::fault::Faults::none(),
-                    waiting_room: booking::admission::waiting_room::WaitingRoomParts::in_memory(b"admission-secret-0123456789"),
+                    waiting_room: booking::admission::waiting_room::WaitingRoomParts::in_memory(
+                        b"admission-secret-0123456789",
+                    ),
                 })
                 .expect("a valid service");
                 serve(SimListener::bind(8080).await?, service.router(), std::future::pending()).await?;
@@ -62,7 +64,13 @@ fn alice_bob_story_over_simulated_http() {
     sim.client("users", async move {
         let auth = Authenticator::new(SECRET, Arc::new(SimClock::new(0)));
         let tok = |u: &str| {
-            auth.issue(&Claims { sub: u.into(), events: vec!["e1".into()], exp_ms: EPOCH_MS + 3_600_000, admin: false, tier: None })
+            auth.issue(&Claims {
+                sub: u.into(),
+                events: vec!["e1".into()],
+                exp_ms: EPOCH_MS + 3_600_000,
+                admin: false,
+                tier: None,
+            })
         };
         let (alice, bob) = (tok("alice"), tok("bob"));
         let a = SimClient::new("svc0:8080", Duration::from_secs(2));

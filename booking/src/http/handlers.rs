@@ -144,13 +144,7 @@ fn admission_token(headers: &HeaderMap) -> Result<Option<&str>, Problem> {
 /// On a waiting-room event, the gate: the caller's admission token must
 /// admit `what`, checked before the store is touched. Answers whether the
 /// event has a waiting room.
-async fn admit(
-    st: &AppState,
-    headers: &HeaderMap,
-    event_id: &str,
-    user_id: &str,
-    what: Use,
-) -> Result<bool, Problem> {
+async fn admit(st: &AppState, headers: &HeaderMap, event_id: &str, user_id: &str, what: Use) -> Result<bool, Problem> {
     match st.waiting_room.gate(event_id, user_id, admission_token(headers)?, what).await {
         Ok(admitted) => Ok(admitted.is_some()),
         Err(e) => {

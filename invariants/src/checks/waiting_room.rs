@@ -184,7 +184,11 @@ pub fn check_waiting_room(_snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config)
                     &mut out,
                     Invariant::AdmissionOrder,
                     Subject::Room { event_id: event_id.to_string() },
-                    format!("admission #{} went to {user}; the {:?} policy's order has {want} there", i + 1, room.policy),
+                    format!(
+                        "admission #{} went to {user}; the {:?} policy's order has {want} there",
+                        i + 1,
+                        room.policy
+                    ),
                     vec![*seq],
                 );
                 break;

@@ -387,7 +387,8 @@ async fn create_events(cfg: &crate::world::WorldConfig, db_name: &str, api: &Api
         .collect();
     let auth = Authenticator::new(stack::TOKEN_SECRET.as_bytes(), Arc::new(SystemClock));
     let far = booking::clock::Clock::now_ms(&SystemClock) + 3_600_000;
-    let admin = auth.issue(&Claims { sub: "operator".into(), events: vec!["*".into()], exp_ms: far, admin: true, tier: None });
+    let admin =
+        auth.issue(&Claims { sub: "operator".into(), events: vec!["*".into()], exp_ms: far, admin: true, tier: None });
     for (event, seats) in &events {
         let body = serde_json::json!({"event_id": event, "seat_ids": seats, "price_cents": 2_500});
         let headers = [("authorization", format!("Bearer {admin}"))];
@@ -397,7 +398,15 @@ async fn create_events(cfg: &crate::world::WorldConfig, db_name: &str, api: &Api
         }
     }
     let tokens = (0..cfg.users.clamp(1, MAX_USERS))
-        .map(|i| auth.issue(&Claims { sub: format!("user{i}"), events: vec!["*".into()], exp_ms: far, admin: false, tier: None }))
+        .map(|i| {
+            auth.issue(&Claims {
+                sub: format!("user{i}"),
+                events: vec!["*".into()],
+                exp_ms: far,
+                admin: false,
+                tier: None,
+            })
+        })
         .collect();
     Ok(People { events, tokens })
 }

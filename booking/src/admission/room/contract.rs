@@ -118,8 +118,14 @@ pub async fn sessions_end_once_and_expire(rooms: &dyn Rooms, prefix: &str) {
     let late = rooms.admit(&ev, 5, 1.0, s1.expires_at_ms).await.unwrap();
     assert_eq!(late.expired_ms, vec![TTL_MS as u64], "u1's session expired");
     assert_eq!(late.admitted.iter().map(|(u, _)| u.clone()).collect::<Vec<_>>(), vec![user(3)]);
-    assert_eq!(rooms.place(&ev, &u1).await.unwrap().0, Place::Admitted { session: s1, ended: Some(SessionEnd::Expired) });
-    assert_eq!(rooms.end_session(&ev, &u1, s1.session_id, SessionEnd::Purchased, s1.expires_at_ms).await.unwrap(), None);
+    assert_eq!(
+        rooms.place(&ev, &u1).await.unwrap().0,
+        Place::Admitted { session: s1, ended: Some(SessionEnd::Expired) }
+    );
+    assert_eq!(
+        rooms.end_session(&ev, &u1, s1.session_id, SessionEnd::Purchased, s1.expires_at_ms).await.unwrap(),
+        None
+    );
 }
 
 /// The lottery's order is recomputable from its revealed seed; the commitment is the seed's hash.

@@ -156,12 +156,7 @@ impl Rooms for MemRooms {
                 room.queue.open_if_due(now_ms);
             }
             assert!(room.open.len() <= target, "admission never passes the target");
-            Ok(Admitted {
-                admitted,
-                expired_ms,
-                active: room.gauge().active,
-                waiting: room.queue.waiting() as u64,
-            })
+            Ok(Admitted { admitted, expired_ms, active: room.gauge().active, waiting: room.queue.waiting() as u64 })
         })
     }
 
