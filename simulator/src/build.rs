@@ -282,6 +282,26 @@ fn install_service(
     });
 }
 
+/// What every user of the world does: the scenario's params, the world's
+/// events, no new flow after the fault phase.
+fn world_params(cfg: &WorldConfig, events: &[(String, Vec<String>)]) -> crate::user::UserParams {
+    let mut params = cfg.user.clone();
+    params.events = Arc::new(events.to_vec());
+    params.active_until_ms = cfg.fault_ms;
+    params
+}
+
+/// A user's bearer token: every event, longer than any run, a priority tier if a member.
+fn user_token(auth: &Authenticator, user: &str, tier: Option<u8>) -> String {
+    auth.issue(&Claims {
+        sub: user.to_string(),
+        events: vec!["*".into()],
+        exp_ms: EPOCH_MS + USER_TOKEN_TTL_MS,
+        admin: false,
+        tier,
+    })
+}
+
 /// Installs the client hosts, the users spread over them round-robin, each
 /// a task with its own token, seeded randomness and a client per service host.
 fn install_users(
@@ -293,9 +313,7 @@ fn install_users(
     recorder: &Recorder,
 ) {
     let auth = Authenticator::new(TOKEN_SECRET, Arc::new(SimClock::new(0)));
-    let mut params = cfg.user.clone();
-    params.events = Arc::new(events.to_vec());
-    params.active_until_ms = cfg.fault_ms;
+    let params = world_params(cfg, events);
     // Holds seen by any user of the world: the pool stale and borrowed tokens come from.
     let seen: SeenHolds = Arc::new(Mutex::new(Vec::new()));
     for c in 0..cfg.client_hosts {
@@ -303,16 +321,15 @@ fn install_users(
             .step_by(cfg.client_hosts)
             .map(|u| {
                 let user = format!("u{u:05}");
-                let claims = Claims {
-                    sub: user.clone(),
-                    events: vec!["*".into()],
-                    exp_ms: EPOCH_MS + USER_TOKEN_TTL_MS,
-                    admin: false,
-                    tier: None,
-                };
                 let clients =
                     services.iter().map(|s| SimClient::new(format!("{s}:{SERVICE_PORT}"), CLIENT_TIMEOUT)).collect();
-                Actor::new(user.clone(), auth.issue(&claims), clients, recorder.clone(), host_seed(seed, &user))
+                Actor::new(
+                    user.clone(),
+                    user_token(&auth, &user, None),
+                    clients,
+                    recorder.clone(),
+                    host_seed(seed, &user),
+                )
             })
             .collect();
         let (params, seen) = (params.clone(), seen.clone());
@@ -344,9 +361,7 @@ fn install_room_users(
     recorder: &Recorder,
 ) {
     let auth = Authenticator::new(TOKEN_SECRET, Arc::new(SimClock::new(0)));
-    let mut params = cfg.user.clone();
-    params.events = Arc::new(events.to_vec());
-    params.active_until_ms = cfg.fault_ms;
+    let params = world_params(cfg, events);
     let run = RoomRun { bypass_share: room.bypass_share, give_up_at_ms: cfg.fault_ms + cfg.settle_ms };
     let shared: SharedAdmissions = Arc::default();
     for c in 0..cfg.client_hosts {
@@ -359,14 +374,8 @@ fn install_room_users(
                 let user_seed = host_seed(seed, &user);
                 // A member with `member_share`, drawn from the user's own stream (not its actor's).
                 let member = ((user_seed >> 11) as f64 / (1u64 << 53) as f64) < room.member_share;
-                let claims = Claims {
-                    sub: user.clone(),
-                    events: vec!["*".into()],
-                    exp_ms: EPOCH_MS + USER_TOKEN_TTL_MS,
-                    admin: false,
-                    tier: member.then_some(0),
-                };
-                Actor::new(user.clone(), auth.issue(&claims), clients.clone(), recorder.clone(), user_seed)
+                let token = user_token(&auth, &user, member.then_some(0));
+                Actor::new(user.clone(), token, clients.clone(), recorder.clone(), user_seed)
             })
             .collect();
         let (params, shared) = (params.clone(), shared.clone());

@@ -40,7 +40,8 @@ pub struct ApiPath<T>(pub T);
 #[from_request(via(axum::extract::Query), rejection(Problem))]
 pub struct ApiQuery<T>(pub T);
 
-fn check_event_id(event_id: &str) -> Result<(), Problem> {
+/// `400` unless `event_id` is 1..=64 characters of `[A-Za-z0-9_.-]`.
+pub(crate) fn check_event_id(event_id: &str) -> Result<(), Problem> {
     if valid_id(event_id) {
         Ok(())
     } else {

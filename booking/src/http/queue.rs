@@ -4,13 +4,12 @@
 //! anyone may read a lottery's commitment and, after the draw, its reveal.
 
 use super::authed::Authed;
-use super::handlers::{ApiJson, ApiPath};
+use super::handlers::{ApiJson, ApiPath, check_event_id};
 use super::problem::Problem;
 use super::state::AppState;
 use crate::admission::room::{Policy, RoomSpec};
 use crate::admission::token::rfc3339_ms;
 use crate::admission::waiting_room::{QueueStatus, WaitingRoomError};
-use crate::model::valid_id;
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderValue, header};
@@ -56,14 +55,6 @@ pub struct WaitingRoomView {
     pub session_ttl_s: i64,
     /// A lottery's commitment: hex SHA-256 of the seed revealed after the draw.
     pub lottery_commitment: Option<String>,
-}
-
-fn check_event_id(event_id: &str) -> Result<(), Problem> {
-    if valid_id(event_id) {
-        Ok(())
-    } else {
-        Err(Problem::bad_request("event_id must be 1..=64 characters of [A-Za-z0-9_.-]"))
-    }
 }
 
 /// `PUT /v1/events/{event_id}/waiting-room` (admin): opens the event's
