@@ -282,7 +282,13 @@ fn chaos(args: ChaosArgs) -> ExitCode {
     }
     let seeds = args.seed.map(|s| s..s + 1).unwrap_or(args.seeds.clone());
     if plans.is_empty() {
-        plans = plan::library().into_iter().filter(|p| chaos::has_real_faults(p, seeds.start)).collect();
+        // Waiting-room scenarios are the simulator's: chaos users do not
+        // queue (the real stack's waiting room has its own process tests,
+        // booking/tests/waiting_room_processes.rs).
+        plans = plan::library()
+            .into_iter()
+            .filter(|p| chaos::has_real_faults(p, seeds.start) && p.world_for(seeds.start).waiting_room.is_none())
+            .collect();
     }
     if let Some(name) = &args.plant {
         match parse_plant(name) {
