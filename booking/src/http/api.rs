@@ -29,7 +29,7 @@ pub struct CreateEventBody {
 /// such numbers). serde refuses a float for an integer field, so integer
 /// fields of request bodies read through this: an integral number in the
 /// type's range is accepted, anything else is the usual 400.
-mod json_int {
+pub(crate) mod json_int {
     use serde::de::{Deserialize, Deserializer, Error};
 
     /// Reads an integral JSON number into `T`.
@@ -49,6 +49,17 @@ mod json_int {
         };
         wide.and_then(|v| T::try_from(v).ok())
             .ok_or_else(|| D::Error::custom(format!("{n} is not an integer in range")))
+    }
+
+    /// Reads an optional integral JSON number (`null` or absent: `None`) into `T`.
+    pub fn de_opt<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: TryFrom<i128>,
+    {
+        #[derive(serde::Deserialize)]
+        struct Wrapped<T: TryFrom<i128>>(#[serde(deserialize_with = "de")] T);
+        Ok(Option::<Wrapped<T>>::deserialize(d)?.map(|Wrapped(v)| v))
     }
 }
 

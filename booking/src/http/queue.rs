@@ -35,8 +35,10 @@ pub struct WaitingRoomBody {
     /// When the sale opens, RFC 3339.
     pub opens_at: String,
     /// Checkout sessions open at once at most (1..=100000).
+    #[serde(deserialize_with = "super::api::json_int::de")]
     pub target_active_sessions: u32,
-    /// How long an admission lasts unless it ends sooner, s (1..=86400; default 600).
+    /// How long an admission lasts unless it ends sooner, s (1..=86400; absent or null: 600).
+    #[serde(default, deserialize_with = "super::api::json_int::de_opt")]
     pub session_ttl_s: Option<u32>,
 }
 
