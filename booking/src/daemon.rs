@@ -5,6 +5,10 @@
 //! without the fault seam) and `simulator bookingd` (built with the
 //! `fault-injection` feature, for chaos mode's real processes).
 
+use crate::admission::room::{
+    Admitted, Gauge, LotteryRecord, Place, RedisRooms, RoomError, RoomSpec, Rooms, SessionEnd,
+};
+use crate::admission::waiting_room::{WaitingRoomConfig, WaitingRoomParts};
 use crate::clock::{Clock, SystemClock};
 use crate::fault::Faults;
 use crate::http::auth::{Authenticator, Claims};
@@ -14,7 +18,6 @@ use crate::ids::RandomIds;
 use crate::model::{MAX_HOLD_TTL_MS, MAX_PAYMENT_TTL_MS};
 use crate::payment::http_provider::HttpProvider;
 use crate::payment::workflow::WorkflowConfig;
-use crate::admission::waiting_room::WaitingRoomParts;
 use crate::service::{Service, ServiceParts};
 use crate::store::{PgClock, PgStore};
 use crate::sweeper::SweeperConfig;
@@ -91,8 +94,11 @@ struct ServeArgs {
     /// PostgreSQL URL of the authoritative store.
     #[arg(long, env = "DATABASE_URL")]
     database_url: String,
-    /// Redis URL for the seat-map cache; without it reads go to the store. Redis down (at start or
-    /// later) makes reads slower, never errors; the cache is used again once Redis is back.
+    /// Redis URL for the seat-map cache and the waiting rooms; without it reads go to the store
+    /// and a waiting room lives in this one process's memory (instances do not share it; a
+    /// restart loses it). Redis down (at start or later) makes reads slower, never errors (the
+    /// cache is used again once Redis is back); waiting-room calls, holds and checkouts answer
+    /// 503 until it is back (without the rooms a hold cannot tell whether its event has one).
     #[arg(long, env = "REDIS_URL")]
     redis_url: Option<String>,
     /// Base URL of the payment provider (e.g. http://127.0.0.1:9000).
@@ -120,6 +126,15 @@ struct ServeArgs {
     /// deployments on different databases sharing one Redis never read each other's entries.
     #[arg(long, env = "HOLDFAST_CACHE_NAMESPACE", value_parser = parse_cache_namespace)]
     cache_namespace: Option<String>,
+    /// The admission law's prior mean checkout session, ms: before any session ended, a room
+    /// admits about target_active_sessions / (this / 1000) users per second.
+    #[arg(long, default_value_t = WaitingRoomConfig::default().prior_session_ms,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_ADMISSION_PRIOR_SESSION_MS))]
+    admission_prior_session_ms: u64,
+    /// How often the admission law runs, ms (a crashed leader's lease, 3 ticks, is taken over after it).
+    #[arg(long, default_value_t = WaitingRoomConfig::default().tick_ms,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_ADMISSION_TICK_MS))]
+    admission_tick_ms: u64,
     /// Seat-map cache entry lifetime: bounds how stale a cached seat map can be (writes never read the cache).
     #[arg(long, default_value_t = DEFAULT_CACHE_TTL_MS, value_parser = clap::value_parser!(u64).range(1..=MAX_CACHE_TTL_MS))]
     cache_ttl_ms: u64,
@@ -156,6 +171,11 @@ struct ServeArgs {
 
 /// While Redis is unreachable, how often a new connection is tried.
 const REDIS_RECONNECT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Longest `--admission-prior-session-ms`: a day.
+const MAX_ADMISSION_PRIOR_SESSION_MS: u64 = 24 * 60 * 60 * 1000;
+/// Longest `--admission-tick-ms`: a minute.
+const MAX_ADMISSION_TICK_MS: u64 = 60 * 1000;
 
 /// Longest outbox lease: an hour.
 const MAX_OUTBOX_LEASE_MS: i64 = 60 * 60 * 1000;
@@ -271,19 +291,28 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
     migrate(&pool).await?;
     let faults = faults(&args)?;
     let store = Arc::new(PgStore::new(pool, PgClock::Database, Arc::new(RandomIds)).with_faults(&faults));
-    let cache: Arc<dyn SeatMapCache> = match &args.redis_url {
-        Some(url) => Arc::new(
-            LazyRedisCache::new(
-                url,
-                args.cache_ttl_ms,
-                &cache_namespace(&args, store.pool()).await,
-                REDIS_RECONNECT_INTERVAL,
-            )
-            .await
-            .map_err(|e| format!("--redis-url: {e}"))?,
-        ),
-        None => Arc::new(NoCache),
+    let (cache, rooms): (Arc<dyn SeatMapCache>, Option<Arc<dyn Rooms>>) = match &args.redis_url {
+        Some(url) => {
+            let namespace = cache_namespace(&args, store.pool()).await;
+            let cache = LazyRedisCache::new(url, args.cache_ttl_ms, &namespace, REDIS_RECONNECT_INTERVAL)
+                .await
+                .map_err(|e| format!("--redis-url: {e}"))?;
+            // Instances on the same database (the same namespace) share their waiting rooms.
+            let rooms = LazyRedisRooms::new(url, &format!("{namespace}:rooms"), REDIS_RECONNECT_INTERVAL)
+                .await
+                .map_err(|e| format!("--redis-url: {e}"))?;
+            (Arc::new(cache), Some(Arc::new(rooms)))
+        }
+        None => (Arc::new(NoCache), None),
     };
+    let mut waiting_room = WaitingRoomParts {
+        instance: format!("{}#{}", args.listen, std::process::id()),
+        config: waiting_room_config(&args),
+        ..WaitingRoomParts::in_memory(&admission_secret)
+    };
+    if let Some(rooms) = rooms {
+        waiting_room.rooms = rooms;
+    }
     let service = Arc::new(
         Service::new(ServiceParts {
             store,
@@ -302,10 +331,7 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
             workflow,
             sweeper: SweeperConfig::default(),
             faults,
-            waiting_room: WaitingRoomParts {
-                instance: format!("{}#{}", args.listen, std::process::id()),
-                ..WaitingRoomParts::in_memory(&admission_secret)
-            },
+            waiting_room,
         })
         .map_err(|e| e.to_string())?,
     );
@@ -322,6 +348,106 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
     let _ = stop_tx.send(true);
     let _ = background.await;
     Ok(())
+}
+
+/// The waiting room's tunables from the serve flags (the lease lasts three ticks).
+fn waiting_room_config(args: &ServeArgs) -> WaitingRoomConfig {
+    WaitingRoomConfig {
+        tick_ms: args.admission_tick_ms,
+        lease_ms: i64::try_from(args.admission_tick_ms.saturating_mul(3)).unwrap_or(i64::MAX),
+        prior_session_ms: args.admission_prior_session_ms,
+        ..WaitingRoomConfig::default()
+    }
+}
+
+/// The waiting rooms in Redis, connected once Redis answers: like the seat-map
+/// cache, Redis down at start is no reason not to serve. Until the first
+/// connection (tried at most once per `retry` interval) every room call
+/// answers [`RoomError::Unavailable`] (503); after it, [`RedisRooms`]
+/// reconnects by itself. Never falls back to memory: rooms one instance
+/// alone kept would let the instances together admit past a room's target.
+struct LazyRedisRooms {
+    url: String,
+    prefix: String,
+    retry: Duration,
+    rooms: tokio::sync::OnceCell<RedisRooms>,
+    last_attempt: std::sync::Mutex<Option<tokio::time::Instant>>,
+}
+
+impl LazyRedisRooms {
+    /// Fails only on a malformed URL; an unreachable Redis is logged and tried again later.
+    async fn new(url: &str, prefix: &str, retry: Duration) -> Result<Self, redis::RedisError> {
+        redis::Client::open(url)?;
+        let lazy = Self {
+            url: url.to_string(),
+            prefix: prefix.to_string(),
+            retry,
+            rooms: tokio::sync::OnceCell::new(),
+            last_attempt: std::sync::Mutex::new(None),
+        };
+        match lazy.rooms().await {
+            Ok(_) => tracing::info!(prefix, "waiting rooms in redis"),
+            Err(e) => {
+                tracing::warn!(error = %e, "redis unavailable at start: waiting-room calls fail (503) until it answers")
+            }
+        }
+        Ok(lazy)
+    }
+
+    async fn rooms(&self) -> Result<&RedisRooms, RoomError> {
+        if let Some(rooms) = self.rooms.get() {
+            return Ok(rooms);
+        }
+        {
+            let mut last = self.last_attempt.lock().expect("last attempt lock");
+            if last.is_some_and(|at| at.elapsed() < self.retry) {
+                return Err(RoomError::Unavailable("redis not connected yet".to_string()));
+            }
+            *last = Some(tokio::time::Instant::now());
+        }
+        self.rooms.get_or_try_init(|| RedisRooms::connect(&self.url, &self.prefix)).await
+    }
+}
+
+#[async_trait::async_trait]
+impl Rooms for LazyRedisRooms {
+    async fn open(&self, event_id: &str, spec: &RoomSpec, seed: [u8; 32]) -> Result<(), RoomError> {
+        self.rooms().await?.open(event_id, spec, seed).await
+    }
+    async fn spec(&self, event_id: &str) -> Result<Option<RoomSpec>, RoomError> {
+        self.rooms().await?.spec(event_id).await
+    }
+    async fn events(&self) -> Result<Vec<String>, RoomError> {
+        self.rooms().await?.events().await
+    }
+    async fn join(&self, event_id: &str, user_id: &str, tier: u8, now_ms: i64) -> Result<Place, RoomError> {
+        self.rooms().await?.join(event_id, user_id, tier, now_ms).await
+    }
+    async fn place(&self, event_id: &str, user_id: &str) -> Result<(Place, Gauge), RoomError> {
+        self.rooms().await?.place(event_id, user_id).await
+    }
+    async fn admit(&self, event_id: &str, n: u32, rate_per_s: f64, now_ms: i64) -> Result<Admitted, RoomError> {
+        self.rooms().await?.admit(event_id, n, rate_per_s, now_ms).await
+    }
+    async fn end_session(
+        &self,
+        event_id: &str,
+        user_id: &str,
+        session_id: uuid::Uuid,
+        why: SessionEnd,
+        now_ms: i64,
+    ) -> Result<Option<u64>, RoomError> {
+        self.rooms().await?.end_session(event_id, user_id, session_id, why, now_ms).await
+    }
+    async fn sell_out(&self, event_id: &str) -> Result<(), RoomError> {
+        self.rooms().await?.sell_out(event_id).await
+    }
+    async fn lottery(&self, event_id: &str) -> Result<LotteryRecord, RoomError> {
+        self.rooms().await?.lottery(event_id).await
+    }
+    async fn lead(&self, event_id: &str, holder: &str, lease_ms: i64, now_ms: i64) -> Result<bool, RoomError> {
+        self.rooms().await?.lead(event_id, holder, lease_ms, now_ms).await
+    }
 }
 
 /// The admission-token secret: `HOLDFAST_ADMISSION_SECRET` when set (>= 16

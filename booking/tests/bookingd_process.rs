@@ -1176,6 +1176,8 @@ fn bookingd_help_explains_every_flag() {
         "--outbox-lease-ms",
         "--dispatch-concurrency",
         "--max-db-connections",
+        "--admission-prior-session-ms",
+        "--admission-tick-ms",
     ];
     let cases: [(&[&str], &[&str], &[&str]); 3] = [
         (
@@ -1184,7 +1186,11 @@ fn bookingd_help_explains_every_flag() {
             &["DATABASE_URL", "REDIS_URL", "PROVIDER_URL", "HOLDFAST_TOKEN_SECRET", "HOLDFAST_WEBHOOK_SECRET"],
         ),
         (&["migrate", "--help"], &["--database-url"], &["DATABASE_URL"]),
-        (&["issue-token", "--help"], &["--user", "--events", "--ttl-s", "--admin"], &["HOLDFAST_TOKEN_SECRET"]),
+        (
+            &["issue-token", "--help"],
+            &["--user", "--events", "--ttl-s", "--admin", "--tier"],
+            &["HOLDFAST_TOKEN_SECRET"],
+        ),
     ];
     for (args, flags, env) in cases {
         let help = help_of(args);

@@ -360,8 +360,21 @@ impl WaitingRoom {
         token: Option<&str>,
         what: Use,
     ) -> Result<Option<AdmissionClaims>, WaitingRoomError> {
-        if self.spec(event_id).await?.is_none() {
-            return Ok(None);
+        match self.spec(event_id).await {
+            Ok(Some(_)) => {}
+            Ok(None) => return Ok(None),
+            // The rooms' store is down and this instance never saw a room for
+            // the event: treat it as an event without one, so a Redis outage
+            // does not stop every sale. An instance that has seen the room
+            // fails closed (the error). Bounded: an instance started during
+            // the outage lets holds through until it sees the room.
+            Err(WaitingRoomError::Room(RoomError::Unavailable(e)))
+                if !self.known.lock().expect("known lock").contains_key(event_id) =>
+            {
+                tracing::warn!(error = %e, event_id, "waiting rooms unavailable; event has no room this instance knows of");
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
         }
         let claims = self.signer.verify(token, event_id, user_id, self.clock.now_ms(), |_| true)?;
         let (place, _) = self.rooms.place(event_id, user_id).await?;
