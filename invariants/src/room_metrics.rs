@@ -192,7 +192,7 @@ mod tests {
     fn figures_follow_the_room_s_events() {
         let mut t = Trace::new(100);
         let ev = || "ev".to_string();
-        let mut at = |t: &mut Trace, ms: i64, k: RoomEvent| t.record(ms, TraceKind::Room(k)).unwrap();
+        let at = |t: &mut Trace, ms: i64, k: RoomEvent| t.record(ms, TraceKind::Room(k)).unwrap();
         at(
             &mut t,
             0,
@@ -240,7 +240,8 @@ mod tests {
         assert_eq!(m.admission_rate_per_s, 2.0);
         assert_eq!(m.wait_p50_p90_p99_s, (1.0, 1.999, 1.999));
         assert_eq!(m.law_error, 0.0, "two open of two targeted");
-        let actives: Vec<u32> = m.timeline.iter().map(|s| s.active).collect();
-        assert_eq!(actives, vec![0, 2, 2, 0, 0], "sessions expire 10 s after admission");
+        // Sampled from the room's opening on: at 5, 10, 15 and 20 s.
+        let actives: Vec<(u64, u32)> = m.timeline.iter().map(|s| (s.at_s, s.active)).collect();
+        assert_eq!(actives, vec![(5, 2), (10, 2), (15, 0), (20, 0)], "sessions expire 10 s after admission");
     }
 }
