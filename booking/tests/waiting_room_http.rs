@@ -203,6 +203,10 @@ async fn another_event_s_token_and_events_without_a_room() {
     assert_eq!(e.call("POST", "/v1/events", "ops", None, Some(ev3)).await.status, StatusCode::CREATED);
     let a = e.call("POST", "/v1/events/e3/holds", "ann", None, Some(json!({"seat_ids": ["s1"]}))).await;
     assert_eq!(a.status, StatusCode::CREATED);
+    // A token longer than the document's maxLength is a 400 on any event (the fuzzer's finding).
+    let long = "a".repeat(booking::admission::token::MAX_ADMISSION_TOKEN_LEN + 1);
+    let a = e.call("POST", "/v1/events/e3/holds", "ann", Some(&long), Some(json!({"seat_ids": ["s2"]}))).await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
     let a = e.call("POST", "/v1/events/e3/queue", "ann", None, None).await;
     assert_eq!((a.status, a.kind()), (StatusCode::NOT_FOUND, "no-waiting-room"));
     // Reopening with another configuration conflicts; a bad one is a 400; unknown events 404.

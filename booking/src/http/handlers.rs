@@ -135,11 +135,15 @@ fn seat_map_response(status: StatusCode, etag: &str, body: Option<Bytes>, source
 }
 
 /// The admission token a request presents (`Admission-Token`), if any.
+/// Malformed on any event (not printable ASCII, or longer than the document's
+/// `maxLength`): a 400, whether or not the event has a waiting room.
 fn admission_token(headers: &HeaderMap) -> Result<Option<&str>, Problem> {
-    headers
-        .get(super::queue::ADMISSION_TOKEN)
-        .map(|v| v.to_str().map_err(|_| Problem::bad_request("Admission-Token must be printable ASCII")))
-        .transpose()
+    use crate::admission::token::MAX_ADMISSION_TOKEN_LEN;
+    let Some(v) = headers.get(super::queue::ADMISSION_TOKEN) else { return Ok(None) };
+    if v.len() > MAX_ADMISSION_TOKEN_LEN {
+        return Err(Problem::bad_request(format!("Admission-Token is longer than {MAX_ADMISSION_TOKEN_LEN} bytes")));
+    }
+    v.to_str().map(Some).map_err(|_| Problem::bad_request("Admission-Token must be printable ASCII"))
 }
 
 /// On a waiting-room event, the gate: the caller's admission token must
