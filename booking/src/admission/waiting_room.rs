@@ -221,11 +221,6 @@ impl WaitingRoom {
         &self.config
     }
 
-    /// The shared rooms.
-    pub fn rooms(&self) -> &Arc<dyn Rooms> {
-        &self.rooms
-    }
-
     /// The lottery seed of `event_id`: secret (derived from the admission
     /// secret) until the draw reveals it, and the same on every instance.
     fn seed(&self, event_id: &str) -> [u8; 32] {
@@ -400,19 +395,39 @@ impl WaitingRoom {
         *refusals += u64::from(refused);
     }
 
-    /// Ends `user_id`'s open session on `event_id` for `why`, if they have one.
+    /// Ends `user_id`'s open session on `event_id` for `why`, if they have one
+    /// (a release: no token was checked, so the session is looked up).
     pub async fn end_session(&self, event_id: &str, user_id: &str, why: SessionEnd) -> Result<(), WaitingRoomError> {
         if self.spec(event_id).await?.is_none() {
             return Ok(());
         }
         let (place, _) = self.rooms.place(event_id, user_id).await?;
         if let Place::Admitted { session, ended: None } = place {
-            let ended = self.rooms.end_session(event_id, user_id, session.session_id, why, self.clock.now_ms()).await?;
-            if let (Some(duration_ms), Some(law)) = (ended, self.laws.lock().expect("laws lock").get_mut(event_id)) {
-                law.controller.session_ended(duration_ms);
-            }
+            self.end_admission(event_id, user_id, session.session_id, why).await?;
         }
         Ok(())
+    }
+
+    /// Ends session `session_id` of `user_id` on `event_id` for `why`: the one
+    /// [`WaitingRoom::gate`] admitted (a purchase); no lookup. Ending it again changes nothing.
+    pub async fn end_admission(
+        &self,
+        event_id: &str,
+        user_id: &str,
+        session_id: uuid::Uuid,
+        why: SessionEnd,
+    ) -> Result<(), WaitingRoomError> {
+        let ended = self.rooms.end_session(event_id, user_id, session_id, why, self.clock.now_ms()).await?;
+        if let (Some(duration_ms), Some(law)) = (ended, self.laws.lock().expect("laws lock").get_mut(event_id)) {
+            law.controller.session_ended(duration_ms);
+        }
+        Ok(())
+    }
+
+    /// The lottery's public record for `event_id` (`NoRoom`, `Lost` or `NotALottery` otherwise).
+    pub async fn lottery(&self, event_id: &str) -> Result<super::room::LotteryRecord, WaitingRoomError> {
+        self.room_of(event_id).await?;
+        Ok(self.rooms.lottery(event_id).await?)
     }
 
     /// One tick: for every room whose lease this instance takes, runs the

@@ -10,6 +10,7 @@ use super::etag::IfNoneMatch;
 use super::problem::Problem;
 use super::state::AppState;
 use crate::admission::room::SessionEnd;
+use crate::admission::token::AdmissionClaims;
 use crate::admission::waiting_room::Use;
 use crate::fault::CommitPoint;
 use crate::metrics::CheckoutOutcome;
@@ -147,11 +148,17 @@ fn admission_token(headers: &HeaderMap) -> Result<Option<&str>, Problem> {
 }
 
 /// On a waiting-room event, the gate: the caller's admission token must
-/// admit `what`, checked before the store is touched. Answers whether the
-/// event has a waiting room.
-async fn admit(st: &AppState, headers: &HeaderMap, event_id: &str, user_id: &str, what: Use) -> Result<bool, Problem> {
+/// admit `what`, checked before the store is touched. Answers the token's
+/// claims, `None` when the event has no waiting room.
+async fn admit(
+    st: &AppState,
+    headers: &HeaderMap,
+    event_id: &str,
+    user_id: &str,
+    what: Use,
+) -> Result<Option<AdmissionClaims>, Problem> {
     match st.waiting_room.gate(event_id, user_id, admission_token(headers)?, what).await {
-        Ok(admitted) => Ok(admitted.is_some()),
+        Ok(admitted) => Ok(admitted),
         Err(e) => {
             st.metrics.admission_refused.fetch_add(1, Ordering::Relaxed);
             Err(e.into())
@@ -174,7 +181,7 @@ pub async fn hold(
         st.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
         return Err(Problem::rate_limited(retry_s));
     }
-    let room = admit(&st, &headers, &event_id, &user.sub, Use::Hold).await?;
+    let room = admit(&st, &headers, &event_id, &user.sub, Use::Hold).await?.is_some();
     let req = AcquireHold {
         event_id: event_id.clone(),
         seat_ids: body.seat_ids,
@@ -260,7 +267,7 @@ pub async fn checkout(
         .to_str()
         .map_err(|_| Problem::bad_request("Idempotency-Key must be printable ASCII"))?
         .to_string();
-    let room = admit(&st, &headers, &event_id, &user.sub, Use::Checkout).await?;
+    let admission = admit(&st, &headers, &event_id, &user.sub, Use::Checkout).await?;
     let req = BeginPayment {
         event_id: event_id.clone(),
         holder_id: user.sub.clone(),
@@ -282,9 +289,13 @@ pub async fn checkout(
         st.metrics.checkout(CheckoutOutcome::Created);
         st.dispatch_wake.notify_one();
         st.faults.after_commit(CommitPoint::Checkout).await;
-        if room {
-            // The purchase ends the buyer's waiting-room session.
-            end_session(&st, &event_id, &user.sub, SessionEnd::Purchased).await;
+        if let Some(claims) = admission {
+            // The purchase ends the session the gate admitted it with; a
+            // failure is logged, never answered (the session then expires).
+            let ended = st.waiting_room.end_admission(&event_id, &user.sub, claims.session_id, SessionEnd::Purchased);
+            if let Err(e) = ended.await {
+                tracing::warn!(error = %e, event_id, "waiting-room session not ended; it will expire");
+            }
         }
     }
     let view = order_view(&st, outcome.order.order_id, outcome.replayed).await?;

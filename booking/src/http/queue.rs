@@ -9,7 +9,7 @@ use super::problem::Problem;
 use super::state::AppState;
 use crate::admission::room::{Policy, RoomSpec};
 use crate::admission::token::rfc3339_ms;
-use crate::admission::waiting_room::{QueueStatus, WaitingRoomError};
+use crate::admission::waiting_room::QueueStatus;
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderValue, header};
@@ -142,8 +142,7 @@ pub async fn lottery(
 ) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
     st.authorize(claims, Some(&event_id))?;
-    st.waiting_room.spec(&event_id).await?;
-    let record = st.waiting_room.rooms().lottery(&event_id).await.map_err(WaitingRoomError::from)?;
+    let record = st.waiting_room.lottery(&event_id).await?;
     let mut resp = Json(record).into_response();
     resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(resp)
