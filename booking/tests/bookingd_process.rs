@@ -534,7 +534,7 @@ async fn full_flow_every_endpoint_and_graceful_shutdown() {
     // A long cache TTL: the second seat-map read must find the first one's
     // entry however slow the machine (no later read here asserts freshness).
     let mut st = Stack::start(Opts {
-        redis_url: Some("redis://127.0.0.1:6379".into()),
+        redis_url: Some(test_services::redis_url()),
         bookingd_args: vec!["--cache-ttl-ms".into(), "60000".into()],
     })
     .await;
@@ -921,7 +921,7 @@ async fn poisoned_cache_then_redis_stopped_and_back() {
 #[tokio::test]
 async fn two_deployments_sharing_one_redis_never_serve_each_others_seat_maps() {
     let opts = Opts {
-        redis_url: Some("redis://127.0.0.1:6379".into()),
+        redis_url: Some(test_services::redis_url()),
         bookingd_args: vec!["--cache-ttl-ms".into(), "600000".into()],
     };
     let a = Stack::start(opts.clone()).await;
@@ -1178,6 +1178,7 @@ fn bookingd_help_explains_every_flag() {
         "--max-db-connections",
         "--admission-prior-session-ms",
         "--admission-tick-ms",
+        "--admission-poll-max-s",
     ];
     let cases: [(&[&str], &[&str], &[&str]); 3] = [
         (

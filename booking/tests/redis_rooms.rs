@@ -3,7 +3,8 @@
 //! a lagging instance, a lost room (a restart without persistence), and a
 //! differential run against [`MemRooms`] (every answer equal, each policy).
 //!
-//! The server is `HOLDFAST_TEST_REDIS_URL`, default `redis://127.0.0.1:6379`.
+//! The server is the one `test_services::redis_url` picks (`HOLDFAST_TEST_REDIS_URL`,
+//! a container where Docker runs, else `redis://127.0.0.1:6379`).
 //! Each test keeps its keys under a prefix of its own (test name and process
 //! id), cleared before and after.
 
@@ -20,7 +21,7 @@ use uuid::Uuid;
 const OPEN_MS: i64 = 1_000_000;
 
 fn redis_url() -> String {
-    std::env::var("HOLDFAST_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
+    test_services::redis_url()
 }
 
 /// The key prefix of test `name` in this process.

@@ -38,7 +38,6 @@ use tokio::process::{Child, Command};
 
 const TOKEN_SECRET: &str = "wr-token-secret-0123456789";
 const WEBHOOK_SECRET: &str = "wr-webhook-secret-0123456789";
-const REDIS_URL: &str = "redis://127.0.0.1:6379";
 /// Bound on a process starting to listen.
 const START_WAIT: Duration = Duration::from_secs(20);
 /// Bound on one HTTP call.
@@ -130,7 +129,7 @@ fn bookingd(db_url: &str, listen: &str, provider: SocketAddr) -> Command {
         .env_remove("PROVIDER_URL")
         .env_remove("HOLDFAST_CACHE_NAMESPACE")
         .env_remove("HOLDFAST_ADMISSION_SECRET")
-        .args(["serve", "--database-url", db_url, "--redis-url", REDIS_URL])
+        .args(["serve", "--database-url", db_url, "--redis-url", &test_services::redis_url()])
         .args(["--provider-url", &format!("http://{provider}"), "--listen", listen])
         .args(["--admission-prior-session-ms", "2000", "--admission-tick-ms", "250"]);
     cmd
@@ -189,7 +188,7 @@ where
 /// Deletes the keys of the namespace bookingd derived from database `db_name`
 /// (`holdfast:<cluster>:<db_name>...`: its seat maps and rooms).
 async fn delete_redis_keys(db_name: &str) {
-    let Ok(client) = redis::Client::open(REDIS_URL) else { return };
+    let Ok(client) = redis::Client::open(test_services::redis_url()) else { return };
     let Ok(mut conn) = client.get_multiplexed_async_connection().await else { return };
     let keys: Vec<String> =
         redis::cmd("KEYS").arg(format!("holdfast:*:{db_name}:*")).query_async(&mut conn).await.unwrap_or_default();

@@ -38,8 +38,7 @@ fn drop_kept_databases(out: &Output) {
     if kept.is_empty() {
         return;
     }
-    let url = std::env::var("HOLDFAST_TEST_DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_string());
+    let url = test_services::postgres_url();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
     runtime.block_on(async {
         use sqlx::Connection;

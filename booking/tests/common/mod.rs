@@ -1,7 +1,9 @@
 //! Test support: a fresh PostgreSQL database per test, migrated, dropped at the end.
 //!
-//! The server is `HOLDFAST_TEST_DATABASE_URL` (a URL of its maintenance
-//! database), default `postgres://postgres@127.0.0.1:5432/postgres`.
+//! The server is the one `test_services::postgres_url` picks:
+//! `HOLDFAST_TEST_DATABASE_URL` (a URL of its maintenance database), a
+//! container where Docker runs (feature `containers`), else
+//! `postgres://postgres@127.0.0.1:5432/postgres`.
 
 #![allow(dead_code)] // each test binary uses part of this module
 
@@ -17,7 +19,7 @@ use std::sync::Arc;
 
 /// The server's maintenance database URL.
 pub fn admin_url() -> String {
-    std::env::var("HOLDFAST_TEST_DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+    test_services::postgres_url()
 }
 
 /// A database of its own for one test. Call [`TestDb::drop_db`] at the end;
