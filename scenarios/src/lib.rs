@@ -14,6 +14,7 @@ mod model;
 mod names;
 mod seeds;
 mod swarm;
+mod write;
 
 pub use error::ScenarioError;
 pub use load::{
@@ -26,6 +27,7 @@ pub use names::{
 };
 pub use seeds::{MAX_SEEDS_PER_RANGE, SeedRange};
 pub use swarm::{FaultKind, MIN_SWARM_WEIGHT, SwarmDraw, splitmix64};
+pub use write::WriteError;
 
 /// The built-in scenario files: (file name, contents), in name order.
 pub const LIBRARY_FILES: &[(&str, &str)] = &[

@@ -51,6 +51,9 @@ enum Command {
     /// runs every seed this way, in a process of its own (see `simulator::pool`).
     #[command(hide = true)]
     Seed(ReplayArgs),
+    /// Shrink a failing seed to a capsule: a small scenario file that fails
+    /// the same way (`run --scenario-file CAPSULE --seed N [--plant P]`).
+    Shrink(simulator::shrink::cli::ShrinkArgs),
 }
 
 /// What a run is run with besides its scenario: a planted bug, muted faults.
@@ -124,7 +127,7 @@ struct ChaosArgs {
     #[arg(long, env = "HOLDFAST_TEST_DATABASE_URL", default_value = "postgres://postgres@127.0.0.1:5432/postgres")]
     database_url: String,
     /// Redis for the seat-map cache and the cache-poison fault.
-    #[arg(long, default_value = "redis://127.0.0.1:6379")]
+    #[arg(long, env = "HOLDFAST_TEST_REDIS_URL", default_value = "redis://127.0.0.1:6379")]
     redis_url: String,
     /// Run without Redis (no cache, no poison fault).
     #[arg(long)]
@@ -202,6 +205,11 @@ struct ReplayArgs {
     /// Write the trace as JSON lines to this file.
     #[arg(long)]
     trace: Option<String>,
+    /// Also write the seed's timeline to this file: one self-contained HTML
+    /// page (swimlanes per seat and user, fault bands, each violation with
+    /// links to its witness events); it fetches nothing.
+    #[arg(long, conflicts_with = "plan")]
+    html: Option<String>,
     /// Print the seed's fault schedule (every fault drawn up front, and the
     /// policies drawn as the run goes) and exit without running it.
     #[arg(long)]
@@ -264,6 +272,7 @@ fn main() -> ExitCode {
         Command::Plants(args) => plants_command(args),
         Command::Seed(args) => seed_verdict(args),
         Command::Chaos(args) => chaos(args),
+        Command::Shrink(args) => simulator::shrink::cli::main(args),
     }
 }
 
@@ -519,6 +528,11 @@ fn replay(args: ReplayArgs) -> ExitCode {
     {
         return usage_error(format!("cannot write {path}: {e}"));
     }
+    if let Some(path) = &args.html
+        && let Err(e) = write_timeline(path, &plan, &out, &verdict)
+    {
+        return usage_error(format!("cannot write {path}: {e}"));
+    }
     println!("scenario: {}", plan.name);
     println!("seed: {}", args.seed);
     println!("verdict: {}", if verdict.passed { "pass" } else { "fail" });
@@ -552,6 +566,34 @@ fn replay(args: ReplayArgs) -> ExitCode {
     );
     println!("trace-hash: {}", out.trace_hash);
     if verdict.passed { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+/// Writes the seed's timeline (`replay --html`) to `path`, creating its directory.
+fn write_timeline(
+    path: &str,
+    plan: &Plan,
+    out: &simulator::world::RunOutcome,
+    verdict: &runner::SeedVerdict,
+) -> std::io::Result<()> {
+    // The violations are drawn with their witnesses; the rest (a panic, an
+    // unmet expectation) are shown as they are.
+    let notes: Vec<String> =
+        verdict.failures.iter().filter(|f| f.violation().is_none()).map(ToString::to_string).collect();
+    let page = simulator::timeline::render(&simulator::timeline::Timeline {
+        scenario: &plan.name,
+        seed: out.seed,
+        passed: verdict.passed,
+        replay: &verdict.replay,
+        trace_hash: &out.trace_hash,
+        trace: &out.trace,
+        violations: &out.violations,
+        notes: &notes,
+        max_lanes: simulator::timeline::DEFAULT_MAX_LANES,
+    });
+    if let Some(dir) = std::path::Path::new(path).parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, page)
 }
 
 fn plants_command(args: PlantsArgs) -> ExitCode {

@@ -54,6 +54,7 @@ pub fn seed_in_process(plan: &Plan, seed: u64) -> SeedVerdict {
         metrics: Default::default(),
         paths: Default::default(),
         panic: None,
+        trace_events: 0,
     };
     let out =
         std::process::Command::new(exe).args(seed_args(plan, seed)).stderr(std::process::Stdio::inherit()).output();

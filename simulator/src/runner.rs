@@ -35,6 +35,9 @@ pub struct SeedVerdict {
     /// The panic that ended the world, if one did (also among `failures`).
     #[serde(default)]
     pub panic: Option<crate::panic_note::PanicNote>,
+    /// Events in the run's trace (what `shrink` reduces).
+    #[serde(default)]
+    pub trace_events: u64,
 }
 
 /// A scenario's summary over its seeds.
@@ -208,6 +211,7 @@ pub fn judge(plan: &Plan, out: &RunOutcome) -> SeedVerdict {
         metrics: out.metrics.clone(),
         paths: out.paths.clone(),
         panic: out.panic.clone(),
+        trace_events: out.trace.len() as u64,
     }
 }
 

@@ -1,0 +1,43 @@
+//! Text put into HTML: every character that could end a text node or an
+//! attribute value is replaced by its entity.
+
+/// `text` with `&`, `<`, `>`, `"` and `'` replaced by entities: safe both as
+/// element text and inside a double- or single-quoted attribute value.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// `text` as a CSS class fragment: ASCII letters and digits kept (lowercased),
+/// everything else a `-`. Class names built from trace values cannot break
+/// out of their attribute or select anything unintended.
+pub fn class_fragment(text: &str) -> String {
+    text.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markup_characters_become_entities() {
+        assert_eq!(escape(r#"<a href="x">'&'</a>"#), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+        assert_eq!(escape("plain ü"), "plain ü");
+    }
+
+    #[test]
+    fn class_fragments_are_inert() {
+        assert_eq!(class_fragment("payment_pending"), "payment-pending");
+        assert_eq!(class_fragment("x\" onclick=\"y"), "x--onclick--y");
+    }
+}
