@@ -135,6 +135,11 @@ struct ServeArgs {
     #[arg(long, default_value_t = WaitingRoomConfig::default().tick_ms,
           value_parser = clap::value_parser!(u64).range(1..=MAX_ADMISSION_TICK_MS))]
     admission_tick_ms: u64,
+    /// The longest `Retry-After` a waiting client is told, s: users far back in a queue ask
+    /// again this seldom (fewer requests at the door), and learn of a sell-out at most this late.
+    #[arg(long, default_value_t = WaitingRoomConfig::default().poll_max_s,
+          value_parser = clap::value_parser!(u64).range(WaitingRoomConfig::default().poll_min_s..=MAX_ADMISSION_POLL_S))]
+    admission_poll_max_s: u64,
     /// Seat-map cache entry lifetime: bounds how stale a cached seat map can be (writes never read the cache).
     #[arg(long, default_value_t = DEFAULT_CACHE_TTL_MS, value_parser = clap::value_parser!(u64).range(1..=MAX_CACHE_TTL_MS))]
     cache_ttl_ms: u64,
@@ -176,6 +181,8 @@ const REDIS_RECONNECT_INTERVAL: Duration = Duration::from_secs(1);
 const MAX_ADMISSION_PRIOR_SESSION_MS: u64 = 24 * 60 * 60 * 1000;
 /// Longest `--admission-tick-ms`: a minute.
 const MAX_ADMISSION_TICK_MS: u64 = 60 * 1000;
+/// Longest `--admission-poll-max-s`: an hour.
+const MAX_ADMISSION_POLL_S: u64 = 60 * 60;
 
 /// Longest outbox lease: an hour.
 const MAX_OUTBOX_LEASE_MS: i64 = 60 * 60 * 1000;
@@ -356,6 +363,7 @@ fn waiting_room_config(args: &ServeArgs) -> WaitingRoomConfig {
         tick_ms: args.admission_tick_ms,
         lease_ms: i64::try_from(args.admission_tick_ms.saturating_mul(3)).unwrap_or(i64::MAX),
         prior_session_ms: args.admission_prior_session_ms,
+        poll_max_s: args.admission_poll_max_s,
         ..WaitingRoomConfig::default()
     }
 }
@@ -608,5 +616,27 @@ mod tests {
         };
         assert_eq!(with_retries(4, Duration::ZERO, broken).await, Err("bad migration (after 4 attempts)".to_string()));
         assert_eq!(calls.load(Ordering::SeqCst), 4, "gives up after its bound");
+    }
+
+    fn serve_args(extra: &[&str]) -> Result<ServeArgs, clap::Error> {
+        let mut argv = vec!["bookingd", "serve", "--database-url", "postgres://x/y", "--provider-url", "http://p"];
+        argv.extend_from_slice(extra);
+        match Cli::try_parse_from(argv)?.command {
+            Command::Serve(args) => Ok(*args),
+            other => panic!("not serve: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_admission_flags_reach_the_waiting_room_config() {
+        let default = waiting_room_config(&serve_args(&[]).unwrap());
+        assert_eq!(default.poll_max_s, WaitingRoomConfig::default().poll_max_s);
+        let args = serve_args(&["--admission-poll-max-s", "120", "--admission-tick-ms", "500"]).unwrap();
+        let config = waiting_room_config(&args);
+        assert_eq!((config.poll_max_s, config.tick_ms, config.lease_ms), (120, 500, 1_500));
+        assert!(config.valid());
+        // Below the shortest Retry-After, or above an hour: refused by the parser.
+        assert!(serve_args(&["--admission-poll-max-s", "1"]).is_err());
+        assert!(serve_args(&["--admission-poll-max-s", "3601"]).is_err());
     }
 }
