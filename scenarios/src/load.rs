@@ -23,6 +23,8 @@ pub const MAX_SEATS_PER_EVENT: i64 = 100_000;
 pub const MAX_LATENCY_MS: i64 = 60_000;
 /// Largest sweeper-stall bound, ms (one day).
 pub const MAX_STALL_MS: i64 = 24 * 60 * 60 * 1000;
+/// Most pinned faults one fault table may list (`faults.network.pinned`, `faults.cache.pinned`).
+pub const MAX_PINNED_FAULTS: i64 = 10_000;
 
 impl Scenario {
     /// Reads and validates the scenario file at `path`.
@@ -149,6 +151,23 @@ impl Scenario {
             v.probability("faults.network.partition_probability", n.partition_probability)?;
             v.duration("faults.network.partition_ms", n.partition_ms, 1, MAX_PHASE_MS)?;
             v.range("faults.network.latency_ms", n.latency_ms, MAX_LATENCY_MS)?;
+            if let Some(pinned) = &n.pinned {
+                v.count("faults.network.pinned (entries)", pinned.len() as i64, 0, crate::MAX_PINNED_FAULTS)?;
+                for (i, l) in pinned.iter().enumerate() {
+                    let key = format!("faults.network.pinned[{i}]");
+                    v.window(&key, l.start_ms, l.end_ms, self.phases.fault_ms)?;
+                    v.known(&format!("{key}.mode"), &l.mode, &["cut", "held"])?;
+                    if !is_link(&l.a, &l.b, w.server_hosts.into(), w.client_hosts.into()) {
+                        return Err(v.inconsistent(
+                            &key,
+                            &format!(
+                                "{} <-> {} is not a link of this world (svcN <-> provider, clientN <-> svcN)",
+                                l.a, l.b
+                            ),
+                        ));
+                    }
+                }
+            }
         }
         if let Some(c) = &f.clock_skew {
             v.duration("faults.clock_skew.max_skew_ms", c.max_skew_ms, 1, MAX_PHASE_MS)?;
@@ -165,6 +184,21 @@ impl Scenario {
             }
             for (i, m) in c.modes.iter().enumerate() {
                 v.known(&format!("faults.cache.modes[{i}]"), m, CACHE_FAULT_NAMES)?;
+            }
+            if let Some(pinned) = &c.pinned {
+                v.count("faults.cache.pinned (entries)", pinned.len() as i64, 0, crate::MAX_PINNED_FAULTS)?;
+                let mut prev_end_ms = 0;
+                for (i, p) in pinned.iter().enumerate() {
+                    let key = format!("faults.cache.pinned[{i}]");
+                    v.window(&key, p.start_ms, p.end_ms, self.phases.fault_ms)?;
+                    v.known(&format!("{key}.mode"), &p.mode, CACHE_FAULT_NAMES)?;
+                    if p.start_ms < prev_end_ms {
+                        return Err(
+                            v.inconsistent(&key, "starts before the previous one ends (one at a time, in time order)")
+                        );
+                    }
+                    prev_end_ms = p.end_ms;
+                }
             }
         }
         if self.swarm && f.kinds().is_empty() {
@@ -277,6 +311,12 @@ impl Validator<'_> {
         }
     }
 
+    /// A pinned fault's window: `0 <= start_ms < end_ms <= fault_ms`.
+    fn window(&self, key_path: &str, start_ms: i64, end_ms: i64, fault_ms: i64) -> Result<(), ScenarioError> {
+        self.duration(&format!("{key_path}.start_ms"), start_ms, 0, fault_ms - 1)?;
+        self.duration(&format!("{key_path}.end_ms"), end_ms, start_ms + 1, fault_ms)
+    }
+
     fn known(&self, key_path: &str, name: &str, known: &[&str]) -> Result<(), ScenarioError> {
         if known.contains(&name) {
             Ok(())
@@ -293,6 +333,19 @@ impl Validator<'_> {
     fn inconsistent(&self, key_path: &str, message: &str) -> ScenarioError {
         ScenarioError::Inconsistent { origin: self.origin.into(), key_path: key_path.into(), message: message.into() }
     }
+}
+
+/// Whether `a <-> b` is a link a link fault may strike in a world of
+/// `servers` service hosts and `clients` client hosts: `svcN <-> provider`
+/// or `clientN <-> svcM`.
+fn is_link(a: &str, b: &str, servers: i64, clients: i64) -> bool {
+    let index = |name: &str, prefix: &str, n: i64| {
+        name.strip_prefix(prefix)
+            .filter(|i| !i.is_empty() && i.bytes().all(|c| c.is_ascii_digit()) && (i.len() == 1 || !i.starts_with('0')))
+            .and_then(|i| i.parse::<i64>().ok())
+            .is_some_and(|i| i < n)
+    };
+    (index(a, "svc", servers) && b == "provider") || (index(a, "client", clients) && index(b, "svc", servers))
 }
 
 /// 1-based (line, column) of byte `offset` in `text`.

@@ -222,6 +222,27 @@ pub struct Network {
     pub partition_ms: i64,
     /// Latency of every message on every link, ms (a draw per message in `min..=max`).
     pub latency_ms: RangeMs,
+    /// The link faults themselves, pinned (a capsule's, written by
+    /// `simulator shrink`): exactly these strike, and none is drawn from
+    /// `partition_probability`. At most [`crate::MAX_PINNED_FAULTS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned: Option<Vec<PinnedLinkFault>>,
+}
+
+/// One pinned link fault.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PinnedLinkFault {
+    /// When it starts, ms from the start of the run, >= 0.
+    pub start_ms: i64,
+    /// When it ends, ms, > `start_ms` and within the fault phase.
+    pub end_ms: i64,
+    /// One end: `svcN` (N below `workload.server_hosts`) or `clientN`.
+    pub a: String,
+    /// The other end: `provider` (for a service host) or `svcN` (for a client host).
+    pub b: String,
+    /// `cut` (messages dropped) or `held` (queued, delivered when it ends).
+    pub mode: String,
 }
 
 /// Clock skew between service hosts.
@@ -259,6 +280,23 @@ pub struct CacheFaults {
     /// (reads answer a map that shows every seat available). Default: all three.
     #[serde(default = "default_cache_modes")]
     pub modes: Vec<String>,
+    /// The cache faults themselves, pinned (a capsule's): exactly these
+    /// strike, in time order and one at a time, and none is drawn from
+    /// `probability`. At most [`crate::MAX_PINNED_FAULTS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned: Option<Vec<PinnedCacheFault>>,
+}
+
+/// One pinned seat-map cache fault.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PinnedCacheFault {
+    /// When it starts, ms from the start of the run, >= 0.
+    pub start_ms: i64,
+    /// When it ends, ms, > `start_ms` and within the fault phase.
+    pub end_ms: i64,
+    /// `down`, `stale` or `poisoned` (see [`CacheFaults::modes`]).
+    pub mode: String,
 }
 
 fn default_cache_modes() -> Vec<String> {

@@ -329,3 +329,46 @@ fn commit_points_paths_tolerated_and_service_keys_are_checked() {
     let e = err(&example_with("max_refund_attempts = 8", "max_refund_attempts = 0"));
     assert!(e.starts_with("my.toml: `service.max_refund_attempts` = 0: must be within 1..=100"), "{e}");
 }
+
+/// Pinned faults (a capsule's explicit schedule) are checked like every
+/// other key: inside the fault phase, on links of this world, known modes,
+/// cache faults one at a time; and they survive writing and reading back.
+#[test]
+fn pinned_faults_are_validated_and_round_trip() {
+    let base = find("network-partitions").expect("a library scenario with link faults");
+    let with = |links: &str, cache: &str| {
+        let mut text = base.to_toml().expect("writes");
+        text = text.replacen("[faults.network]\n", &format!("[faults.network]\npinned = {links}\n"), 1);
+        if !cache.is_empty() {
+            text.push_str(&format!(
+                "\n[faults.cache]\nprobability = 0.0\nlength_ms = 1000\nmodes = [\"down\"]\npinned = {cache}\n"
+            ));
+        }
+        text
+    };
+    let ok = with(
+        r#"[{ start_ms = 100, end_ms = 900, a = "client0", b = "svc1", mode = "held" }, { start_ms = 5, end_ms = 6, a = "svc0", b = "provider", mode = "cut" }]"#,
+        r#"[{ start_ms = 0, end_ms = 1000, mode = "stale" }, { start_ms = 1000, end_ms = 2000, mode = "poisoned" }]"#,
+    );
+    let s = Scenario::parse(&ok, "pinned.toml").expect("valid pinned faults");
+    assert_eq!(s.faults.network.as_ref().unwrap().pinned.as_ref().unwrap().len(), 2);
+    assert_eq!(Scenario::parse(&s.to_toml().unwrap(), "again.toml").unwrap().faults, s.faults);
+    let cases = [
+        (r#"[{ start_ms = 100, end_ms = 100, a = "client0", b = "svc0", mode = "cut" }]"#, "", "pinned[0].end_ms"),
+        (r#"[{ start_ms = 0, end_ms = 999999999, a = "client0", b = "svc0", mode = "cut" }]"#, "", "pinned[0].end_ms"),
+        (r#"[{ start_ms = 0, end_ms = 10, a = "client9", b = "svc0", mode = "cut" }]"#, "", "not a link"),
+        (r#"[{ start_ms = 0, end_ms = 10, a = "svc0", b = "client0", mode = "cut" }]"#, "", "not a link"),
+        (r#"[{ start_ms = 0, end_ms = 10, a = "svc00", b = "provider", mode = "cut" }]"#, "", "not a link"),
+        (r#"[{ start_ms = 0, end_ms = 10, a = "svc0", b = "provider", mode = "slow" }]"#, "", "pinned[0].mode"),
+        (
+            "[]",
+            r#"[{ start_ms = 0, end_ms = 1000, mode = "down" }, { start_ms = 500, end_ms = 800, mode = "stale" }]"#,
+            "one at a time",
+        ),
+        ("[]", r#"[{ start_ms = 0, end_ms = 1000, mode = "gone" }]"#, "pinned[0].mode"),
+    ];
+    for (links, cache, needle) in cases {
+        let e = err(&with(links, cache));
+        assert!(e.contains(needle), "{links} {cache}: {e}");
+    }
+}

@@ -6,7 +6,7 @@ use crate::faults::CrashFault;
 use crate::faulty_cache::CacheMode;
 use crate::provider_host::ProviderFaults;
 use crate::room_user::RoomWorld;
-use crate::schedule::{CacheFaults, LinkFaults, PausedClients, SweeperStall};
+use crate::schedule::{CacheFault, CacheFaults, LinkFault, LinkFaults, LinkMode, PausedClients, SweeperStall};
 use crate::user::UserParams;
 use crate::world::WorldConfig;
 use booking::admission::room::Policy;
@@ -101,9 +101,8 @@ impl Plan {
                 points: c.points.iter().map(|p| CommitPoint::parse(p).expect("validated commit point")).collect(),
             }),
             provider: provider_faults(w, &f),
-            link_faults: f.network.as_ref().filter(|n| n.partition_probability > 0.0).map(|n| LinkFaults {
-                per_second_probability: n.partition_probability,
-                length_ms: n.partition_ms as u64,
+            link_faults: f.network.as_ref().filter(|n| n.partition_probability > 0.0 || n.pinned.is_some()).map(|n| {
+                LinkFaults { per_second_probability: n.partition_probability, length_ms: n.partition_ms as u64 }
             }),
             message_latency_ms: message_latency_ms(f.network.as_ref()),
             clock_skew_ms: f.clock_skew.as_ref().map(|c| c.max_skew_ms).unwrap_or(0),
@@ -116,7 +115,29 @@ impl Plan {
             tick_ms: TICK_MS,
             seat_map_cache: self.seat_map_cache,
             seat_map_cache_ttl_ms: Some(crate::build::CACHE_TTL_MS),
-            cache_faults: f.cache.as_ref().filter(|c| c.probability > 0.0).map(|c| CacheFaults {
+            pinned_link_faults: f.network.as_ref().and_then(|n| n.pinned.as_ref()).map(|pinned| {
+                pinned
+                    .iter()
+                    .map(|l| LinkFault {
+                        start_ms: l.start_ms as u64,
+                        end_ms: l.end_ms as u64,
+                        a: l.a.clone(),
+                        b: l.b.clone(),
+                        mode: if l.mode == "held" { LinkMode::Held } else { LinkMode::Cut },
+                    })
+                    .collect()
+            }),
+            pinned_cache_faults: f.cache.as_ref().and_then(|c| c.pinned.as_ref()).map(|pinned| {
+                pinned
+                    .iter()
+                    .map(|c| CacheFault {
+                        start_ms: c.start_ms as u64,
+                        end_ms: c.end_ms as u64,
+                        mode: CacheMode::parse(&c.mode).expect("validated cache fault"),
+                    })
+                    .collect()
+            }),
+            cache_faults: f.cache.as_ref().filter(|c| c.probability > 0.0 || c.pinned.is_some()).map(|c| CacheFaults {
                 per_second_probability: c.probability,
                 length_ms: c.length_ms as u64,
                 modes: c.modes.iter().map(|m| CacheMode::parse(m).expect("validated cache fault")).collect(),

@@ -156,7 +156,8 @@ pub fn service_hosts(n: usize) -> Vec<String> {
 
 /// Draws the schedule of `seed` for `cfg`, from the world's own stream:
 /// first each service host's skew (hosts in order, only when skew is on),
-/// then the link faults, second by second.
+/// then the link faults, second by second, then the cache faults. Pinned
+/// link or cache faults (a capsule's) are taken as they are, not drawn.
 pub fn draw(cfg: &WorldConfig, seed: u64) -> FaultSchedule {
     let mut rng = ChaCha8Rng::seed_from_u64(host_seed(seed, "world"));
     let services = service_hosts(cfg.server_hosts);
@@ -168,7 +169,9 @@ pub fn draw(cfg: &WorldConfig, seed: u64) -> FaultSchedule {
         })
         .collect();
     let mut link_faults = Vec::new();
-    if let Some(l) = cfg.link_faults {
+    // Drawn whenever the scenario's probability asks, pinned or not, so that
+    // pinning the link faults leaves the cache faults drawn after them as they were.
+    if let Some(l) = cfg.link_faults.filter(|l| l.per_second_probability > 0.0) {
         let pairs = links(&services, cfg.client_hosts);
         for second in 0..cfg.fault_ms / 1000 {
             if rng.random_bool(l.per_second_probability) {
@@ -185,6 +188,10 @@ pub fn draw(cfg: &WorldConfig, seed: u64) -> FaultSchedule {
             }
         }
     }
+    if let Some(pinned) = &cfg.pinned_link_faults {
+        // A capsule's: exactly these.
+        link_faults = pinned.clone();
+    }
     // In time order; equal starts by link, then cut before held.
     link_faults.sort_by(|x, y| {
         (x.start_ms, x.end_ms, &x.a, &x.b, x.mode == LinkMode::Held).cmp(&(
@@ -197,8 +204,12 @@ pub fn draw(cfg: &WorldConfig, seed: u64) -> FaultSchedule {
     });
     // Drawn after the link faults, from the same stream: a world without
     // cache faults draws exactly what it drew before they existed.
-    let cache_faults =
-        cfg.cache_faults.as_ref().map_or_else(Vec::new, |c| draw_cache_faults(c, cfg.fault_ms, &mut rng));
+    let drawn_cache = cfg
+        .cache_faults
+        .as_ref()
+        .filter(|c| c.per_second_probability > 0.0)
+        .map_or_else(Vec::new, |c| draw_cache_faults(c, cfg.fault_ms, &mut rng));
+    let cache_faults = cfg.pinned_cache_faults.clone().unwrap_or(drawn_cache);
     FaultSchedule {
         seed,
         fault_phase_ms: cfg.fault_ms,

@@ -84,6 +84,12 @@ pub struct WorldConfig {
     pub seat_map_cache_ttl_ms: Option<u64>,
     /// Seat-map cache faults (down, stale, poisoned).
     pub cache_faults: Option<crate::schedule::CacheFaults>,
+    /// Pinned link faults (a capsule's `faults.network.pinned`): exactly
+    /// these strike, instead of any drawn from `link_faults`.
+    pub pinned_link_faults: Option<Vec<crate::schedule::LinkFault>>,
+    /// Pinned cache faults (a capsule's `faults.cache.pinned`): exactly these
+    /// strike, instead of any drawn from `cache_faults`.
+    pub pinned_cache_faults: Option<Vec<crate::schedule::CacheFault>>,
     /// A waiting room in front of every event (`None`: users go straight to the seats).
     pub waiting_room: Option<crate::room_user::RoomWorld>,
     /// The provider's faults hold only between these simulated ms (a

@@ -99,3 +99,42 @@ fn a_passing_seed_has_nothing_to_shrink_and_bad_usage_exits_2() {
     let (code, _) = simulator(&["shrink", "--seed", "0"]);
     assert_eq!(code, 2);
 }
+
+/// Pinning the fault schedule changes nothing about the run: a scenario with
+/// the link faults its seed draws written in as `faults.network.pinned`
+/// replays the same trace as the scenario that draws them; and a pinned list
+/// is obeyed as written (dropping every pinned fault changes the run).
+#[test]
+fn a_pinned_fault_schedule_replays_the_drawn_one_exactly() {
+    let dir = std::env::temp_dir().join(format!("holdfast-pin-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let library = scenarios::library();
+    let original = library.iter().find(|s| s.name == "network-partitions").expect("the library scenario");
+    for seed in [0u64, 3] {
+        let (pinned, what) = simulator::shrink::pinned::pin(original, seed).expect("link faults to pin");
+        let links = pinned.faults.network.as_ref().and_then(|n| n.pinned.clone()).expect("pinned");
+        assert!(!links.is_empty(), "seed {seed} draws link faults ({what})");
+        let file = dir.join(format!("pinned-{seed}.toml"));
+        std::fs::write(&file, pinned.to_toml().expect("writes")).expect("written");
+        let file = file.to_str().expect("utf-8 path");
+        let seed_s = seed.to_string();
+        let (_, drawn) = simulator(&["replay", "--scenario", "network-partitions", "--seed", &seed_s]);
+        let (_, as_pinned) = simulator(&["replay", "--scenario-file", file, "--seed", &seed_s]);
+        assert_eq!(field(&drawn, "trace-hash"), field(&as_pinned, "trace-hash"), "seed {seed}: {what}");
+        // The plan printed from the pinned file lists the same link faults.
+        let (_, plan_drawn) = simulator(&["replay", "--scenario", "network-partitions", "--seed", &seed_s, "--plan"]);
+        let (_, plan_pinned) = simulator(&["replay", "--scenario-file", file, "--seed", &seed_s, "--plan"]);
+        let links_of =
+            |p: &str| p.lines().filter(|l| l.trim_start().starts_with("link ")).map(String::from).collect::<Vec<_>>();
+        assert_eq!(links_of(&plan_drawn), links_of(&plan_pinned));
+        // Emptied, the pinned list is obeyed: no link fault strikes.
+        let mut none = pinned.clone();
+        none.faults.network.as_mut().expect("network").pinned = Some(Vec::new());
+        let empty = dir.join(format!("pinned-none-{seed}.toml"));
+        std::fs::write(&empty, none.to_toml().expect("writes")).expect("written");
+        let (_, plan_none) =
+            simulator(&["replay", "--scenario-file", empty.to_str().unwrap(), "--seed", &seed_s, "--plan"]);
+        assert!(links_of(&plan_none).is_empty(), "{plan_none}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -55,7 +55,8 @@ pub fn document(shrunk: &Shrunk, toml: &str) -> String {
         "# replay:\n"
     });
     h.push_str(&format!("#   {}\n", shrunk.replay));
-    h.push_str("# The fault schedule is not pinned: the seed still draws it from the fault tables below.\n\n");
+    h.push_str("# Link and cache faults pinned below (`pinned`) strike exactly as listed; crashes after commit,\n");
+    h.push_str("# pauses, stale tokens and the provider's answers are still drawn from the seed and the tables.\n\n");
     h.push_str(toml);
     h
 }

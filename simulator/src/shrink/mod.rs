@@ -12,13 +12,18 @@
 //! violations may come and go. Every candidate runs in a process of its own
 //! ([`oracle`]), as `run` runs seeds. The result is a capsule ([`capsule`]).
 //!
-//! Not done here: pinning the fault schedule (the link faults, the cache's
-//! windows, each crash) as an explicit list; the capsule's seed still draws
-//! it from its (reduced) fault tables.
+//! Once nothing smaller helps, the fault schedule is pinned ([`pinned`]):
+//! the link and cache faults the seed draws are written into the scenario as
+//! explicit lists, and the passes go on, now dropping, shortening and
+//! delaying each pinned fault on its own. Crashes after commit, paused
+//! clients, stale tokens and the provider's answers are policies decided at
+//! the moment from the seed's streams: they are not pinned, and the capsule's
+//! seed still draws them from its (reduced) tables.
 
 pub mod capsule;
 pub mod cli;
 pub mod oracle;
+pub mod pinned;
 pub mod steps;
 
 use booking::fault::Plant;
@@ -231,7 +236,9 @@ pub fn shrink(req: &Request) -> Result<Shrunk, ShrinkError> {
     } else if req.scenario.swarm {
         changes.push("swarm -> this seed's fault mix".to_string());
     }
-    let all = steps::all();
+    let mut all = steps::all();
+    all.extend(pinned::steps());
+    let mut pin_tried = false;
     'passes: for _pass in 0..MAX_PASSES {
         let mut changed = false;
         for step in &all {
@@ -266,9 +273,31 @@ pub fn shrink(req: &Request) -> Result<Shrunk, ShrinkError> {
                 }
             }
         }
-        if !changed {
+        if changed {
+            continue;
+        }
+        // Nothing smaller helps: pin the fault schedule (once), then go on
+        // shrinking it fault by fault.
+        if pin_tried {
             break;
         }
+        pin_tried = true;
+        let Some((cand, change)) = pinned::pin(&current, req.seed) else { break };
+        if runs + 1 >= req.max_runs || !oracle::validates(&cand) {
+            break;
+        }
+        let trial = oracle.try_candidate(&cand)?;
+        runs += 1;
+        let kept = trial.labels.contains(&target);
+        progress(req.progress, || {
+            format!("run {runs}/{}: {change}: {}", req.max_runs, if kept { "kept" } else { "not the same failure" })
+        });
+        if !kept {
+            break;
+        }
+        current = cand;
+        best = trial;
+        changes.push(change);
     }
     let capsule_scenario = capsule::scenario(&current, &req.scenario, req.seed, &target);
     let toml = capsule_scenario.to_toml()?;
