@@ -16,6 +16,7 @@ pub mod failure;
 pub mod faults;
 pub mod faulty_cache;
 pub mod junit;
+pub mod markup;
 pub mod nemesis;
 pub mod net;
 pub mod panic_note;

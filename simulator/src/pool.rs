@@ -42,19 +42,8 @@ pub fn seed_args(plan: &Plan, seed: u64) -> Vec<String> {
 /// that dies without one is a failed seed with its replay line.
 pub fn seed_in_process(plan: &Plan, seed: u64) -> SeedVerdict {
     let exe = std::env::current_exe().expect("the simulator knows its own path");
-    let failed = |why: crate::failure::Failure| SeedVerdict {
-        scenario: plan.name.clone(),
-        seed,
-        passed: false,
-        failures: vec![why],
-        replay: runner::replay_command(plan, seed),
-        trace_hash: String::new(),
-        simulated_ms: 0,
-        http_exchanges: 0,
-        metrics: Default::default(),
-        paths: Default::default(),
-        panic: None,
-        trace_events: 0,
+    let failed = |why: crate::failure::Failure| {
+        SeedVerdict::without_run(plan.name.clone(), seed, runner::replay_command(plan, seed), why)
     };
     let out =
         std::process::Command::new(exe).args(seed_args(plan, seed)).stderr(std::process::Stdio::inherit()).output();

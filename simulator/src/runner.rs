@@ -40,6 +40,27 @@ pub struct SeedVerdict {
     pub trace_events: u64,
 }
 
+impl SeedVerdict {
+    /// The verdict of a seed that produced no run to judge (its process
+    /// died, its scenario did not load): failed with `why`, nothing measured.
+    pub fn without_run(scenario: String, seed: u64, replay: String, why: Failure) -> Self {
+        Self {
+            scenario,
+            seed,
+            passed: false,
+            failures: vec![why],
+            replay,
+            trace_hash: String::new(),
+            simulated_ms: 0,
+            http_exchanges: 0,
+            metrics: Default::default(),
+            paths: Default::default(),
+            panic: None,
+            trace_events: 0,
+        }
+    }
+}
+
 /// A scenario's summary over its seeds.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {

@@ -92,20 +92,12 @@ impl Oracle {
                 p.plant = self.plant;
                 crate::pool::seed_in_process(&p, self.seed)
             }
-            Err(e) => SeedVerdict {
-                scenario: path.display().to_string(),
-                seed: self.seed,
-                passed: false,
-                failures: vec![Failure::RunError { error: e }],
-                replay: String::new(),
-                trace_hash: String::new(),
-                simulated_ms: 0,
-                http_exchanges: 0,
-                metrics: Default::default(),
-                paths: Default::default(),
-                panic: None,
-                trace_events: 0,
-            },
+            Err(e) => SeedVerdict::without_run(
+                path.display().to_string(),
+                self.seed,
+                String::new(),
+                Failure::RunError { error: e },
+            ),
         };
         Trial { labels: labels(&verdict), verdict }
     }

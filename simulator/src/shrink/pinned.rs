@@ -72,70 +72,84 @@ fn smaller_windows(start_ms: i64, end_ms: i64) -> Vec<(Option<(i64, i64)>, &'sta
     out
 }
 
+/// A pinned fault's window, read and written.
+trait Window: Clone {
+    fn window(&self) -> (i64, i64);
+    fn set_window(&mut self, start_ms: i64, end_ms: i64);
+    /// How the change names it (`cut svc0 <-> provider 100..900 ms`).
+    fn label(&self) -> String;
+}
+
+impl Window for PinnedLinkFault {
+    fn window(&self) -> (i64, i64) {
+        (self.start_ms, self.end_ms)
+    }
+    fn set_window(&mut self, start_ms: i64, end_ms: i64) {
+        (self.start_ms, self.end_ms) = (start_ms, end_ms);
+    }
+    fn label(&self) -> String {
+        format!("{} {} <-> {} {}..{} ms", self.mode, self.a, self.b, self.start_ms, self.end_ms)
+    }
+}
+
+impl Window for PinnedCacheFault {
+    fn window(&self) -> (i64, i64) {
+        (self.start_ms, self.end_ms)
+    }
+    fn set_window(&mut self, start_ms: i64, end_ms: i64) {
+        (self.start_ms, self.end_ms) = (start_ms, end_ms);
+    }
+    fn label(&self) -> String {
+        format!("{} {}..{} ms", self.mode, self.start_ms, self.end_ms)
+    }
+}
+
+/// The step over one pinned list (`get` reads it, `set` writes it back):
+/// each fault dropped, shortened or delayed, one at a time.
+fn pinned_step<F: Window + 'static>(
+    key: &'static str,
+    get: fn(&Scenario) -> Option<Vec<F>>,
+    set: fn(&mut Scenario, Vec<F>),
+) -> Step {
+    Step {
+        key,
+        smaller: Box::new(move |s| {
+            let Some(list) = get(s) else { return Vec::new() };
+            let mut out = Vec::new();
+            for (i, fault) in list.iter().enumerate() {
+                let (start_ms, end_ms) = fault.window();
+                for (window, how) in smaller_windows(start_ms, end_ms) {
+                    let mut fewer = list.clone();
+                    match window {
+                        None => {
+                            fewer.remove(i);
+                        }
+                        Some((start_ms, end_ms)) => fewer[i].set_window(start_ms, end_ms),
+                    }
+                    let mut scenario = s.clone();
+                    set(&mut scenario, fewer);
+                    out.push(Candidate { change: format!("{key}[{i}] ({}) {how}", fault.label()), scenario });
+                }
+            }
+            out
+        }),
+    }
+}
+
 /// Steps over the pinned faults: each link fault and each cache fault
 /// dropped, shortened or delayed, one at a time.
 pub fn steps() -> Vec<Step> {
     vec![
-        Step {
-            key: "faults.network.pinned",
-            smaller: Box::new(|s| {
-                let Some(list) = s.faults.network.as_ref().and_then(|n| n.pinned.clone()) else { return Vec::new() };
-                let mut out = Vec::new();
-                for (i, l) in list.iter().enumerate() {
-                    for (window, how) in smaller_windows(l.start_ms, l.end_ms) {
-                        let mut fewer = list.clone();
-                        match window {
-                            None => {
-                                fewer.remove(i);
-                            }
-                            Some((start_ms, end_ms)) => {
-                                fewer[i].start_ms = start_ms;
-                                fewer[i].end_ms = end_ms;
-                            }
-                        }
-                        let mut scenario = s.clone();
-                        if let Some(n) = scenario.faults.network.as_mut() {
-                            n.pinned = Some(fewer);
-                        }
-                        let change = format!(
-                            "faults.network.pinned[{i}] ({} {} <-> {} {}..{} ms) {how}",
-                            l.mode, l.a, l.b, l.start_ms, l.end_ms
-                        );
-                        out.push(Candidate { change, scenario });
-                    }
-                }
-                out
-            }),
-        },
-        Step {
-            key: "faults.cache.pinned",
-            smaller: Box::new(|s| {
-                let Some(list) = s.faults.cache.as_ref().and_then(|c| c.pinned.clone()) else { return Vec::new() };
-                let mut out = Vec::new();
-                for (i, f) in list.iter().enumerate() {
-                    for (window, how) in smaller_windows(f.start_ms, f.end_ms) {
-                        let mut fewer = list.clone();
-                        match window {
-                            None => {
-                                fewer.remove(i);
-                            }
-                            Some((start_ms, end_ms)) => {
-                                fewer[i].start_ms = start_ms;
-                                fewer[i].end_ms = end_ms;
-                            }
-                        }
-                        let mut scenario = s.clone();
-                        if let Some(c) = scenario.faults.cache.as_mut() {
-                            c.pinned = Some(fewer);
-                        }
-                        let change =
-                            format!("faults.cache.pinned[{i}] ({} {}..{} ms) {how}", f.mode, f.start_ms, f.end_ms);
-                        out.push(Candidate { change, scenario });
-                    }
-                }
-                out
-            }),
-        },
+        pinned_step(
+            "faults.network.pinned",
+            |s| s.faults.network.as_ref().and_then(|n| n.pinned.clone()),
+            |s, list| s.faults.network.iter_mut().for_each(|n| n.pinned = Some(list.clone())),
+        ),
+        pinned_step(
+            "faults.cache.pinned",
+            |s| s.faults.cache.as_ref().and_then(|c| c.pinned.clone()),
+            |s, list| s.faults.cache.iter_mut().for_each(|c| c.pinned = Some(list.clone())),
+        ),
     ]
 }
 

@@ -1,22 +1,7 @@
-//! Text put into HTML: every character that could end a text node or an
-//! attribute value is replaced by its entity.
+//! Text put into HTML: [`escape`] (shared with the JUnit writer, see
+//! `crate::markup`) and class-name fragments.
 
-/// `text` with `&`, `<`, `>`, `"` and `'` replaced by entities: safe both as
-/// element text and inside a double- or single-quoted attribute value.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::markup::escape;
 
 /// `text` as a CSS class fragment: ASCII letters and digits kept (lowercased),
 /// everything else a `-`. Class names built from trace values cannot break
