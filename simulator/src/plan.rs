@@ -123,7 +123,7 @@ impl Plan {
                         end_ms: l.end_ms as u64,
                         a: l.a.clone(),
                         b: l.b.clone(),
-                        mode: if l.mode == "held" { LinkMode::Held } else { LinkMode::Cut },
+                        mode: LinkMode::parse(&l.mode).expect("validated link mode"),
                     })
                     .collect()
             }),

@@ -93,6 +93,21 @@ pub enum LinkMode {
     Held,
 }
 
+impl LinkMode {
+    /// Its name in scenario files and `replay --plan`: `cut` or `held`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LinkMode::Cut => "cut",
+            LinkMode::Held => "held",
+        }
+    }
+
+    /// The mode named `name` (see [`LinkMode::as_str`]), if any.
+    pub fn parse(name: &str) -> Option<Self> {
+        [LinkMode::Cut, LinkMode::Held].into_iter().find(|m| m.as_str() == name)
+    }
+}
+
 /// One link fault, fully drawn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LinkFault {
@@ -258,11 +273,7 @@ impl fmt::Display for FaultSchedule {
             writeln!(f, "  clock skew: {} {:+} ms", s.host, s.skew_ms)?;
         }
         for l in &self.link_faults {
-            let mode = match l.mode {
-                LinkMode::Cut => "cut",
-                LinkMode::Held => "held",
-            };
-            writeln!(f, "  link {mode}: {} <-> {} from {} to {} ms", l.a, l.b, l.start_ms, l.end_ms)?;
+            writeln!(f, "  link {}: {} <-> {} from {} to {} ms", l.mode.as_str(), l.a, l.b, l.start_ms, l.end_ms)?;
         }
         for c in &self.cache_faults {
             writeln!(f, "  seat-map cache {}: from {} to {} ms", c.mode.as_str(), c.start_ms, c.end_ms)?;

@@ -7,7 +7,7 @@
 
 use super::steps::{Candidate, MS_GRAIN, Step};
 use crate::plan::Plan;
-use crate::schedule::{self, LinkMode};
+use crate::schedule;
 use scenarios::{PinnedCacheFault, PinnedLinkFault, Scenario};
 
 /// `s` with the link and cache faults that `seed` draws for it pinned, and
@@ -31,11 +31,7 @@ pub fn pin(s: &Scenario, seed: u64) -> Option<(Scenario, String)> {
                     end_ms: l.end_ms as i64,
                     a: l.a.clone(),
                     b: l.b.clone(),
-                    mode: match l.mode {
-                        LinkMode::Cut => "cut",
-                        LinkMode::Held => "held",
-                    }
-                    .to_string(),
+                    mode: l.mode.as_str().to_string(),
                 })
                 .collect(),
         );
