@@ -104,6 +104,12 @@ struct ChaosArgs {
     /// stale tokens).
     #[arg(long = "scenario")]
     scenarios: Vec<String>,
+    /// A scenario file outside the library (repeatable), e.g. a variant of a
+    /// library scenario with its faults turned up. Pinned fault lists
+    /// (`faults.network.pinned`, `faults.cache.pinned`) are the simulator's:
+    /// chaos mode draws its own real faults.
+    #[arg(long = "scenario-file")]
+    files: Vec<String>,
     /// Seed range `A..B` (B exclusive).
     #[arg(long, value_parser = parse_range, conflicts_with = "seed", default_value = "0..1")]
     seeds: Range<u64>,
@@ -289,6 +295,12 @@ fn chaos(args: ChaosArgs) -> ExitCode {
             None => return usage_error(format!("unknown scenario {n}; `simulator list` shows them")),
         }
     }
+    for f in &args.files {
+        match plan::from_file(f) {
+            Ok(p) => plans.push(p),
+            Err(e) => return usage_error(e),
+        }
+    }
     let seeds = args.seed.map(|s| s..s + 1).unwrap_or(args.seeds.clone());
     if plans.is_empty() {
         // Waiting-room scenarios are the simulator's: chaos users do not
@@ -335,7 +347,7 @@ fn chaos(args: ChaosArgs) -> ExitCode {
             if args.json {
                 println!("{}", serde_json::to_string(&v).unwrap_or_default());
             } else {
-                print_chaos_verdict(&v, &args);
+                print_chaos_verdict(&v, p, &args);
             }
         }
     }
@@ -352,7 +364,9 @@ fn fault_name(k: &simulator::chaos::log::ChaosFault) -> String {
     serde_json::to_value(k).ok().and_then(|s| s.as_str().map(str::to_string)).unwrap_or_default()
 }
 
-fn print_chaos_verdict(v: &simulator::chaos::ChaosVerdict, args: &ChaosArgs) {
+/// One chaos run's verdict as text; a failing run names its records and its
+/// rerun line (`--scenario-file` for a plan read from a file).
+fn print_chaos_verdict(v: &simulator::chaos::ChaosVerdict, plan: &Plan, args: &ChaosArgs) {
     let faults: Vec<String> = v.faults.iter().map(|(k, n)| format!("{}={n}", fault_name(k))).collect();
     println!(
         "chaos {} seed {}{}: {} in {:.1} s; faults: {}; requests {} (unknown outcome {}); bookings {}, charges {}, refunds {}",
@@ -391,9 +405,13 @@ fn print_chaos_verdict(v: &simulator::chaos::ChaosVerdict, args: &ChaosArgs) {
         } else {
             format!(" --settle-max-ms {}", args.settle_max_ms)
         };
+        let scenario = match &plan.file {
+            Some(f) => format!("--scenario-file {f}"),
+            None => format!("--scenario {}", v.scenario),
+        };
         println!(
-            "  rerun (the seed decides the workload and faults, not the interleaving; it may pass): simulator chaos --scenario {} --seed {}{plant} --duration-ms {}{settle}",
-            v.scenario, v.seed, args.duration_ms
+            "  rerun (the seed decides the workload and faults, not the interleaving; it may pass): simulator chaos {scenario} --seed {}{plant} --duration-ms {}{settle}",
+            v.seed, args.duration_ms
         );
     }
 }

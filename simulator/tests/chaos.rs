@@ -83,12 +83,35 @@ fn planted_unconditional_checkout_is_reported_as_a_stale_authorization() {
     }
 }
 
+/// `payment-unknown` with every payment callback held back 3 s: a lost
+/// answer (the provider charged, its 500 reached the dispatcher) is always
+/// decided by the dispatcher before the provider's success webhook arrives.
+fn payment_unknown_with_late_webhooks() -> std::path::PathBuf {
+    let library = include_str!("../../scenarios/library/payment-unknown.toml");
+    let toml = library.replace("name = \"payment-unknown\"", "name = \"payment-unknown-late-webhooks\"")
+        + "\n[faults.delayed_callback]\nprobability = 1.0\ndelay_ms = 3000\nduplicate_probability = 0.0\nreorder_probability = 0.0\n";
+    assert!(toml.contains("payment-unknown-late-webhooks"), "the library file still names its scenario");
+    let path = std::env::temp_dir().join(format!("holdfast-chaos-late-webhooks-{}.toml", std::process::id()));
+    std::fs::write(&path, toml).expect("write the scenario file");
+    path
+}
+
 #[test]
 fn planted_payment_path_bug_is_reported_as_a_hidden_charge() {
-    let o = chaos(&["--scenario", "payment-unknown", "--seed", "0", "--plant", "dispatch-unknown-as-declined"]);
+    // Regression (CI run of 2026-12-02): on `payment-unknown` as it is, the
+    // provider's success webhook races the lost answer's 500; when the webhook
+    // wins, the sale is confirmed first and the planted decline changes
+    // nothing, so the run passed. Held-back webhooks take the race away.
+    let file = payment_unknown_with_late_webhooks();
+    let file = file.to_str().expect("a UTF-8 temp path");
+    let o = chaos(&["--scenario-file", file, "--seed", "0", "--plant", "dispatch-unknown-as-declined"]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "a violation fails the run:\n{out}");
     assert!(out.contains("violation: no-hidden-charge"), "{out}");
+    assert!(
+        out.contains(&format!("simulator chaos --scenario-file {file} --seed 0")),
+        "the rerun line names the file: {out}"
+    );
 }
 
 #[test]
