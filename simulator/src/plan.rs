@@ -6,7 +6,7 @@ use crate::faults::CrashFault;
 use crate::faulty_cache::CacheMode;
 use crate::provider_host::ProviderFaults;
 use crate::room_user::RoomWorld;
-use crate::schedule::{CacheFault, CacheFaults, LinkFault, LinkFaults, LinkMode, PausedClients, SweeperStall};
+use crate::schedule::{CacheFault, CacheFaults, LinkFault, LinkFaults, PausedClients, SweeperStall};
 use crate::user::UserParams;
 use crate::world::WorldConfig;
 use booking::admission::room::Policy;
@@ -115,28 +115,16 @@ impl Plan {
             tick_ms: TICK_MS,
             seat_map_cache: self.seat_map_cache,
             seat_map_cache_ttl_ms: Some(crate::build::CACHE_TTL_MS),
-            pinned_link_faults: f.network.as_ref().and_then(|n| n.pinned.as_ref()).map(|pinned| {
-                pinned
-                    .iter()
-                    .map(|l| LinkFault {
-                        start_ms: l.start_ms as u64,
-                        end_ms: l.end_ms as u64,
-                        a: l.a.clone(),
-                        b: l.b.clone(),
-                        mode: LinkMode::parse(&l.mode).expect("validated link mode"),
-                    })
-                    .collect()
-            }),
-            pinned_cache_faults: f.cache.as_ref().and_then(|c| c.pinned.as_ref()).map(|pinned| {
-                pinned
-                    .iter()
-                    .map(|c| CacheFault {
-                        start_ms: c.start_ms as u64,
-                        end_ms: c.end_ms as u64,
-                        mode: CacheMode::parse(&c.mode).expect("validated cache fault"),
-                    })
-                    .collect()
-            }),
+            pinned_link_faults: f
+                .network
+                .as_ref()
+                .and_then(|n| n.pinned.as_ref())
+                .map(|pinned| pinned.iter().map(LinkFault::from_pinned).collect()),
+            pinned_cache_faults: f
+                .cache
+                .as_ref()
+                .and_then(|c| c.pinned.as_ref())
+                .map(|pinned| pinned.iter().map(CacheFault::from_pinned).collect()),
             cache_faults: f.cache.as_ref().filter(|c| c.probability > 0.0 || c.pinned.is_some()).map(|c| CacheFaults {
                 per_second_probability: c.probability,
                 length_ms: c.length_ms as u64,

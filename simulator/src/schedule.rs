@@ -123,6 +123,53 @@ pub struct LinkFault {
     pub mode: LinkMode,
 }
 
+impl LinkFault {
+    /// A scenario's pinned link fault as the world takes it. Precondition:
+    /// the scenario was validated (its times are non-negative and its mode
+    /// is one of [`LinkMode::as_str`]'s names).
+    pub fn from_pinned(p: &scenarios::PinnedLinkFault) -> Self {
+        LinkFault {
+            start_ms: u64::try_from(p.start_ms).expect("validated start"),
+            end_ms: u64::try_from(p.end_ms).expect("validated end"),
+            a: p.a.clone(),
+            b: p.b.clone(),
+            mode: LinkMode::parse(&p.mode).expect("validated link mode"),
+        }
+    }
+
+    /// This fault as a scenario's pinned entry: [`LinkFault::from_pinned`] gives it back.
+    pub fn to_pinned(&self) -> scenarios::PinnedLinkFault {
+        scenarios::PinnedLinkFault {
+            start_ms: self.start_ms as i64,
+            end_ms: self.end_ms as i64,
+            a: self.a.clone(),
+            b: self.b.clone(),
+            mode: self.mode.as_str().to_string(),
+        }
+    }
+}
+
+impl CacheFault {
+    /// A scenario's pinned cache fault as the world takes it. Precondition:
+    /// the scenario was validated (non-negative times, a known mode).
+    pub fn from_pinned(p: &scenarios::PinnedCacheFault) -> Self {
+        CacheFault {
+            start_ms: u64::try_from(p.start_ms).expect("validated start"),
+            end_ms: u64::try_from(p.end_ms).expect("validated end"),
+            mode: CacheMode::parse(&p.mode).expect("validated cache fault"),
+        }
+    }
+
+    /// This fault as a scenario's pinned entry: [`CacheFault::from_pinned`] gives it back.
+    pub fn to_pinned(&self) -> scenarios::PinnedCacheFault {
+        scenarios::PinnedCacheFault {
+            start_ms: self.start_ms as i64,
+            end_ms: self.end_ms as i64,
+            mode: self.mode.as_str().to_string(),
+        }
+    }
+}
+
 /// Everything that can go wrong in one seed's world.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FaultSchedule {
@@ -317,4 +364,25 @@ pub fn provider_knobs(faults: &ProviderFaults) -> String {
         unreachable!("provider faults serialize to an object")
     };
     set.iter().filter(|(k, v)| none.get(*k) != Some(v)).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pinned_faults_round_trip() {
+        let link = LinkFault {
+            start_ms: 1_000,
+            end_ms: 2_500,
+            a: "client-0".into(),
+            b: "service-1".into(),
+            mode: LinkMode::Held,
+        };
+        assert_eq!(LinkFault::from_pinned(&link.to_pinned()), link);
+        for mode in [CacheMode::Down, CacheMode::Stale, CacheMode::Poisoned] {
+            let cache = CacheFault { start_ms: 0, end_ms: 7, mode };
+            assert_eq!(CacheFault::from_pinned(&cache.to_pinned()), cache);
+        }
+    }
 }
