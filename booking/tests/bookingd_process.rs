@@ -30,6 +30,7 @@
 //! bounded waits. Processes are killed on drop; a passing test drops its database.
 
 mod common;
+mod process_support;
 
 use booking::clock::{Clock, SystemClock};
 use booking::http::auth::{Authenticator, Claims};
@@ -41,14 +42,13 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
+use process_support::{Proc, db_url, free_port};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 use uuid::Uuid;
 
 const TOKEN_SECRET: &str = "it-token-secret-0123456789";
@@ -61,106 +61,8 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(50);
 /// Attempts to start a process on a port that was free a moment ago.
 const PORT_ATTEMPTS: usize = 5;
-/// Output kept per process, for failure messages.
-const MAX_LOG_BYTES: usize = 64 * 1024;
 
 // ---------------------------------------------------------------- processes
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn append(log: &Mutex<String>, line: &str) {
-    let mut l = log.lock().unwrap();
-    if l.len() < MAX_LOG_BYTES {
-        l.push_str(line);
-        l.push('\n');
-    }
-}
-
-/// Forwards a child's output into `log`; the first `... listening on ADDR`
-/// line's address goes to `addr` (if given).
-fn drain(
-    out: impl AsyncRead + Unpin + Send + 'static,
-    log: Arc<Mutex<String>>,
-    mut addr: Option<tokio::sync::oneshot::Sender<String>>,
-) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(out).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(a) = line.split("listening on ").nth(1)
-                && let Some(tx) = addr.take()
-            {
-                let _ = tx.send(a.trim().trim_start_matches("http://").to_string());
-            }
-            append(&log, &line);
-        }
-    })
-}
-
-/// A child process, killed on drop, whose output is kept for failure messages.
-struct Proc {
-    name: &'static str,
-    child: Child,
-    log: Arc<Mutex<String>>,
-    drains: Vec<tokio::task::JoinHandle<()>>,
-}
-
-impl Proc {
-    /// Spawns `cmd` and waits (bounded) for its `listening on ADDR` line.
-    /// `Err` carries the output when it exits or stays silent.
-    async fn start(name: &'static str, mut cmd: Command) -> Result<(Proc, SocketAddr), String> {
-        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
-        let mut child = cmd.spawn().map_err(|e| format!("{name}: spawn: {e}"))?;
-        let log = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let drains = vec![
-            drain(child.stdout.take().unwrap(), log.clone(), Some(tx)),
-            drain(child.stderr.take().unwrap(), log.clone(), None),
-        ];
-        let mut proc = Proc { name, child, log, drains };
-        match tokio::time::timeout(WAIT, rx).await {
-            Ok(Ok(addr)) => {
-                let addr = addr.parse().map_err(|e| format!("{name}: bad address {addr:?}: {e}"))?;
-                Ok((proc, addr))
-            }
-            Ok(Err(_)) => {
-                let status = proc.wait_exit().await;
-                Err(format!("{name} exited ({status}) before listening:\n{}", proc.output()))
-            }
-            Err(_) => Err(format!("{name} did not listen within {WAIT:?}:\n{}", proc.output())),
-        }
-    }
-
-    fn output(&self) -> String {
-        self.log.lock().unwrap().clone()
-    }
-
-    /// Waits (bounded) for the process to exit, and for its output to be read.
-    async fn wait_exit(&mut self) -> ExitStatus {
-        let status = tokio::time::timeout(WAIT, self.child.wait())
-            .await
-            .unwrap_or_else(|_| panic!("{} did not exit within {WAIT:?}:\n{}", self.name, self.output()))
-            .unwrap();
-        for d in self.drains.drain(..) {
-            let _ = tokio::time::timeout(Duration::from_secs(2), d).await;
-        }
-        status
-    }
-
-    /// Asks the process to stop (SIGTERM), as an orchestrator would.
-    fn terminate(&self) {
-        let pid = self.child.id().expect("process still running");
-        let ok = std::process::Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap().success();
-        assert!(ok, "kill -TERM {pid}");
-    }
-
-    fn assert_running(&mut self) {
-        if let Ok(Some(status)) = self.child.try_wait() {
-            panic!("{} exited ({status}):\n{}", self.name, self.output());
-        }
-    }
-}
 
 fn bookingd_cmd() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_bookingd"));
@@ -171,16 +73,6 @@ fn bookingd_cmd() -> Command {
         .env_remove("REDIS_URL")
         .env_remove("PROVIDER_URL");
     cmd
-}
-
-/// The URL of database `name` on the test server.
-fn db_url(name: &str) -> String {
-    let admin = common::admin_url();
-    let (base, query) = match admin.split_once('?') {
-        Some((b, q)) => (b.to_string(), format!("?{q}")),
-        None => (admin.clone(), String::new()),
-    };
-    format!("{}/{name}{query}", base.rsplit_once('/').expect("url has a database").0)
 }
 
 /// What a stack runs with.
@@ -801,14 +693,7 @@ async fn killed_between_commit_and_response_then_retried() {
 async fn start_redis(port: u16) -> Result<Proc, String> {
     let mut cmd = Command::new("redis-server");
     cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]);
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
-    let mut child = cmd.spawn().map_err(|e| format!("redis-server on PATH: {e}"))?;
-    let log = Arc::new(Mutex::new(String::new()));
-    let drains = vec![
-        drain(child.stdout.take().unwrap(), log.clone(), None),
-        drain(child.stderr.take().unwrap(), log.clone(), None),
-    ];
-    let mut proc = Proc { name: "redis-server", child, log, drains };
+    let mut proc = Proc::spawn("redis-server", cmd).map_err(|e| format!("{e} (redis-server on PATH?)"))?;
     let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
     let deadline = tokio::time::Instant::now() + WAIT;
     while tokio::time::Instant::now() < deadline {

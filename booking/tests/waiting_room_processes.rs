@@ -11,6 +11,7 @@
 //! second. Processes are killed and the database dropped even when a test fails.
 
 mod common;
+mod process_support;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
@@ -25,21 +26,18 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
+use process_support::{Proc, db_url, free_port};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::net::SocketAddr;
-use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 const TOKEN_SECRET: &str = "wr-token-secret-0123456789";
 const WEBHOOK_SECRET: &str = "wr-webhook-secret-0123456789";
-/// Bound on a process starting to listen.
-const START_WAIT: Duration = Duration::from_secs(20);
 /// Bound on one HTTP call.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// Bound on admissions happening.
@@ -48,76 +46,8 @@ const ADMIT_WAIT: Duration = Duration::from_secs(30);
 const POLL: Duration = Duration::from_millis(150);
 /// Attempts to start the processes on ports that were free a moment ago.
 const PORT_ATTEMPTS: usize = 5;
-const MAX_LOG_BYTES: usize = 64 * 1024;
 
 // ---------------------------------------------------------------- processes
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn drain(
-    out: impl AsyncRead + Unpin + Send + 'static,
-    log: Arc<Mutex<String>>,
-    mut addr: Option<tokio::sync::oneshot::Sender<String>>,
-) {
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(out).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(a) = line.split("listening on ").nth(1)
-                && let Some(tx) = addr.take()
-            {
-                let _ = tx.send(a.trim().trim_start_matches("http://").to_string());
-            }
-            let mut l = log.lock().unwrap();
-            if l.len() < MAX_LOG_BYTES {
-                l.push_str(&line);
-                l.push('\n');
-            }
-        }
-    });
-}
-
-/// A child process, killed on drop, whose output is kept for failure messages.
-struct Proc {
-    name: String,
-    _child: Child,
-    log: Arc<Mutex<String>>,
-}
-
-impl Proc {
-    /// Spawns `cmd` and waits (bounded) for its `listening on ADDR` line.
-    async fn start(name: &str, mut cmd: Command) -> Result<(Proc, SocketAddr), String> {
-        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
-        let mut child = cmd.spawn().map_err(|e| format!("{name}: spawn: {e}"))?;
-        let log = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        drain(child.stdout.take().unwrap(), log.clone(), Some(tx));
-        drain(child.stderr.take().unwrap(), log.clone(), None);
-        let proc = Proc { name: name.to_string(), _child: child, log };
-        match tokio::time::timeout(START_WAIT, rx).await {
-            Ok(Ok(addr)) => Ok((proc, addr.parse().map_err(|e| format!("{name}: bad address {addr:?}: {e}"))?)),
-            Ok(Err(_)) => {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                Err(format!("{name} exited before listening:\n{}", proc.output()))
-            }
-            Err(_) => Err(format!("{name} did not listen within {START_WAIT:?}:\n{}", proc.output())),
-        }
-    }
-
-    fn output(&self) -> String {
-        self.log.lock().unwrap().clone()
-    }
-}
-
-fn db_url(name: &str) -> String {
-    let admin = common::admin_url();
-    let (base, query) = match admin.split_once('?') {
-        Some((b, q)) => (b.to_string(), format!("?{q}")),
-        None => (admin.clone(), String::new()),
-    };
-    format!("{}/{name}{query}", base.rsplit_once('/').expect("url has a database").0)
-}
 
 fn bookingd(db_url: &str, listen: &str, provider: SocketAddr) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_bookingd"));
