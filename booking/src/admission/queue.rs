@@ -18,7 +18,7 @@
 //! with an admitted prefix.
 
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Tiers a priority queue may have at most (tier numbers `0..MAX_TIERS`).
 pub const MAX_TIERS: u8 = 8;
@@ -90,6 +90,8 @@ pub struct Queue {
     tiers: Vec<(VecDeque<String>, usize)>,
     /// Lottery joiners before opening, in arrival order (drawn at opening).
     pre_draw: Vec<String>,
+    /// The same users as `pre_draw`, for lookups in O(log n); emptied at the draw.
+    pre_draw_members: BTreeSet<String>,
     entries: BTreeMap<String, Entry>,
 }
 
@@ -125,6 +127,7 @@ impl Queue {
             sold_out: false,
             tiers: vec![(VecDeque::new(), 0); tiers],
             pre_draw: Vec::new(),
+            pre_draw_members: BTreeSet::new(),
             entries: BTreeMap::new(),
         }
     }
@@ -148,7 +151,7 @@ impl Queue {
     /// `user_id` joins at `now_ms` in `tier` (priority queues; 0 otherwise).
     /// Joining again changes nothing and answers the standing.
     pub fn join(&mut self, user_id: &str, tier: u8, now_ms: i64) -> Result<Standing, QueueError> {
-        if self.entries.contains_key(user_id) || self.pre_draw.iter().any(|u| u == user_id) {
+        if self.has(user_id) {
             return Ok(self.standing(user_id));
         }
         if self.sold_out {
@@ -162,7 +165,10 @@ impl Queue {
         }
         self.open_if_due(now_ms);
         match self.fairness {
-            Fairness::Lottery { .. } if !self.drawn => self.pre_draw.push(user_id.to_string()),
+            Fairness::Lottery { .. } if !self.drawn => {
+                self.pre_draw.push(user_id.to_string());
+                self.pre_draw_members.insert(user_id.to_string());
+            }
             Fairness::Lottery { .. } => self.push(1, user_id),
             Fairness::Fifo | Fairness::Priority => self.push(tier, user_id),
         }
@@ -183,6 +189,7 @@ impl Queue {
         {
             let order = lottery_order(seed, &self.pre_draw);
             self.drawn = true;
+            self.pre_draw_members = BTreeSet::new();
             for u in order {
                 self.push(0, &u);
             }
@@ -192,23 +199,33 @@ impl Queue {
     /// Where `user_id` stands. Precondition for a meaningful answer: [`Queue::has`] it
     /// (a user who never joined reads `AwaitingDraw`, or `SoldOut` once sold out).
     pub fn standing(&self, user_id: &str) -> Standing {
+        self.find(user_id).unwrap_or(if self.sold_out { Standing::SoldOut } else { Standing::AwaitingDraw })
+    }
+
+    /// Where `user_id` stands if they joined, with one lookup: `None` for a
+    /// user who never joined.
+    pub fn find(&self, user_id: &str) -> Option<Standing> {
         if let Some(e) = self.entries.get(user_id) {
             let (_, admitted) = &self.tiers[e.tier as usize];
             if e.index < *admitted {
-                return Standing::Admitted;
+                return Some(Standing::Admitted);
             }
             if self.sold_out {
-                return Standing::SoldOut;
+                return Some(Standing::SoldOut);
             }
             let ahead: usize = self.tiers[..e.tier as usize].iter().map(|(line, a)| line.len() - a).sum();
-            return Standing::Waiting { position: (ahead + e.index - admitted + 1) as u64 };
+            return Some(Standing::Waiting { position: (ahead + e.index - admitted + 1) as u64 });
         }
-        if self.sold_out { Standing::SoldOut } else { Standing::AwaitingDraw }
+        self.pre_draw_members.contains(user_id).then_some(if self.sold_out {
+            Standing::SoldOut
+        } else {
+            Standing::AwaitingDraw
+        })
     }
 
     /// Whether `user_id` joined.
     pub fn has(&self, user_id: &str) -> bool {
-        self.entries.contains_key(user_id) || self.pre_draw.iter().any(|u| u == user_id)
+        self.entries.contains_key(user_id) || self.pre_draw_members.contains(user_id)
     }
 
     /// Users waiting now (drawn or not).

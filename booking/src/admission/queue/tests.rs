@@ -85,3 +85,33 @@ fn a_sold_out_event_tells_every_waiting_user_at_once() {
     assert_eq!(q.join("late", 0, OPEN_MS), Err(QueueError::SoldOut));
     assert_eq!(q.waiting(), 3);
 }
+
+#[test]
+fn find_tells_joiners_from_strangers_before_and_after_the_draw() {
+    // Regression (2026-12-02): `has` scanned the lottery's pre-draw list on
+    // every join and poll, O(n) each, O(n²) over a pre-sale's joins; it is a
+    // set lookup now. The answers must not change with it.
+    let mut q = Queue::new(Fairness::Lottery { seed: [3u8; 32] }, OPEN_MS);
+    for u in users(50) {
+        q.join(&u, 0, 10).unwrap();
+    }
+    assert_eq!(q.join("u007", 0, 20), Ok(Standing::AwaitingDraw), "joining again changes nothing");
+    assert_eq!(q.waiting(), 50, "no duplicate");
+    assert!(q.has("u049") && !q.has("stranger"));
+    assert_eq!(q.find("u000"), Some(Standing::AwaitingDraw));
+    assert_eq!(q.find("stranger"), None);
+    q.open_if_due(OPEN_MS);
+    assert!(q.has("u049") && !q.has("stranger"), "after the draw too");
+    let positions: BTreeSet<u64> = users(50)
+        .iter()
+        .map(|u| match q.find(u) {
+            Some(Standing::Waiting { position }) => position,
+            other => panic!("{u}: {other:?}"),
+        })
+        .collect();
+    assert_eq!(positions, (1..=50).collect(), "every joiner has one place");
+    assert_eq!(q.find("stranger"), None);
+    q.sold_out();
+    assert_eq!(q.find("u010"), Some(Standing::SoldOut));
+    assert_eq!(q.find("stranger"), None, "a stranger is still no joiner");
+}

@@ -47,14 +47,13 @@ impl Room {
         if let Some((session, ended)) = self.sessions.get(user_id) {
             return Place::Admitted { session: *session, ended: *ended };
         }
-        if !self.queue.has(user_id) {
-            return if self.sold_out { Place::SoldOut } else { Place::NotJoined };
-        }
-        match self.queue.standing(user_id) {
-            Standing::Waiting { position } => Place::Waiting { position },
-            Standing::AwaitingDraw => Place::AwaitingDraw,
-            Standing::SoldOut => Place::SoldOut,
-            Standing::Admitted => unreachable!("every admitted user has a session"),
+        match self.queue.find(user_id) {
+            None if self.sold_out => Place::SoldOut,
+            None => Place::NotJoined,
+            Some(Standing::Waiting { position }) => Place::Waiting { position },
+            Some(Standing::AwaitingDraw) => Place::AwaitingDraw,
+            Some(Standing::SoldOut) => Place::SoldOut,
+            Some(Standing::Admitted) => unreachable!("every admitted user has a session"),
         }
     }
 
