@@ -161,3 +161,6 @@ pub fn payment_refused(r: PaymentRefusal) -> StoreError {
         PaymentRefusal::NotDue(id) => StoreError::InvariantBreach(format!("payment {id} claimed when not due")),
     }
 }
+
+#[cfg(test)]
+mod tests;
