@@ -111,22 +111,47 @@ mod tests {
         assert_eq!(Rules::of(&Faults::none()), Rules::SOUND);
     }
 
-    /// Every planted bug breaks exactly the rules it names, and breaks something.
+    /// Every planted bug breaks exactly the rules it names (an exhaustive
+    /// match: a new plant must say which), and the workflow's and the waiting
+    /// room's bugs leave the store's rules sound.
     #[cfg(feature = "fault-injection")]
     #[test]
-    fn every_plant_breaks_some_rule() {
+    fn every_plant_breaks_exactly_its_rules() {
         use crate::fault::Plant;
+        let s = Rules::SOUND;
         for p in Plant::ALL {
-            let r = Rules::of(&Faults::planting(*p));
-            // Bugs of the payment workflow or of the waiting room's gate: the store's rules stay sound.
-            let workflow_only = matches!(
-                p,
+            let want = match p {
                 Plant::DispatchUnknownAsDeclined
-                    | Plant::RefundNewKeyPerRetry
-                    | Plant::WebhookRefundFailedAsSucceeded
-                    | Plant::AdmissionIgnoresSession
-            );
-            assert_eq!(r == Rules::SOUND, workflow_only, "{p:?}");
+                | Plant::RefundNewKeyPerRetry
+                | Plant::WebhookRefundFailedAsSucceeded
+                | Plant::AdmissionIgnoresSession => s,
+                Plant::UnconditionalCheckout => Rules {
+                    checkout_token: false,
+                    checkout_holder: false,
+                    checkout_deadline: false,
+                    checkout_state: false,
+                    checkout_whole_hold: false,
+                    ..s
+                },
+                Plant::CheckoutIgnoresToken => Rules { checkout_token: false, ..s },
+                Plant::CheckoutIgnoresHolder => Rules { checkout_holder: false, ..s },
+                Plant::CheckoutIgnoresDeadline => Rules { checkout_deadline: false, ..s },
+                Plant::CheckoutIgnoresState => Rules { checkout_state: false, ..s },
+                Plant::CheckoutTakesNamedSeats => Rules { checkout_whole_hold: false, ..s },
+                Plant::HoldKeepsPartial => Rules { hold_all_or_nothing: false, ..s },
+                Plant::TakeoverKeepsToken => Rules { hold_fresh_token: false, ..s },
+                Plant::HoldIgnoresDeadline => Rules { hold_deadline: false, ..s },
+                Plant::HoldLimitIgnoresRequest => Rules { hold_limit_counts_request: false, ..s },
+                Plant::IdempotencyAfterHoldCheck => Rules { idempotency_first: false, ..s },
+                Plant::UnknownReleasesAtOnce => Rules { unknown_keeps_seats: false, ..s },
+                Plant::RepeatSuccessRefunds => Rules { repeat_success_idempotent: false, ..s },
+                Plant::ReconcileReleasesEarly => Rules { release_waits_for_deadline: false, ..s },
+                Plant::RefundGiveUpHidesOrder => Rules { give_up_flags_order: false, ..s },
+                Plant::RefundTakeoverIgnoresLease => Rules { attempt_lease: false, ..s },
+                Plant::SweepEarly => Rules { sweep_ahead_ms: PLANTED_SWEEP_AHEAD_MS, ..s },
+                Plant::SweepFreesPaymentPending => Rules { sweep_held_only: false, ..s },
+            };
+            assert_eq!(Rules::of(&Faults::planting(*p)), want, "{p:?}");
         }
     }
 }
