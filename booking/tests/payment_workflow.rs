@@ -138,13 +138,15 @@ pub async fn unknown_past_deadline_released(f: StoreFactory) {
     w.provider.script_creates(&lost);
     let order = w.checkout("alice", &["A1"]).await;
     // Dispatch until the charge attempts are exhausted.
+    let mut unknown = 0;
     for _ in 0..6 {
-        w.wf.dispatch_once().await.unwrap();
+        unknown += w.wf.dispatch_once().await.unwrap().unknown;
         w.clock.advance_ms(test_config().retry_backoff_cap_ms);
         assert_eq!(w.wf.reconcile_once().await.unwrap().released, 0, "before the deadline nothing is released");
         assert_eq!(seat_state(&w, "A1").await, SeatState::PaymentPending);
     }
     assert_eq!(w.provider.calls().0, test_config().max_charge_attempts as u32, "create bounded by max_charge_attempts");
+    assert_eq!(unknown, test_config().max_charge_attempts as u32 + 1, "each lost create, then the exhausted row, is an unknown");
     w.clock.set_ms(order.payment_deadline_at_ms);
     let r = w.wf.reconcile_once().await.unwrap();
     assert_eq!(r.released, 1);
@@ -155,11 +157,16 @@ pub async fn unknown_past_deadline_released(f: StoreFactory) {
     // Released with the outcome unknown (possibly charged): visible to operators until canceled.
     let res = w.store.needs_resolution().await.unwrap();
     assert_eq!(res.orders, vec![o.clone()], "the released order with its payment still unknown");
-    // The charge row now cancels.
+    // The charge row now cancels; a cancel that times out is an unknown, retried.
+    w.provider.fail_cancels(1);
+    w.clock.advance_ms(test_config().retry_backoff_cap_ms);
+    let r = w.wf.dispatch_once().await.unwrap();
+    assert_eq!((r.claimed, r.unknown, r.declined), (1, 1, 0), "{r:?}");
+    assert_eq!(w.store.needs_resolution().await.unwrap().orders, vec![o.clone()], "still to resolve");
     w.clock.advance_ms(test_config().retry_backoff_cap_ms);
     let r = w.wf.dispatch_once().await.unwrap();
     assert_eq!(r.declined, 1, "canceled = never charged");
-    assert_eq!(w.provider.calls().2, 1);
+    assert_eq!(w.provider.calls().2, 2, "the timed-out cancel, then the one that answered");
     assert_eq!(w.store.payment_op(order.payment_op_id).await.unwrap().status, PaymentStatus::Failed);
     assert_eq!(w.order(&order).await.status, OrderStatus::Released, "a release stays a release");
     assert!(all_outbox_done(&w).await);
@@ -642,6 +649,35 @@ pub async fn slow_provider_calls_run_concurrently(f: StoreFactory) {
     w.assert_nothing_charged_is_hidden(true).await;
 }
 
+/// Records every commit point the fault seam is told of, and never crashes.
+#[derive(Default)]
+struct CommitLog(std::sync::Mutex<Vec<booking::fault::CommitPoint>>);
+
+impl booking::fault::Injector for CommitLog {
+    fn crash_after(&self, point: booking::fault::CommitPoint) -> bool {
+        self.0.lock().unwrap().push(point);
+        false
+    }
+}
+
+/// The dispatcher names a commit point only after a commit: an empty claim
+/// commits nothing, so a crash injected "after the outbox claim" must follow a
+/// claim that took rows (the condition inverted survived the mutation run of
+/// 2026-12-03: the simulator's crashes then hit empty claims only).
+pub async fn commit_points_follow_commits(f: StoreFactory) {
+    use booking::fault::{CommitPoint, Faults};
+    let w = World::new(f).await;
+    let log = std::sync::Arc::new(CommitLog::default());
+    let wf = booking::payment::Workflow::new(w.store.clone(), w.provider.clone(), test_config())
+        .unwrap()
+        .with_faults(Faults::new(log.clone()));
+    assert_eq!(wf.dispatch_once().await.unwrap().claimed, 0);
+    assert_eq!(*log.0.lock().unwrap(), vec![], "an empty claim is not a commit point");
+    w.checkout("alice", &["A1"]).await;
+    assert_eq!(wf.dispatch_once().await.unwrap().confirmed, 1);
+    assert_eq!(*log.0.lock().unwrap(), vec![CommitPoint::OutboxClaim, CommitPoint::PaymentOutcome]);
+}
+
 macro_rules! payment_scenarios {
     ($store:ident, $factory:path) => {
         mod $store {
@@ -654,7 +690,8 @@ macro_rules! payment_scenarios {
                 refund_unknown_outcomes_get_the_longer_bound, refund_unknown_for_good_fails_saying_unknown,
                 refund_answer_lost_is_found_by_the_next_attempt, a_live_refund_attempt_is_not_taken_over,
                 a_late_success_webhook_wakes_the_dispatch_loop, three_replicas_share_one_reconcile_backoff,
-                a_reconcile_claim_lost_with_its_replica_comes_back, slow_provider_calls_run_concurrently);
+                a_reconcile_claim_lost_with_its_replica_comes_back, slow_provider_calls_run_concurrently,
+                commit_points_follow_commits);
         }
     };
     (@each $factory:path; $($name:ident),+) => {

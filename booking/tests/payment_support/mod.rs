@@ -77,6 +77,8 @@ struct Books {
     refund_calls: u32,
     cancel_calls: u32,
     fetch_calls: u32,
+    /// How many of the next cancels time out (nothing changes at the provider).
+    failing_cancels: u32,
     next_no: u32,
 }
 
@@ -96,6 +98,10 @@ impl ScriptedProvider {
     /// A double with empty scripts.
     pub fn new() -> Arc<Self> {
         Arc::new(Self::default())
+    }
+    /// Makes the next `n` cancels time out, changing nothing.
+    pub fn fail_cancels(&self, n: u32) {
+        self.books.lock().unwrap().failing_cancels = n;
     }
     /// Makes every create take `ms` of real time (provider latency).
     pub fn delay_creates(&self, ms: u64) {
@@ -188,6 +194,10 @@ impl PaymentProvider for ScriptedProvider {
     async fn cancel_payment(&self, key: Uuid) -> Result<ProviderPayment, ProviderError> {
         let mut b = self.books.lock().unwrap();
         b.cancel_calls += 1;
+        if b.failing_cancels > 0 {
+            b.failing_cancels -= 1;
+            return Err(ProviderError::Unknown("cancel timed out".into()));
+        }
         b.next_no += 1;
         let id = format!("pay_{}", b.next_no);
         let p = b.payments.entry(key).or_insert(ProviderPayment {

@@ -115,3 +115,27 @@ fn field_rules_hold_for_every_status() {
     assert!(!fields_fit(&Compensation { last_error: None, ..comp(C::Failed, 3, 0) }));
     assert!(!fields_fit(&comp(C::Requested, -1, 0)));
 }
+
+// The machine's own guard, which sound transitions never trip: each
+// assertion of `assert_moved` is shown to fire (a guard replaced by nothing
+// survived the mutation run of 2026-12-03).
+
+#[test]
+#[should_panic(expected = "is not in the compensation table")]
+fn the_guard_refuses_a_move_outside_the_table() {
+    assert_moved(&comp(C::Succeeded, 1, 0), &comp(C::Requested, 1, 0));
+}
+
+#[test]
+#[should_panic(expected = "breaks its status's field rules")]
+fn the_guard_refuses_an_after_image_that_breaks_its_field_rules() {
+    assert_moved(&comp(C::Requested, 0, 0), &comp(C::InFlight, 0, 0));
+}
+
+#[test]
+#[should_panic(expected = "a compensation keeps what it gives back")]
+fn the_guard_refuses_a_changed_amount() {
+    let before = comp(C::Requested, 0, 0);
+    let after = Compensation { amount_cents: before.amount_cents + 1, ..comp(C::InFlight, 1, 0) };
+    assert_moved(&before, &after);
+}

@@ -130,9 +130,26 @@ fn field_rules_hold_for_every_status() {
         Order { resolution_reason: None, ..order(O::Released, 0) },
         Order { seat_ids: vec![], ..order(O::Pending, 0) },
         Order { seat_ids: vec!["B".into(), "A".into()], ..order(O::Pending, 0) },
+        // A seat twice is not a sorted selection (`<=` for `<` survived the mutation run).
+        Order { seat_ids: vec!["A".into(), "A".into()], ..order(O::Pending, 0) },
         Order { amount_cents: -1, ..order(O::Pending, 0) },
     ];
     for o in broken {
         assert!(!fields_fit(&o), "{o:?}");
     }
+}
+
+#[test]
+fn a_new_order_is_pending_on_its_sorted_seats_until_now_plus_the_payment_ttl() {
+    let req = BeginPayment {
+        event_id: "ev".into(),
+        holder_id: "alice".into(),
+        hold_token: Uuid::from_u128(1),
+        seat_ids: vec!["A2".into(), "A1".into()],
+        idempotency_key: "k".into(),
+        payment_ttl_ms: 30_000,
+    };
+    let sorted: Vec<SeatId> = vec!["A1".into(), "A2".into()];
+    let o = open(&req, &sorted, Uuid::from_u128(7), Uuid::from_u128(8), 2_000, NOW_MS);
+    assert_eq!(o, Order { created_at_ms: NOW_MS, updated_at_ms: NOW_MS, ..order(O::Pending, NOW_MS + 30_000) });
 }

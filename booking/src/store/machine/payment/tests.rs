@@ -84,6 +84,15 @@ fn a_claim_counts_a_check_and_backs_off_but_never_past_the_deadline() {
     let after =
         next(&before, &PaymentCause::Claim { order: &near, backoff: BACKOFF }, NOW_MS).expect("due").expect("moves");
     assert_eq!(after.next_check_at_ms, NOW_MS + 50, "the last check before release is never delayed");
+    // At the deadline itself (and past it) the backoff alone decides: a check
+    // "no later than now" would never move forward (`<=` for `<` survived the
+    // mutation run of 2026-12-03; it trips the claim's assertion here).
+    for deadline_at_ms in [NOW_MS, NOW_MS - 1] {
+        let due = order(OrderStatus::Reconciling, deadline_at_ms);
+        let after =
+            next(&before, &PaymentCause::Claim { order: &due, backoff: BACKOFF }, NOW_MS).expect("due").expect("moves");
+        assert_eq!(after.next_check_at_ms, NOW_MS + 400, "deadline {deadline_at_ms}");
+    }
     // Not due: backing off, a pending payment before its deadline, a closed order.
     let mut backing_off = before.clone();
     backing_off.next_check_at_ms = NOW_MS + 1;
