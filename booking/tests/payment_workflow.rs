@@ -280,11 +280,14 @@ pub async fn refund_fails_twice_then_succeeds(f: StoreFactory) {
 pub async fn refund_fails_for_good_visible(f: StoreFactory) {
     let (w, order) = late_success_world(f).await;
     w.provider.script_refunds(&[RefundScript::Fail; 10]);
+    let (mut retrying, mut failed) = (0, 0);
     for _ in 0..10 {
-        w.wf.dispatch_once().await.unwrap();
+        let r = w.wf.dispatch_once().await.unwrap();
+        (retrying, failed) = (retrying + r.refunds_retrying, failed + r.refunds_failed);
         w.clock.advance_ms(test_config().compensation_backoff_cap_ms);
     }
     assert_eq!(w.provider.calls().3, test_config().max_compensation_attempts as u32, "bounded attempts");
+    assert_eq!((retrying, failed), (test_config().max_compensation_attempts as u32 - 1, 1), "reported once, when it gave up");
     let c = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
     assert_eq!(c.status, CompensationStatus::Failed);
     assert_eq!(w.order(&order).await.status, OrderStatus::CompensationFailed);
@@ -479,14 +482,17 @@ pub async fn a_live_refund_attempt_is_not_taken_over(f: StoreFactory) {
     let (w, order) = late_success_world(f).await;
     let comp = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
     let lease_ms = test_config().outbox_lease_ms;
-    // The other dispatcher claims the row, and starts its attempt 1 ms later.
+    // The other dispatcher claims the row, and starts its attempt 3 ms later.
     w.store.claim_outbox(16, lease_ms).await.unwrap();
-    w.clock.advance_ms(1);
+    w.clock.advance_ms(3);
     w.store.start_compensation_attempt(comp.compensation_id, lease_ms).await.unwrap();
-    w.clock.advance_ms(lease_ms - 1);
+    w.clock.advance_ms(lease_ms - 3);
     let r = w.wf.dispatch_once().await.unwrap();
     assert_eq!((r.refunds_taken_over, r.refunds_retrying, r.refunds_succeeded), (0, 0, 0));
     assert_eq!(w.provider.calls().3, 0, "no refund call under a live lease");
+    // The row waits out what is left of the attempt's lease (3 ms), no less.
+    w.clock.advance_ms(2);
+    assert_eq!(w.wf.dispatch_once().await.unwrap().claimed, 0);
     w.clock.advance_ms(1);
     let r = w.wf.dispatch_once().await.unwrap();
     assert_eq!((r.refunds_taken_over, r.refunds_succeeded), (1, 1));
