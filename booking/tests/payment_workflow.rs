@@ -117,7 +117,8 @@ pub async fn unknown_then_failure(f: StoreFactory) {
     let order = w.checkout("alice", &["A1"]).await;
     assert_eq!(w.wf.dispatch_once().await.unwrap().unknown, 1);
     assert_eq!(w.order(&order).await.status, OrderStatus::Reconciling);
-    assert_eq!(w.wf.reconcile_once().await.unwrap().still_unknown, 1);
+    let r = w.wf.reconcile_once().await.unwrap();
+    assert_eq!((r.examined, r.fetched, r.still_unknown), (1, 1, 1), "{r:?}");
     w.provider.settle(order.payment_op_id, false);
     assert_eq!(w.wf.reconcile_once().await.unwrap().examined, 0, "not checked again before its backoff");
     w.clock.advance_ms(test_config().reconcile_backoff_base_ms);
@@ -181,6 +182,24 @@ pub async fn unknown_past_deadline_released(f: StoreFactory) {
     let p = w.provider.create_payment(&late).await.unwrap();
     assert!(matches!(p.status, ProviderStatus::Failed { .. }));
     w.assert_nothing_charged_is_hidden(true).await;
+}
+
+/// Never dispatched (the charge row's dispatcher is gone): still `pending` at
+/// its deadline, the reconciler asks the provider, which never saw it, and
+/// releases the seats with the reason (a pending payment past its deadline
+/// skipped instead survived the mutation run of 2026-12-03).
+pub async fn pending_never_dispatched_released_at_deadline(f: StoreFactory) {
+    let w = World::new(f).await;
+    let order = w.checkout("alice", &["A1"]).await;
+    assert_eq!(w.wf.reconcile_once().await.unwrap().examined, 0, "pending before its deadline: the dispatcher's");
+    w.clock.set_ms(order.payment_deadline_at_ms);
+    let r = w.wf.reconcile_once().await.unwrap();
+    assert_eq!((r.examined, r.fetched, r.released), (1, 1, 1), "{r:?}");
+    let o = w.order(&order).await;
+    assert_eq!(o.status, OrderStatus::Released);
+    assert!(o.resolution_reason.as_deref().unwrap().contains("provider has no record"), "{o:?}");
+    assert_eq!(seat_state(&w, "A1").await, SeatState::Available);
+    w.assert_nothing_charged_is_hidden(false).await;
 }
 
 /// Processing at the deadline: released; the success arrives after (webhook):
@@ -697,7 +716,7 @@ macro_rules! payment_scenarios {
                 refund_answer_lost_is_found_by_the_next_attempt, a_live_refund_attempt_is_not_taken_over,
                 a_late_success_webhook_wakes_the_dispatch_loop, three_replicas_share_one_reconcile_backoff,
                 a_reconcile_claim_lost_with_its_replica_comes_back, slow_provider_calls_run_concurrently,
-                commit_points_follow_commits);
+                commit_points_follow_commits, pending_never_dispatched_released_at_deadline);
         }
     };
     (@each $factory:path; $($name:ident),+) => {
