@@ -147,7 +147,11 @@ pub async fn unknown_past_deadline_released(f: StoreFactory) {
         assert_eq!(seat_state(&w, "A1").await, SeatState::PaymentPending);
     }
     assert_eq!(w.provider.calls().0, test_config().max_charge_attempts as u32, "create bounded by max_charge_attempts");
-    assert_eq!(unknown, test_config().max_charge_attempts as u32 + 1, "each lost create, then the exhausted row, is an unknown");
+    assert_eq!(
+        unknown,
+        test_config().max_charge_attempts as u32 + 1,
+        "each lost create, then the exhausted row, is an unknown"
+    );
     w.clock.set_ms(order.payment_deadline_at_ms);
     let r = w.wf.reconcile_once().await.unwrap();
     assert_eq!(r.released, 1);
@@ -306,7 +310,11 @@ pub async fn refund_fails_for_good_visible(f: StoreFactory) {
         w.clock.advance_ms(test_config().compensation_backoff_cap_ms);
     }
     assert_eq!(w.provider.calls().3, test_config().max_compensation_attempts as u32, "bounded attempts");
-    assert_eq!((retrying, failed), (test_config().max_compensation_attempts as u32 - 1, 1), "reported once, when it gave up");
+    assert_eq!(
+        (retrying, failed),
+        (test_config().max_compensation_attempts as u32 - 1, 1),
+        "reported once, when it gave up"
+    );
     let c = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
     assert_eq!(c.status, CompensationStatus::Failed);
     assert_eq!(w.order(&order).await.status, OrderStatus::CompensationFailed);
