@@ -37,6 +37,12 @@ pub struct Config {
     /// a cached map's staleness (`None`: not checked).
     #[serde(default)]
     pub seat_map_cache_ttl_ms: Option<i64>,
+    /// The deployment the auditor's reference model judges (`None`: no audit).
+    #[serde(default)]
+    pub audit: Option<crate::model::ModelConfig>,
+    /// Judge with these checkers only (names of [`crate::checks::CHECKERS`]); empty: all.
+    #[serde(default)]
+    pub checkers: Vec<String>,
 }
 
 impl Config {
@@ -54,7 +60,26 @@ impl Config {
             transient_error_kinds: ProblemKind::ALL.iter().copied().filter(|k| k.is_transient()).collect(),
             max_held_seats_per_user: None,
             seat_map_cache_ttl_ms: None,
+            audit: None,
+            checkers: Vec::new(),
         }
+    }
+
+    /// This config judging with `checkers` only (empty: all; see [`Config::checkers`]).
+    pub fn with_checkers(mut self, checkers: Vec<String>) -> Self {
+        self.checkers = checkers;
+        self
+    }
+
+    /// Whether the checker named `name` judges this run.
+    pub fn runs(&self, name: &str) -> bool {
+        self.checkers.is_empty() || self.checkers.iter().any(|c| c == name)
+    }
+
+    /// This config with the auditor's deployment (see [`Config::audit`]).
+    pub fn with_audit(mut self, audit: crate::model::ModelConfig) -> Self {
+        self.audit = Some(audit);
+        self
     }
 
     /// This config with the seat-map cache's TTL (see [`Config::seat_map_cache_ttl_ms`]).

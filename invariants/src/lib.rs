@@ -11,8 +11,10 @@ pub mod checks;
 pub mod config;
 pub mod hash;
 pub mod metrics;
+pub mod model;
 pub mod paths;
 pub mod room_metrics;
+pub mod store_call;
 pub mod trace;
 pub mod violation;
 
@@ -27,10 +29,15 @@ pub use violation::{Invariant, Subject, Violation};
 
 use booking::model::Snapshot;
 
-/// Runs every checker of [`checks::CHECKERS`] and returns all violations,
-/// sorted by (invariant, subject, witnesses, detail) and deduplicated.
+/// Runs every checker of [`checks::CHECKERS`] the config names (all by
+/// default: [`Config::checkers`]) and returns all violations, sorted by
+/// (invariant, subject, witnesses, detail) and deduplicated.
 pub fn check_all(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) -> Vec<Violation> {
-    let mut out: Vec<Violation> = checks::CHECKERS.iter().flat_map(|(_, check)| check(snap, trace, cfg)).collect();
+    let mut out: Vec<Violation> = checks::CHECKERS
+        .iter()
+        .filter(|(name, _)| cfg.runs(name))
+        .flat_map(|(_, check)| check(snap, trace, cfg))
+        .collect();
     out.sort_by(|a, b| {
         (a.invariant, &a.subject, &a.witnesses, &a.detail).cmp(&(b.invariant, &b.subject, &b.witnesses, &b.detail))
     });

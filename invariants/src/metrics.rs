@@ -121,13 +121,13 @@ impl Metrics {
                 TraceKind::Invoke { op_id, op, .. } => {
                     kinds.insert(*op_id, op);
                 }
-                TraceKind::Ok { op_id, result } => {
+                TraceKind::Ok { op_id, result, .. } => {
                     if let Some(ClientOp::Checkout { .. }) = kinds.get(op_id) {
                         let replayed = matches!(result, crate::trace::OpResult::CheckedOut { replayed: true, .. });
                         bump(&mut m.checkouts, if replayed { "replayed" } else { "ok" });
                     }
                 }
-                TraceKind::Fail { op_id, error_kind } => match kinds.get(op_id) {
+                TraceKind::Fail { op_id, error_kind, .. } => match kinds.get(op_id) {
                     Some(ClientOp::Hold { .. }) if *error_kind == ProblemKind::SeatUnavailable => {
                         m.holds_refused_contention += 1
                     }

@@ -268,10 +268,15 @@ pub fn count(trace: &[TraceEvent]) -> PathCounts {
                 Some(v) if *v < versions.get(event_id.as_str()).copied().unwrap_or(0) => bump(Path::StaleMapServed),
                 Some(_) => {}
             },
-            TraceKind::Invoke { op_id, op, .. } if !matches!(op, ClientOp::OrderStatus { .. }) => {
+            TraceKind::Invoke { op_id, op, .. }
+                if !matches!(
+                    op,
+                    ClientOp::OrderStatus { .. } | ClientOp::SeatMap { .. } | ClientOp::Request { .. }
+                ) =>
+            {
                 open.insert(*op_id, op);
             }
-            TraceKind::Ok { op_id, result } => {
+            TraceKind::Ok { op_id, result, .. } => {
                 let op = open.remove(op_id);
                 match result {
                     OpResult::Held { hold_token, seat_ids, .. } => {
@@ -290,12 +295,12 @@ pub fn count(trace: &[TraceEvent]) -> PathCounts {
                     _ => {}
                 }
             }
-            TraceKind::Fail { op_id, error_kind } if error_kind.is_admission_refusal() => {
+            TraceKind::Fail { op_id, error_kind, .. } if error_kind.is_admission_refusal() => {
                 if matches!(open.remove(op_id), Some(ClientOp::Hold { .. } | ClientOp::Checkout { .. })) {
                     bump(Path::AdmissionRefused);
                 }
             }
-            TraceKind::Fail { op_id, error_kind } => match open.remove(op_id) {
+            TraceKind::Fail { op_id, error_kind, .. } => match open.remove(op_id) {
                 Some(ClientOp::Hold { seat_ids, .. }) if *error_kind == ProblemKind::SeatUnavailable => {
                     bump(Path::HoldRefused);
                     if seat_ids.len() > 1 {
@@ -397,6 +402,7 @@ mod tests {
             hold_token: alice,
             seat_ids: vec!["A".into()],
             idempotency_key: "ka".into(),
+            admission: None,
         };
         w.client("alice", old, Err("stale-token"));
         let carol = w.hold("carol", &["B"], 1_000);

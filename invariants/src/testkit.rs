@@ -118,12 +118,12 @@ impl World {
     /// A client invokes `op` and gets `result`: returns (invoke seq, answer seq).
     pub fn client(&mut self, client: &str, op: ClientOp, result: Result<OpResult, &str>) -> (u64, u64) {
         let op_id = self.op_id();
-        let i = self.record(TraceKind::Invoke { op_id, client: client.into(), op });
+        let i = self.record(TraceKind::Invoke { op_id, client: client.into(), op, host: None });
         let a = match result {
-            Ok(result) => self.record(TraceKind::Ok { op_id, result }),
+            Ok(result) => self.record(TraceKind::Ok { op_id, result, status: 0 }),
             Err(kind) => {
                 let error_kind = booking::problem_kind::ProblemKind::parse(kind).expect("a problem kind");
-                self.record(TraceKind::Fail { op_id, error_kind })
+                self.record(TraceKind::Fail { op_id, error_kind, status: 0 })
             }
         };
         (i, a)
@@ -140,7 +140,11 @@ impl World {
     pub fn hold_answered(&mut self, user: &str, asked: &[&str], granted: &[&str], ttl_ms: i64) -> (u64, u64, Uuid) {
         let token = self.uuid();
         self.hold_with_token(user, granted, token, ttl_ms);
-        let op = ClientOp::Hold { event_id: "ev".into(), seat_ids: asked.iter().map(|s| s.to_string()).collect() };
+        let op = ClientOp::Hold {
+            event_id: "ev".into(),
+            seat_ids: asked.iter().map(|s| s.to_string()).collect(),
+            admission: None,
+        };
         let mut sorted: Vec<String> = granted.iter().map(|s| s.to_string()).collect();
         sorted.sort();
         sorted.dedup();
@@ -172,7 +176,11 @@ impl World {
 
     /// `user` asks for `seats` and is refused (contention).
     pub fn hold_refused(&mut self, user: &str, seats: &[&str]) -> u64 {
-        let op = ClientOp::Hold { event_id: "ev".into(), seat_ids: seats.iter().map(|s| s.to_string()).collect() };
+        let op = ClientOp::Hold {
+            event_id: "ev".into(),
+            seat_ids: seats.iter().map(|s| s.to_string()).collect(),
+            admission: None,
+        };
         self.client(user, op, Err("seat-unavailable")).1
     }
 
@@ -265,6 +273,7 @@ impl World {
             hold_token: token,
             seat_ids: seats,
             idempotency_key: key.into(),
+            admission: None,
         };
         self.client(user, op, Ok(OpResult::CheckedOut { order_id, status, booking_ids: vec![], replayed })).1
     }

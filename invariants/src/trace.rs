@@ -41,6 +41,9 @@ pub enum TraceKind {
         client: UserId,
         /// The request.
         op: ClientOp,
+        /// The service host it was sent to (`svc<host>`), when a simulated client sent it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<u32>,
     },
     /// The request's answer arrived and says it applied (or answered a query).
     Ok {
@@ -48,6 +51,9 @@ pub enum TraceKind {
         op_id: OpId,
         /// The answer.
         result: OpResult,
+        /// The answer's HTTP status (0: not recorded).
+        #[serde(default)]
+        status: u16,
     },
     /// The request's answer arrived and says it did not apply.
     Fail {
@@ -55,6 +61,9 @@ pub enum TraceKind {
         op_id: OpId,
         /// The problem's kind (`StoreError::kind`, the problem `type` on HTTP).
         error_kind: ProblemKind,
+        /// The answer's HTTP status (0: not recorded).
+        #[serde(default)]
+        status: u16,
     },
     /// No answer (timeout, connection lost, host crashed): neither ok nor fail.
     Unknown {
@@ -98,6 +107,18 @@ pub enum TraceKind {
     /// The waiting room did something, or a waiting user learnt where they
     /// stand (recorded only in worlds with a waiting room).
     Room(RoomEvent),
+    /// A call of the store at its linearization point, with its answer
+    /// (recorded in simulated worlds: the auditor replays them in commit order).
+    Store {
+        /// The client operation whose request made the call (`None`: background
+        /// work, the harness, or a request the client did not number).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        op_id: Option<OpId>,
+        /// The store's clock at the call.
+        store_now_ms: i64,
+        /// The call and its answer.
+        call: crate::store_call::StoreCall,
+    },
     /// The operators' list (`Store::needs_resolution`, what
     /// `GET /v1/admin/unresolved` serves) as read at the end of the run.
     OperatorList {
@@ -118,6 +139,9 @@ pub enum ClientOp {
         event_id: EventId,
         /// The selection.
         seat_ids: Vec<SeatId>,
+        /// The `Admission-Token` presented (waiting-room events).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        admission: Option<String>,
     },
     /// Release a hold.
     Release {
@@ -136,12 +160,64 @@ pub enum ClientOp {
         seat_ids: Vec<SeatId>,
         /// The client's idempotency key; a retry reuses it.
         idempotency_key: String,
+        /// The `Admission-Token` presented (waiting-room events).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        admission: Option<String>,
     },
     /// Ask where an order is.
     OrderStatus {
         /// The order.
         order_id: Uuid,
     },
+    /// Read an event's seat map (`?state=`, `If-None-Match`).
+    SeatMap {
+        /// The event.
+        event_id: EventId,
+        /// Only the seats in this state (`?state=`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        state: Option<SeatState>,
+        /// The entity tag presented as `If-None-Match`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        if_none_match: Option<String>,
+    },
+    /// A request sent as written: the probes of the API's surface (every
+    /// refusal, every boundary), judged by what the API documents.
+    Request {
+        /// The method.
+        method: String,
+        /// The path and query.
+        path: String,
+        /// The credential presented as `Authorization: Bearer`.
+        credential: Credential,
+        /// Further headers, as sent (names in lower case).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        headers: Vec<(String, String)>,
+        /// The body, as sent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        body: Option<String>,
+    },
+}
+
+/// The bearer credential a [`ClientOp::Request`] presents.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Credential {
+    /// No `Authorization` header.
+    None,
+    /// The user's own token (every event).
+    User,
+    /// An operator's token.
+    Admin,
+    /// The user's token, scoped to these events only.
+    Scoped(Vec<EventId>),
+    /// The user's token, expired.
+    Expired,
+    /// A token signed with another secret.
+    Forged,
+    /// Not a token: this text after `Bearer `.
+    Garbage(String),
+    /// The header as written (another scheme, say).
+    Header(String),
 }
 
 /// A successful answer.
@@ -181,6 +257,20 @@ pub enum OpResult {
         status: OrderStatus,
         /// Its bookings (confirmed orders).
         booking_ids: Vec<Uuid>,
+    },
+    /// A seat map (or `304 Not Modified`: no seats).
+    SeatMap {
+        /// The entity tag answered (`None`: none, as a poisoned cache entry's).
+        etag: Option<String>,
+        /// Where the answer came from (`x-holdfast-source`: `store` or `cache`).
+        source: String,
+        /// The seats shown, by state: available, held, payment pending, sold.
+        counts: [u32; 4],
+    },
+    /// Any other 2xx answer (a [`ClientOp::Request`]): its problem-free body, summarized.
+    Answered {
+        /// The body's top-level fields, sorted (`[]` when it is not a JSON object).
+        fields: Vec<String>,
     },
 }
 

@@ -83,6 +83,9 @@ pub enum Invariant {
     /// Liveness: every user who joined a waiting room is told they were
     /// admitted, or that the event sold out, by the end of the run.
     QueueLiveness,
+    /// Every answer a client received and every record the store wrote is
+    /// what the reference model ([`crate::model`]) says it must be.
+    Auditor,
 }
 
 impl Invariant {
@@ -116,6 +119,7 @@ impl Invariant {
         Invariant::SessionsWithinTarget,
         Invariant::AdmissionOrder,
         Invariant::QueueLiveness,
+        Invariant::Auditor,
     ];
 
     /// The stable name.
@@ -149,6 +153,7 @@ impl Invariant {
             Invariant::SessionsWithinTarget => "sessions-within-target",
             Invariant::AdmissionOrder => "admission-order",
             Invariant::QueueLiveness => "queue-liveness",
+            Invariant::Auditor => "auditor",
         }
     }
 
@@ -227,6 +232,25 @@ pub enum Subject {
         /// The user.
         user: UserId,
     },
+    /// A hold, by its token.
+    Hold {
+        /// The event.
+        event_id: EventId,
+        /// The token.
+        hold_token: Uuid,
+    },
+    /// A client's request.
+    Request {
+        /// The operation's id.
+        op_id: u64,
+        /// The client.
+        client: UserId,
+    },
+    /// A store call not about one record (a claim, a sweep, a list).
+    Call {
+        /// The call's name.
+        name: String,
+    },
 }
 
 impl Subject {
@@ -249,6 +273,9 @@ impl fmt::Display for Subject {
             Subject::SeatMap { event_id } => write!(f, "seat-map {event_id}"),
             Subject::Room { event_id } => write!(f, "waiting-room {event_id}"),
             Subject::Waiting { event_id, user } => write!(f, "waiting-room {event_id} user {user}"),
+            Subject::Hold { event_id, hold_token } => write!(f, "hold {event_id}/{hold_token}"),
+            Subject::Request { op_id, client } => write!(f, "request {op_id} of {client}"),
+            Subject::Call { name } => write!(f, "store call {name}"),
         }
     }
 }

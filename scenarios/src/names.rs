@@ -36,6 +36,7 @@ pub const INVARIANT_NAMES: &[&str] = &[
     "sessions-within-target",
     "admission-order",
     "queue-liveness",
+    "auditor",
 ];
 
 /// Every metrics classification's stable name.

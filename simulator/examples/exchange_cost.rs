@@ -121,6 +121,7 @@ fn measure(
                         idempotency_key: None,
                         admission: None,
                         body,
+                        op: None,
                     };
                     client.send_raw(call).await.expect("the service answers");
                     tokio::time::sleep(Duration::from_millis(500)).await;

@@ -69,6 +69,8 @@ pub struct World {
     pub cache: Arc<MemCache>,
     /// The switch the cache nemesis flips (down, stale, poisoned).
     pub cache_switch: CacheSwitch,
+    /// Each service host's clock skew against the store's, ms, by host index.
+    pub host_skew_ms: Vec<i64>,
 }
 
 /// How long a cached seat map lives: bookingd's default (`--cache-ttl-ms`).
@@ -138,7 +140,19 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
         None => install_users(&mut sim, cfg, seed, &services, &events, &recorder),
     }
     install_self_test(&mut sim);
-    World { sim, store, store_clock, recorder, provider, switches, exchanges, cache: shared_cache, cache_switch }
+    let host_skew_ms = services.iter().map(|h| schedule.skew_of(h)).collect();
+    World {
+        sim,
+        store,
+        store_clock,
+        recorder,
+        provider,
+        switches,
+        exchanges,
+        cache: shared_cache,
+        cache_switch,
+        host_skew_ms,
+    }
 }
 
 /// The waiting-room secret's lottery seeds and the rooms every service host
@@ -183,6 +197,8 @@ fn seeded_store(
     let store = MemStore::new(Arc::new(clock.clone()), Arc::new(SeededIds::new(host_seed(seed, "ids"))))
         .with_observer(Arc::new(recorder.clone()))
         .with_faults(&faults);
+    // Every call traced at its linearization point, for the auditor.
+    let store = crate::traced_store::TracedStore::new(Arc::new(store), Arc::new(clock.clone()), recorder.clone());
     for (event_id, seat_ids) in events {
         let create =
             CreateEvent { event_id: event_id.clone(), seat_ids: seat_ids.clone(), price_cents: SEAT_PRICE_CENTS };
@@ -275,7 +291,7 @@ fn install_service(
             let (_stop, stop_rx) = tokio::sync::watch::channel(false);
             let bg = service.clone();
             tokio::spawn(async move { bg.run_background(stop_rx).await });
-            let router = exchanges.count(service.router());
+            let router = exchanges.count(crate::op_scope::layer(service.router()));
             serve(SimListener::bind(SERVICE_PORT).await?, router, std::future::pending()).await?;
             Ok(())
         }

@@ -25,9 +25,28 @@ pub struct Stepped {
     pub panic: Option<PanicNote>,
 }
 
+/// The deployment the auditor's model judges: the world's service settings,
+/// its hosts' clock skews, its secrets.
+pub fn model_config(cfg: &WorldConfig, host_skew_ms: Vec<i64>) -> invariants::model::ModelConfig {
+    let service = ServiceConfig::default();
+    invariants::model::ModelConfig {
+        epoch_ms: EPOCH_MS,
+        hold_ttl_ms: cfg.hold_ttl_ms,
+        payment_ttl_ms: cfg.payment_ttl_ms,
+        max_held_seats_per_user: service.max_held_seats_per_user,
+        hold_attempts_per_minute: crate::build::HOLD_ATTEMPTS_PER_MINUTE,
+        host_skew_ms,
+        min_latency_ms: cfg.message_latency_ms.0 as i64,
+        admission_secret: crate::world::ADMISSION_SECRET.to_vec(),
+        max_body_bytes: service.max_body_bytes,
+        max_compensation_attempts: cfg.workflow.max_compensation_attempts,
+        max_compensation_unknown_attempts: cfg.workflow.max_compensation_unknown_attempts,
+    }
+}
+
 /// Judges `world` of `seed` after stepping ended as `stepped`.
 pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> RunOutcome {
-    let World { sim, store, store_clock, recorder, provider, exchanges, cache, .. } = world;
+    let World { sim, store, store_clock, recorder, provider, exchanges, cache, host_skew_ms, .. } = world;
     let simulated_ms = sim.elapsed().as_millis() as u64;
     let mut error = stepped.error.map(|e| e.to_string());
     if stepped.step_panicked && stepped.panic.is_none() {
@@ -65,7 +84,9 @@ pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> Ru
     // (cached reads are traced only in worlds with cache faults).
     let check_cfg = CheckConfig::new(final_now, faults_end)
         .with_hold_cap(ServiceConfig::default().max_held_seats_per_user)
-        .with_cache_ttl(Some(crate::build::CACHE_TTL_MS as i64));
+        .with_cache_ttl(Some(crate::build::CACHE_TTL_MS as i64))
+        .with_audit(model_config(cfg, host_skew_ms))
+        .with_checkers(cfg.checkers.clone());
     // After a panic the store may hold a half-written transaction (and its
     // lock is poisoned): the panic is the verdict, its trace the evidence.
     let judged = panic.is_none() && !(error.is_some() && stepped.step_panicked);

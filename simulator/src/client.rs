@@ -24,6 +24,19 @@ pub enum Reply {
     Unknown(String),
 }
 
+/// A raw answer: status, the headers the simulator reads, body.
+#[derive(Debug, Clone)]
+pub struct Raw {
+    /// The status.
+    pub status: u16,
+    /// `ETag`, if any.
+    pub etag: Option<String>,
+    /// `x-holdfast-source` (where a seat map came from), if any.
+    pub source: Option<String>,
+    /// The body.
+    pub body: Bytes,
+}
+
 /// One request.
 #[derive(Debug, Clone)]
 pub struct Call<'a> {
@@ -39,6 +52,8 @@ pub struct Call<'a> {
     pub admission: Option<&'a str>,
     /// JSON body.
     pub body: Option<Value>,
+    /// The trace's op id of this request, sent as `x-holdfast-op` (see [`crate::op_scope`]).
+    pub op: Option<invariants::trace::OpId>,
 }
 
 /// A client bound to one service host (`host:port`).
@@ -70,15 +85,15 @@ impl SimClient {
     /// Sends `call` and waits at most the timeout for the whole answer.
     pub async fn send(&self, call: Call<'_>) -> Reply {
         match self.send_raw(call).await {
-            Ok((status, bytes)) => {
-                Reply::Answered { status, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null) }
+            Ok(raw) => {
+                Reply::Answered { status: raw.status, body: serde_json::from_slice(&raw.body).unwrap_or(Value::Null) }
             }
             Err(e) => Reply::Unknown(e),
         }
     }
 
-    /// Sends `call`; the answer's status and raw body, or why there is none.
-    pub async fn send_raw(&self, call: Call<'_>) -> Result<(u16, Bytes), String> {
+    /// Sends `call`; the raw answer, or why there is none.
+    pub async fn send_raw(&self, call: Call<'_>) -> Result<Raw, String> {
         let mut b = http::Request::builder().method(call.method).uri(format!("http://{}{}", self.authority, call.path));
         if let Some(t) = call.token {
             b = b.header("authorization", format!("Bearer {t}"));
@@ -88,6 +103,9 @@ impl SimClient {
         }
         if let Some(a) = call.admission {
             b = b.header("admission-token", a);
+        }
+        if let Some(op) = call.op {
+            b = b.header(crate::op_scope::OP_HEADER, op);
         }
         let body = match &call.body {
             Some(v) => {
@@ -100,8 +118,10 @@ impl SimClient {
         let fut = async {
             let resp = self.client.request(req).await.map_err(|e| format!("transport: {e}"))?;
             let status = resp.status().as_u16();
-            let bytes = resp.into_body().collect().await.map_err(|e| format!("body: {e}"))?.to_bytes();
-            Ok::<_, String>((status, bytes))
+            let header = |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+            let (etag, source) = (header("etag"), header("x-holdfast-source"));
+            let body = resp.into_body().collect().await.map_err(|e| format!("body: {e}"))?.to_bytes();
+            Ok::<_, String>(Raw { status, etag, source, body })
         };
         tokio::time::timeout(self.timeout, fut).await.map_err(|_| "timeout".to_string())?
     }

@@ -73,6 +73,10 @@ struct HarnessArgs {
     /// to the store), to compare a run with the cache against one without.
     #[arg(long, hide = true)]
     no_seat_map_cache: bool,
+    /// Judge with these checkers only, comma-separated (`auditor`,
+    /// `bookings`, ...: the names of `invariants::checks::CHECKERS`); default: all.
+    #[arg(long, value_delimiter = ',')]
+    checkers: Vec<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -86,6 +90,10 @@ struct PlantsArgs {
     /// round-robin until the first failure; report seeds and wall time.
     #[arg(long)]
     hunt: bool,
+    /// With `--check`: judge every entry by the auditor alone (every other
+    /// checker off): each entry's own scenario must fail with `auditor`.
+    #[arg(long, requires = "check")]
+    auditor: bool,
     /// Only this entry.
     #[arg(long)]
     plant: Option<String>,
@@ -447,10 +455,15 @@ fn select(names: &[String], files: &[String], harness: &HarnessArgs) -> Result<V
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let known: Vec<&str> = invariants::checks::CHECKERS.iter().map(|(n, _)| *n).collect();
+    if let Some(c) = harness.checkers.iter().find(|c| !known.contains(&c.as_str())) {
+        return Err(format!("unknown checker {c} (known: {})", known.join(", ")));
+    }
     for p in &mut plans {
         p.plant = plant;
         p.muted = muted.clone();
         p.seat_map_cache = !harness.no_seat_map_cache;
+        p.checkers = harness.checkers.clone();
     }
     Ok(plans)
 }
@@ -660,7 +673,7 @@ fn list_plants(entries: &[&booking::fault::Entry]) {
 
 /// Proves entry `e` in each of its scenarios; prints each check; returns whether each held.
 fn check_plant(e: &booking::fault::Entry, args: &PlantsArgs) -> Vec<bool> {
-    let checks = plants::check(e, args.jobs);
+    let checks = if args.auditor { vec![plants::check_by_auditor(e, args.jobs)] } else { plants::check(e, args.jobs) };
     for c in &checks {
         if args.json {
             println!("{}", serde_json::to_string(c).expect("serializes"));

@@ -43,6 +43,8 @@ pub struct Plan {
     /// Whether the services share a seat-map cache (default; off with the
     /// harness flag `--no-seat-map-cache`, to compare a run without it).
     pub seat_map_cache: bool,
+    /// Judge with these checkers only (`--checkers`; empty: all).
+    pub checkers: Vec<String>,
     scenario: Scenario,
 }
 
@@ -71,6 +73,7 @@ impl Plan {
             tolerated: scenario.expect.tolerated.clone(),
             must_happen: scenario.expect.must_happen.clone(),
             seat_map_cache: true,
+            checkers: Vec::new(),
             scenario,
         }
     }
@@ -114,6 +117,7 @@ impl Plan {
             workflow: workflow_config(s),
             tick_ms: TICK_MS,
             seat_map_cache: self.seat_map_cache,
+            checkers: self.checkers.clone(),
             seat_map_cache_ttl_ms: Some(crate::build::CACHE_TTL_MS),
             pinned_link_faults: f
                 .network

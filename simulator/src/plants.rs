@@ -74,11 +74,18 @@ fn run_replay_line(replay: &str) -> Result<(Option<i32>, String), String> {
 /// Checks one catalog entry (see the module doc) against each scenario that
 /// must catch it ([`Entry::catchers`]), `jobs` seeds at a time.
 pub fn check(entry: &Entry, jobs: usize) -> Vec<PlantCheck> {
-    entry.catchers().into_iter().map(|(scenario, invariant)| check_one(entry, scenario, invariant, jobs)).collect()
+    entry.catchers().into_iter().map(|(scenario, invariant)| check_one(entry, scenario, invariant, &[], jobs)).collect()
 }
 
-/// Checks that `scenario` catches `entry`'s plant with `invariant`.
-fn check_one(entry: &Entry, scenario: &str, invariant: &str, jobs: usize) -> PlantCheck {
+/// Proves `entry` caught by the auditor alone (every other checker off) in
+/// its own scenario, within its default seeds, as [`check`] proves it.
+pub fn check_by_auditor(entry: &Entry, jobs: usize) -> PlantCheck {
+    check_one(entry, entry.scenario, "auditor", &["auditor".to_string()], jobs)
+}
+
+/// Checks that `scenario`, judged by `checkers` (empty: all), catches
+/// `entry`'s plant with `invariant`.
+fn check_one(entry: &Entry, scenario: &str, invariant: &str, checkers: &[String], jobs: usize) -> PlantCheck {
     let mut problems = Vec::new();
     let Some(base) = plan::find(scenario) else {
         return PlantCheck {
@@ -94,13 +101,16 @@ fn check_one(entry: &Entry, scenario: &str, invariant: &str, jobs: usize) -> Pla
         };
     };
     let seeds: Vec<u64> = base.default_seeds.clone().collect();
+    let mut base = base;
+    base.checkers = checkers.to_vec();
     let plan = planted(base.clone(), entry.plant);
     let started = pool::wall_now();
-    let (seeds_run, first) = pool::until_first_failure(&plan, &seeds, jobs);
+    // The first seed whose failure names the invariant (the auditor may catch the bug in earlier seeds).
+    let (seeds_run, first) = pool::until_first(&plan, &seeds, jobs, |v| names_invariant(v, invariant));
     let wall_s = started.elapsed().as_secs_f64();
     let caught_seed = first.as_ref().map(|v| v.seed);
     match &first {
-        None => problems.push(format!("no seed of {scenario} failed ({seeds_run} seeds)")),
+        None => problems.push(format!("no seed of {scenario} failed with {invariant} ({seeds_run} seeds)")),
         Some(v) => {
             if !names_invariant(v, invariant) {
                 problems.push(format!("seed {} failed, but not with {}: {}", v.seed, invariant, joined(&v.failures)));

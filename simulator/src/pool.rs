@@ -35,6 +35,9 @@ pub fn seed_args(plan: &Plan, seed: u64) -> Vec<String> {
     if !plan.seat_map_cache {
         args.push("--no-seat-map-cache".to_string());
     }
+    if !plan.checkers.is_empty() {
+        args.extend(["--checkers".to_string(), plan.checkers.join(",")]);
+    }
     args
 }
 
@@ -119,12 +122,23 @@ pub fn progress_line(name: &str, done: usize, total: usize) -> String {
 /// returns the seeds run and the first failing verdict (lowest seed among
 /// those run), if any.
 pub fn until_first_failure(plan: &Plan, seeds: &[u64], jobs: usize) -> (u64, Option<SeedVerdict>) {
+    until_first(plan, seeds, jobs, |_| true)
+}
+
+/// Runs `seeds` of `plan` in order, `jobs` at a time, until a seed fails
+/// in a way `wanted` accepts; returns how many seeds ran and that verdict.
+pub fn until_first(
+    plan: &Plan,
+    seeds: &[u64],
+    jobs: usize,
+    wanted: impl Fn(&SeedVerdict) -> bool,
+) -> (u64, Option<SeedVerdict>) {
     let jobs = jobs.clamp(1, 64);
     let mut ran = 0u64;
     for chunk in seeds.chunks(jobs) {
         let verdicts = run_seeds(plan, chunk, jobs, false, false);
         ran += chunk.len() as u64;
-        if let Some(v) = verdicts.into_iter().find(|v| !v.passed) {
+        if let Some(v) = verdicts.into_iter().find(|v| !v.passed && wanted(v)) {
             return (ran, Some(v));
         }
     }

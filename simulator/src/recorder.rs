@@ -57,25 +57,30 @@ impl Recorder {
         turmoil::sim_elapsed().map(|d| i64::try_from(d.as_millis()).expect("fits")).unwrap_or(0)
     }
 
-    /// Records a client's request; returns its op id.
-    pub fn invoke(&self, client: &str, op: ClientOp) -> OpId {
+    /// Records a client's request to service host `host` (`svc<host>`); returns its op id.
+    pub fn invoke(&self, client: &str, op: ClientOp, host: Option<u32>) -> OpId {
         let op_id = {
             let mut g = self.inner.lock().expect("recorder poisoned");
             g.next_op_id += 1;
             g.next_op_id
         };
-        self.push(Self::now_ms(), TraceKind::Invoke { op_id, client: client.to_string(), op });
+        self.push(Self::now_ms(), TraceKind::Invoke { op_id, client: client.to_string(), op, host });
         op_id
     }
 
-    /// Records a successful answer.
-    pub fn ok(&self, op_id: OpId, result: OpResult) {
-        self.push(Self::now_ms(), TraceKind::Ok { op_id, result });
+    /// Records a successful answer with its HTTP status.
+    pub fn ok(&self, op_id: OpId, result: OpResult, status: u16) {
+        self.push(Self::now_ms(), TraceKind::Ok { op_id, result, status });
     }
 
-    /// Records a refusal with its stable error kind.
-    pub fn fail(&self, op_id: OpId, error_kind: booking::problem_kind::ProblemKind) {
-        self.push(Self::now_ms(), TraceKind::Fail { op_id, error_kind });
+    /// Records a refusal with its stable error kind and HTTP status.
+    pub fn fail(&self, op_id: OpId, error_kind: booking::problem_kind::ProblemKind, status: u16) {
+        self.push(Self::now_ms(), TraceKind::Fail { op_id, error_kind, status });
+    }
+
+    /// Records a store call made at store time `store_now_ms` for request `op_id` (if any).
+    pub fn store(&self, op_id: Option<OpId>, store_now_ms: i64, call: invariants::store_call::StoreCall) {
+        self.push(self.store_at(store_now_ms), TraceKind::Store { op_id, store_now_ms, call });
     }
 
     /// Records a request whose outcome is unknown.

@@ -87,6 +87,7 @@ impl Actor {
             idempotency_key: None,
             admission: None,
             body: None,
+            op: None,
         };
         // Boxed: a waiting user's task stays small between polls (the
         // client's request future is large, and an async fn is as large as
@@ -169,7 +170,7 @@ impl Actor {
                 return; // nothing left to buy: the session expires unused
             }
             let seat_ids = self.pick_seats(&p, &seats, &available);
-            match self.call(ClientOp::Hold { event_id: event_id.clone(), seat_ids }, 1).await {
+            match self.call(ClientOp::Hold { event_id: event_id.clone(), seat_ids, admission: None }, 1).await {
                 Ok(OpResult::Held { hold_token, seat_ids, .. }) => {
                     if !self.rng.random_bool(p.checkout_share) {
                         if !self.rng.random_bool(p.abandon_share) {
@@ -184,7 +185,11 @@ impl Actor {
                         && let Some(seat) = available.first()
                     {
                         // The spent admission again, on a free seat: refused, its session ended with the purchase.
-                        let hold = ClientOp::Hold { event_id: event_id.clone(), seat_ids: vec![seat.clone()] };
+                        let hold = ClientOp::Hold {
+                            event_id: event_id.clone(),
+                            seat_ids: vec![seat.clone()],
+                            admission: None,
+                        };
                         let _ = self.call(hold, 1).await;
                     }
                     return;
@@ -209,6 +214,7 @@ impl Actor {
         let hold_on = |event: &str, seats: &[String]| ClientOp::Hold {
             event_id: event.to_string(),
             seat_ids: vec![seats[0].clone()],
+            admission: None,
         };
         self.admission = None;
         let _: Result<_, Option<ProblemKind>> = self.call(hold_on(event_id, seats), 1).await;

@@ -177,6 +177,9 @@ pub fn replay_command(plan: &Plan, seed: u64) -> String {
     if !plan.seat_map_cache {
         extra.push_str(" --no-seat-map-cache");
     }
+    if !plan.checkers.is_empty() {
+        extra.push_str(&format!(" --checkers {}", plan.checkers.join(",")));
+    }
     format!("cargo run --release -p simulator -- replay {target} --seed {seed}{extra}")
 }
 

@@ -207,25 +207,27 @@ fn result_of(op: &ClientOp, body: &Value) -> Option<OpResult> {
             let o = OrderView::deserialize(body).ok()?;
             OpResult::OrderStatus { order_id: o.order_id, status: o.status, booking_ids: o.booking_ids }
         }
+        ClientOp::SeatMap { .. } | ClientOp::Request { .. } => return None,
     })
 }
 
 /// The request `op` is sent as: method, path, idempotency key, JSON body.
 fn request_of(op: &ClientOp) -> (&'static str, String, Option<&str>, Option<Value>) {
     match op {
-        ClientOp::Hold { event_id, seat_ids } => {
+        ClientOp::Hold { event_id, seat_ids, .. } => {
             ("POST", format!("/v1/events/{event_id}/holds"), None, Some(json!({ "seat_ids": seat_ids })))
         }
         ClientOp::Release { event_id, hold_token } => {
             ("DELETE", format!("/v1/events/{event_id}/holds/{hold_token}"), None, None)
         }
-        ClientOp::Checkout { event_id, hold_token, seat_ids, idempotency_key } => (
+        ClientOp::Checkout { event_id, hold_token, seat_ids, idempotency_key, .. } => (
             "POST",
             format!("/v1/events/{event_id}/holds/{hold_token}/checkout"),
             Some(idempotency_key.as_str()),
             Some(json!({ "seat_ids": seat_ids })),
         ),
         ClientOp::OrderStatus { order_id } => ("GET", format!("/v1/orders/{order_id}"), None, None),
+        ClientOp::SeatMap { .. } | ClientOp::Request { .. } => unreachable!("sent by their own callers"),
     }
 }
 
@@ -243,33 +245,51 @@ impl Actor {
         tokio::time::sleep(Duration::from_millis(ms)).await;
     }
 
+    /// `op` with this user's admission token on it (holds and checkouts).
+    fn stamped(&self, op: ClientOp) -> ClientOp {
+        match op {
+            ClientOp::Hold { event_id, seat_ids, .. } => {
+                ClientOp::Hold { event_id, seat_ids, admission: self.admission.clone() }
+            }
+            ClientOp::Checkout { event_id, hold_token, seat_ids, idempotency_key, .. } => ClientOp::Checkout {
+                event_id,
+                hold_token,
+                seat_ids,
+                idempotency_key,
+                admission: self.admission.clone(),
+            },
+            other => other,
+        }
+    }
+
     /// Sends `op` to the user's home service host, retrying an unknown answer
     /// up to `attempts` times, each time on the next host (which becomes its
-    /// home); each attempt is its own trace operation.
+    /// home); each attempt is its own trace operation. Holds and checkouts
+    /// carry the user's admission token, if it has one.
     /// Returns the last reply's recorded result: `Ok(result)`, `Err(Some(kind))`, or `Err(None)` if unknown.
     pub async fn call(&mut self, op: ClientOp, attempts: u32) -> Result<OpResult, Option<ProblemKind>> {
+        let op = self.stamped(op);
         for _ in 0..attempts.max(1) {
             let host = self.home;
-            let op_id = self.recorder.invoke(&self.user, op.clone());
+            let op_id = self.recorder.invoke(&self.user, op.clone(), Some(host as u32));
             let (method, path, key, body) = request_of(&op);
-            let admission = match op {
-                ClientOp::Hold { .. } | ClientOp::Checkout { .. } => self.admission.as_deref(),
+            let admission = match &op {
+                ClientOp::Hold { admission, .. } | ClientOp::Checkout { admission, .. } => admission.as_deref(),
                 _ => None,
             };
-            let reply = self.services[host]
-                .send(Call { method, path, token: Some(&self.token), idempotency_key: key, admission, body })
-                .await;
-            match reply {
+            let call =
+                Call { method, path, token: Some(&self.token), idempotency_key: key, admission, body, op: Some(op_id) };
+            match self.services[host].send(call).await {
                 Reply::Answered { status, body } if (200..300).contains(&status) => {
                     let result = result_of(&op, &body);
                     let result =
                         result.unwrap_or_else(|| panic!("service answered {status} with an unparseable body: {body}"));
-                    self.recorder.ok(op_id, result.clone());
+                    self.recorder.ok(op_id, result.clone(), status);
                     return Ok(result);
                 }
                 Reply::Answered { status, body } if (400..500).contains(&status) => {
                     let kind = kind_of(&body);
-                    self.recorder.fail(op_id, kind);
+                    self.recorder.fail(op_id, kind, status);
                     return Err(Some(kind));
                 }
                 Reply::Answered { status, .. } => self.recorder.unknown(op_id, &format!("http {status}")),
@@ -282,13 +302,16 @@ impl Actor {
         Err(None)
     }
 
-    /// Reads an event's seat map (a plain read: not a traced operation) and
-    /// returns the seats it shows available, or `None` when no answer came.
+    /// Reads an event's seat map (a traced operation) and returns the seats
+    /// it shows worth trying, or `None` when no map came.
     /// `available_only` asks for the available seats alone
     /// (`?state=available`), as a user waiting for returns in a sold-out
     /// rush re-polls; otherwise the whole map, as a user's first look.
     pub(crate) async fn browse(&mut self, event_id: &str, available_only: bool) -> Option<Vec<String>> {
         let host = self.home;
+        let state = available_only.then_some(SeatState::Available);
+        let op = ClientOp::SeatMap { event_id: event_id.to_string(), state, if_none_match: None };
+        let op_id = self.recorder.invoke(&self.user, op, Some(host as u32));
         let query = if available_only { "?state=available" } else { "" };
         let call = Call {
             method: "GET",
@@ -297,15 +320,31 @@ impl Actor {
             idempotency_key: None,
             admission: None,
             body: None,
+            op: Some(op_id),
         };
         match self.services[host].send_raw(call).await {
-            Ok((200, body)) => {
-                let map: SeatMapSeen<'_> = serde_json::from_slice(&body).ok()?;
+            Ok(raw) if raw.status == 200 => {
+                let map: SeatMapSeen<'_> = serde_json::from_slice(&raw.body).ok()?;
+                let mut counts = [0u32; 4];
+                for s in &map.seats {
+                    counts[invariants::model::http::ops::state_index(s.state)] += 1;
+                }
+                let source = raw.source.clone().unwrap_or_default();
+                self.recorder.ok(op_id, OpResult::SeatMap { etag: raw.etag.clone(), source, counts }, 200);
                 let now_ms = crate::sim_clock::EPOCH_MS + Recorder::now_ms();
                 Some(map.seats.into_iter().filter(|s| s.worth_trying(now_ms)).map(|s| s.seat_id.to_string()).collect())
             }
-            Ok(_) => None,
-            Err(_) => {
+            Ok(raw) if (400..500).contains(&raw.status) => {
+                let body = serde_json::from_slice(&raw.body).unwrap_or(Value::Null);
+                self.recorder.fail(op_id, kind_of(&body), raw.status);
+                None
+            }
+            Ok(raw) => {
+                self.recorder.unknown(op_id, &format!("http {}", raw.status));
+                None
+            }
+            Err(e) => {
+                self.recorder.unknown(op_id, &e);
                 self.fail_over();
                 None
             }
@@ -404,7 +443,7 @@ impl Actor {
         seen: &SeenHolds,
     ) -> Option<(Uuid, Vec<String>)> {
         let Ok(OpResult::Held { hold_token, seat_ids, .. }) =
-            self.call(ClientOp::Hold { event_id: event_id.to_string(), seat_ids }, 1).await
+            self.call(ClientOp::Hold { event_id: event_id.to_string(), seat_ids, admission: None }, 1).await
         else {
             return None;
         };
@@ -450,6 +489,7 @@ impl Actor {
             hold_token,
             seat_ids: seats.to_vec(),
             idempotency_key: format!("{user}-{flow}{suffix}"),
+            admission: None,
         };
         if seat_ids.len() > 1
             && let Some(prob) = p.partial_checkout
@@ -490,7 +530,11 @@ impl Actor {
         for _ in 0..MAX_HOARD_HOLDS {
             let first = &available[self.rng.random_range(0..available.len())];
             let n = self.rng.random_range(2..=p.max_seats_per_hold.max(2));
-            let hold = ClientOp::Hold { event_id: event_id.to_string(), seat_ids: adjacent_run(seats, first, n) };
+            let hold = ClientOp::Hold {
+                event_id: event_id.to_string(),
+                seat_ids: adjacent_run(seats, first, n),
+                admission: None,
+            };
             if let Err(Some(kind)) = self.call(hold, 1).await
                 && kind == ProblemKind::HoldLimit
             {
@@ -526,6 +570,7 @@ impl Actor {
                 hold_token: old.token,
                 seat_ids: old.seat_ids,
                 idempotency_key: format!("{}-stale-{flow}", self.user),
+                admission: None,
             }
         } else {
             ClientOp::Release { event_id: old.event_id, hold_token: old.token }

@@ -78,6 +78,8 @@ pub struct WorldConfig {
     /// Whether the services share a seat-map cache (as bookingd's share
     /// Redis); off, every seat-map read goes to the store.
     pub seat_map_cache: bool,
+    /// Judge with these checkers only (`invariants::checks::CHECKERS` names); empty: all.
+    pub checkers: Vec<String>,
     /// How long the shared cache keeps an entry, ms: bookingd's
     /// [`build::CACHE_TTL_MS`] (`None`: until invalidated, a harness knob for
     /// proving that `stale-read-bounded` bites).

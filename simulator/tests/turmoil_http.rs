@@ -85,6 +85,7 @@ fn alice_bob_story_over_simulated_http() {
                     idempotency_key: None,
                     admission: None,
                     body: Some(json!({"seat_ids":["1A"]})),
+                    op: None,
                 })
                 .await
             }
@@ -106,6 +107,7 @@ fn alice_bob_story_over_simulated_http() {
                     idempotency_key: Some(&key),
                     admission: None,
                     body: Some(json!({"seat_ids":["1A"]})),
+                    op: None,
                 })
                 .await
             }

@@ -71,7 +71,7 @@ pub fn check_checkout_selection(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Co
                 let req = Request { invoke_seq: e.seq, event_id: event_id.clone(), hold_token: *hold_token, seats };
                 requests.insert(*op_id, req);
             }
-            TraceKind::Ok { op_id, result: OpResult::CheckedOut { order_id, .. } } => {
+            TraceKind::Ok { op_id, result: OpResult::CheckedOut { order_id, .. }, .. } => {
                 let Some(req) = requests.get(op_id) else { continue };
                 let hold = answered_grants
                     .get(&req.hold_token)
@@ -148,6 +148,7 @@ mod tests {
             hold_token: t,
             seat_ids: vec!["1A".into()],
             idempotency_key: "half".into(),
+            admission: None,
         };
         let order_id = w.uuid();
         let ok = OpResult::CheckedOut { order_id, status: OrderStatus::Pending, booking_ids: vec![], replayed: false };

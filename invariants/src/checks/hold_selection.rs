@@ -55,11 +55,11 @@ pub fn check_hold_selection(_snap: &Snapshot, trace: &[TraceEvent], _cfg: &Confi
     let mut out = Vec::new();
     for e in trace {
         match &e.kind {
-            TraceKind::Invoke { op_id, op: ClientOp::Hold { event_id, seat_ids }, .. } => {
+            TraceKind::Invoke { op_id, op: ClientOp::Hold { event_id, seat_ids, .. }, .. } => {
                 let seats = seat_ids.iter().cloned().collect();
                 requests.insert(*op_id, Request { invoke_seq: e.seq, event_id: event_id.clone(), seats });
             }
-            TraceKind::Ok { op_id, result: OpResult::Held { hold_token, seat_ids, expires_at_ms } } => {
+            TraceKind::Ok { op_id, result: OpResult::Held { hold_token, seat_ids, expires_at_ms }, .. } => {
                 let Some(req) = requests.get(op_id) else { continue };
                 let granted: BTreeSet<SeatId> = seat_ids.iter().cloned().collect();
                 if let Some((seat, missing)) = first_difference(&req.seats, &granted) {
@@ -171,7 +171,7 @@ mod tests {
             s.holder_id = Some("alice".into());
             s.hold_expires_at_ms = Some(expires);
         });
-        let op = ClientOp::Hold { event_id: "ev".into(), seat_ids: vec!["1A".into()] };
+        let op = ClientOp::Hold { event_id: "ev".into(), seat_ids: vec!["1A".into()], admission: None };
         let res = OpResult::Held { hold_token: token, seat_ids: vec!["1A".into()], expires_at_ms: expires };
         let (invoke, ok) = w.client("alice", op, Ok(res));
         let v = check_hold_selection(&w.snap, w.trace.events(), &w.config());

@@ -92,7 +92,7 @@ pub fn check_hold_tokens(_snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) 
             TraceKind::Invoke { op_id, op: ClientOp::Hold { event_id, .. }, .. } => {
                 hold_events.insert(*op_id, event_id.clone());
             }
-            TraceKind::Ok { op_id, result: OpResult::Held { hold_token, seat_ids, .. } } => {
+            TraceKind::Ok { op_id, result: OpResult::Held { hold_token, seat_ids, .. }, .. } => {
                 match answered.get(hold_token) {
                     None => {
                         answered.insert(*hold_token, (*op_id, e.seq));
@@ -177,7 +177,7 @@ mod tests {
         let first = w.last_change_of("1A");
         w.advance(10);
         let reuse = w.hold_with_token("bob", &["1B"], alice, 5_000)[0];
-        let op = ClientOp::Hold { event_id: "ev".into(), seat_ids: vec!["1B".into()] };
+        let op = ClientOp::Hold { event_id: "ev".into(), seat_ids: vec!["1B".into()], admission: None };
         let res = OpResult::Held { hold_token: alice, seat_ids: vec!["1B".into()], expires_at_ms: w.now_ms + 5_000 };
         let (_, second_ok) = w.client("bob", op, Ok(res));
         let v = check_hold_tokens(&w.snap, w.trace.events(), &w.config());

@@ -32,16 +32,16 @@ pub fn check_idempotency(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) ->
     let mut answers: BTreeMap<Key, Vec<Answer>> = BTreeMap::new();
     for e in trace {
         match &e.kind {
-            TraceKind::Invoke { op_id, client, op: ClientOp::Checkout { event_id, idempotency_key, .. } } => {
+            TraceKind::Invoke { op_id, client, op: ClientOp::Checkout { event_id, idempotency_key, .. }, .. } => {
                 key_of.insert(*op_id, (event_id.clone(), client.clone(), idempotency_key.clone()));
             }
-            TraceKind::Ok { op_id, result: OpResult::CheckedOut { order_id, booking_ids, .. } } => {
+            TraceKind::Ok { op_id, result: OpResult::CheckedOut { order_id, booking_ids, .. }, .. } => {
                 if let Some(k) = key_of.get(op_id) {
                     let a = Answer::Ok { seq: e.seq, order_id: *order_id, booking_ids: booking_ids.clone() };
                     answers.entry(k.clone()).or_default().push(a);
                 }
             }
-            TraceKind::Fail { op_id, error_kind } => {
+            TraceKind::Fail { op_id, error_kind, .. } => {
                 if let Some(k) = key_of.get(op_id) {
                     answers.entry(k.clone()).or_default().push(Answer::Fail { seq: e.seq, error_kind: *error_kind });
                 }
@@ -175,6 +175,7 @@ mod tests {
             hold_token: t,
             seat_ids: vec!["A".into()],
             idempotency_key: "k".into(),
+            admission: None,
         };
         w.client("u1", op, Err("backend"));
         assert_eq!(check_idempotency(&w.snap, w.trace.events(), &cfg), vec![]);
@@ -213,6 +214,7 @@ mod tests {
             hold_token: t,
             seat_ids: vec!["A".into()],
             idempotency_key: "k".into(),
+            admission: None,
         };
         let (_, fail) = w.client("u1", op, Err("hold-not-found"));
         let v = check_idempotency(&w.snap, w.trace.events(), &w.config());

@@ -22,7 +22,9 @@
 //! | [`check_record_transitions`] | `order-transition`, `compensation-transition` |
 //! | [`check_cached_reads`] | `stale-read-bounded` |
 //! | [`check_waiting_room`] | `admission-required`, `sessions-within-target`, `admission-order`, `queue-liveness` |
+//! | [`check_auditor`] | `auditor` (every answer and record against the reference model) |
 
+mod auditor;
 mod bookings;
 mod cached_reads;
 mod checkout_selection;
@@ -43,6 +45,7 @@ mod transitions;
 mod unknown_outcome;
 mod waiting_room;
 
+pub use auditor::{MAX_REPORTED, check_auditor};
 pub use bookings::check_bookings;
 pub use cached_reads::check_cached_reads;
 pub use checkout_selection::check_checkout_selection;
@@ -88,4 +91,5 @@ pub const CHECKERS: &[(&str, Checker)] = &[
     ("record_transitions", check_record_transitions),
     ("cached_reads", check_cached_reads),
     ("waiting_room", check_waiting_room),
+    ("auditor", check_auditor),
 ];

@@ -116,6 +116,7 @@ mod tests {
             hold_token: alice,
             seat_ids: vec!["1A".into()],
             idempotency_key: "ka".into(),
+            admission: None,
         };
         w.client("alice", old, Err("stale-token"));
         let o = w.checkout("bob", bob, "kb", 60_000);

@@ -137,7 +137,7 @@ pub fn check_waiting_room(_snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config)
                 told.insert((event_id, user));
             }
             TraceKind::Room(RoomEvent::SoldOut { .. }) => {}
-            TraceKind::Invoke { op_id, client, op } => {
+            TraceKind::Invoke { op_id, client, op, .. } => {
                 let (event_id, is_checkout) = match op {
                     ClientOp::Hold { event_id, .. } => (event_id, false),
                     ClientOp::Checkout { event_id, .. } => (event_id, true),

@@ -44,9 +44,9 @@ pub fn event_line_drawn(e: &TraceEvent, after_run: bool) -> String {
 /// What happened, one line (no seq, no time).
 pub fn describe(kind: &TraceKind) -> String {
     match kind {
-        TraceKind::Invoke { op_id, client, op } => format!("{client} sends {} (op {op_id})", op_text(op)),
-        TraceKind::Ok { op_id, result } => format!("op {op_id} ok: {}", result_text(result)),
-        TraceKind::Fail { op_id, error_kind } => format!("op {op_id} refused: {}", name_of(error_kind)),
+        TraceKind::Invoke { op_id, client, op, .. } => format!("{client} sends {} (op {op_id})", op_text(op)),
+        TraceKind::Ok { op_id, result, .. } => format!("op {op_id} ok: {}", result_text(result)),
+        TraceKind::Fail { op_id, error_kind, .. } => format!("op {op_id} refused: {}", name_of(error_kind)),
         TraceKind::Unknown { op_id, reason } => format!("op {op_id} unknown outcome: {reason}"),
         TraceKind::SeatChange(c) => {
             let by = c.authority.holder.as_deref().map(|h| format!(" for {h}")).unwrap_or_default();
@@ -88,18 +88,30 @@ pub fn describe(kind: &TraceKind) -> String {
         TraceKind::OperatorList { order_ids, compensation_ids } => {
             format!("operators' list: {} orders, {} refunds", order_ids.len(), compensation_ids.len())
         }
+        TraceKind::Store { op_id, call, .. } => {
+            let by = op_id.map(|op| format!(" for op {op}")).unwrap_or_default();
+            match call.refusal() {
+                Some(r) => format!("store {}{by}: refused {} ({})", call.name(), r.kind, r.message),
+                None => format!("store {}{by}: ok", call.name()),
+            }
+        }
     }
 }
 
 /// A client request, in words.
 fn op_text(op: &ClientOp) -> String {
     match op {
-        ClientOp::Hold { event_id, seat_ids } => format!("hold {event_id} {}", seat_ids.join(",")),
+        ClientOp::Hold { event_id, seat_ids, .. } => format!("hold {event_id} {}", seat_ids.join(",")),
         ClientOp::Release { event_id, hold_token } => format!("release {event_id} token {}", short(hold_token)),
-        ClientOp::Checkout { event_id, hold_token, seat_ids, idempotency_key } => {
+        ClientOp::Checkout { event_id, hold_token, seat_ids, idempotency_key, .. } => {
             format!("checkout {event_id} {} token {} key {idempotency_key}", seat_ids.join(","), short(hold_token))
         }
         ClientOp::OrderStatus { order_id } => format!("order status {}", short(order_id)),
+        ClientOp::SeatMap { event_id, state, .. } => match state {
+            Some(state) => format!("seat map {event_id} ({state} only)"),
+            None => format!("seat map {event_id}"),
+        },
+        ClientOp::Request { method, path, .. } => format!("{method} {path}"),
     }
 }
 
@@ -115,6 +127,13 @@ fn result_text(r: &OpResult) -> String {
             format!("checked out: order {} {status}{replayed}", short(order_id))
         }
         OpResult::OrderStatus { order_id, status, .. } => format!("order {} is {status}", short(order_id)),
+        OpResult::SeatMap { source, counts, .. } => {
+            format!(
+                "seat map from the {source}: {} available, {} held, {} paying, {} sold",
+                counts[0], counts[1], counts[2], counts[3]
+            )
+        }
+        OpResult::Answered { fields } => format!("answered ({})", fields.join(", ")),
     }
 }
 

@@ -33,6 +33,8 @@ pub enum LaneKey {
     Network,
     /// The payment provider: its fault knobs, and money movements no order claims.
     Provider,
+    /// The store: calls made by background work (dispatcher, reconciler, sweeper, webhooks).
+    Store,
     /// An event's waiting room: openings, admission passes, sell-out.
     Room(String),
     /// A seat: its state over time and every write to it.
@@ -59,6 +61,7 @@ impl LaneKey {
             LaneKey::Cache => "seat-map cache".into(),
             LaneKey::Network => "network".into(),
             LaneKey::Provider => "provider".into(),
+            LaneKey::Store => "store (background calls)".into(),
             LaneKey::Room(e) => format!("waiting room {e}"),
             LaneKey::Seat { event_id, seat_id } => format!("seat {event_id}/{seat_id}"),
             LaneKey::User(u) => format!("user {u}"),
@@ -75,7 +78,8 @@ impl LaneKey {
             | LaneKey::Sweeper
             | LaneKey::Cache
             | LaneKey::Network
-            | LaneKey::Provider => "run, hosts and faults",
+            | LaneKey::Provider
+            | LaneKey::Store => "run, hosts and faults",
             LaneKey::Room(_) => "waiting rooms",
             LaneKey::Seat { .. } => "seats",
             LaneKey::User(_) => "users",
@@ -171,6 +175,8 @@ fn op_kind(op: &ClientOp) -> &'static str {
         ClientOp::Release { .. } => "release",
         ClientOp::Checkout { .. } => "checkout",
         ClientOp::OrderStatus { .. } => "status",
+        ClientOp::SeatMap { .. } => "map",
+        ClientOp::Request { .. } => "request",
     }
 }
 
@@ -337,7 +343,7 @@ impl Builder {
     fn event(&mut self, e: &TraceEvent, ix: &Index) {
         use super::escape::class_fragment as cf;
         match &e.kind {
-            TraceKind::Invoke { op_id, client, op } => {
+            TraceKind::Invoke { op_id, client, op, .. } => {
                 let at_ms = self.at(e);
                 let done = ix.completions.get(op_id).filter(|d| d.at_ms >= at_ms);
                 let (to_ms, outcome) = done.map_or((self.end_ms, "open"), |d| (d.at_ms, d.outcome));
@@ -414,6 +420,12 @@ impl Builder {
                 self.mark(lane, e, format!("mark room room-{word}"));
             }
             TraceKind::OperatorList { .. } => self.mark(LaneKey::Run, e, "mark operators".into()),
+            TraceKind::Store { op_id, call, .. } => {
+                let lane =
+                    op_id.and_then(|op| ix.clients.get(&op)).map_or(LaneKey::Store, |c| LaneKey::User(c.clone()));
+                let outcome = if call.refusal().is_some() { "refused" } else { "ok" };
+                self.mark(lane, e, format!("mark store store-{outcome}"));
+            }
         }
     }
 
@@ -496,7 +508,15 @@ mod tests {
             ev(0, 10, fault(FaultKind::CrashAfterCommit, "svc0 crashes after committing at hold")),
             ev(1, 50, fault(FaultKind::HostRestarted, "svc0 restarted")),
             ev(2, 60, fault(FaultKind::ClientPaused, "u00001 pauses 10 ms holding x")),
-            ev(3, 70, TraceKind::Ok { op_id: 99, result: invariants::trace::OpResult::Released { seat_ids: vec![] } }),
+            ev(
+                3,
+                70,
+                TraceKind::Ok {
+                    op_id: 99,
+                    result: invariants::trace::OpResult::Released { seat_ids: vec![] },
+                    status: 200,
+                },
+            ),
         ];
         let l = layout(&trace, &BTreeSet::from([1]), 10);
         let seqs: BTreeSet<u64> = l.lanes.iter().flat_map(|l| l.items.iter().filter_map(|i| i.seq)).collect();

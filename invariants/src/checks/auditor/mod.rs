@@ -1,0 +1,137 @@
+//! `auditor`: the reference model ([`crate::model`]) replayed over the
+//! trace, TigerBeetle's auditor in spirit. Every store call is replayed in
+//! commit order (the trace records each at its linearization point,
+//! refusals and reads included) and its answer and writes compared with the
+//! model's; every answer a client received is compared with what the model
+//! says the request must get from those calls and the service's own rules;
+//! every money record is held to the provider's ledger; the store's final
+//! records are compared with the model's. Where the model cannot know the
+//! moment a rule met a request (a refusal before the store), it keeps the
+//! set of answers that moment allows.
+//!
+//! One violation per subject (the first disagreement: the rest tend to
+//! follow from it), at most [`MAX_REPORTED`] in all.
+
+mod ops;
+mod records;
+
+use crate::model::http::rate::Limiter;
+use crate::model::money::Ledger;
+use crate::model::store::StoreModel;
+use crate::model::{Finding, ModelConfig, admission::Admissions};
+use crate::trace::{FaultKind, OpId, TraceKind};
+use crate::{Config, Invariant, Subject, TraceEvent, Violation};
+use booking::model::Snapshot;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Most auditor violations reported for one run (the last one says how many more there were).
+pub const MAX_REPORTED: usize = 40;
+
+/// Replays the trace through the reference model; `cfg.audit` names the
+/// deployment (no audit without it).
+pub fn check_auditor(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) -> Vec<Violation> {
+    let Some(model_cfg) = &cfg.audit else { return Vec::new() };
+    let mut a = Auditor::new(model_cfg, trace);
+    for e in trace {
+        a.step(e);
+    }
+    a.finish(snap)
+}
+
+/// The auditor's state while it walks one trace.
+struct Auditor<'a> {
+    cfg: &'a ModelConfig,
+    store: StoreModel,
+    admissions: Admissions,
+    limiter: Limiter,
+    /// The provider's ledger (`None`: the trace has none, money is not judged).
+    ledger: Option<Ledger>,
+    /// Writes the store reported since its last call (they belong to the next one).
+    writes: Vec<&'a TraceEvent>,
+    /// Client requests sent and not yet answered.
+    ops: BTreeMap<OpId, ops::OpRecord<'a>>,
+    findings: Vec<(Finding, Vec<u64>)>,
+    subjects: BTreeSet<Subject>,
+    dropped: usize,
+}
+
+impl<'a> Auditor<'a> {
+    fn new(cfg: &'a ModelConfig, trace: &[TraceEvent]) -> Self {
+        Self {
+            cfg,
+            store: StoreModel::new(),
+            admissions: Admissions::default(),
+            limiter: Limiter::default(),
+            ledger: Ledger::recorded(trace).then(|| Ledger::of(trace)),
+            writes: Vec::new(),
+            ops: BTreeMap::new(),
+            findings: Vec::new(),
+            subjects: BTreeSet::new(),
+            dropped: 0,
+        }
+    }
+
+    /// Notes `f`, witnessed by `seqs`, unless its subject already has a finding.
+    fn report(&mut self, f: Finding, seqs: Vec<u64>) {
+        if !self.subjects.insert(f.subject.clone()) {
+            return;
+        }
+        if self.findings.len() >= MAX_REPORTED {
+            self.dropped += 1;
+            return;
+        }
+        self.findings.push((f, seqs));
+    }
+
+    fn step(&mut self, e: &'a TraceEvent) {
+        match &e.kind {
+            TraceKind::SeatChange(_) | TraceKind::OrderChange(_) | TraceKind::CompensationChange(_) => {
+                self.writes.push(e)
+            }
+            TraceKind::Store { op_id, store_now_ms, call } => self.store_call(e.seq, *op_id, *store_now_ms, call),
+            TraceKind::Room(r) => self.admissions.observe(r),
+            TraceKind::Invoke { op_id, client, op, host } => self.invoke(e, *op_id, client, op, *host),
+            TraceKind::Ok { op_id, .. } | TraceKind::Fail { op_id, .. } | TraceKind::Unknown { op_id, .. } => {
+                self.complete(e, *op_id)
+            }
+            TraceKind::Fault { kind: FaultKind::CrashAfterCommit | FaultKind::HostRestarted, detail } => {
+                if let Some(host) = host_of(detail) {
+                    self.limiter.forget(host);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(mut self, snap: &Snapshot) -> Vec<Violation> {
+        for f in records::compare_final(&self.store, snap) {
+            self.report(f, Vec::new());
+        }
+        if let Some(ledger) = &self.ledger {
+            let comps = self.store.compensations.values().map(|c| (c.compensation_id, c.payment_op_id)).collect();
+            for f in ledger.judge_refunds(&comps) {
+                self.report(f, Vec::new());
+            }
+        }
+        let mut out: Vec<Violation> = self
+            .findings
+            .into_iter()
+            .map(|(f, seqs)| Violation::new(Invariant::Auditor, f.subject, f.detail, seqs))
+            .collect();
+        if self.dropped > 0 {
+            let subject = Subject::Call { name: "auditor".into() };
+            out.push(Violation::new(
+                Invariant::Auditor,
+                subject,
+                format!("{} more disagreements not shown", self.dropped),
+                vec![],
+            ));
+        }
+        out
+    }
+}
+
+/// The host index of a fault's detail (`svc<i> ...`), if it names a service host.
+fn host_of(detail: &str) -> Option<u32> {
+    detail.split_whitespace().next()?.strip_prefix("svc")?.parse().ok()
+}

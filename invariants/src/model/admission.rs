@@ -1,0 +1,238 @@
+//! Admission tokens and checkout sessions, as the waiting room's
+//! documentation states them.
+//!
+//! A token is `a1.<payload>.<mac>`: base64url without padding, the MAC
+//! HMAC-SHA256 over `a1.<payload>` with the admission secret, the payload
+//! JSON naming the event, the user, the session, the place and the issue
+//! and expiry times. On an event with a waiting room every hold and
+//! checkout presents one, checked in this order, each refusal its own
+//! kind: none (`admission-required`); not of that form
+//! (`admission-malformed`); a MAC that does not verify (`admission-forged`);
+//! a payload that is not the claims (`admission-malformed`); another event
+//! (`admission-other-event`); another user (`admission-other-user`); past
+//! its expiry by the serving host's clock (`admission-expired`); a session
+//! that is not the user's open one (`admission-session-ended`). A hold
+//! needs an open session; a checkout also passes on the session its own
+//! purchase ended, when it is that purchase's retry (the same hold and
+//! idempotency key); any other checkout after a purchase is refused.
+//!
+//! Sessions come from the rooms' trace: admitted, ended (purchase,
+//! release), and expired by an admission pass whose clock has passed them.
+
+use crate::trace::RoomEvent;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+use booking::admission::room::SessionEnd;
+use booking::problem_kind::ProblemKind;
+use hmac::{Hmac, Mac};
+use serde::Deserialize;
+use sha2::Sha256;
+use std::collections::{BTreeMap, BTreeSet};
+use uuid::Uuid;
+
+/// What a token claims.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Claims {
+    /// The event.
+    pub event_id: String,
+    /// The user.
+    pub user_id: String,
+    /// The session.
+    pub session_id: Uuid,
+    /// When it expires, ms (service clock).
+    pub expires_at_ms: i64,
+}
+
+/// What a hold or a checkout uses its admission for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Use<'a> {
+    /// A hold: needs an open session.
+    Hold,
+    /// A checkout of `hold_token` under `key`: an open session, or the one
+    /// a purchase of the same hold under the same key ended.
+    Checkout {
+        /// The hold.
+        hold_token: Uuid,
+        /// The idempotency key.
+        key: &'a str,
+    },
+}
+
+/// One user's session on one event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Session {
+    id: Uuid,
+    expires_at_ms: i64,
+    ended: Option<SessionEnd>,
+    /// The last checkout the session made: its hold and key.
+    purchase: Option<(Uuid, String)>,
+}
+
+/// The rooms and sessions the trace has shown so far.
+#[derive(Debug, Default)]
+pub struct Admissions {
+    rooms: BTreeSet<String>,
+    sessions: BTreeMap<(String, String), Session>,
+}
+
+/// Reads a token's claims, checking its form and MAC with `secret`.
+pub fn read_token(token: &str, secret: &[u8]) -> Result<Claims, ProblemKind> {
+    let malformed = ProblemKind::AdmissionMalformed;
+    let (signed, tag) = token.rsplit_once('.').ok_or(malformed)?;
+    let payload = signed.strip_prefix("a1.").ok_or(malformed)?;
+    let tag = B64.decode(tag).map_err(|_| malformed)?;
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("any key length");
+    mac.update(signed.as_bytes());
+    mac.verify_slice(&tag).map_err(|_| ProblemKind::AdmissionForged)?;
+    let bytes = B64.decode(payload).map_err(|_| malformed)?;
+    serde_json::from_slice(&bytes).map_err(|_| malformed)
+}
+
+impl Admissions {
+    /// Takes in what the rooms did.
+    pub fn observe(&mut self, e: &RoomEvent) {
+        match e {
+            RoomEvent::Opened { event_id, .. } => {
+                self.rooms.insert(event_id.clone());
+            }
+            RoomEvent::Admitted { event_id, user, session_id, expires_at_ms } => {
+                let s = Session { id: *session_id, expires_at_ms: *expires_at_ms, ended: None, purchase: None };
+                self.sessions.insert((event_id.clone(), user.clone()), s);
+            }
+            RoomEvent::Ended { event_id, user, session_id, how } => {
+                if let Some(s) = self.sessions.get_mut(&(event_id.clone(), user.clone()))
+                    && s.id == *session_id
+                    && s.ended.is_none()
+                {
+                    s.ended = Some(*how);
+                }
+            }
+            RoomEvent::Pass { event_id, now_ms, .. } => {
+                for ((ev, _), s) in self.sessions.iter_mut() {
+                    if ev == event_id && s.ended.is_none() && s.expires_at_ms <= *now_ms {
+                        s.ended = Some(SessionEnd::Expired);
+                    }
+                }
+            }
+            RoomEvent::Joined { .. } | RoomEvent::SoldOut { .. } | RoomEvent::Told { .. } => {}
+        }
+    }
+
+    /// A checkout of `hold_token` under `key` by `user` opened an order on
+    /// `event_id` (the purchase that ends the session).
+    pub fn purchased(&mut self, event_id: &str, user: &str, hold_token: Uuid, key: &str) {
+        if let Some(s) = self.sessions.get_mut(&(event_id.to_string(), user.to_string()))
+            && s.ended.is_none()
+        {
+            s.purchase = Some((hold_token, key.to_string()));
+        }
+    }
+
+    /// Whether `event_id` has a waiting room.
+    pub fn has_room(&self, event_id: &str) -> bool {
+        self.rooms.contains(event_id)
+    }
+
+    /// The gate's answer for `user` presenting `token` on `event_id` at
+    /// `host_now_ms` (the serving host's clock): the session admitted, or
+    /// the refusal. Precondition: the event has a room.
+    pub fn gate(
+        &self,
+        secret: &[u8],
+        event_id: &str,
+        user: &str,
+        token: Option<&str>,
+        what: &Use<'_>,
+        host_now_ms: i64,
+    ) -> Result<Uuid, ProblemKind> {
+        let claims = read_token(token.ok_or(ProblemKind::AdmissionRequired)?, secret)?;
+        if claims.event_id != event_id {
+            return Err(ProblemKind::AdmissionOtherEvent);
+        }
+        if claims.user_id != user {
+            return Err(ProblemKind::AdmissionOtherUser);
+        }
+        if claims.expires_at_ms <= host_now_ms {
+            return Err(ProblemKind::AdmissionExpired);
+        }
+        let session = self.sessions.get(&(event_id.to_string(), user.to_string()));
+        let open = session.is_some_and(|s| {
+            s.id == claims.session_id
+                && match (&s.ended, what) {
+                    (None, _) => true,
+                    (Some(SessionEnd::Purchased), Use::Checkout { hold_token, key }) => {
+                        s.purchase.as_ref().is_some_and(|(t, k)| t == hold_token && k == key)
+                    }
+                    (Some(_), _) => false,
+                }
+        });
+        if open { Ok(claims.session_id) } else { Err(ProblemKind::AdmissionSessionEnded) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn token(secret: &[u8], claims: &str) -> String {
+        let signed = format!("a1.{}", B64.encode(claims));
+        let mut mac = Hmac::<Sha256>::new_from_slice(secret).unwrap();
+        mac.update(signed.as_bytes());
+        format!("{signed}.{}", B64.encode(mac.finalize().into_bytes()))
+    }
+
+    #[test]
+    fn each_bad_token_gets_its_own_refusal_in_order() {
+        let secret = b"0123456789abcdef0123";
+        let sid = Uuid::from_u128(5);
+        let claims = format!(
+            r#"{{"event_id":"ev","user_id":"u","session_id":"{sid}","position":1,"issued_at_ms":0,"expires_at_ms":100}}"#
+        );
+        let good = token(secret, &claims);
+        let mut a = Admissions::default();
+        a.observe(&RoomEvent::Opened {
+            event_id: "ev".into(),
+            policy: booking::admission::room::Policy::Fifo,
+            target_active_sessions: 1,
+            opens_at_ms: 0,
+            session_ttl_ms: 100,
+            seed: String::new(),
+        });
+        a.observe(&RoomEvent::Admitted {
+            event_id: "ev".into(),
+            user: "u".into(),
+            session_id: sid,
+            expires_at_ms: 100,
+        });
+        let gate = |a: &Admissions, t: Option<&str>, ev: &str, u: &str, now: i64, what: Use| {
+            a.gate(secret, ev, u, t, &what, now)
+        };
+        let retry = || Use::Checkout { hold_token: Uuid::from_u128(1), key: "k" };
+        let other = || Use::Checkout { hold_token: Uuid::from_u128(1), key: "k2" };
+        assert_eq!(gate(&a, Some(&good), "ev", "u", 99, Use::Hold), Ok(sid));
+        assert_eq!(gate(&a, None, "ev", "u", 0, Use::Hold), Err(ProblemKind::AdmissionRequired));
+        assert_eq!(gate(&a, Some("nope"), "ev", "u", 0, Use::Hold), Err(ProblemKind::AdmissionMalformed));
+        assert_eq!(
+            gate(&a, Some(&token(b"another-secret-000000", &claims)), "ev", "u", 0, Use::Hold),
+            Err(ProblemKind::AdmissionForged)
+        );
+        assert_eq!(gate(&a, Some(&token(secret, "{}")), "ev", "u", 0, Use::Hold), Err(ProblemKind::AdmissionMalformed));
+        assert_eq!(gate(&a, Some(&good), "ev2", "u", 0, Use::Hold), Err(ProblemKind::AdmissionOtherEvent));
+        assert_eq!(gate(&a, Some(&good), "ev", "v", 0, Use::Hold), Err(ProblemKind::AdmissionOtherUser));
+        assert_eq!(gate(&a, Some(&good), "ev", "u", 100, Use::Hold), Err(ProblemKind::AdmissionExpired));
+        a.purchased("ev", "u", Uuid::from_u128(1), "k");
+        a.observe(&RoomEvent::Ended {
+            event_id: "ev".into(),
+            user: "u".into(),
+            session_id: sid,
+            how: SessionEnd::Purchased,
+        });
+        assert_eq!(gate(&a, Some(&good), "ev", "u", 0, Use::Hold), Err(ProblemKind::AdmissionSessionEnded));
+        assert_eq!(gate(&a, Some(&good), "ev", "u", 0, retry()), Ok(sid), "a purchase's retry");
+        assert_eq!(
+            gate(&a, Some(&good), "ev", "u", 0, other()),
+            Err(ProblemKind::AdmissionSessionEnded),
+            "another checkout"
+        );
+    }
+}
