@@ -7,6 +7,7 @@
 
 #![warn(missing_docs)]
 
+pub mod answers;
 pub mod checks;
 pub mod config;
 pub mod hash;

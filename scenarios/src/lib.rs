@@ -35,6 +35,7 @@ pub const LIBRARY_FILES: &[(&str, &str)] = &[
     ("adjacent-seats.toml", include_str!("../library/adjacent-seats.toml")),
     ("alice-bob-stale-token.toml", include_str!("../library/alice-bob-stale-token.toml")),
     ("all-faults.toml", include_str!("../library/all-faults.toml")),
+    ("api-surface.toml", include_str!("../library/api-surface.toml")),
     ("broken-expiry.toml", include_str!("../library/broken-expiry.toml")),
     ("cache-faults.toml", include_str!("../library/cache-faults.toml")),
     ("clock-skew.toml", include_str!("../library/clock-skew.toml")),

@@ -106,6 +106,7 @@ impl Scenario {
                 v.inconsistent("workload.partial_checkout_share", "is above 0 but workload.max_seats_per_hold is 1")
             );
         }
+        v.count("workload.probers", w.probers.into(), 0, 100)?;
         v.duration("workload.hold_ttl_ms", w.hold_ttl_ms, 1, MAX_HOLD_TTL_MS)?;
         v.duration("workload.payment_ttl_ms", w.payment_ttl_ms, 1, MAX_PAYMENT_TTL_MS)?;
 

@@ -98,6 +98,13 @@ pub struct Workload {
     /// its first seat, which must be refused. 0 (absent): never.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub partial_checkout_share: f64,
+    /// Probers, 0..=100 (0, absent: none): users besides `users` who walk
+    /// the API's whole answer space (every refusal of the surface, the
+    /// webhook's signature, the rate limit, another user's hold, order and
+    /// key, the per-user cap met exactly, checkouts and takeovers aimed one
+    /// tick before, at and after a hold's deadline), for the auditor to judge.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub probers: u32,
     /// Hold time to live, ms, 1..=3600000.
     pub hold_ttl_ms: i64,
     /// Time a payment may stay unresolved before its seats may be released, ms, 1..=86400000.
@@ -106,6 +113,10 @@ pub struct Workload {
 
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
+}
+
+fn is_zero_u32(x: &u32) -> bool {
+    *x == 0
 }
 
 /// The fault workloads. Each is optional; absent means off.

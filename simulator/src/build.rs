@@ -39,9 +39,10 @@ pub const SEAT_PRICE_CENTS: i64 = 5_000;
 pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long a service waits for the provider, and the provider for a webhook's answer.
 pub const PROVIDER_TIMEOUT: Duration = Duration::from_secs(2);
-/// Hold attempts per user per minute the simulated services allow (high:
-/// the rate limit is tested on its own, not by the scenarios).
-pub const HOLD_ATTEMPTS_PER_MINUTE: u32 = 10_000;
+/// Hold attempts per user per minute the simulated services allow: more
+/// than any user of the workload makes, fewer than a prober's burst (the
+/// auditor's model judges every refusal).
+pub const HOLD_ATTEMPTS_PER_MINUTE: u32 = 240;
 /// How long a simulated user's bearer token lives: longer than any run.
 const USER_TOKEN_TTL_MS: i64 = 7 * 86_400_000;
 /// Simulated time beyond the phases the world may run before turmoil stops it.
@@ -139,6 +140,7 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
         Some(r) => install_room_users(&mut sim, cfg, r, seed, &services, &events, &recorder),
         None => install_users(&mut sim, cfg, seed, &services, &events, &recorder),
     }
+    install_probers(&mut sim, cfg, seed, &services, &events, &recorder);
     install_self_test(&mut sim);
     let host_skew_ms = services.iter().map(|h| schedule.skew_of(h)).collect();
     World {
@@ -406,6 +408,58 @@ fn install_room_users(
             Ok(())
         });
     }
+}
+
+/// Installs the world's probers (`cfg.probers`) as tasks on one client host
+/// of their own, `probers`: each two users of its own (`p<i>`, `p<i>b`),
+/// with an operator's, a scoped, an expired and a forged credential beside
+/// its own (see [`crate::prober`]).
+fn install_probers(
+    sim: &mut turmoil::Sim<'static>,
+    cfg: &WorldConfig,
+    seed: u64,
+    services: &[String],
+    events: &[(String, Vec<String>)],
+    recorder: &Recorder,
+) {
+    if cfg.probers == 0 {
+        return;
+    }
+    let auth = Authenticator::new(TOKEN_SECRET, Arc::new(SimClock::new(0)));
+    let forger = Authenticator::new(b"not-the-holdfast-token-secret", Arc::new(SimClock::new(0)));
+    let claims = |sub: &str, events: Vec<String>, exp_ms: i64, admin: bool| Claims { sub: sub.into(), events, exp_ms, admin, tier: None };
+    let last_event = events.last().map(|(e, _)| e.clone()).unwrap_or_default();
+    let clients: Vec<SimClient> =
+        services.iter().map(|s| SimClient::new(format!("{s}:{SERVICE_PORT}"), CLIENT_TIMEOUT)).collect();
+    let mut pairs = Vec::new();
+    for i in 0..cfg.probers {
+        let (a, b) = (format!("p{i:04}"), format!("p{i:04}b"));
+        let kit = crate::prober::ProberKit {
+            events: events.to_vec(),
+            admin_token: auth.issue(&claims("operator", vec!["*".into()], EPOCH_MS + USER_TOKEN_TTL_MS, true)),
+            scoped_token: auth.issue(&claims(&a, vec![last_event.clone()], EPOCH_MS + USER_TOKEN_TTL_MS, false)),
+            expired_token: auth.issue(&claims(&a, vec!["*".into()], EPOCH_MS, false)),
+            forged_token: forger.issue(&claims(&a, vec!["*".into()], EPOCH_MS + USER_TOKEN_TTL_MS, false)),
+            min_latency_ms: cfg.message_latency_ms.0,
+            hold_attempts_per_minute: HOLD_ATTEMPTS_PER_MINUTE,
+            webhook_secret: WEBHOOK_SECRET.to_vec(),
+            max_body_bytes: ServiceConfig::default().max_body_bytes,
+            active_until_ms: cfg.fault_ms,
+        };
+        let actor = |u: &str| Actor::new(u.to_string(), user_token(&auth, u, None), clients.clone(), recorder.clone(), host_seed(seed, u));
+        pairs.push((actor(&a), actor(&b), kit));
+    }
+    let arrival_ms = cfg.user.arrival_ms;
+    sim.client("probers", async move {
+        let mut set = tokio::task::JoinSet::new();
+        for (a, b, kit) in pairs {
+            set.spawn(crate::prober::run(a, b, kit, arrival_ms));
+        }
+        while let Some(r) = set.join_next().await {
+            r?;
+        }
+        Ok(())
+    });
 }
 
 /// The environment variable that makes a world panic at that many simulated

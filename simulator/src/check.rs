@@ -38,6 +38,7 @@ pub fn model_config(cfg: &WorldConfig, host_skew_ms: Vec<i64>) -> invariants::mo
         host_skew_ms,
         min_latency_ms: cfg.message_latency_ms.0 as i64,
         admission_secret: crate::world::ADMISSION_SECRET.to_vec(),
+        webhook_secret: crate::world::WEBHOOK_SECRET.to_vec(),
         max_body_bytes: service.max_body_bytes,
         max_compensation_attempts: cfg.workflow.max_compensation_attempts,
         max_compensation_unknown_attempts: cfg.workflow.max_compensation_unknown_attempts,
@@ -77,6 +78,7 @@ pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> Ru
         error.get_or_insert_with(|| "trace overflowed its bound".into());
     }
     let trace_hash = invariants::to_hex(&invariants::trace_hash(&trace));
+    let answers = invariants::answers::count(&trace);
     let final_now = store_clock.now_ms();
     let faults_end = (EPOCH_MS + cfg.fault_ms as i64).min(final_now);
     // The service runs with bookingd's default per-user cap (`ServiceConfig::default`);
@@ -110,6 +112,7 @@ pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> Ru
         http_exchanges: exchanges.total(),
         seat_map_cache_hits: cache.hits(),
         paths,
+        answers,
         panic,
     }
 }

@@ -115,6 +115,19 @@ impl SimClient {
             None => Full::new(Bytes::new()),
         };
         let req = b.body(body).map_err(|e| format!("bad request: {e}"))?;
+        self.send_request(req).await
+    }
+
+    /// Sends `req` as built (any method, headers and body: the probes of the
+    /// API's surface); the raw answer, or why there is none. `req`'s URI is
+    /// a path: the client's authority is put in front of it.
+    pub async fn send_request(&self, req: http::Request<Full<Bytes>>) -> Result<Raw, String> {
+        let (mut parts, body) = req.into_parts();
+        if parts.uri.authority().is_none() {
+            let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+            parts.uri = format!("http://{}{path}", self.authority).parse().map_err(|e| format!("bad uri: {e}"))?;
+        }
+        let req = http::Request::from_parts(parts, body);
         let fut = async {
             let resp = self.client.request(req).await.map_err(|e| format!("transport: {e}"))?;
             let status = resp.status().as_u16();

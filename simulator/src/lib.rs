@@ -23,6 +23,7 @@ pub mod op_scope;
 pub mod panic_note;
 pub mod plan;
 pub mod plants;
+pub mod prober;
 pub mod pool;
 pub mod provider_host;
 pub mod quiescence;

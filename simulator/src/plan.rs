@@ -93,6 +93,7 @@ impl Plan {
             users: w.users as usize,
             events: w.events as usize,
             seats_per_event: w.seats_per_event as usize,
+            probers: w.probers as usize,
             user: user_params(s, &f),
             hold_ttl_ms: w.hold_ttl_ms,
             payment_ttl_ms: w.payment_ttl_ms,

@@ -37,6 +37,8 @@ pub fn tables(summaries: &[Summary], plans: &[Plan]) {
     metrics(summaries);
     println!();
     paths(summaries, plans);
+    println!();
+    refusals(summaries);
     let (seeds, failed): (u64, u64) = summaries.iter().fold((0, 0), |(a, b), s| (a + s.seeds, b + s.failed));
     println!("{} passed, {} failed", seeds - failed, failed);
 }
@@ -76,6 +78,20 @@ fn metrics(summaries: &[Summary]) {
             classes.join(" ")
         );
     }
+}
+
+/// Every problem kind clients were answered, over all scenarios run.
+fn refusals(summaries: &[Summary]) {
+    let mut total: std::collections::BTreeMap<&str, u64> = std::collections::BTreeMap::new();
+    for s in summaries {
+        for (k, n) in &s.answers {
+            if let Some(kind) = k.strip_prefix("refused ") {
+                *total.entry(kind).or_insert(0) += n;
+            }
+        }
+    }
+    let shown: Vec<String> = total.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    println!("refusals answered (problem kinds, over the scenarios run): {}", shown.join(", "));
 }
 
 fn paths(summaries: &[Summary], plans: &[Plan]) {

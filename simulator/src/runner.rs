@@ -32,6 +32,9 @@ pub struct SeedVerdict {
     /// How often each fault and each interesting path happened.
     #[serde(default)]
     pub paths: invariants::paths::PathCounts,
+    /// What clients were answered, by kind.
+    #[serde(default)]
+    pub answers: invariants::answers::AnswerCounts,
     /// The panic that ended the world, if one did (also among `failures`).
     #[serde(default)]
     pub panic: Option<crate::panic_note::PanicNote>,
@@ -55,6 +58,7 @@ impl SeedVerdict {
             http_exchanges: 0,
             metrics: Default::default(),
             paths: Default::default(),
+            answers: Default::default(),
             panic: None,
             trace_events: 0,
         }
@@ -89,6 +93,8 @@ pub struct Summary {
     pub missing_paths: Vec<String>,
     /// Whether the run judged the declared paths (it covered the default seeds).
     pub paths_judged: bool,
+    /// What clients were answered, by kind, summed over the seeds.
+    pub answers: std::collections::BTreeMap<String, u64>,
 }
 
 /// Each path's total over `verdicts`, by stable name.
@@ -97,6 +103,17 @@ pub fn path_totals(verdicts: &[SeedVerdict]) -> std::collections::BTreeMap<Strin
     for v in verdicts {
         for (p, n) in &v.paths {
             *out.entry(p.as_str().to_string()).or_insert(0) += n;
+        }
+    }
+    out
+}
+
+/// Each answer kind's total over `verdicts`.
+pub fn answer_totals(verdicts: &[SeedVerdict]) -> std::collections::BTreeMap<String, u64> {
+    let mut out = std::collections::BTreeMap::new();
+    for v in verdicts {
+        for (k, n) in &v.answers {
+            *out.entry(k.clone()).or_insert(0) += n;
         }
     }
     out
@@ -234,6 +251,7 @@ pub fn judge(plan: &Plan, out: &RunOutcome) -> SeedVerdict {
         http_exchanges: out.http_exchanges,
         metrics: out.metrics.clone(),
         paths: out.paths.clone(),
+        answers: out.answers.clone(),
         panic: out.panic.clone(),
         trace_events: out.trace.len() as u64,
     }
@@ -279,6 +297,7 @@ pub fn run_scenario(plan: &Plan, req: &RunRequest) -> (Summary, Vec<SeedVerdict>
         paths: path_totals(&verdicts),
         missing_paths: if judge_paths { missing_paths(plan, &verdicts) } else { Vec::new() },
         paths_judged: judge_paths,
+        answers: answer_totals(&verdicts),
     };
     (summary, verdicts)
 }
@@ -348,6 +367,7 @@ mod tests {
             http_exchanges: 0,
             seat_map_cache_hits: 0,
             paths: Default::default(),
+            answers: Default::default(),
             panic: None,
         }
     }

@@ -176,7 +176,7 @@ pub struct Actor {
 
 /// The problem kind of a 4xx answer (`urn:holdfast:problem:<kind>`), read
 /// as the API's own [`Problem`]; [`ProblemKind::NotAProblem`] for a body that is not one.
-fn kind_of(body: &Value) -> ProblemKind {
+pub(crate) fn kind_of(body: &Value) -> ProblemKind {
     Problem::deserialize(body).ok().and_then(|p| p.kind()).unwrap_or(ProblemKind::NotAProblem)
 }
 

@@ -41,6 +41,8 @@ pub struct WorldConfig {
     pub client_hosts: usize,
     /// Virtual users.
     pub users: usize,
+    /// Probers besides the users (see [`crate::prober`]).
+    pub probers: usize,
     /// Events, each with `seats_per_event` seats.
     pub events: usize,
     /// Seats per event.
@@ -122,6 +124,8 @@ pub struct RunOutcome {
     pub seat_map_cache_hits: u64,
     /// How often each fault and each interesting path happened.
     pub paths: invariants::paths::PathCounts,
+    /// What clients were answered, by kind (see [`invariants::answers`]).
+    pub answers: invariants::answers::AnswerCounts,
     /// A panic inside the world (a failed assertion in the service, the
     /// store or the simulator): the run stopped there, and the checkers did
     /// not judge its half-written records.

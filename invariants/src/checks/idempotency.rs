@@ -1,8 +1,10 @@
 //! Idempotent retries: all answers to one idempotency key (scoped, as the
 //! store scopes it, to event and holder) name the same order and, when they
 //! carry bookings, the same bookings; once an answer committed an order, a
-//! later answer to the key is that order or a transient error (an explicit
-//! unresolved status), never a definitive refusal; the final records hold at
+//! later answer to a retry (the same key for the same hold and seats) is
+//! that order or a transient error (an explicit unresolved status), never a
+//! definitive refusal (the key used for another request is refused, as it
+//! must be); the final records hold at
 //! most one order per key; and money is taken at most once per key and at
 //! most once per payment operation.
 
@@ -16,10 +18,13 @@ use uuid::Uuid;
 
 type Key = (EventId, UserId, String);
 
-/// One answer to a checkout: (seq, order and bookings) or (seq, error kind).
+/// What a checkout under a key asked for: the hold and its seats, sorted.
+type Request = (Uuid, Vec<String>);
+
+/// One answer to a checkout: (seq, order and bookings) or (seq, error kind), with the request answered.
 enum Answer {
-    Ok { seq: u64, order_id: Uuid, booking_ids: Vec<Uuid> },
-    Fail { seq: u64, error_kind: ProblemKind },
+    Ok { seq: u64, order_id: Uuid, booking_ids: Vec<Uuid>, req: Request },
+    Fail { seq: u64, error_kind: ProblemKind, req: Request },
 }
 
 fn subject(k: &Key) -> Subject {
@@ -28,22 +33,31 @@ fn subject(k: &Key) -> Subject {
 
 /// Checks [`Invariant::IdempotentRetry`].
 pub fn check_idempotency(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) -> Vec<Violation> {
-    let mut key_of: BTreeMap<OpId, Key> = BTreeMap::new();
+    let mut key_of: BTreeMap<OpId, (Key, Request)> = BTreeMap::new();
     let mut answers: BTreeMap<Key, Vec<Answer>> = BTreeMap::new();
     for e in trace {
         match &e.kind {
-            TraceKind::Invoke { op_id, client, op: ClientOp::Checkout { event_id, idempotency_key, .. }, .. } => {
-                key_of.insert(*op_id, (event_id.clone(), client.clone(), idempotency_key.clone()));
+            TraceKind::Invoke {
+                op_id,
+                client,
+                op: ClientOp::Checkout { event_id, idempotency_key, hold_token, seat_ids, .. },
+                ..
+            } => {
+                let mut seats = seat_ids.clone();
+                seats.sort();
+                let key = (event_id.clone(), client.clone(), idempotency_key.clone());
+                key_of.insert(*op_id, (key, (*hold_token, seats)));
             }
             TraceKind::Ok { op_id, result: OpResult::CheckedOut { order_id, booking_ids, .. }, .. } => {
-                if let Some(k) = key_of.get(op_id) {
-                    let a = Answer::Ok { seq: e.seq, order_id: *order_id, booking_ids: booking_ids.clone() };
+                if let Some((k, req)) = key_of.get(op_id) {
+                    let a = Answer::Ok { seq: e.seq, order_id: *order_id, booking_ids: booking_ids.clone(), req: req.clone() };
                     answers.entry(k.clone()).or_default().push(a);
                 }
             }
             TraceKind::Fail { op_id, error_kind, .. } => {
-                if let Some(k) = key_of.get(op_id) {
-                    answers.entry(k.clone()).or_default().push(Answer::Fail { seq: e.seq, error_kind: *error_kind });
+                if let Some((k, req)) = key_of.get(op_id) {
+                    let a = Answer::Fail { seq: e.seq, error_kind: *error_kind, req: req.clone() };
+                    answers.entry(k.clone()).or_default().push(a);
                 }
             }
             _ => {}
@@ -65,13 +79,15 @@ pub fn check_idempotency(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) ->
         let answers = answers.get(k).map(Vec::as_slice).unwrap_or_default();
         // First ok answer naming each order, in trace order.
         let mut first_ok: Vec<(u64, Uuid)> = Vec::new();
+        let mut committed: Option<&Request> = None;
         let mut first_bookings: Option<(u64, &Vec<Uuid>)> = None;
         for a in answers {
             match a {
-                Answer::Ok { seq, order_id, booking_ids } => {
+                Answer::Ok { seq, order_id, booking_ids, req } => {
                     if !first_ok.iter().any(|(_, o)| o == order_id) {
                         first_ok.push((*seq, *order_id));
                     }
+                    committed.get_or_insert(req);
                     if !booking_ids.is_empty() {
                         match first_bookings {
                             None => first_bookings = Some((*seq, booking_ids)),
@@ -85,8 +101,9 @@ pub fn check_idempotency(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) ->
                         }
                     }
                 }
-                Answer::Fail { seq, error_kind } => {
+                Answer::Fail { seq, error_kind, req } => {
                     if let Some((ok_seq, order_id)) = first_ok.first()
+                        && committed == Some(req)
                         && !cfg.is_transient(*error_kind)
                     {
                         out.push(Violation::new(

@@ -68,10 +68,27 @@ struct Session {
     purchase: Option<(Uuid, String)>,
 }
 
+/// An event's room as opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Room {
+    /// The fairness rule.
+    pub policy: booking::admission::room::Policy,
+    /// Sessions open at once at most.
+    pub target_active_sessions: u32,
+    /// When the sale opens, service-clock ms.
+    pub opens_at_ms: i64,
+    /// An admission's lifetime, ms.
+    pub session_ttl_ms: i64,
+    /// Whether the event sold out (nobody else is admitted or may join).
+    pub sold_out: bool,
+    /// Who joined.
+    pub joined: BTreeSet<String>,
+}
+
 /// The rooms and sessions the trace has shown so far.
 #[derive(Debug, Default)]
 pub struct Admissions {
-    rooms: BTreeSet<String>,
+    rooms: BTreeMap<String, Room>,
     sessions: BTreeMap<(String, String), Session>,
 }
 
@@ -92,8 +109,26 @@ impl Admissions {
     /// Takes in what the rooms did.
     pub fn observe(&mut self, e: &RoomEvent) {
         match e {
-            RoomEvent::Opened { event_id, .. } => {
-                self.rooms.insert(event_id.clone());
+            RoomEvent::Opened { event_id, policy, target_active_sessions, opens_at_ms, session_ttl_ms, .. } => {
+                let room = Room {
+                    policy: *policy,
+                    target_active_sessions: *target_active_sessions,
+                    opens_at_ms: *opens_at_ms,
+                    session_ttl_ms: *session_ttl_ms,
+                    sold_out: false,
+                    joined: BTreeSet::new(),
+                };
+                self.rooms.insert(event_id.clone(), room);
+            }
+            RoomEvent::Joined { event_id, user, .. } => {
+                if let Some(room) = self.rooms.get_mut(event_id) {
+                    room.joined.insert(user.clone());
+                }
+            }
+            RoomEvent::SoldOut { event_id } => {
+                if let Some(room) = self.rooms.get_mut(event_id) {
+                    room.sold_out = true;
+                }
             }
             RoomEvent::Admitted { event_id, user, session_id, expires_at_ms } => {
                 let s = Session { id: *session_id, expires_at_ms: *expires_at_ms, ended: None, purchase: None };
@@ -114,7 +149,7 @@ impl Admissions {
                     }
                 }
             }
-            RoomEvent::Joined { .. } | RoomEvent::SoldOut { .. } | RoomEvent::Told { .. } => {}
+            RoomEvent::Told { .. } => {}
         }
     }
 
@@ -130,7 +165,12 @@ impl Admissions {
 
     /// Whether `event_id` has a waiting room.
     pub fn has_room(&self, event_id: &str) -> bool {
-        self.rooms.contains(event_id)
+        self.rooms.contains_key(event_id)
+    }
+
+    /// `event_id`'s room, if it has one.
+    pub fn room(&self, event_id: &str) -> Option<&Room> {
+        self.rooms.get(event_id)
     }
 
     /// The gate's answer for `user` presenting `token` on `event_id` at

@@ -24,6 +24,8 @@ pub struct ModelConfig {
     pub min_latency_ms: i64,
     /// The admission tokens' secret (waiting-room worlds).
     pub admission_secret: Vec<u8>,
+    /// The provider's webhook signing secret.
+    pub webhook_secret: Vec<u8>,
     /// Largest request body the service reads.
     pub max_body_bytes: usize,
     /// Attempts a refund gets before it gives up (definite failures).

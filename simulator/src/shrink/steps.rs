@@ -162,6 +162,7 @@ pub fn all() -> Vec<Step> {
         drop_table("faults.cache", |s| s.faults.cache.is_some(), |s| s.faults.cache = None),
         drop_table("waiting_room", |s| s.waiting_room.is_some(), |s| s.waiting_room = None),
         int_step("workload.users", 1, 1, |s| Some(s.workload.users.into()), |s, v| s.workload.users = v as u32),
+        int_step("workload.probers", 0, 1, |s| Some(s.workload.probers.into()), |s, v| s.workload.probers = v as u32),
         int_step("workload.events", 1, 1, |s| Some(s.workload.events.into()), |s, v| s.workload.events = v as u32),
         int_step(
             "workload.seats_per_event",

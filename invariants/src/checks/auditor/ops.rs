@@ -1,11 +1,15 @@
 //! The auditor's client side: each request from its sending to its answer,
-//! with the store calls it made, judged by [`crate::model::http`].
+//! with the store calls it made, judged by [`crate::model::http`]. A raw
+//! request is first read by the surface's rules: refused there, a typed
+//! operation, or another route.
 
 use super::Auditor;
 use crate::Subject;
 use crate::model::admission::Use;
 use crate::model::http::ops::{Linked, Served, agrees, from_calls};
 use crate::model::http::rate::Verdict;
+use crate::model::http::routes::{self, Ctx};
+use crate::model::http::surface::{self, Class, Raw};
 use crate::model::http::{Expected, status_of};
 use crate::model::{Finding, shown};
 use crate::store_call::StoreCall;
@@ -13,17 +17,34 @@ use crate::trace::{ClientOp, OpId, TraceEvent, TraceKind};
 use booking::problem_kind::ProblemKind;
 use booking::store::BeginPaymentOutcome;
 
+/// Longest `Admission-Token` the service reads, bytes.
+pub const MAX_ADMISSION_TOKEN_BYTES: usize = 2048;
+
 /// A request in flight.
 #[derive(Debug)]
 pub(super) struct OpRecord<'a> {
     client: &'a str,
-    op: &'a ClientOp,
+    /// The request as sent.
+    sent: &'a ClientOp,
+    /// A raw request as the surface read it (`None` for typed operations).
+    class: Option<Class>,
     host: Option<u32>,
     invoke: &'a TraceEvent,
     calls: Vec<Linked>,
     seqs: Vec<u64>,
     /// The gate's answer when it was sent (waiting-room holds and checkouts).
     gate_at_send: Option<Result<uuid::Uuid, ProblemKind>>,
+}
+
+impl OpRecord<'_> {
+    /// The typed operation the request is (as sent, or as the surface read it).
+    fn op(&self) -> Option<&ClientOp> {
+        match (&self.class, self.sent) {
+            (Some(Class::Typed(op)), _) => Some(op),
+            (Some(_), _) | (None, ClientOp::Request { .. }) => None,
+            (None, op) => Some(op),
+        }
+    }
 }
 
 /// What a hold or checkout presents to the gate: event, token, use.
@@ -37,6 +58,15 @@ fn gated(op: &ClientOp) -> Option<(&str, Option<&str>, Use<'_>)> {
     }
 }
 
+fn raw(op: &ClientOp) -> Option<Raw<'_>> {
+    match op {
+        ClientOp::Request { method, path, credential, headers, body } => {
+            Some(Raw { method, path, credential, headers, body: body.as_deref() })
+        }
+        _ => None,
+    }
+}
+
 impl<'a> Auditor<'a> {
     /// The serving host's clock at simulated `at_ms`, moved by `latency_ms` (signed).
     fn host_clock(&self, host: Option<u32>, at_ms: i64, latency_ms: i64) -> i64 {
@@ -45,50 +75,38 @@ impl<'a> Auditor<'a> {
     }
 
     /// The gate's answer for `op` at host time `now_ms`, if `op` meets the gate.
-    fn gate(&self, client: &str, op: &ClientOp, now_ms: i64) -> Option<Result<uuid::Uuid, ProblemKind>> {
-        let (event_id, token, what) = gated(op)?;
-        self.admissions
-            .has_room(event_id)
-            .then(|| self.admissions.gate(&self.cfg.admission_secret, event_id, client, token, &what, now_ms))
+    fn gate(&self, client: &str, op: Option<&ClientOp>, now_ms: i64) -> Option<Result<uuid::Uuid, ProblemKind>> {
+        let (event_id, token, what) = gated(op?)?;
+        self.admissions.has_room(event_id).then(|| self.admissions.gate(&self.cfg.admission_secret, event_id, client, token, &what, now_ms))
     }
 
-    pub(super) fn invoke(
-        &mut self,
-        e: &'a TraceEvent,
-        op_id: OpId,
-        client: &'a str,
-        op: &'a ClientOp,
-        host: Option<u32>,
-    ) {
+    pub(super) fn invoke(&mut self, e: &'a TraceEvent, op_id: OpId, client: &'a str, op: &'a ClientOp, host: Option<u32>) {
+        let class = raw(op).map(|r| surface::classify(&r, self.cfg.max_body_bytes));
+        let mut rec = OpRecord { client, sent: op, class, host, invoke: e, calls: Vec::new(), seqs: vec![e.seq], gate_at_send: None };
         let now = self.host_clock(host, e.at_ms, self.cfg.min_latency_ms);
-        let gate_at_send = self.gate(client, op, now);
-        let rec = OpRecord { client, op, host, invoke: e, calls: Vec::new(), seqs: vec![e.seq], gate_at_send };
+        rec.gate_at_send = self.gate(client, rec.op(), now);
         self.ops.insert(op_id, rec);
     }
 
     /// A store call made by request `op_id`: the gate must have let it through at that moment.
     pub(super) fn link(&mut self, seq: u64, op_id: OpId, now_ms: i64, linked: Linked) {
         let Some(rec) = self.ops.get(&op_id) else { return };
-        let (client, op) = (rec.client, rec.op);
         let host_now = rec.host.map_or(now_ms, |h| self.cfg.host_clock_ms(h, now_ms));
         if rec.calls.is_empty()
-            && let Some(Err(kind)) = self.gate(client, op, host_now)
+            && let Some(Err(kind)) = self.gate(rec.client, rec.op(), host_now)
         {
-            let subject = Subject::Request { op_id, client: client.to_string() };
-            let f = Finding::new(
-                subject,
-                format!("reached the store past the waiting room's gate, which refuses it ({kind})"),
-            );
+            let subject = Subject::Request { op_id, client: rec.client.to_string() };
+            let f = Finding::new(subject, format!("reached the store past the waiting room's gate, which refuses it ({kind})"));
             let mut seqs = rec.seqs.clone();
             seqs.push(seq);
             self.report(f, seqs);
         }
-        if let (
-            Some((event_id, _, _)),
-            StoreCall::BeginPayment { req, answer: Ok(BeginPaymentOutcome { replayed: false, .. }) },
-        ) = (gated(op), &linked.call)
+        let rec = self.ops.get(&op_id).expect("looked up");
+        if let (Some((event_id, _, _)), StoreCall::BeginPayment { req, answer: Ok(BeginPaymentOutcome { replayed: false, .. }) }) =
+            (rec.op().and_then(gated), &linked.call)
         {
-            self.admissions.purchased(event_id, client, req.hold_token, &req.idempotency_key);
+            let (event_id, client) = (event_id.to_string(), rec.client);
+            self.admissions.purchased(&event_id, client, req.hold_token, &req.idempotency_key);
         }
         let rec = self.ops.get_mut(&op_id).expect("looked up");
         rec.calls.push(linked);
@@ -99,54 +117,92 @@ impl<'a> Auditor<'a> {
     pub(super) fn complete(&mut self, e: &'a TraceEvent, op_id: OpId) {
         let Some(mut rec) = self.ops.remove(&op_id) else { return };
         rec.seqs.push(e.seq);
-        let (from, to) = (
-            self.host_clock(rec.host, rec.invoke.at_ms, self.cfg.min_latency_ms),
-            self.host_clock(rec.host, e.at_ms.max(rec.invoke.at_ms), -self.cfg.min_latency_ms),
-        );
-        let to = to.max(from);
+        let from = self.host_clock(rec.host, rec.invoke.at_ms, self.cfg.min_latency_ms);
+        let to = self.host_clock(rec.host, e.at_ms.max(rec.invoke.at_ms), -self.cfg.min_latency_ms).max(from);
         let got = match &e.kind {
             TraceKind::Ok { result, status, .. } => Some(Expected::Answered(*status, result.clone())),
             TraceKind::Fail { error_kind, status, .. } => Some(Expected::Refused(*status, *error_kind)),
+            TraceKind::Unknown { reason, .. } => self.server_error(&rec, reason),
             _ => None,
         };
+        let detail = match &rec.class {
+            Some(Class::Refused(k)) => got.as_ref().and_then(|g| self.judge_refused(&rec, *k, g)),
+            Some(Class::Route(route)) => got.as_ref().and_then(|g| {
+                let raw = raw(rec.sent).expect("a raw request");
+                let ctx = Ctx { cfg: self.cfg, admissions: &self.admissions, host_now_ms: to };
+                match routes::expect(route, &raw, rec.client, &ctx, &rec.calls) {
+                    Err(why) => Some(format!("{} {}: {why}; answered {}", raw.method, raw.path, shown(g))),
+                    Ok(want) if same_route_answer(&want, g) => None,
+                    Ok(want) => Some(format!("{} {}: expected {}, answered {}", raw.method, raw.path, shown(&want), shown(g))),
+                }
+            }),
+            _ => self.judge_typed(&rec, from, to, got.as_ref()),
+        };
+        if let Some(detail) = detail {
+            self.report(Finding::new(Subject::Request { op_id, client: rec.client.to_string() }, detail), rec.seqs);
+        }
+    }
+
+    /// A 5xx answer (recorded as unknown, `http <status>`): only a store that
+    /// refused with an outage or a breach may cause one.
+    fn server_error(&self, rec: &OpRecord<'_>, reason: &str) -> Option<Expected> {
+        let status: u16 = reason.strip_prefix("http ")?.parse().ok()?;
+        let excused = rec.calls.iter().any(|l| {
+            l.call.refusal().is_some_and(|r| matches!(r.kind, ProblemKind::Backend | ProblemKind::InvariantBreach))
+        });
+        (!excused).then_some(Expected::Refused(status, ProblemKind::NotAProblem))
+    }
+
+    fn judge_refused(&self, rec: &OpRecord<'_>, kind: ProblemKind, got: &Expected) -> Option<String> {
+        let want = Expected::refused(kind);
+        if *got == want && rec.calls.is_empty() {
+            return None;
+        }
+        let raw = raw(rec.sent).expect("a raw request");
+        Some(format!("{} {}: expected {}, answered {} after {} store calls", raw.method, raw.path, shown(&want), shown(got), rec.calls.len()))
+    }
+
+    /// A typed operation: the rate limit, the admission header, the gate, then its store calls.
+    fn judge_typed(&mut self, rec: &OpRecord<'_>, from: i64, to: i64, got: Option<&Expected>) -> Option<String> {
+        let op = rec.op()?;
         let (mut certain, mut possible) = (None, Vec::new());
-        if let (ClientOp::Hold { .. }, Some(host)) = (rec.op, rec.host) {
+        if let (ClientOp::Hold { .. }, Some(host)) = (op, rec.host) {
             match self.limiter.judge(host, rec.client, from, to, self.cfg.hold_attempts_per_minute) {
                 Verdict::Refused => certain = Some(ProblemKind::RateLimited),
                 Verdict::Maybe => possible.push(ProblemKind::RateLimited),
                 Verdict::Passes => {}
             }
-            let limited = matches!(got, Some(Expected::Refused(_, ProblemKind::RateLimited)));
-            if !limited {
+            if !matches!(got, Some(Expected::Refused(_, ProblemKind::RateLimited))) {
                 self.limiter.count(host, rec.client, from, to, got.is_some());
             }
         }
+        let admission = gated(op).and_then(|(_, token, _)| token);
+        if certain.is_none() && admission.is_some_and(|t| t.len() > MAX_ADMISSION_TOKEN_BYTES || !t.bytes().all(|b| (0x20..0x7f).contains(&b))) {
+            certain = Some(ProblemKind::BadRequest);
+        }
         if certain.is_none() && rec.calls.is_empty() {
-            let at_end = self.gate(rec.client, rec.op, to);
-            for g in [rec.gate_at_send, at_end].into_iter().flatten() {
-                if let Err(kind) = g
-                    && !possible.contains(&kind)
-                {
+            let at_end = self.gate(rec.client, Some(op), to);
+            let ends = [rec.gate_at_send, at_end];
+            for kind in ends.iter().flatten().filter_map(|g| g.err()) {
+                if !possible.contains(&kind) {
                     possible.push(kind);
                 }
             }
-            if let ([k], [Some(Err(a)), Some(Err(b))]) = (&possible[..], [rec.gate_at_send, at_end])
+            if let ([k], [Some(Err(a)), Some(Err(b))]) = (&possible[..], ends)
                 && a == b
                 && *k == a
             {
                 certain = possible.pop();
             }
         }
-        let Some(got) = got else { return };
-        let served = Served { client: rec.client, op: rec.op, calls: &rec.calls, certain, possible };
-        if let Some(detail) = self.judge(&served, &got) {
-            self.report(Finding::new(Subject::Request { op_id, client: rec.client.to_string() }, detail), rec.seqs);
-        }
+        let served = Served { client: rec.client, op, calls: &rec.calls, certain, possible };
+        self.judge(&served, got?)
     }
 
     /// Why `got` is not an answer `served` may get, if it is not.
     fn judge(&self, s: &Served<'_>, got: &Expected) -> Option<String> {
         if let Expected::Refused(status, kind) = got
+            && *kind != ProblemKind::NotAProblem
             && *status != status_of(*kind)
         {
             return Some(format!("answered {kind} with status {status}, the API says {}", status_of(*kind)));
@@ -163,6 +219,14 @@ impl<'a> Auditor<'a> {
             Ok(want) if agrees(&want, got) => None,
             Ok(want) => Some(format!("{}: expected {}, answered {}", op_name(s.op), shown(&want), shown(got))),
         }
+    }
+}
+
+/// A route's answer: the status and kind; a success's body is not judged.
+fn same_route_answer(want: &Expected, got: &Expected) -> bool {
+    match (want, got) {
+        (Expected::Answered(a, _), Expected::Answered(b, _)) => a == b,
+        _ => want == got,
     }
 }
 

@@ -10,6 +10,8 @@
 
 pub mod ops;
 pub mod rate;
+pub mod routes;
+pub mod surface;
 
 use booking::problem_kind::ProblemKind;
 

@@ -1,0 +1,185 @@
+//! A prober: a user who walks the API's whole answer space, so that the
+//! auditor sees every kind of answer and every boundary of a rule met. It
+//! sends requests as written ([`probes`]: every refusal of the surface,
+//! from routing to the store's input rules, the webhook's signature, the
+//! rate limit), and runs short flows as two users of its own ([`flows`]:
+//! a key reused for another hold, another user's hold and order, a token
+//! of another event, the per-user cap met exactly, checkouts aimed at one
+//! tick before, at and after a hold's deadline). Each request is a traced
+//! operation, judged by the auditor's model, not by the prober: it expects
+//! nothing.
+
+pub mod flows;
+mod probes;
+
+use crate::client::Raw;
+use crate::recorder::Recorder;
+use crate::user::Actor;
+use bytes::Bytes;
+use http_body_util::Full;
+use invariants::trace::{ClientOp, Credential, OpResult};
+use rand::Rng;
+use serde_json::Value;
+use std::time::Duration;
+
+/// What a prober knows of its world.
+#[derive(Debug, Clone)]
+pub struct ProberKit {
+    /// Events and their seats (sorted).
+    pub events: Vec<(String, Vec<String>)>,
+    /// Bearer tokens by credential: an operator's, one scoped to another event, an expired one, a forged one.
+    pub admin_token: String,
+    /// A token of this prober's user scoped to the last event only.
+    pub scoped_token: String,
+    /// This prober's user's token, expired.
+    pub expired_token: String,
+    /// This prober's user's token, signed with another secret.
+    pub forged_token: String,
+    /// The least message latency, ms (for aiming at a store-clock instant).
+    pub min_latency_ms: u64,
+    /// Hold attempts per user per minute the services allow.
+    pub hold_attempts_per_minute: u32,
+    /// The provider's webhook secret (to sign webhook probes).
+    pub webhook_secret: Vec<u8>,
+    /// The service's body limit, bytes.
+    pub max_body_bytes: usize,
+    /// No probe starts after this simulated ms.
+    pub active_until_ms: u64,
+}
+
+/// Pause between two probes, ms (uniform).
+const PROBE_GAP_MS: (u64, u64) = (50, 400);
+
+/// A raw request: method, path, credential, further headers, body.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    /// The method.
+    pub method: &'static str,
+    /// Path and query.
+    pub path: String,
+    /// The credential presented.
+    pub credential: Credential,
+    /// Further headers (lower-case names).
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Option<String>,
+}
+
+impl Probe {
+    /// A probe of `method` `path` with the user's own credential, no body.
+    pub fn user(method: &'static str, path: impl Into<String>) -> Self {
+        Self { method, path: path.into(), credential: Credential::User, headers: Vec::new(), body: None }
+    }
+
+    /// This probe with `credential`.
+    pub fn as_(mut self, credential: Credential) -> Self {
+        self.credential = credential;
+        self
+    }
+
+    /// This probe with a JSON body.
+    pub fn json(mut self, body: impl Into<String>) -> Self {
+        self.headers.push(("content-type".into(), "application/json".into()));
+        self.body = Some(body.into());
+        self
+    }
+
+    /// This probe with header `name: value`.
+    pub fn header(mut self, name: &str, value: impl Into<String>) -> Self {
+        self.headers.push((name.to_string(), value.into()));
+        self
+    }
+}
+
+impl Actor {
+    /// The `Authorization` header value `credential` stands for.
+    fn authorization(&self, credential: &Credential, kit: &ProberKit) -> Option<String> {
+        match credential {
+            Credential::None => None,
+            Credential::User => Some(format!("Bearer {}", self.token)),
+            Credential::Admin => Some(format!("Bearer {}", kit.admin_token)),
+            Credential::Scoped(_) => Some(format!("Bearer {}", kit.scoped_token)),
+            Credential::Expired => Some(format!("Bearer {}", kit.expired_token)),
+            Credential::Forged => Some(format!("Bearer {}", kit.forged_token)),
+            Credential::Garbage(text) => Some(format!("Bearer {text}")),
+            Credential::Header(text) => Some(text.clone()),
+        }
+    }
+
+    /// Sends `p` to the home host as a traced operation; the answer's status and JSON body, if one came.
+    pub(crate) async fn probe(&mut self, p: Probe, kit: &ProberKit) -> Option<(u16, Value)> {
+        let host = self.home;
+        let op = ClientOp::Request {
+            method: p.method.to_string(),
+            path: p.path.clone(),
+            credential: p.credential.clone(),
+            headers: p.headers.clone(),
+            body: p.body.clone(),
+        };
+        let op_id = self.recorder.invoke(&self.user, op, Some(host as u32));
+        let mut b = http::Request::builder().method(p.method).uri(p.path.as_str());
+        if let Some(auth) = self.authorization(&p.credential, kit) {
+            b = b.header("authorization", auth);
+        }
+        for (n, v) in &p.headers {
+            b = b.header(n.as_str(), v.as_str());
+        }
+        b = b.header(crate::op_scope::OP_HEADER, op_id);
+        let req = b.body(Full::new(Bytes::from(p.body.unwrap_or_default()))).expect("a probe is a valid request");
+        let answer = self.services[host].send_request(req).await;
+        self.record_probe(op_id, answer)
+    }
+
+    fn record_probe(&mut self, op_id: u64, answer: Result<Raw, String>) -> Option<(u16, Value)> {
+        match answer {
+            Ok(raw) => {
+                let body: Value = serde_json::from_slice(&raw.body).unwrap_or(Value::Null);
+                match raw.status {
+                    200..=299 | 304 => {
+                        let fields = body.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+                        self.recorder.ok(op_id, OpResult::Answered { fields }, raw.status);
+                    }
+                    400..=499 => {
+                        let kind = crate::user::kind_of(&body);
+                        self.recorder.fail(op_id, kind, raw.status);
+                    }
+                    s => self.recorder.unknown(op_id, &format!("http {s}")),
+                }
+                Some((raw.status, body))
+            }
+            Err(e) => {
+                self.recorder.unknown(op_id, &e);
+                self.fail_over();
+                None
+            }
+        }
+    }
+
+    /// Waits a probe's gap.
+    pub(crate) async fn probe_gap(&mut self) {
+        let ms = self.rng.random_range(PROBE_GAP_MS.0..=PROBE_GAP_MS.1);
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+}
+
+/// Runs prober `a` (with `b`, a second user of its own) through every probe
+/// and flow, in a seeded order, until `kit.active_until_ms`.
+pub async fn run(mut a: Actor, mut b: Actor, kit: ProberKit, arrival_ms: (u64, u64)) {
+    a.think(arrival_ms).await;
+    // The flows first, while seats are free; the rate limit's burst last.
+    flows::run_all(&mut a, &mut b, &kit).await;
+    let mut list = probes::all(&kit, &a.user);
+    // A seeded order: the probes meet the world in a different state each seed.
+    for i in (1..list.len()).rev() {
+        let j = a.rng.random_range(0..=i);
+        list.swap(i, j);
+    }
+    for p in list {
+        if Recorder::now_ms() >= kit.active_until_ms as i64 {
+            return;
+        }
+        let _ = a.probe(p, &kit).await;
+        a.probe_gap().await;
+    }
+    flows::rate_burst(&mut a, &kit).await;
+}

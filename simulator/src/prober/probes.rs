@@ -1,0 +1,81 @@
+//! The probes: requests as written, one per way the surface refuses (and
+//! a few that must succeed), each named for what it presents. What each
+//! must be answered is the model's to say ([`invariants::model::http`]),
+//! not this list's.
+
+use super::{Probe, ProberKit};
+use invariants::trace::Credential;
+use serde_json::json;
+
+/// A seat id no event has.
+const NO_SEAT: &str = "no-such-seat";
+/// An event id no scenario creates.
+const NO_EVENT: &str = "no-such-event";
+
+/// Every probe of `kit`'s world, for prober `user`.
+pub fn all(kit: &ProberKit, user: &str) -> Vec<Probe> {
+    let (ev, seats) = &kit.events[0];
+    let holds = format!("/v1/events/{ev}/holds");
+    let seat = |i: usize| seats[i % seats.len()].clone();
+    let hold_body = |ids: Vec<String>| json!({ "seat_ids": ids }).to_string();
+    let mut out = vec![
+        // Routing and credentials.
+        Probe::user("GET", "/v1/no-such-route"),
+        Probe::user("PUT", format!("/v1/events/{ev}/seats")),
+        Probe::user("GET", format!("/v1/events/{ev}/seats")).as_(Credential::None),
+        Probe::user("GET", format!("/v1/events/{ev}/seats")).as_(Credential::Garbage("not-a-token".into())),
+        Probe::user("GET", format!("/v1/events/{ev}/seats")).as_(Credential::Expired),
+        Probe::user("GET", format!("/v1/events/{ev}/seats")).as_(Credential::Forged),
+        Probe::user("GET", format!("/v1/events/{ev}/seats")).as_(Credential::Header("Basic dXNlcjpwdw==".into())),
+        Probe::user("POST", holds.clone()).as_(Credential::Scoped(vec![scoped_event(kit)])).json(hold_body(vec![seat(0)])),
+        Probe::user("POST", "/v1/events").json(json!({ "event_id": ev, "seat_ids": [seat(0)], "price_cents": 100 }).to_string()),
+        Probe::user("GET", "/v1/admin/unresolved"),
+        Probe::user("GET", "/v1/admin/unresolved").as_(Credential::Admin),
+        // The body and the path.
+        Probe::user("POST", holds.clone()).json("{"),
+        Probe::user("POST", holds.clone()).json(json!({ "seat_ids": [seat(0)], "extra": 1 }).to_string()),
+        Probe { body: Some(hold_body(vec![seat(0)])), ..Probe::user("POST", holds.clone()) },
+        Probe::user("POST", holds.clone()).header("content-type", "text/plain").json(hold_body(vec![seat(0)])),
+        Probe::user("POST", holds.clone()).json(format!("{{\"seat_ids\":[\"{}\"]}}", "x".repeat(kit.max_body_bytes + 1))),
+        Probe::user("POST", "/v1/events/bad!id/holds").json(hold_body(vec![seat(0)])),
+        Probe::user("GET", format!("/v1/events/{ev}/seats?state=nope")),
+        Probe::user("GET", format!("/v1/events/{ev}/seats?color=red")),
+        Probe::user("GET", format!("/v1/events/{ev}/seats?state=available")),
+        Probe::user("GET", format!("/v1/events/{ev}/seats")).header("if-none-match", "*"),
+        Probe::user("GET", format!("/v1/events/{ev}/seats")).header("if-none-match", "\"sm-0-0\""),
+        Probe::user("DELETE", format!("{holds}/not-a-uuid")),
+        Probe::user("GET", "/v1/orders/not-a-uuid"),
+        Probe::user("GET", format!("/v1/orders/{}", uuid::Uuid::from_u128(0xdead_beef))),
+        Probe::user("POST", format!("{holds}/{}/checkout", uuid::Uuid::from_u128(7))).json(hold_body(vec![seat(0)])),
+        // The store's input rules and records.
+        Probe::user("POST", format!("/v1/events/{NO_EVENT}/holds")).json(hold_body(vec![seat(0)])),
+        Probe::user("POST", holds.clone()).json(hold_body(vec![NO_SEAT.into()])),
+        Probe::user("POST", holds.clone()).json(hold_body((0..9).map(|i| format!("{NO_SEAT}-{i}")).collect())),
+        Probe::user("POST", holds.clone()).json(hold_body(vec![seat(0), seat(0)])),
+        Probe::user("POST", holds.clone()).json(hold_body(vec![])),
+        Probe::user("POST", holds.clone()).json(hold_body(vec!["x".repeat(65)])),
+        Probe::user("POST", "/v1/events").as_(Credential::Admin).json(json!({ "event_id": ev, "seat_ids": [seat(0)], "price_cents": 100 }).to_string()),
+        // Operations and the waiting room's endpoints.
+        Probe::user("GET", "/healthz").as_(Credential::None),
+        Probe::user("GET", "/metrics").as_(Credential::None),
+        Probe::user("GET", "/openapi.json").as_(Credential::None),
+        Probe::user("GET", format!("/v1/events/{ev}/queue")),
+        Probe::user("POST", format!("/v1/events/{ev}/queue")),
+        Probe::user("GET", format!("/v1/events/{ev}/queue/lottery")),
+        Probe::user("PUT", format!("/v1/events/{ev}/waiting-room")).json(room_body("not a time", 10)),
+        Probe::user("PUT", format!("/v1/events/{ev}/waiting-room")).as_(Credential::Admin).json(room_body("not a time", 10)),
+        Probe::user("PUT", format!("/v1/events/{ev}/waiting-room")).as_(Credential::Admin).json(room_body("2026-01-01T00:00:00Z", 0)),
+        Probe::user("PUT", format!("/v1/events/{NO_EVENT}/waiting-room")).as_(Credential::Admin).json(room_body("2026-01-01T00:00:00Z", 10)),
+    ];
+    out.extend(super::flows::webhooks(kit, user));
+    out
+}
+
+/// An event other than the first (the first when there is one).
+fn scoped_event(kit: &ProberKit) -> String {
+    kit.events.last().map(|(e, _)| e.clone()).filter(|e| *e != kit.events[0].0).unwrap_or_else(|| "another-event".into())
+}
+
+fn room_body(opens_at: &str, target: u32) -> String {
+    json!({ "policy": "fifo", "opens_at": opens_at, "target_active_sessions": target }).to_string()
+}
