@@ -411,7 +411,7 @@ fn install_room_users(
 }
 
 /// Installs the world's probers (`cfg.probers`) as tasks on one client host
-/// of their own, `probers`: each two users of its own (`p<i>`, `p<i>b`),
+/// of their own, `probers`: each three users of its own (`p<i>`, `p<i>b`, `p<i>c`),
 /// with an operator's, a scoped, an expired and a forged credential beside
 /// its own (see [`crate::prober`]).
 fn install_probers(
@@ -428,7 +428,6 @@ fn install_probers(
     let auth = Authenticator::new(TOKEN_SECRET, Arc::new(SimClock::new(0)));
     let forger = Authenticator::new(b"not-the-holdfast-token-secret", Arc::new(SimClock::new(0)));
     let claims = |sub: &str, events: Vec<String>, exp_ms: i64, admin: bool| Claims { sub: sub.into(), events, exp_ms, admin, tier: None };
-    let last_event = events.last().map(|(e, _)| e.clone()).unwrap_or_default();
     let clients: Vec<SimClient> =
         services.iter().map(|s| SimClient::new(format!("{s}:{SERVICE_PORT}"), CLIENT_TIMEOUT)).collect();
     let mut pairs = Vec::new();
@@ -437,7 +436,7 @@ fn install_probers(
         let kit = crate::prober::ProberKit {
             events: events.to_vec(),
             admin_token: auth.issue(&claims("operator", vec!["*".into()], EPOCH_MS + USER_TOKEN_TTL_MS, true)),
-            scoped_token: auth.issue(&claims(&a, vec![last_event.clone()], EPOCH_MS + USER_TOKEN_TTL_MS, false)),
+            scoped_token: auth.issue(&claims(&a, vec![crate::prober::SCOPED_TO.into()], EPOCH_MS + USER_TOKEN_TTL_MS, false)),
             expired_token: auth.issue(&claims(&a, vec!["*".into()], EPOCH_MS, false)),
             forged_token: forger.issue(&claims(&a, vec!["*".into()], EPOCH_MS + USER_TOKEN_TTL_MS, false)),
             min_latency_ms: cfg.message_latency_ms.0,
@@ -445,15 +444,26 @@ fn install_probers(
             webhook_secret: WEBHOOK_SECRET.to_vec(),
             max_body_bytes: ServiceConfig::default().max_body_bytes,
             active_until_ms: cfg.fault_ms,
+            give_up_at_ms: cfg.fault_ms + cfg.settle_ms,
+            room: cfg.waiting_room.map(|r| crate::prober::room::RoomKit {
+                policy: match r.policy {
+                    booking::admission::room::Policy::Fifo => "fifo",
+                    booking::admission::room::Policy::Lottery => "lottery",
+                    booking::admission::room::Policy::Priority => "priority",
+                },
+                opens_at_ms: EPOCH_MS + r.opens_at_ms as i64,
+                target_active_sessions: r.target_active_sessions,
+                session_ttl_ms: r.session_ttl_ms,
+            }),
         };
         let actor = |u: &str| Actor::new(u.to_string(), user_token(&auth, u, None), clients.clone(), recorder.clone(), host_seed(seed, u));
-        pairs.push((actor(&a), actor(&b), kit));
+        pairs.push((actor(&a), actor(&b), actor(&format!("p{i:04}c")), kit));
     }
     let arrival_ms = cfg.user.arrival_ms;
     sim.client("probers", async move {
         let mut set = tokio::task::JoinSet::new();
-        for (a, b, kit) in pairs {
-            set.spawn(crate::prober::run(a, b, kit, arrival_ms));
+        for (a, b, c, kit) in pairs {
+            set.spawn(crate::prober::run(a, b, c, kit, arrival_ms));
         }
         while let Some(r) = set.join_next().await {
             r?;

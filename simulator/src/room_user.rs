@@ -104,7 +104,7 @@ impl Actor {
     }
 
     /// Waits in `event_id`'s queue: the admission token, or `None` when sold out or given up.
-    async fn wait_in_queue(&mut self, event_id: &str, run: &RoomRun) -> Option<String> {
+    pub(crate) async fn wait_in_queue(&mut self, event_id: &str, run: &RoomRun) -> Option<String> {
         let mut joined = false;
         for _ in 0..MAX_POLLS {
             if Recorder::now_ms() >= run.give_up_at_ms as i64 {

@@ -18,7 +18,6 @@
 
 use crate::trace::{ClientOp, RoomEvent, TraceKind};
 use crate::{Config, Invariant, Subject, TraceEvent, Violation};
-use booking::admission::queue::lottery_order;
 use booking::admission::room::{Policy, SessionEnd};
 use booking::model::Snapshot;
 use std::collections::{BTreeMap, BTreeSet};
@@ -209,6 +208,23 @@ pub fn check_waiting_room(_snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config)
     out
 }
 
+/// The lottery's draw, recomputed as the room's documentation states it:
+/// the joiners by SHA-256(seed ‖ user id), ties by user id.
+fn drawn_order(seed: &[u8; 32], joiners: &[String]) -> Vec<String> {
+    use sha2::{Digest, Sha256};
+    let mut keyed: Vec<([u8; 32], &String)> = joiners
+        .iter()
+        .map(|u| {
+            let mut h = Sha256::new();
+            h.update(seed);
+            h.update(u.as_bytes());
+            (h.finalize().into(), u)
+        })
+        .collect();
+    keyed.sort();
+    keyed.into_iter().map(|(_, u)| u.clone()).collect()
+}
+
 /// The order the room's policy admits its joiners in.
 fn policy_order(room: &Room) -> Vec<String> {
     match room.policy {
@@ -222,7 +238,7 @@ fn policy_order(room: &Room) -> Vec<String> {
             let seed: Option<[u8; 32]> = hex::decode(&room.seed).ok().and_then(|b| b.try_into().ok());
             let drawn: Vec<String> = room.joins.iter().filter(|j| j.2).map(|(u, ..)| u.clone()).collect();
             let mut order = match seed {
-                Some(seed) => lottery_order(&seed, &drawn),
+                Some(seed) => drawn_order(&seed, &drawn),
                 None => drawn,
             };
             order.extend(room.joins.iter().filter(|j| !j.2).map(|(u, ..)| u.clone()));
@@ -334,7 +350,9 @@ mod tests {
             joined(&mut w, u, 0, 0);
         }
         joined(&mut w, "late", 0, 2_000);
-        let drawn = lottery_order(&[9u8; 32], &users.map(String::from));
+        // The production draw agrees with the checker's own.
+        let drawn = booking::admission::queue::lottery_order(&[9u8; 32], &users.map(String::from));
+        assert_eq!(drawn, drawn_order(&[9u8; 32], &users.map(String::from)));
         for u in &drawn {
             admitted(&mut w, u);
         }

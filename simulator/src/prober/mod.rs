@@ -11,6 +11,7 @@
 
 pub mod flows;
 mod probes;
+pub mod room;
 
 use crate::client::Raw;
 use crate::recorder::Recorder;
@@ -29,7 +30,7 @@ pub struct ProberKit {
     pub events: Vec<(String, Vec<String>)>,
     /// Bearer tokens by credential: an operator's, one scoped to another event, an expired one, a forged one.
     pub admin_token: String,
-    /// A token of this prober's user scoped to the last event only.
+    /// A token of this prober's user scoped to [`SCOPED_TO`] only (no event of the world).
     pub scoped_token: String,
     /// This prober's user's token, expired.
     pub expired_token: String,
@@ -45,7 +46,17 @@ pub struct ProberKit {
     pub max_body_bytes: usize,
     /// No probe starts after this simulated ms.
     pub active_until_ms: u64,
+    /// A prober waiting in a queue gives up at this simulated ms.
+    pub give_up_at_ms: GiveUpMs,
+    /// The waiting room every event has, if the world has rooms.
+    pub room: Option<room::RoomKit>,
 }
+
+/// The one event a prober's scoped credential names: none of the world's.
+pub const SCOPED_TO: &str = "elsewhere";
+
+/// When a waiting prober gives up (the end of the settle phase), simulated ms.
+pub type GiveUpMs = u64;
 
 /// Pause between two probes, ms (uniform).
 const PROBE_GAP_MS: (u64, u64) = (50, 400);
@@ -162,12 +173,19 @@ impl Actor {
     }
 }
 
-/// Runs prober `a` (with `b`, a second user of its own) through every probe
-/// and flow, in a seeded order, until `kit.active_until_ms`.
-pub async fn run(mut a: Actor, mut b: Actor, kit: ProberKit, arrival_ms: (u64, u64)) {
-    a.think(arrival_ms).await;
+/// Runs prober `a` (with `b` and `c`, users of its own) through its flows
+/// (in front of the room, in a waiting-room world), then every probe in a
+/// seeded order until `kit.active_until_ms`, then the rate limit's burst.
+pub async fn run(mut a: Actor, mut b: Actor, mut c: Actor, kit: ProberKit, arrival_ms: (u64, u64)) {
+    if kit.room.is_none() {
+        // In front of a room the prober joins at once (near the front of the line).
+        a.think(arrival_ms).await;
+    }
     // The flows first, while seats are free; the rate limit's burst last.
-    flows::run_all(&mut a, &mut b, &kit).await;
+    match kit.room {
+        Some(room) => room::run(&mut a, &mut b, &mut c, &kit, room).await,
+        None => flows::run_all(&mut a, &mut b, &kit).await,
+    }
     let mut list = probes::all(&kit, &a.user);
     // A seeded order: the probes meet the world in a different state each seed.
     for i in (1..list.len()).rev() {

@@ -27,7 +27,7 @@ pub fn all(kit: &ProberKit, user: &str) -> Vec<Probe> {
         Probe::user("GET", format!("/v1/events/{ev}/seats")).as_(Credential::Expired),
         Probe::user("GET", format!("/v1/events/{ev}/seats")).as_(Credential::Forged),
         Probe::user("GET", format!("/v1/events/{ev}/seats")).as_(Credential::Header("Basic dXNlcjpwdw==".into())),
-        Probe::user("POST", holds.clone()).as_(Credential::Scoped(vec![scoped_event(kit)])).json(hold_body(vec![seat(0)])),
+        Probe::user("POST", holds.clone()).as_(Credential::Scoped(vec![super::SCOPED_TO.into()])).json(hold_body(vec![seat(0)])),
         Probe::user("POST", "/v1/events").json(json!({ "event_id": ev, "seat_ids": [seat(0)], "price_cents": 100 }).to_string()),
         Probe::user("GET", "/v1/admin/unresolved"),
         Probe::user("GET", "/v1/admin/unresolved").as_(Credential::Admin),
@@ -60,7 +60,6 @@ pub fn all(kit: &ProberKit, user: &str) -> Vec<Probe> {
         Probe::user("GET", "/metrics").as_(Credential::None),
         Probe::user("GET", "/openapi.json").as_(Credential::None),
         Probe::user("GET", format!("/v1/events/{ev}/queue")),
-        Probe::user("POST", format!("/v1/events/{ev}/queue")),
         Probe::user("GET", format!("/v1/events/{ev}/queue/lottery")),
         Probe::user("PUT", format!("/v1/events/{ev}/waiting-room")).json(room_body("not a time", 10)),
         Probe::user("PUT", format!("/v1/events/{ev}/waiting-room")).as_(Credential::Admin).json(room_body("not a time", 10)),
@@ -68,12 +67,11 @@ pub fn all(kit: &ProberKit, user: &str) -> Vec<Probe> {
         Probe::user("PUT", format!("/v1/events/{NO_EVENT}/waiting-room")).as_(Credential::Admin).json(room_body("2026-01-01T00:00:00Z", 10)),
     ];
     out.extend(super::flows::webhooks(kit, user));
+    if kit.room.is_none() {
+        // Joining a room's queue makes the prober a waiting user; without a room, it is refused.
+        out.push(Probe::user("POST", format!("/v1/events/{ev}/queue")));
+    }
     out
-}
-
-/// An event other than the first (the first when there is one).
-fn scoped_event(kit: &ProberKit) -> String {
-    kit.events.last().map(|(e, _)| e.clone()).filter(|e| *e != kit.events[0].0).unwrap_or_else(|| "another-event".into())
 }
 
 fn room_body(opens_at: &str, target: u32) -> String {
