@@ -106,6 +106,8 @@ pub enum Path {
     AdmissionSlowed,
     /// After slowing, an admission pass ran again at 90% (or more) of that highest rate.
     AdmissionRecovered,
+    /// Fault: the store was unreachable for a while.
+    StoreDown,
 }
 
 impl Path {
@@ -153,6 +155,7 @@ impl Path {
         Path::AdmissionRefused,
         Path::AdmissionSlowed,
         Path::AdmissionRecovered,
+        Path::StoreDown,
     ];
 
     /// The stable name.
@@ -200,6 +203,7 @@ impl Path {
             Path::AdmissionRefused => "admission-refused",
             Path::AdmissionSlowed => "admission-slowed",
             Path::AdmissionRecovered => "admission-recovered",
+            Path::StoreDown => "store-down",
         }
     }
 
@@ -261,6 +265,7 @@ pub fn count(trace: &[TraceEvent]) -> PathCounts {
                 FaultKind::CacheDown => bump(Path::CacheDown),
                 FaultKind::CacheStale => bump(Path::CacheStale),
                 FaultKind::CachePoisoned => bump(Path::CachePoisoned),
+                FaultKind::StoreDown => bump(Path::StoreDown),
                 _ => {}
             },
             TraceKind::SeatMapCached { event_id, version_sum } => match version_sum {

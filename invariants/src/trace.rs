@@ -681,6 +681,10 @@ pub enum FaultKind {
     CachePoisoned,
     /// The seat-map cache works again.
     CacheHealed,
+    /// The store became unreachable: every call fails as an outage does.
+    StoreDown,
+    /// The store answers again.
+    StoreRestored,
 }
 
 /// Phase markers.

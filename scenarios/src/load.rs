@@ -177,6 +177,10 @@ impl Scenario {
             v.duration("faults.sweeper_stall.from_ms", s.from_ms, 0, MAX_STALL_MS)?;
             v.duration("faults.sweeper_stall.to_ms", s.to_ms, s.from_ms + 1, MAX_STALL_MS)?;
         }
+        if let Some(o) = &f.store_outage {
+            v.duration("faults.store_outage.from_ms", o.from_ms, 0, self.phases.fault_ms - 1)?;
+            v.duration("faults.store_outage.to_ms", o.to_ms, o.from_ms + 1, self.phases.fault_ms)?;
+        }
         if let Some(c) = &f.cache {
             v.probability("faults.cache.probability", c.probability)?;
             v.duration("faults.cache.length_ms", c.length_ms, 1, MAX_PHASE_MS)?;

@@ -139,6 +139,8 @@ pub struct Faults {
     pub clock_skew: Option<ClockSkew>,
     /// The expiry sweeper stops for a while.
     pub sweeper_stall: Option<SweeperStall>,
+    /// The store is unreachable for a window: every call fails as an outage does.
+    pub store_outage: Option<StoreOutage>,
     /// The seat-map cache goes down, loses its invalidations, or is poisoned.
     pub cache: Option<CacheFaults>,
 }
@@ -272,6 +274,18 @@ pub struct SweeperStall {
     pub from_ms: i64,
     /// When it ends, ms from the start of the run, > `from_ms`; past the end of
     /// the settle phase means never (a broken expiry process).
+    pub to_ms: i64,
+}
+
+/// A store outage: from `from_ms` to `to_ms` every store call of every
+/// service host fails with a backend error (the database unreachable); the
+/// service answers `503`, its background work retries later.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreOutage {
+    /// When it starts, ms from the start of the run, >= 0.
+    pub from_ms: i64,
+    /// When it ends, ms from the start of the run, > `from_ms`, within the fault phase.
     pub to_ms: i64,
 }
 

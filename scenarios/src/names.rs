@@ -86,6 +86,7 @@ pub const PATH_NAMES: &[&str] = &[
     "admission-refused",
     "admission-slowed",
     "admission-recovered",
+    "store-down",
 ];
 
 /// Every waiting-room policy's name (what `waiting_room.policy` may be).

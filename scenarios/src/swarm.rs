@@ -28,6 +28,8 @@ pub enum FaultKind {
     SweeperStall,
     /// `faults.cache`.
     Cache,
+    /// `faults.store_outage`.
+    StoreOutage,
 }
 
 impl FaultKind {
@@ -42,6 +44,7 @@ impl FaultKind {
         FaultKind::ClockSkew,
         FaultKind::SweeperStall,
         FaultKind::Cache,
+        FaultKind::StoreOutage,
     ];
 
     /// The table name under `faults`.
@@ -56,6 +59,7 @@ impl FaultKind {
             FaultKind::ClockSkew => "clock_skew",
             FaultKind::SweeperStall => "sweeper_stall",
             FaultKind::Cache => "cache",
+            FaultKind::StoreOutage => "store_outage",
         }
     }
 
@@ -78,6 +82,7 @@ impl Faults {
             FaultKind::ClockSkew => self.clock_skew.is_some(),
             FaultKind::SweeperStall => self.sweeper_stall.is_some(),
             FaultKind::Cache => self.cache.is_some(),
+            FaultKind::StoreOutage => self.store_outage.is_some(),
         }
     }
 
@@ -93,6 +98,7 @@ impl Faults {
             FaultKind::ClockSkew => self.clock_skew = None,
             FaultKind::SweeperStall => self.sweeper_stall = None,
             FaultKind::Cache => self.cache = None,
+            FaultKind::StoreOutage => self.store_outage = None,
         }
     }
 
@@ -207,6 +213,7 @@ impl SwarmDraw {
                 f
             }),
             sweeper_stall: faults.sweeper_stall.clone().filter(|_| w(FaultKind::SweeperStall).is_some()),
+            store_outage: faults.store_outage.clone().filter(|_| w(FaultKind::StoreOutage).is_some()),
             cache: faults.cache.clone().zip(w(FaultKind::Cache)).map(|(mut f, k)| {
                 f.probability = scale(f.probability, k);
                 f

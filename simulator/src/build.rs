@@ -72,6 +72,8 @@ pub struct World {
     pub cache_switch: CacheSwitch,
     /// Each service host's clock skew against the store's, ms, by host index.
     pub host_skew_ms: Vec<i64>,
+    /// The store's outage switch (the outage nemesis flips it).
+    pub store_down: Arc<AtomicBool>,
 }
 
 /// How long a cached seat map lives: bookingd's default (`--cache-ttl-ms`).
@@ -87,7 +89,8 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
     let recorder = Recorder::new(EPOCH_MS);
     let store_clock = SimClock::new(0);
     let events = event_seats(cfg);
-    let store = seeded_store(cfg, seed, &store_clock, &recorder, &events);
+    let store_down = Arc::new(AtomicBool::new(false));
+    let store = seeded_store(cfg, seed, &store_clock, &recorder, &events, &store_down);
     let rooms = cfg.waiting_room.map(|r| open_rooms(&r, &events, &recorder));
     // One seat-map cache for every service host, outside them as one Redis
     // is, behind the cache nemesis's switch; its reads traced when it has faults.
@@ -154,6 +157,7 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
         cache: shared_cache,
         cache_switch,
         host_skew_ms,
+        store_down,
     }
 }
 
@@ -194,12 +198,14 @@ fn seeded_store(
     clock: &SimClock,
     recorder: &Recorder,
     events: &[(String, Vec<String>)],
+    down: &Arc<AtomicBool>,
 ) -> Arc<dyn Store> {
     let faults = cfg.plant.map(Faults::planting).unwrap_or_default();
     let store = MemStore::new(Arc::new(clock.clone()), Arc::new(SeededIds::new(host_seed(seed, "ids"))))
         .with_observer(Arc::new(recorder.clone()))
         .with_faults(&faults);
-    // Every call traced at its linearization point, for the auditor.
+    // Behind the outage switch; every call traced at its linearization point, for the auditor.
+    let store = crate::faulty_store::FaultyStore::new(Arc::new(store), down.clone());
     let store = crate::traced_store::TracedStore::new(Arc::new(store), Arc::new(clock.clone()), recorder.clone());
     for (event_id, seat_ids) in events {
         let create =
@@ -427,7 +433,13 @@ fn install_probers(
     }
     let auth = Authenticator::new(TOKEN_SECRET, Arc::new(SimClock::new(0)));
     let forger = Authenticator::new(b"not-the-holdfast-token-secret", Arc::new(SimClock::new(0)));
-    let claims = |sub: &str, events: Vec<String>, exp_ms: i64, admin: bool| Claims { sub: sub.into(), events, exp_ms, admin, tier: None };
+    let claims = |sub: &str, events: Vec<String>, exp_ms: i64, admin: bool| Claims {
+        sub: sub.into(),
+        events,
+        exp_ms,
+        admin,
+        tier: None,
+    };
     let clients: Vec<SimClient> =
         services.iter().map(|s| SimClient::new(format!("{s}:{SERVICE_PORT}"), CLIENT_TIMEOUT)).collect();
     let mut pairs = Vec::new();
@@ -436,7 +448,12 @@ fn install_probers(
         let kit = crate::prober::ProberKit {
             events: events.to_vec(),
             admin_token: auth.issue(&claims("operator", vec!["*".into()], EPOCH_MS + USER_TOKEN_TTL_MS, true)),
-            scoped_token: auth.issue(&claims(&a, vec![crate::prober::SCOPED_TO.into()], EPOCH_MS + USER_TOKEN_TTL_MS, false)),
+            scoped_token: auth.issue(&claims(
+                &a,
+                vec![crate::prober::SCOPED_TO.into()],
+                EPOCH_MS + USER_TOKEN_TTL_MS,
+                false,
+            )),
             expired_token: auth.issue(&claims(&a, vec!["*".into()], EPOCH_MS, false)),
             forged_token: forger.issue(&claims(&a, vec!["*".into()], EPOCH_MS + USER_TOKEN_TTL_MS, false)),
             min_latency_ms: cfg.message_latency_ms.0,
@@ -445,6 +462,7 @@ fn install_probers(
             max_body_bytes: ServiceConfig::default().max_body_bytes,
             active_until_ms: cfg.fault_ms,
             give_up_at_ms: cfg.fault_ms + cfg.settle_ms,
+            store_outage: cfg.store_outage.map(|o| (o.from_ms, o.to_ms)),
             room: cfg.waiting_room.map(|r| crate::prober::room::RoomKit {
                 policy: match r.policy {
                     booking::admission::room::Policy::Fifo => "fifo",
@@ -456,7 +474,9 @@ fn install_probers(
                 session_ttl_ms: r.session_ttl_ms,
             }),
         };
-        let actor = |u: &str| Actor::new(u.to_string(), user_token(&auth, u, None), clients.clone(), recorder.clone(), host_seed(seed, u));
+        let actor = |u: &str| {
+            Actor::new(u.to_string(), user_token(&auth, u, None), clients.clone(), recorder.clone(), host_seed(seed, u))
+        };
         pairs.push((actor(&a), actor(&b), actor(&format!("p{i:04}c")), kit));
     }
     let arrival_ms = cfg.user.arrival_ms;

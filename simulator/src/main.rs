@@ -514,12 +514,42 @@ fn run(args: RunArgs) -> ExitCode {
     if !args.json {
         report::tables(&summaries, &plans);
     }
+    let unprovoked = library_answers(&args, &plans, &summaries);
     if let Some(path) = &args.junit
         && let Err(e) = std::fs::write(path, simulator::junit::document(&runs))
     {
         return usage_error(format!("cannot write {path}: {e}"));
     }
-    if summaries.iter().any(Summary::failed_any) { ExitCode::from(1) } else { ExitCode::SUCCESS }
+    if summaries.iter().any(Summary::failed_any) || !unprovoked.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// When `run` covered the whole library over its default seeds, as it is
+/// (no plant, muted fault or narrowed checkers): the problem kinds no seed
+/// answered, each printed (every kind outside `invariants::answers::UNPROVOKED`
+/// must be provoked somewhere).
+fn library_answers(args: &RunArgs, plans: &[Plan], summaries: &[Summary]) -> Vec<booking::problem_kind::ProblemKind> {
+    let whole = args.scenarios.is_empty()
+        && args.files.is_empty()
+        && args.seeds.is_none()
+        && args.seed.is_none()
+        && args.shard.is_none()
+        && plans.iter().all(|p| p.plant.is_none() && p.muted.is_empty() && p.checkers.is_empty())
+        && summaries.len() == plans.len();
+    if !whole {
+        return Vec::new();
+    }
+    let totals = simulator::runner::answer_totals_of(summaries);
+    let missing = invariants::answers::never_provoked(&totals);
+    for k in &missing {
+        println!(
+            "FAIL the library never provoked the problem kind {k} (invariants::answers::UNPROVOKED excuses only the kinds it names)"
+        );
+    }
+    missing
 }
 
 /// The one scenario `replay` or `seed` (`verb`) names, or the usage error.

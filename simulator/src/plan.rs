@@ -114,6 +114,10 @@ impl Plan {
                 .sweeper_stall
                 .as_ref()
                 .map(|st| SweeperStall { from_ms: st.from_ms as u64, to_ms: st.to_ms as u64 }),
+            store_outage: f
+                .store_outage
+                .as_ref()
+                .map(|o| crate::schedule::StoreOutage { from_ms: o.from_ms as u64, to_ms: o.to_ms as u64 }),
             plant: self.plant,
             workflow: workflow_config(s),
             tick_ms: TICK_MS,

@@ -108,6 +108,17 @@ pub fn path_totals(verdicts: &[SeedVerdict]) -> std::collections::BTreeMap<Strin
     out
 }
 
+/// Each answer kind's total over scenario summaries.
+pub fn answer_totals_of(summaries: &[Summary]) -> std::collections::BTreeMap<String, u64> {
+    let mut out = std::collections::BTreeMap::new();
+    for s in summaries {
+        for (k, n) in &s.answers {
+            *out.entry(k.clone()).or_insert(0) += n;
+        }
+    }
+    out
+}
+
 /// Each answer kind's total over `verdicts`.
 pub fn answer_totals(verdicts: &[SeedVerdict]) -> std::collections::BTreeMap<String, u64> {
     let mut out = std::collections::BTreeMap::new();

@@ -64,6 +64,15 @@ pub struct SweeperStall {
     pub to_ms: u64,
 }
 
+/// The store is unreachable from `from_ms` to `to_ms` (simulated ms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StoreOutage {
+    /// Start of the outage, ms after the world starts.
+    pub from_ms: u64,
+    /// End of the outage (exclusive), ms after the world starts.
+    pub to_ms: u64,
+}
+
 /// A paused client: a user who checks out pauses first with `probability`,
 /// for `pause_ms` (its hold may expire meanwhile).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -183,6 +192,8 @@ pub struct FaultSchedule {
     pub link_faults: Vec<LinkFault>,
     /// The sweeper's stall window.
     pub sweeper_stall: Option<SweeperStall>,
+    /// The store's outage window.
+    pub store_outage: Option<StoreOutage>,
     /// Seat-map cache faults, by start time, one at a time.
     pub cache_faults: Vec<CacheFault>,
     /// Crash after commit (a policy: each host's stream decides per commit).
@@ -278,6 +289,7 @@ pub fn draw(cfg: &WorldConfig, seed: u64) -> FaultSchedule {
         clock_skews,
         link_faults,
         sweeper_stall: cfg.sweeper_stall,
+        store_outage: cfg.store_outage,
         cache_faults,
         crash: cfg.crash.clone(),
         paused_clients: cfg.user.pause,
@@ -327,6 +339,9 @@ impl fmt::Display for FaultSchedule {
         }
         if let Some(s) = self.sweeper_stall {
             writeln!(f, "  sweeper stalled: from {} to {} ms", s.from_ms, s.to_ms)?;
+        }
+        if let Some(o) = self.store_outage {
+            writeln!(f, "  store unreachable: from {} to {} ms", o.from_ms, o.to_ms)?;
         }
         if let Some(c) = &self.crash {
             let points: Vec<String> = c.points.iter().map(ToString::to_string).collect();

@@ -292,7 +292,9 @@ impl Actor {
                     self.recorder.fail(op_id, kind, status);
                     return Err(Some(kind));
                 }
-                Reply::Answered { status, .. } => self.recorder.unknown(op_id, &format!("http {status}")),
+                Reply::Answered { status, body } => {
+                    self.recorder.unknown(op_id, &format!("http {status} {}", kind_of(&body)))
+                }
                 Reply::Unknown(reason) => self.recorder.unknown(op_id, &reason),
             }
             self.fail_over();
@@ -340,7 +342,8 @@ impl Actor {
                 None
             }
             Ok(raw) => {
-                self.recorder.unknown(op_id, &format!("http {}", raw.status));
+                let body = serde_json::from_slice(&raw.body).unwrap_or(Value::Null);
+                self.recorder.unknown(op_id, &format!("http {} {}", raw.status, kind_of(&body)));
                 None
             }
             Err(e) => {

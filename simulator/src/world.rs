@@ -11,7 +11,7 @@
 use crate::build;
 use crate::check::{self, Stepped};
 use crate::faults::CrashFault;
-use crate::nemesis::{CacheNemesis, CrashNemesis, LinkNemesis, Nemeses, StallNemesis};
+use crate::nemesis::{CacheNemesis, CrashNemesis, LinkNemesis, Nemeses, OutageNemesis, StallNemesis};
 use crate::provider_host::ProviderFaults;
 use crate::schedule::{self, FaultSchedule, LinkFaults, SweeperStall};
 use crate::step;
@@ -71,6 +71,8 @@ pub struct WorldConfig {
     pub clock_skew_ms: i64,
     /// Sweeper stalled between these simulated times.
     pub sweeper_stall: Option<SweeperStall>,
+    /// The store unreachable between these simulated times.
+    pub store_outage: Option<crate::schedule::StoreOutage>,
     /// The planted bug, if any (see `simulator plants`).
     pub plant: Option<Plant>,
     /// The payment workflow's settings.
@@ -172,5 +174,6 @@ fn nemeses_for(schedule: &FaultSchedule, world: &build::World) -> Nemeses {
         stall: StallNemesis::new(schedule.sweeper_stall, world.switches.sweeper_stalled.clone()),
         link: LinkNemesis::new(schedule.link_faults.clone()),
         cache: CacheNemesis::new(schedule.cache_faults.clone(), world.cache_switch.clone()),
+        outage: OutageNemesis::new(schedule.store_outage, world.store_down.clone()),
     }
 }

@@ -50,7 +50,12 @@ pub fn check_idempotency(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) ->
             }
             TraceKind::Ok { op_id, result: OpResult::CheckedOut { order_id, booking_ids, .. }, .. } => {
                 if let Some((k, req)) = key_of.get(op_id) {
-                    let a = Answer::Ok { seq: e.seq, order_id: *order_id, booking_ids: booking_ids.clone(), req: req.clone() };
+                    let a = Answer::Ok {
+                        seq: e.seq,
+                        order_id: *order_id,
+                        booking_ids: booking_ids.clone(),
+                        req: req.clone(),
+                    };
                     answers.entry(k.clone()).or_default().push(a);
                 }
             }

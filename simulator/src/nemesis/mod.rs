@@ -9,11 +9,13 @@
 mod cache;
 mod crash;
 mod link;
+mod outage;
 mod stall;
 
 pub use cache::CacheNemesis;
 pub use crash::CrashNemesis;
 pub use link::LinkNemesis;
+pub use outage::OutageNemesis;
 pub use stall::StallNemesis;
 
 use crate::recorder::Recorder;
@@ -50,6 +52,8 @@ pub struct Nemeses {
     pub link: LinkNemesis,
     /// Seat-map cache faults.
     pub cache: CacheNemesis,
+    /// The store's outage window.
+    pub outage: OutageNemesis,
 }
 
 impl Nemeses {
@@ -59,6 +63,7 @@ impl Nemeses {
         self.stall.act(stage);
         self.link.act(stage);
         self.cache.act(stage);
+        self.outage.act(stage);
     }
 
     /// The fault phase ends for each.
@@ -67,5 +72,6 @@ impl Nemeses {
         self.stall.end_faults();
         self.link.end_faults();
         self.cache.end_faults();
+        self.outage.end_faults();
     }
 }

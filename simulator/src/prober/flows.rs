@@ -159,32 +159,66 @@ async fn takeover_at_deadline(a: &mut Actor, b: &mut Actor, kit: &ProberKit, ev:
     }
 }
 
+/// An operator's look at the unresolved orders, then, for each order charged
+/// without a ticket, a signed webhook saying its payment failed: a provider
+/// contradicting itself, which the service must acknowledge and ignore.
+pub async fn conflicting_webhooks(a: &mut Actor, kit: &ProberKit) {
+    let list = a.probe(Probe::user("GET", "/v1/admin/unresolved").as_(Credential::Admin), kit).await;
+    let Some((200, body)) = list else { return };
+    let charged: Vec<Uuid> = body["orders"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|o| matches!(o["status"].as_str(), Some("compensating" | "compensation_failed")))
+        .filter_map(|o| o["payment_op_id"].as_str().and_then(|id| Uuid::parse_str(id).ok()))
+        .take(2)
+        .collect();
+    for payment in charged {
+        let now = EPOCH_MS + Recorder::now_ms();
+        let body = webhook_event(&a.user, "payment_failed", payment, None, "pi_conflict", now);
+        let _ = a.probe(signed(kit, body, now), kit).await;
+    }
+}
+
+/// A webhook event's JSON.
+fn webhook_event(user: &str, kind: &str, payment: Uuid, refund: Option<Uuid>, provider_id: &str, now: i64) -> String {
+    json!({
+        "provider_event_id": format!("evt_probe_{user}_{kind}_{payment}"),
+        "sequence": 1,
+        "kind": kind,
+        "payment_key": payment,
+        "provider_payment_id": provider_id,
+        "refund_key": refund,
+        "failure_reason": null,
+        "created_at_ms": now,
+    })
+    .to_string()
+}
+
+/// A webhook probe carrying `body` signed at `at_ms` with the provider's secret.
+fn signed(kit: &ProberKit, body: String, at_ms: i64) -> Probe {
+    Probe::user("POST", "/v1/webhooks/provider")
+        .as_(Credential::None)
+        .json(body.clone())
+        .header("x-provider-timestamp", at_ms.to_string())
+        .header("x-provider-signature", sign(&kit.webhook_secret, at_ms, body.as_bytes()))
+}
+
 /// Webhook probes: unsigned, stale, oversized, and signed ones the service must refuse (or accept and ignore).
 pub fn webhooks(kit: &ProberKit, user: &str) -> Vec<Probe> {
     let now = EPOCH_MS + Recorder::now_ms();
     let event = |kind: &str, payment: Uuid, refund: Option<Uuid>, provider_id: &str| {
-        json!({
-            "provider_event_id": format!("evt_probe_{user}_{kind}"),
-            "sequence": 1,
-            "kind": kind,
-            "payment_key": payment,
-            "provider_payment_id": provider_id,
-            "refund_key": refund,
-            "failure_reason": null,
-            "created_at_ms": now,
-        })
-        .to_string()
+        webhook_event(user, kind, payment, refund, provider_id, now)
     };
-    let signed = |body: String, at_ms: i64| {
-        Probe::user("POST", "/v1/webhooks/provider")
-            .as_(Credential::None)
-            .json(body.clone())
-            .header("x-provider-timestamp", at_ms.to_string())
-            .header("x-provider-signature", sign(&kit.webhook_secret, at_ms, body.as_bytes()))
-    };
+    let signed = |body: String, at_ms: i64| signed(kit, body, at_ms);
     let unknown = Uuid::from_u128(0x0bad_f00d);
     vec![
-        Probe::user("POST", "/v1/webhooks/provider").as_(Credential::None).json(event("payment_succeeded", unknown, None, "pi_x")),
+        Probe::user("POST", "/v1/webhooks/provider").as_(Credential::None).json(event(
+            "payment_succeeded",
+            unknown,
+            None,
+            "pi_x",
+        )),
         signed(event("payment_succeeded", unknown, None, "pi_x"), now - 10 * 60 * 1000),
         signed("{}".into(), now),
         signed(event("payment_succeeded", unknown, None, "pi_x"), now),

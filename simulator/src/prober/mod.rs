@@ -50,6 +50,8 @@ pub struct ProberKit {
     pub give_up_at_ms: GiveUpMs,
     /// The waiting room every event has, if the world has rooms.
     pub room: Option<room::RoomKit>,
+    /// The store's outage window, simulated ms (`from`, `to`), if the world has one.
+    pub store_outage: Option<(u64, u64)>,
 }
 
 /// The one event a prober's scoped credential names: none of the world's.
@@ -154,7 +156,7 @@ impl Actor {
                         let kind = crate::user::kind_of(&body);
                         self.recorder.fail(op_id, kind, raw.status);
                     }
-                    s => self.recorder.unknown(op_id, &format!("http {s}")),
+                    s => self.recorder.unknown(op_id, &format!("http {s} {}", crate::user::kind_of(&body))),
                 }
                 Some((raw.status, body))
             }
@@ -173,6 +175,26 @@ impl Actor {
     }
 }
 
+/// In the middle of the store's outage, `c` asks for the service's health,
+/// a seat map and a hold (each must meet the outage, not a missing answer).
+async fn outage_watch(c: &mut Actor, kit: &ProberKit) {
+    let Some((from_ms, to_ms)) = kit.store_outage else { return };
+    let mid = from_ms + (to_ms - from_ms) / 2;
+    let now = Recorder::now_ms().max(0) as u64;
+    if mid > now {
+        tokio::time::sleep(Duration::from_millis(mid - now)).await;
+    }
+    let (ev, seats) = kit.events[0].clone();
+    let hold = serde_json::json!({ "seat_ids": [seats[0]] }).to_string();
+    for p in [
+        Probe::user("GET", "/healthz").as_(Credential::None),
+        Probe::user("GET", format!("/v1/events/{ev}/seats?state=available")),
+        Probe::user("POST", format!("/v1/events/{ev}/holds")).json(hold),
+    ] {
+        let _ = c.probe(p, kit).await;
+    }
+}
+
 /// Runs prober `a` (with `b` and `c`, users of its own) through its flows
 /// (in front of the room, in a waiting-room world), then every probe in a
 /// seeded order until `kit.active_until_ms`, then the rate limit's burst.
@@ -184,7 +206,10 @@ pub async fn run(mut a: Actor, mut b: Actor, mut c: Actor, kit: ProberKit, arriv
     // The flows first, while seats are free; the rate limit's burst last.
     match kit.room {
         Some(room) => room::run(&mut a, &mut b, &mut c, &kit, room).await,
-        None => flows::run_all(&mut a, &mut b, &kit).await,
+        None => {
+            let watch = outage_watch(&mut c, &kit);
+            tokio::join!(flows::run_all(&mut a, &mut b, &kit), watch);
+        }
     }
     let mut list = probes::all(&kit, &a.user);
     // A seeded order: the probes meet the world in a different state each seed.
@@ -199,5 +224,6 @@ pub async fn run(mut a: Actor, mut b: Actor, mut c: Actor, kit: ProberKit, arriv
         let _ = a.probe(p, &kit).await;
         a.probe_gap().await;
     }
+    flows::conflicting_webhooks(&mut a, &kit).await;
     flows::rate_burst(&mut a, &kit).await;
 }

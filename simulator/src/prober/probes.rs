@@ -27,8 +27,11 @@ pub fn all(kit: &ProberKit, user: &str) -> Vec<Probe> {
         Probe::user("GET", format!("/v1/events/{ev}/seats")).as_(Credential::Expired),
         Probe::user("GET", format!("/v1/events/{ev}/seats")).as_(Credential::Forged),
         Probe::user("GET", format!("/v1/events/{ev}/seats")).as_(Credential::Header("Basic dXNlcjpwdw==".into())),
-        Probe::user("POST", holds.clone()).as_(Credential::Scoped(vec![super::SCOPED_TO.into()])).json(hold_body(vec![seat(0)])),
-        Probe::user("POST", "/v1/events").json(json!({ "event_id": ev, "seat_ids": [seat(0)], "price_cents": 100 }).to_string()),
+        Probe::user("POST", holds.clone())
+            .as_(Credential::Scoped(vec![super::SCOPED_TO.into()]))
+            .json(hold_body(vec![seat(0)])),
+        Probe::user("POST", "/v1/events")
+            .json(json!({ "event_id": ev, "seat_ids": [seat(0)], "price_cents": 100 }).to_string()),
         Probe::user("GET", "/v1/admin/unresolved"),
         Probe::user("GET", "/v1/admin/unresolved").as_(Credential::Admin),
         // The body and the path.
@@ -36,7 +39,8 @@ pub fn all(kit: &ProberKit, user: &str) -> Vec<Probe> {
         Probe::user("POST", holds.clone()).json(json!({ "seat_ids": [seat(0)], "extra": 1 }).to_string()),
         Probe { body: Some(hold_body(vec![seat(0)])), ..Probe::user("POST", holds.clone()) },
         Probe::user("POST", holds.clone()).header("content-type", "text/plain").json(hold_body(vec![seat(0)])),
-        Probe::user("POST", holds.clone()).json(format!("{{\"seat_ids\":[\"{}\"]}}", "x".repeat(kit.max_body_bytes + 1))),
+        Probe::user("POST", holds.clone())
+            .json(format!("{{\"seat_ids\":[\"{}\"]}}", "x".repeat(kit.max_body_bytes + 1))),
         Probe::user("POST", "/v1/events/bad!id/holds").json(hold_body(vec![seat(0)])),
         Probe::user("GET", format!("/v1/events/{ev}/seats?state=nope")),
         Probe::user("GET", format!("/v1/events/{ev}/seats?color=red")),
@@ -54,7 +58,9 @@ pub fn all(kit: &ProberKit, user: &str) -> Vec<Probe> {
         Probe::user("POST", holds.clone()).json(hold_body(vec![seat(0), seat(0)])),
         Probe::user("POST", holds.clone()).json(hold_body(vec![])),
         Probe::user("POST", holds.clone()).json(hold_body(vec!["x".repeat(65)])),
-        Probe::user("POST", "/v1/events").as_(Credential::Admin).json(json!({ "event_id": ev, "seat_ids": [seat(0)], "price_cents": 100 }).to_string()),
+        Probe::user("POST", "/v1/events")
+            .as_(Credential::Admin)
+            .json(json!({ "event_id": ev, "seat_ids": [seat(0)], "price_cents": 100 }).to_string()),
         // Operations and the waiting room's endpoints.
         Probe::user("GET", "/healthz").as_(Credential::None),
         Probe::user("GET", "/metrics").as_(Credential::None),
@@ -62,9 +68,15 @@ pub fn all(kit: &ProberKit, user: &str) -> Vec<Probe> {
         Probe::user("GET", format!("/v1/events/{ev}/queue")),
         Probe::user("GET", format!("/v1/events/{ev}/queue/lottery")),
         Probe::user("PUT", format!("/v1/events/{ev}/waiting-room")).json(room_body("not a time", 10)),
-        Probe::user("PUT", format!("/v1/events/{ev}/waiting-room")).as_(Credential::Admin).json(room_body("not a time", 10)),
-        Probe::user("PUT", format!("/v1/events/{ev}/waiting-room")).as_(Credential::Admin).json(room_body("2026-01-01T00:00:00Z", 0)),
-        Probe::user("PUT", format!("/v1/events/{NO_EVENT}/waiting-room")).as_(Credential::Admin).json(room_body("2026-01-01T00:00:00Z", 10)),
+        Probe::user("PUT", format!("/v1/events/{ev}/waiting-room"))
+            .as_(Credential::Admin)
+            .json(room_body("not a time", 10)),
+        Probe::user("PUT", format!("/v1/events/{ev}/waiting-room"))
+            .as_(Credential::Admin)
+            .json(room_body("2026-01-01T00:00:00Z", 0)),
+        Probe::user("PUT", format!("/v1/events/{NO_EVENT}/waiting-room"))
+            .as_(Credential::Admin)
+            .json(room_body("2026-01-01T00:00:00Z", 10)),
     ];
     out.extend(super::flows::webhooks(kit, user));
     if kit.room.is_none() {

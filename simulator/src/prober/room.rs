@@ -54,11 +54,17 @@ pub async fn run(a: &mut Actor, b: &mut Actor, c: &mut Actor, kit: &ProberKit, r
             .to_string()
     };
     let probes = [
-        Probe::user("POST", format!("/v1/events/{ev}/holds")).json(hold.clone()).header("admission-token", "not-an-admission"),
+        Probe::user("POST", format!("/v1/events/{ev}/holds"))
+            .json(hold.clone())
+            .header("admission-token", "not-an-admission"),
         Probe::user("POST", format!("/v1/events/{ev}/holds")).json(hold).header("admission-token", "a".repeat(3_000)),
         Probe::user("GET", format!("/v1/events/{ev}/queue/lottery")),
-        Probe::user("PUT", format!("/v1/events/{ev}/waiting-room")).as_(Credential::Admin).json(room_body(room.target_active_sessions)),
-        Probe::user("PUT", format!("/v1/events/{ev}/waiting-room")).as_(Credential::Admin).json(room_body(room.target_active_sessions + 1)),
+        Probe::user("PUT", format!("/v1/events/{ev}/waiting-room"))
+            .as_(Credential::Admin)
+            .json(room_body(room.target_active_sessions)),
+        Probe::user("PUT", format!("/v1/events/{ev}/waiting-room"))
+            .as_(Credential::Admin)
+            .json(room_body(room.target_active_sessions + 1)),
     ];
     let run = RoomRun { bypass_share: 0.0, give_up_at_ms: kit.give_up_at_ms };
     let c_part = async {

@@ -159,6 +159,7 @@ pub fn all() -> Vec<Step> {
         drop_table("faults.network", |s| s.faults.network.is_some(), |s| s.faults.network = None),
         drop_table("faults.clock_skew", |s| s.faults.clock_skew.is_some(), |s| s.faults.clock_skew = None),
         drop_table("faults.sweeper_stall", |s| s.faults.sweeper_stall.is_some(), |s| s.faults.sweeper_stall = None),
+        drop_table("faults.store_outage", |s| s.faults.store_outage.is_some(), |s| s.faults.store_outage = None),
         drop_table("faults.cache", |s| s.faults.cache.is_some(), |s| s.faults.cache = None),
         drop_table("waiting_room", |s| s.waiting_room.is_some(), |s| s.waiting_room = None),
         int_step("workload.users", 1, 1, |s| Some(s.workload.users.into()), |s, v| s.workload.users = v as u32),
@@ -379,6 +380,7 @@ pub fn fault_tables(s: &Scenario) -> usize {
         f.clock_skew.is_some(),
         f.sweeper_stall.is_some(),
         f.cache.is_some(),
+        f.store_outage.is_some(),
     ]
     .into_iter()
     .filter(|p| *p)

@@ -25,6 +25,8 @@ pub enum BandKind {
     Cache,
     /// The provider's brownout window.
     Brownout,
+    /// The store unreachable until restored.
+    Outage,
 }
 
 impl BandKind {
@@ -37,6 +39,7 @@ impl BandKind {
             BandKind::Stall => "band band-stall",
             BandKind::Cache => "band band-cache",
             BandKind::Brownout => "band band-brownout",
+            BandKind::Outage => "band band-outage",
         }
     }
 
@@ -49,6 +52,7 @@ impl BandKind {
             BandKind::Stall => "sweeper stalled",
             BandKind::Cache => "seat-map cache faulty",
             BandKind::Brownout => "provider brownout",
+            BandKind::Outage => "store unreachable",
         }
     }
 }
@@ -108,6 +112,8 @@ pub fn place(kind: FaultKind, detail: &str) -> Placement {
         K::SweeperResumed => (LaneKey::Sweeper, Edge::Close(BandKind::Stall)),
         K::CacheDown | K::CacheStale | K::CachePoisoned => (LaneKey::Cache, Edge::Open(BandKind::Cache)),
         K::CacheHealed => (LaneKey::Cache, Edge::Close(BandKind::Cache)),
+        K::StoreDown => (LaneKey::Store, Edge::Open(BandKind::Outage)),
+        K::StoreRestored => (LaneKey::Store, Edge::Close(BandKind::Outage)),
         K::ProviderError if detail.ends_with("brownout begins") => (LaneKey::Provider, Edge::Open(BandKind::Brownout)),
         K::ProviderError if detail.ends_with("brownout ends") => (LaneKey::Provider, Edge::Close(BandKind::Brownout)),
         K::ProviderError

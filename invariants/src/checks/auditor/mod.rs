@@ -53,6 +53,8 @@ struct Auditor<'a> {
     findings: Vec<(Finding, Vec<u64>)>,
     subjects: BTreeSet<Subject>,
     dropped: usize,
+    /// Whether the store is unreachable now (a store outage fault).
+    store_down: bool,
 }
 
 impl<'a> Auditor<'a> {
@@ -68,6 +70,7 @@ impl<'a> Auditor<'a> {
             findings: Vec::new(),
             subjects: BTreeSet::new(),
             dropped: 0,
+            store_down: false,
         }
     }
 
@@ -94,6 +97,8 @@ impl<'a> Auditor<'a> {
             TraceKind::Ok { op_id, .. } | TraceKind::Fail { op_id, .. } | TraceKind::Unknown { op_id, .. } => {
                 self.complete(e, *op_id)
             }
+            TraceKind::Fault { kind: FaultKind::StoreDown, .. } => self.store_down = true,
+            TraceKind::Fault { kind: FaultKind::StoreRestored, .. } => self.store_down = false,
             TraceKind::Fault { kind: FaultKind::CrashAfterCommit | FaultKind::HostRestarted, detail } => {
                 if let Some(host) = host_of(detail) {
                     self.limiter.forget(host);

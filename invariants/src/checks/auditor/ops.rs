@@ -77,12 +77,30 @@ impl<'a> Auditor<'a> {
     /// The gate's answer for `op` at host time `now_ms`, if `op` meets the gate.
     fn gate(&self, client: &str, op: Option<&ClientOp>, now_ms: i64) -> Option<Result<uuid::Uuid, ProblemKind>> {
         let (event_id, token, what) = gated(op?)?;
-        self.admissions.has_room(event_id).then(|| self.admissions.gate(&self.cfg.admission_secret, event_id, client, token, &what, now_ms))
+        self.admissions
+            .has_room(event_id)
+            .then(|| self.admissions.gate(&self.cfg.admission_secret, event_id, client, token, &what, now_ms))
     }
 
-    pub(super) fn invoke(&mut self, e: &'a TraceEvent, op_id: OpId, client: &'a str, op: &'a ClientOp, host: Option<u32>) {
+    pub(super) fn invoke(
+        &mut self,
+        e: &'a TraceEvent,
+        op_id: OpId,
+        client: &'a str,
+        op: &'a ClientOp,
+        host: Option<u32>,
+    ) {
         let class = raw(op).map(|r| surface::classify(&r, self.cfg.max_body_bytes));
-        let mut rec = OpRecord { client, sent: op, class, host, invoke: e, calls: Vec::new(), seqs: vec![e.seq], gate_at_send: None };
+        let mut rec = OpRecord {
+            client,
+            sent: op,
+            class,
+            host,
+            invoke: e,
+            calls: Vec::new(),
+            seqs: vec![e.seq],
+            gate_at_send: None,
+        };
         let now = self.host_clock(host, e.at_ms, self.cfg.min_latency_ms);
         rec.gate_at_send = self.gate(client, rec.op(), now);
         self.ops.insert(op_id, rec);
@@ -96,14 +114,19 @@ impl<'a> Auditor<'a> {
             && let Some(Err(kind)) = self.gate(rec.client, rec.op(), host_now)
         {
             let subject = Subject::Request { op_id, client: rec.client.to_string() };
-            let f = Finding::new(subject, format!("reached the store past the waiting room's gate, which refuses it ({kind})"));
+            let f = Finding::new(
+                subject,
+                format!("reached the store past the waiting room's gate, which refuses it ({kind})"),
+            );
             let mut seqs = rec.seqs.clone();
             seqs.push(seq);
             self.report(f, seqs);
         }
         let rec = self.ops.get(&op_id).expect("looked up");
-        if let (Some((event_id, _, _)), StoreCall::BeginPayment { req, answer: Ok(BeginPaymentOutcome { replayed: false, .. }) }) =
-            (rec.op().and_then(gated), &linked.call)
+        if let (
+            Some((event_id, _, _)),
+            StoreCall::BeginPayment { req, answer: Ok(BeginPaymentOutcome { replayed: false, .. }) },
+        ) = (rec.op().and_then(gated), &linked.call)
         {
             let (event_id, client) = (event_id.to_string(), rec.client);
             self.admissions.purchased(&event_id, client, req.hold_token, &req.idempotency_key);
@@ -133,7 +156,9 @@ impl<'a> Auditor<'a> {
                 match routes::expect(route, &raw, rec.client, &ctx, &rec.calls) {
                     Err(why) => Some(format!("{} {}: {why}; answered {}", raw.method, raw.path, shown(g))),
                     Ok(want) if same_route_answer(&want, g) => None,
-                    Ok(want) => Some(format!("{} {}: expected {}, answered {}", raw.method, raw.path, shown(&want), shown(g))),
+                    Ok(want) => {
+                        Some(format!("{} {}: expected {}, answered {}", raw.method, raw.path, shown(&want), shown(g)))
+                    }
                 }
             }),
             _ => self.judge_typed(&rec, from, to, got.as_ref()),
@@ -146,7 +171,7 @@ impl<'a> Auditor<'a> {
     /// A 5xx answer (recorded as unknown, `http <status>`): only a store that
     /// refused with an outage or a breach may cause one.
     fn server_error(&self, rec: &OpRecord<'_>, reason: &str) -> Option<Expected> {
-        let status: u16 = reason.strip_prefix("http ")?.parse().ok()?;
+        let (status, _) = crate::answers::server_error(reason)?;
         let excused = rec.calls.iter().any(|l| {
             l.call.refusal().is_some_and(|r| matches!(r.kind, ProblemKind::Backend | ProblemKind::InvariantBreach))
         });
@@ -159,7 +184,14 @@ impl<'a> Auditor<'a> {
             return None;
         }
         let raw = raw(rec.sent).expect("a raw request");
-        Some(format!("{} {}: expected {}, answered {} after {} store calls", raw.method, raw.path, shown(&want), shown(got), rec.calls.len()))
+        Some(format!(
+            "{} {}: expected {}, answered {} after {} store calls",
+            raw.method,
+            raw.path,
+            shown(&want),
+            shown(got),
+            rec.calls.len()
+        ))
     }
 
     /// A typed operation: the rate limit, the admission header, the gate, then its store calls.
@@ -177,7 +209,10 @@ impl<'a> Auditor<'a> {
             }
         }
         let admission = gated(op).and_then(|(_, token, _)| token);
-        if certain.is_none() && admission.is_some_and(|t| t.len() > MAX_ADMISSION_TOKEN_BYTES || !t.bytes().all(|b| (0x20..0x7f).contains(&b))) {
+        if certain.is_none()
+            && admission
+                .is_some_and(|t| t.len() > MAX_ADMISSION_TOKEN_BYTES || !t.bytes().all(|b| (0x20..0x7f).contains(&b)))
+        {
             certain = Some(ProblemKind::BadRequest);
         }
         if certain.is_none() && rec.calls.is_empty() {

@@ -55,7 +55,7 @@ impl<'a> Auditor<'a> {
     /// A store call: replayed, its writes and money judged, linked to its request.
     pub(super) fn store_call(&mut self, seq: u64, op_id: Option<OpId>, now_ms: i64, call: &StoreCall) {
         let counts = self.counts(call);
-        let replay = self.store.replay(now_ms, call);
+        let replay = if self.store_down { outage(call) } else { self.store.replay(now_ms, call) };
         let mut witnesses: Vec<u64> = self.writes.iter().map(|e| e.seq).collect();
         witnesses.push(seq);
         for f in replay.findings {
@@ -91,6 +91,19 @@ impl<'a> Auditor<'a> {
         }
         counts
     }
+}
+
+/// A call during a store outage: it must fail as an outage does, writing nothing.
+fn outage(call: &StoreCall) -> crate::model::store::Replay {
+    let mut r = crate::model::store::Replay::default();
+    if call.refusal().is_none_or(|e| e.kind != booking::problem_kind::ProblemKind::Backend) {
+        let what = call.refusal().map_or("ok".to_string(), |e| e.kind.to_string());
+        r.findings.push(Finding::new(
+            Subject::Call { name: call.name().into() },
+            format!("{}: answered {what} while the store was unreachable (expected backend)", call.name()),
+        ));
+    }
+    r
 }
 
 /// The store's final records against the model's.

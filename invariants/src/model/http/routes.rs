@@ -73,31 +73,47 @@ pub fn expect(route: &Route, raw: &Raw<'_>, client: &str, ctx: &Ctx<'_>, calls: 
     let calls_of: Vec<&StoreCall> = calls.iter().map(|l| &l.call).collect();
     match route {
         Route::CreateEvent { event_id, seat_ids, price_cents } => {
-            let [StoreCall::CreateEvent { req, answer }] = calls_of[..] else { return Err("no create_event call".into()) };
-            let want = CreateEvent { event_id: event_id.clone(), seat_ids: seat_ids.clone(), price_cents: *price_cents };
+            let [StoreCall::CreateEvent { req, answer }] = calls_of[..] else {
+                return Err("no create_event call".into());
+            };
+            let want =
+                CreateEvent { event_id: event_id.clone(), seat_ids: seat_ids.clone(), price_cents: *price_cents };
             if *req != want {
                 return Err(format!("created {}, expected {}", shown(req), shown(&want)));
             }
             Ok(answer.as_ref().map_or_else(|e| Expected::refused(e.kind), |_| ok(201)))
         }
         Route::OpenRoom { event_id, body } => open_room(event_id, body, ctx, &calls_of),
-        Route::Join { event_id } => no_calls(calls, match ctx.admissions.room(event_id) {
-            None => Expected::refused(ProblemKind::NoWaitingRoom),
-            Some(r) if r.sold_out && !r.joined.contains(client) => Expected::refused(ProblemKind::SoldOut),
-            Some(_) => ok(200),
-        }),
-        Route::QueueStatus { event_id } => no_calls(calls, match ctx.admissions.room(event_id) {
-            None => Expected::refused(ProblemKind::NoWaitingRoom),
-            Some(_) => ok(200),
-        }),
-        Route::Lottery { event_id } => no_calls(calls, match ctx.admissions.room(event_id) {
-            None => Expected::refused(ProblemKind::NoWaitingRoom),
-            Some(r) if r.policy != booking::admission::room::Policy::Lottery => Expected::refused(ProblemKind::NotALottery),
-            Some(_) => ok(200),
-        }),
+        Route::Join { event_id } => no_calls(
+            calls,
+            match ctx.admissions.room(event_id) {
+                None => Expected::refused(ProblemKind::NoWaitingRoom),
+                Some(r) if r.sold_out && !r.joined.contains(client) => Expected::refused(ProblemKind::SoldOut),
+                Some(_) => ok(200),
+            },
+        ),
+        Route::QueueStatus { event_id } => no_calls(
+            calls,
+            match ctx.admissions.room(event_id) {
+                None => Expected::refused(ProblemKind::NoWaitingRoom),
+                Some(_) => ok(200),
+            },
+        ),
+        Route::Lottery { event_id } => no_calls(
+            calls,
+            match ctx.admissions.room(event_id) {
+                None => Expected::refused(ProblemKind::NoWaitingRoom),
+                Some(r) if r.policy != booking::admission::room::Policy::Lottery => {
+                    Expected::refused(ProblemKind::NotALottery)
+                }
+                Some(_) => ok(200),
+            },
+        ),
         Route::Webhook => webhook(raw, ctx, &calls_of),
         Route::Unresolved => match calls_of[..] {
-            [StoreCall::NeedsResolution { answer }] => Ok(answer.as_ref().map_or_else(|e| Expected::refused(e.kind), |_| ok(200))),
+            [StoreCall::NeedsResolution { answer }] => {
+                Ok(answer.as_ref().map_or_else(|e| Expected::refused(e.kind), |_| ok(200)))
+            }
             _ => Err("no needs_resolution call".into()),
         },
         Route::Healthz => match calls_of[..] {
@@ -116,10 +132,14 @@ fn open_room(event_id: &str, body: &Value, ctx: &Ctx<'_>, calls: &[&StoreCall]) 
     let opens_at = body["opens_at"].as_str().and_then(|t| chrono_ms(t));
     let target = body["target_active_sessions"].as_f64().unwrap_or(0.0);
     let ttl_s = body.get("session_ttl_s").and_then(Value::as_f64).unwrap_or(DEFAULT_SESSION_TTL_S as f64);
-    let (Some(opens_at_ms), true, true) = (opens_at, (1.0..=MAX_TARGET).contains(&target), (1.0..=MAX_SESSION_TTL_S).contains(&ttl_s)) else {
+    let (Some(opens_at_ms), true, true) =
+        (opens_at, (1.0..=MAX_TARGET).contains(&target), (1.0..=MAX_SESSION_TTL_S).contains(&ttl_s))
+    else {
         return if calls.is_empty() { bad() } else { Err("read the store for a bad body".into()) };
     };
-    let [StoreCall::SeatMapVersion { event_id: read, answer }] = calls[..] else { return Err("no seat_map_version call".into()) };
+    let [StoreCall::SeatMapVersion { event_id: read, answer }] = calls[..] else {
+        return Err("no seat_map_version call".into());
+    };
     if read != event_id {
         return Err(format!("read event {read}"));
     }
@@ -147,7 +167,9 @@ fn chrono_ms(text: &str) -> Option<i64> {
 fn webhook(raw: &Raw<'_>, ctx: &Ctx<'_>, calls: &[&StoreCall]) -> Result<Expected, String> {
     let body = raw.body.unwrap_or("");
     let header = |n: &str| raw.headers.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
-    let refused = |k| if calls.is_empty() { Ok(Expected::refused(k)) } else { Err("made store calls for a refused webhook".into()) };
+    let refused = |k| {
+        if calls.is_empty() { Ok(Expected::refused(k)) } else { Err("made store calls for a refused webhook".into()) }
+    };
     if body.len() > ctx.cfg.max_body_bytes || body.len() > MAX_WEBHOOK_BYTES {
         return refused(ProblemKind::PayloadTooLarge);
     }
@@ -161,20 +183,30 @@ fn webhook(raw: &Raw<'_>, ctx: &Ctx<'_>, calls: &[&StoreCall]) -> Result<Expecte
         k => Expected::refused(k),
     };
     match (event.kind, calls) {
-        (WebhookKind::PaymentSucceeded, [StoreCall::PaymentSuccess { req, answer }]) if req.payment_op_id == event.payment_key => {
+        (WebhookKind::PaymentSucceeded, [StoreCall::PaymentSuccess { req, answer }])
+            if req.payment_op_id == event.payment_key =>
+        {
             Ok(answer.as_ref().map_or_else(mapped, |_| ok(204)))
         }
-        (WebhookKind::PaymentFailed, [StoreCall::PaymentFailure { payment_op_id, answer, .. }]) if *payment_op_id == event.payment_key => {
+        (WebhookKind::PaymentFailed, [StoreCall::PaymentFailure { payment_op_id, answer, .. }])
+            if *payment_op_id == event.payment_key =>
+        {
             Ok(answer.as_ref().map_or_else(mapped, |_| ok(204)))
         }
-        (WebhookKind::RefundSucceeded, []) if event.refund_key.is_none() => Ok(Expected::refused(ProblemKind::BadRequest)),
+        (WebhookKind::RefundSucceeded, []) if event.refund_key.is_none() => {
+            Ok(Expected::refused(ProblemKind::BadRequest))
+        }
         (WebhookKind::RefundSucceeded, [StoreCall::FinishCompensation { req, answer }])
             if Some(req.compensation_id) == event.refund_key && req.outcome == CompensationOutcome::Succeeded =>
         {
             Ok(answer.as_ref().map_or_else(|e| Expected::refused(e.kind), |_| ok(204)))
         }
         (WebhookKind::RefundFailed, []) => Ok(ok(204)),
-        _ => Err(format!("a {:?} webhook made the store calls {}", event.kind, shown(&calls.iter().map(|c| c.name()).collect::<Vec<_>>()))),
+        _ => Err(format!(
+            "a {:?} webhook made the store calls {}",
+            event.kind,
+            shown(&calls.iter().map(|c| c.name()).collect::<Vec<_>>())
+        )),
     }
 }
 

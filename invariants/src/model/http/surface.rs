@@ -144,9 +144,11 @@ fn who(credential: &Credential) -> Result<Who, ProblemKind> {
         Credential::User => Ok(Who { admin: false, events: None }),
         Credential::Admin => Ok(Who { admin: true, events: None }),
         Credential::Scoped(events) => Ok(Who { admin: false, events: Some(events.clone()) }),
-        Credential::None | Credential::Expired | Credential::Forged | Credential::Garbage(_) | Credential::Header(_) => {
-            Err(ProblemKind::Unauthorized)
-        }
+        Credential::None
+        | Credential::Expired
+        | Credential::Forged
+        | Credential::Garbage(_)
+        | Credential::Header(_) => Err(ProblemKind::Unauthorized),
     }
 }
 
@@ -239,7 +241,11 @@ fn read(raw: &Raw<'_>, max_body_bytes: usize) -> Result<Class, ProblemKind> {
         "/v1/events/{e}/holds" => {
             let seats = seat_ids(&json_body(raw, max_body_bytes)?)?;
             scoped(&event())?;
-            typed(ClientOp::Hold { event_id: event(), seat_ids: seats, admission: raw.header("admission-token").map(str::to_string) })
+            typed(ClientOp::Hold {
+                event_id: event(),
+                seat_ids: seats,
+                admission: raw.header("admission-token").map(str::to_string),
+            })
         }
         "/v1/events/{e}/holds/{t}" => {
             let hold_token = uuid_param(1)?;
@@ -255,7 +261,13 @@ fn read(raw: &Raw<'_>, max_body_bytes: usize) -> Result<Class, ProblemKind> {
                 return Err(ProblemKind::BadRequest);
             }
             let admission = raw.header("admission-token").map(str::to_string);
-            typed(ClientOp::Checkout { event_id: event(), hold_token, seat_ids: seats, idempotency_key: key.into(), admission })
+            typed(ClientOp::Checkout {
+                event_id: event(),
+                hold_token,
+                seat_ids: seats,
+                idempotency_key: key.into(),
+                admission,
+            })
         }
         "/v1/events/{e}/waiting-room" => {
             let body = json_body(raw, max_body_bytes)?;
@@ -290,7 +302,8 @@ fn create_event_body(body: &Value) -> Result<(String, Vec<String>, i64), Problem
         return Err(ProblemKind::BadRequest);
     }
     let event_id = obj.get("event_id").and_then(Value::as_str).ok_or(ProblemKind::BadRequest)?.to_string();
-    let price = obj.get("price_cents").and_then(Value::as_f64).filter(|p| p.fract() == 0.0).ok_or(ProblemKind::BadRequest)?;
+    let price =
+        obj.get("price_cents").and_then(Value::as_f64).filter(|p| p.fract() == 0.0).ok_or(ProblemKind::BadRequest)?;
     let seats = match obj.get("seat_ids") {
         None => Vec::new(),
         Some(v) => seat_ids(&serde_json::json!({ "seat_ids": v }))?,
@@ -308,7 +321,8 @@ fn room_body(body: &Value) -> Result<(), ProblemKind> {
     if obj.keys().any(|k| !known.contains(&k.as_str())) {
         return Err(ProblemKind::BadRequest);
     }
-    let policy_ok = obj.get("policy").and_then(Value::as_str).is_some_and(|p| ["fifo", "lottery", "priority"].contains(&p));
+    let policy_ok =
+        obj.get("policy").and_then(Value::as_str).is_some_and(|p| ["fifo", "lottery", "priority"].contains(&p));
     let opens_ok = obj.get("opens_at").is_some_and(Value::is_string);
     let int = |v: &Value| v.as_f64().is_some_and(|f| f.fract() == 0.0 && f >= 0.0 && f <= f64::from(u32::MAX));
     let target_ok = obj.get("target_active_sessions").is_some_and(int);
@@ -320,7 +334,13 @@ fn room_body(body: &Value) -> Result<(), ProblemKind> {
 mod tests {
     use super::*;
 
-    fn raw<'a>(method: &'a str, path: &'a str, c: &'a Credential, h: &'a [(String, String)], body: Option<&'a str>) -> Raw<'a> {
+    fn raw<'a>(
+        method: &'a str,
+        path: &'a str,
+        c: &'a Credential,
+        h: &'a [(String, String)],
+        body: Option<&'a str>,
+    ) -> Raw<'a> {
         Raw { method, path, credential: c, headers: h, body }
     }
 
@@ -332,24 +352,44 @@ mod tests {
             Class::Refused(k) => Some(k),
             _ => None,
         };
-        assert_eq!(k(raw("GET", "/v1/nope", &none, &[], None)), Some(ProblemKind::NotFound), "routing before credentials");
+        assert_eq!(
+            k(raw("GET", "/v1/nope", &none, &[], None)),
+            Some(ProblemKind::NotFound),
+            "routing before credentials"
+        );
         assert_eq!(k(raw("PUT", "/v1/events/ev/seats", &none, &[], None)), Some(ProblemKind::MethodNotAllowed));
         assert_eq!(k(raw("GET", "/v1/events/ev/seats", &none, &[], None)), Some(ProblemKind::Unauthorized));
-        assert_eq!(k(raw("POST", "/v1/events/ev/holds", &user, &[], Some("{}"))), Some(ProblemKind::UnsupportedMediaType));
+        assert_eq!(
+            k(raw("POST", "/v1/events/ev/holds", &user, &[], Some("{}"))),
+            Some(ProblemKind::UnsupportedMediaType)
+        );
         assert_eq!(k(raw("POST", "/v1/events/ev/holds", &user, &json, Some("{"))), Some(ProblemKind::BadRequest));
         let big = "x".repeat(70_000);
         assert_eq!(k(raw("POST", "/v1/events/ev/holds", &user, &json, Some(&big))), Some(ProblemKind::PayloadTooLarge));
-        assert_eq!(k(raw("POST", "/v1/events/b!d/holds", &user, &json, Some(r#"{"seat_ids":[]}"#))), Some(ProblemKind::BadRequest));
+        assert_eq!(
+            k(raw("POST", "/v1/events/b!d/holds", &user, &json, Some(r#"{"seat_ids":[]}"#))),
+            Some(ProblemKind::BadRequest)
+        );
         let scoped = Credential::Scoped(vec!["other".into()]);
-        assert_eq!(k(raw("POST", "/v1/events/ev/holds", &scoped, &json, Some(r#"{"seat_ids":["a"]}"#))), Some(ProblemKind::Forbidden));
+        assert_eq!(
+            k(raw("POST", "/v1/events/ev/holds", &scoped, &json, Some(r#"{"seat_ids":["a"]}"#))),
+            Some(ProblemKind::Forbidden)
+        );
         assert_eq!(k(raw("GET", "/v1/events/ev/seats?state=nope", &user, &[], None)), Some(ProblemKind::BadRequest));
         assert_eq!(k(raw("DELETE", "/v1/events/ev/holds/not-a-uuid", &user, &[], None)), Some(ProblemKind::BadRequest));
         let t = Uuid::nil().to_string();
         let path = format!("/v1/events/ev/holds/{t}/checkout");
-        assert_eq!(k(raw("POST", &path, &user, &json, Some(r#"{"seat_ids":["a"]}"#))), Some(ProblemKind::IdempotencyKeyRequired));
+        assert_eq!(
+            k(raw("POST", &path, &user, &json, Some(r#"{"seat_ids":["a"]}"#))),
+            Some(ProblemKind::IdempotencyKeyRequired)
+        );
         assert_eq!(k(raw("GET", "/v1/admin/unresolved", &user, &[], None)), Some(ProblemKind::Forbidden));
         let body = r#"{"event_id":"ev","seat_ids":["a"],"price_cents":100}"#;
-        assert_eq!(k(raw("POST", "/v1/events", &user, &json, Some(body))), Some(ProblemKind::Forbidden), "the body is read first");
+        assert_eq!(
+            k(raw("POST", "/v1/events", &user, &json, Some(body))),
+            Some(ProblemKind::Forbidden),
+            "the body is read first"
+        );
         assert_eq!(
             classify(&raw("POST", "/v1/events/ev/holds", &user, &json, Some(r#"{"seat_ids":["a"]}"#)), 64 * 1024),
             Class::Typed(ClientOp::Hold { event_id: "ev".into(), seat_ids: vec!["a".into()], admission: None })
