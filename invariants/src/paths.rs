@@ -108,6 +108,20 @@ pub enum Path {
     AdmissionRecovered,
     /// Fault: the store was unreachable for a while.
     StoreDown,
+    /// A checkout reached the store one tick before its hold's deadline.
+    CheckoutBeforeDeadline,
+    /// A checkout reached the store at its hold's deadline (it has passed: `deadline <= now`).
+    CheckoutAtDeadline,
+    /// A checkout reached the store one tick after its hold's deadline.
+    CheckoutAfterDeadline,
+    /// A hold asked for a seat held by another hold one tick before that hold's deadline.
+    TakeoverBeforeDeadline,
+    /// A hold asked for a seat held by another hold at that hold's deadline.
+    TakeoverAtDeadline,
+    /// A hold asked for a seat held by another hold one tick after that hold's deadline.
+    TakeoverAfterDeadline,
+    /// A hold was refused for passing the per-user cap by exactly one seat.
+    CapPassedByOne,
 }
 
 impl Path {
@@ -156,6 +170,13 @@ impl Path {
         Path::AdmissionSlowed,
         Path::AdmissionRecovered,
         Path::StoreDown,
+        Path::CheckoutBeforeDeadline,
+        Path::CheckoutAtDeadline,
+        Path::CheckoutAfterDeadline,
+        Path::TakeoverBeforeDeadline,
+        Path::TakeoverAtDeadline,
+        Path::TakeoverAfterDeadline,
+        Path::CapPassedByOne,
     ];
 
     /// The stable name.
@@ -204,6 +225,13 @@ impl Path {
             Path::AdmissionSlowed => "admission-slowed",
             Path::AdmissionRecovered => "admission-recovered",
             Path::StoreDown => "store-down",
+            Path::CheckoutBeforeDeadline => "checkout-before-deadline",
+            Path::CheckoutAtDeadline => "checkout-at-deadline",
+            Path::CheckoutAfterDeadline => "checkout-after-deadline",
+            Path::TakeoverBeforeDeadline => "takeover-before-deadline",
+            Path::TakeoverAtDeadline => "takeover-at-deadline",
+            Path::TakeoverAfterDeadline => "takeover-after-deadline",
+            Path::CapPassedByOne => "cap-passed-by-one",
         }
     }
 
@@ -222,9 +250,86 @@ impl std::fmt::Display for Path {
 /// How often each path happened (paths that never happened are absent).
 pub type PathCounts = BTreeMap<Path, u64>;
 
-/// Counts the paths the trace shows.
-pub fn count(trace: &[TraceEvent]) -> PathCounts {
+/// Counts the boundaries the trace's store calls met: checkouts and holds
+/// of held seats one tick (`tick_ms`, the simulation's step) before, at and
+/// one tick after the hold's deadline (the store's clock), and holds refused
+/// for passing the cap by one seat. The seats' deadlines come from the
+/// store's writes (a call's writes precede its record in the trace: they
+/// are applied after the call is judged, as the state it met).
+pub fn count_boundaries(trace: &[TraceEvent], tick_ms: i64) -> PathCounts {
+    use crate::store_call::StoreCall;
     let mut out = PathCounts::new();
+    let mut deadline: BTreeMap<(&str, &str), (Option<Uuid>, i64)> = BTreeMap::new();
+    let mut pending: Vec<&crate::trace::SeatChange> = Vec::new();
+    let offset = |d: i64| match d {
+        d if d == -tick_ms => Some(0usize),
+        0 => Some(1),
+        d if d == tick_ms => Some(2),
+        _ => None,
+    };
+    for e in trace {
+        match &e.kind {
+            TraceKind::SeatChange(c) => {
+                pending.push(c);
+                continue;
+            }
+            TraceKind::Store { .. } => {}
+            _ => continue,
+        }
+        match &e.kind {
+            TraceKind::Store { store_now_ms, call: StoreCall::BeginPayment { req, .. }, .. } => {
+                let held = req.seat_ids.iter().filter_map(|s| deadline.get(&(req.event_id.as_str(), s.as_str())));
+                let own = held.filter(|(t, _)| *t == Some(req.hold_token)).map(|(_, d)| store_now_ms - d).min();
+                if let Some(i) = own.and_then(offset) {
+                    let p = [Path::CheckoutBeforeDeadline, Path::CheckoutAtDeadline, Path::CheckoutAfterDeadline][i];
+                    *out.entry(p).or_insert(0) += 1;
+                }
+            }
+            TraceKind::Store { store_now_ms, call: StoreCall::AcquireHold { req, answer }, .. } => {
+                for s in &req.seat_ids {
+                    let d = deadline.get(&(req.event_id.as_str(), s.as_str())).map(|(_, d)| store_now_ms - d);
+                    if let Some(i) = d.and_then(offset) {
+                        let p =
+                            [Path::TakeoverBeforeDeadline, Path::TakeoverAtDeadline, Path::TakeoverAfterDeadline][i];
+                        *out.entry(p).or_insert(0) += 1;
+                    }
+                }
+                if let Err(r) = answer
+                    && r.kind == ProblemKind::HoldLimit
+                    && passed_by_one(&r.message)
+                {
+                    *out.entry(Path::CapPassedByOne).or_insert(0) += 1;
+                }
+            }
+            _ => {}
+        }
+        for c in pending.drain(..) {
+            let key = (c.event_id.as_str(), c.seat_id.as_str());
+            match (c.after.state, c.after.hold_expires_at_ms) {
+                (SeatState::Held, Some(d)) => deadline.insert(key, (c.after.hold_token, d)),
+                _ => deadline.remove(&key),
+            };
+        }
+    }
+    out
+}
+
+/// Whether a hold-limit refusal's message says the hold passes the cap by one
+/// seat (`holder already has H seats ...; at most L at once (this hold asks for R)`).
+fn passed_by_one(message: &str) -> bool {
+    let after = |marker: &str| -> Option<i64> {
+        let rest = &message[message.find(marker)? + marker.len()..];
+        rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+    };
+    match (after("already has "), after("at most "), after("asks for ")) {
+        (Some(held), Some(limit), Some(requested)) => held + requested == limit + 1,
+        _ => false,
+    }
+}
+
+/// Counts the paths the trace shows (the simulation stepping `tick_ms`).
+pub fn count(trace: &[TraceEvent], tick_ms: i64) -> PathCounts {
+    let mut out = count_boundaries(trace, tick_ms);
     let mut bump = |p: Path| *out.entry(p).or_insert(0) += 1;
     // Open client operations: op id -> the op (holds, checkouts and releases only).
     let mut open: BTreeMap<u64, &ClientOp> = BTreeMap::new();

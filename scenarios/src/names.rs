@@ -87,6 +87,13 @@ pub const PATH_NAMES: &[&str] = &[
     "admission-slowed",
     "admission-recovered",
     "store-down",
+    "checkout-before-deadline",
+    "checkout-at-deadline",
+    "checkout-after-deadline",
+    "takeover-before-deadline",
+    "takeover-at-deadline",
+    "takeover-after-deadline",
+    "cap-passed-by-one",
 ];
 
 /// Every waiting-room policy's name (what `waiting_room.policy` may be).

@@ -457,6 +457,7 @@ fn install_probers(
             expired_token: auth.issue(&claims(&a, vec!["*".into()], EPOCH_MS, false)),
             forged_token: forger.issue(&claims(&a, vec!["*".into()], EPOCH_MS + USER_TOKEN_TTL_MS, false)),
             min_latency_ms: cfg.message_latency_ms.0,
+            tick_ms: cfg.tick_ms,
             hold_attempts_per_minute: HOLD_ATTEMPTS_PER_MINUTE,
             webhook_secret: WEBHOOK_SECRET.to_vec(),
             max_body_bytes: ServiceConfig::default().max_body_bytes,

@@ -71,7 +71,7 @@ pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> Ru
     let mut paths = invariants::paths::PathCounts::new();
     invariants::paths::count_provider(&mut paths, &provider.ledger().stats);
     let trace = recorder.events();
-    for (p, n) in invariants::paths::count(&trace) {
+    for (p, n) in invariants::paths::count(&trace, cfg.tick_ms as i64) {
         *paths.entry(p).or_insert(0) += n;
     }
     if recorder.overflowed() {

@@ -23,8 +23,8 @@ use serde_json::json;
 use std::time::Duration;
 use uuid::Uuid;
 
-/// The store-clock offsets (ms) of the instants a boundary is met at: one tick before, at, one after.
-pub const BOUNDARY_OFFSETS_MS: [i64; 3] = [-1, 0, 1];
+/// The instants a boundary is met at, in ticks of the simulation from it: one before, at, one after.
+pub const BOUNDARY_TICKS: [i64; 3] = [-1, 0, 1];
 
 /// Runs every flow, `a` and `b` taking turns.
 pub async fn run_all(a: &mut Actor, b: &mut Actor, kit: &ProberKit) {
@@ -33,7 +33,7 @@ pub async fn run_all(a: &mut Actor, b: &mut Actor, kit: &ProberKit) {
     other_users(a, b, &ev, order).await;
     other_event(a, kit).await;
     cap(a, &ev).await;
-    for d in BOUNDARY_OFFSETS_MS {
+    for d in BOUNDARY_TICKS {
         checkout_at_deadline(a, kit, &ev, d).await;
         takeover_at_deadline(a, b, kit, &ev, d).await;
     }
@@ -141,19 +141,26 @@ async fn cap(a: &mut Actor, ev: &str) {
     }
 }
 
-/// `a` holds a seat and checks it out arriving `d` ms after its deadline.
+/// When to send for a request to reach the store `d` ticks after `at_ms`:
+/// a message lands at the first tick after its latency, which is shorter
+/// than a tick in the worlds that aim (see `api-surface`).
+fn aim(kit: &ProberKit, at_ms: i64, d: i64) -> i64 {
+    at_ms + (d - 1) * kit.tick_ms as i64
+}
+
+/// `a` holds a seat and checks it out arriving `d` ticks after its deadline.
 async fn checkout_at_deadline(a: &mut Actor, kit: &ProberKit, ev: &str, d: i64) {
     let free = free_seats(a, ev).await;
     let Some((token, seats, deadline)) = held(a, ev, &free[..free.len().min(1)]).await else { return };
-    until_store_ms(deadline + d - kit.min_latency_ms as i64).await;
+    until_store_ms(aim(kit, deadline, d)).await;
     let _ = a.call(checkout(ev, token, &seats, &format!("{}-deadline{d}", a.user)), 1).await;
 }
 
-/// `b` holds a seat; `a` holds it arriving `d` ms after `b`'s deadline.
+/// `b` holds a seat; `a` holds it arriving `d` ticks after `b`'s deadline.
 async fn takeover_at_deadline(a: &mut Actor, b: &mut Actor, kit: &ProberKit, ev: &str, d: i64) {
     let free = free_seats(b, ev).await;
     let Some((_, seats, deadline)) = held(b, ev, &free[..free.len().min(1)]).await else { return };
-    until_store_ms(deadline + d - kit.min_latency_ms as i64).await;
+    until_store_ms(aim(kit, deadline, d)).await;
     if let Some((t, _, _)) = held(a, ev, &seats).await {
         let _ = a.call(ClientOp::Release { event_id: ev.to_string(), hold_token: t }, 1).await;
     }

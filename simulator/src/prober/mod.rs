@@ -36,8 +36,10 @@ pub struct ProberKit {
     pub expired_token: String,
     /// This prober's user's token, signed with another secret.
     pub forged_token: String,
-    /// The least message latency, ms (for aiming at a store-clock instant).
+    /// The least message latency, ms.
     pub min_latency_ms: u64,
+    /// The simulation's step, ms (a message lands at a tick: aims are in ticks).
+    pub tick_ms: u64,
     /// Hold attempts per user per minute the services allow.
     pub hold_attempts_per_minute: u32,
     /// The provider's webhook secret (to sign webhook probes).

@@ -81,7 +81,7 @@ pub async fn run(a: &mut Actor, b: &mut Actor, c: &mut Actor, kit: &ProberKit, r
 async fn hold_at_expiry(u: &mut Actor, kit: &ProberKit, ev: &str, seats: &[String], run: &RoomRun, d: i64) {
     let Some(token) = u.wait_in_queue(ev, run).await else { return };
     let Some(expires_at_ms) = expiry_of(&token) else { return };
-    let at = expires_at_ms + d - kit.min_latency_ms as i64;
+    let at = expires_at_ms + (d - 1) * kit.tick_ms as i64;
     let now = EPOCH_MS + Recorder::now_ms();
     if at > now {
         tokio::time::sleep(Duration::from_millis((at - now) as u64)).await;
