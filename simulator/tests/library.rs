@@ -20,3 +20,17 @@ fn the_scenario_library_passes() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "a planted bug went uncaught:\n{stdout}");
 }
+
+/// The library alone, as the harness's own mutation score counts it
+/// (`ci/mutants` with `MUTANTS_SCOPE=library`): the scenarios over their
+/// default seeds, judged by every checker and the auditor; no planted-bug check.
+#[test]
+#[ignore = "the whole library (about a minute in release): run by ci/mutants with --include-ignored"]
+fn the_scenario_library_alone_passes() {
+    let out = Command::new(env!("CARGO_BIN_EXE_simulator"))
+        .args(["run", "--jobs", "2", "--fail-fast"])
+        .output()
+        .expect("the simulator runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "the library failed:\n{stdout}");
+}
