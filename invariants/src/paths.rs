@@ -519,7 +519,7 @@ mod tests {
         w.advance(2_000);
         w.sweep();
         let _ = carol;
-        let c = count(w.trace.events());
+        let c = count(w.trace.events(), 20);
         assert_eq!(c.get(&Path::ExpiredHoldTakenOver), Some(&1));
         assert_eq!(c.get(&Path::StaleTokenRefused), Some(&1));
         assert_eq!(c.get(&Path::HoldSwept), Some(&1));

@@ -16,6 +16,7 @@
 //! `at_ms` plus the room's session lifetime (the service clock's expiry
 //! falls at the same moment: the pass admits at its own `now`).
 
+use crate::model::queue::Join;
 use crate::trace::{ClientOp, RoomEvent, TraceKind};
 use crate::{Config, Invariant, Subject, TraceEvent, Violation};
 use booking::admission::room::{Policy, SessionEnd};
@@ -208,43 +209,14 @@ pub fn check_waiting_room(_snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config)
     out
 }
 
-/// The lottery's draw, recomputed as the room's documentation states it:
-/// the joiners by SHA-256(seed ‖ user id), ties by user id.
-fn drawn_order(seed: &[u8; 32], joiners: &[String]) -> Vec<String> {
-    use sha2::{Digest, Sha256};
-    let mut keyed: Vec<([u8; 32], &String)> = joiners
-        .iter()
-        .map(|u| {
-            let mut h = Sha256::new();
-            h.update(seed);
-            h.update(u.as_bytes());
-            (h.finalize().into(), u)
-        })
-        .collect();
-    keyed.sort();
-    keyed.into_iter().map(|(_, u)| u.clone()).collect()
-}
-
-/// The order the room's policy admits its joiners in.
+/// The order the room's policy admits its joiners in (the model's statement of the rule).
 fn policy_order(room: &Room) -> Vec<String> {
-    match room.policy {
-        Policy::Fifo => room.joins.iter().map(|(u, ..)| u.clone()).collect(),
-        Policy::Priority => {
-            let mut joins: Vec<_> = room.joins.iter().collect();
-            joins.sort_by_key(|(_, tier, _, seq)| (*tier, *seq));
-            joins.into_iter().map(|(u, ..)| u.clone()).collect()
-        }
-        Policy::Lottery => {
-            let seed: Option<[u8; 32]> = hex::decode(&room.seed).ok().and_then(|b| b.try_into().ok());
-            let drawn: Vec<String> = room.joins.iter().filter(|j| j.2).map(|(u, ..)| u.clone()).collect();
-            let mut order = match seed {
-                Some(seed) => drawn_order(&seed, &drawn),
-                None => drawn,
-            };
-            order.extend(room.joins.iter().filter(|j| !j.2).map(|(u, ..)| u.clone()));
-            order
-        }
-    }
+    let joins: Vec<Join> = room
+        .joins
+        .iter()
+        .map(|(user, tier, before_draw, _)| Join { user: user.clone(), tier: *tier, before_draw: *before_draw })
+        .collect();
+    crate::model::queue::policy_order(room.policy, &room.seed, &joins)
 }
 
 #[cfg(test)]
@@ -352,7 +324,7 @@ mod tests {
         joined(&mut w, "late", 0, 2_000);
         // The production draw agrees with the checker's own.
         let drawn = booking::admission::queue::lottery_order(&[9u8; 32], &users.map(String::from));
-        assert_eq!(drawn, drawn_order(&[9u8; 32], &users.map(String::from)));
+        assert_eq!(drawn, crate::model::queue::drawn_order(&[9u8; 32], &users.map(String::from)));
         for u in &drawn {
             admitted(&mut w, u);
         }

@@ -83,6 +83,14 @@ pub struct Room {
     pub sold_out: bool,
     /// Who joined.
     pub joined: BTreeSet<String>,
+    /// The lottery's seed (hex).
+    pub seed: String,
+    /// Whether the sale opened (a lottery's draw happened).
+    pub drawn: bool,
+    /// The joins, in arrival order.
+    pub joins: Vec<crate::model::queue::Join>,
+    /// The admissions, in order.
+    pub admitted: Vec<String>,
 }
 
 /// The rooms and sessions the trace has shown so far.
@@ -109,7 +117,7 @@ impl Admissions {
     /// Takes in what the rooms did.
     pub fn observe(&mut self, e: &RoomEvent) {
         match e {
-            RoomEvent::Opened { event_id, policy, target_active_sessions, opens_at_ms, session_ttl_ms, .. } => {
+            RoomEvent::Opened { event_id, policy, target_active_sessions, opens_at_ms, session_ttl_ms, seed } => {
                 let room = Room {
                     policy: *policy,
                     target_active_sessions: *target_active_sessions,
@@ -117,11 +125,18 @@ impl Admissions {
                     session_ttl_ms: *session_ttl_ms,
                     sold_out: false,
                     joined: BTreeSet::new(),
+                    seed: seed.clone(),
+                    drawn: false,
+                    joins: Vec::new(),
+                    admitted: Vec::new(),
                 };
                 self.rooms.insert(event_id.clone(), room);
             }
-            RoomEvent::Joined { event_id, user, .. } => {
+            RoomEvent::Joined { event_id, user, tier, now_ms } => {
                 if let Some(room) = self.rooms.get_mut(event_id) {
+                    room.drawn |= *now_ms >= room.opens_at_ms;
+                    let before_draw = room.policy == booking::admission::room::Policy::Lottery && !room.drawn;
+                    room.joins.push(crate::model::queue::Join { user: user.clone(), tier: *tier, before_draw });
                     room.joined.insert(user.clone());
                 }
             }
@@ -131,6 +146,9 @@ impl Admissions {
                 }
             }
             RoomEvent::Admitted { event_id, user, session_id, expires_at_ms } => {
+                if let Some(room) = self.rooms.get_mut(event_id) {
+                    room.admitted.push(user.clone());
+                }
                 let s = Session { id: *session_id, expires_at_ms: *expires_at_ms, ended: None, purchase: None };
                 self.sessions.insert((event_id.clone(), user.clone()), s);
             }
@@ -143,6 +161,9 @@ impl Admissions {
                 }
             }
             RoomEvent::Pass { event_id, now_ms, .. } => {
+                if let Some(room) = self.rooms.get_mut(event_id) {
+                    room.drawn |= *now_ms >= room.opens_at_ms;
+                }
                 for ((ev, _), s) in self.sessions.iter_mut() {
                     if ev == event_id && s.ended.is_none() && s.expires_at_ms <= *now_ms {
                         s.ended = Some(SessionEnd::Expired);
@@ -166,6 +187,38 @@ impl Admissions {
     /// Whether `event_id` has a waiting room.
     pub fn has_room(&self, event_id: &str) -> bool {
         self.rooms.contains_key(event_id)
+    }
+
+    /// What the rooms' admissions break of the rules, judged at `now_ms`
+    /// (store-clock ms) for `e`: nobody admitted before the sale opens or once it sold out.
+    pub fn judge(&self, e: &RoomEvent, now_ms: i64) -> Option<String> {
+        let RoomEvent::Admitted { event_id, user, .. } = e else { return None };
+        let room = self.rooms.get(event_id)?;
+        if room.sold_out {
+            return Some(format!("{user} was admitted after {event_id} sold out"));
+        }
+        (now_ms < room.opens_at_ms).then(|| format!("{user} was admitted before {event_id}'s sale opened"))
+    }
+
+    /// Each room's first admission out of its policy's order: (event, what).
+    pub fn out_of_order(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (event_id, room) in &self.rooms {
+            let order = crate::model::queue::policy_order(room.policy, &room.seed, &room.joins);
+            if let Some((i, want)) = crate::model::queue::first_out_of_order(&order, &room.admitted) {
+                let want = want.map_or("nobody", String::as_str);
+                out.push((
+                    event_id.clone(),
+                    format!(
+                        "admission #{} went to {}; the {:?} policy has {want} there",
+                        i + 1,
+                        room.admitted[i],
+                        room.policy
+                    ),
+                ));
+            }
+        }
+        out
     }
 
     /// `event_id`'s room, if it has one.

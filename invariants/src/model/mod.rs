@@ -19,6 +19,7 @@
 //!   answers to the calls it made and the service's own rules (credentials,
 //!   validation, the per-user rate limit, the waiting room's gate);
 //! - [`admission`]: admission tokens and checkout sessions;
+//! - [`queue`]: the waiting room's fairness (who may be admitted, when);
 //! - [`money`]: what the provider's ledger allows the store to record.
 //!
 //! The [`crate::checks::check_auditor`] checker drives it over a trace.
@@ -27,6 +28,7 @@ pub mod admission;
 pub mod config;
 pub mod http;
 pub mod money;
+pub mod queue;
 pub mod store;
 mod validate;
 

@@ -92,7 +92,16 @@ impl<'a> Auditor<'a> {
                 self.writes.push(e)
             }
             TraceKind::Store { op_id, store_now_ms, call } => self.store_call(e.seq, *op_id, *store_now_ms, call),
-            TraceKind::Room(r) => self.admissions.observe(r),
+            TraceKind::Room(r) => {
+                if let Some(what) = self.admissions.judge(r, self.cfg.epoch_ms + e.at_ms) {
+                    let event_id = match r {
+                        crate::trace::RoomEvent::Admitted { event_id, .. } => event_id.clone(),
+                        _ => String::new(),
+                    };
+                    self.report(Finding::new(Subject::Room { event_id }, what), vec![e.seq]);
+                }
+                self.admissions.observe(r);
+            }
             TraceKind::Invoke { op_id, client, op, host } => self.invoke(e, *op_id, client, op, *host),
             TraceKind::Ok { op_id, .. } | TraceKind::Fail { op_id, .. } | TraceKind::Unknown { op_id, .. } => {
                 self.complete(e, *op_id)
@@ -109,6 +118,9 @@ impl<'a> Auditor<'a> {
     }
 
     fn finish(mut self, snap: &Snapshot) -> Vec<Violation> {
+        for (event_id, what) in self.admissions.out_of_order() {
+            self.report(Finding::new(Subject::Room { event_id }, what), Vec::new());
+        }
         for f in records::compare_final(&self.store, snap) {
             self.report(f, Vec::new());
         }
@@ -139,4 +151,82 @@ impl<'a> Auditor<'a> {
 /// The host index of a fault's detail (`svc<i> ...`), if it names a service host.
 fn host_of(detail: &str) -> Option<u32> {
     detail.split_whitespace().next()?.strip_prefix("svc")?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{RoomEvent, Trace};
+    use booking::admission::room::Policy;
+
+    fn cfg() -> Config {
+        let audit = ModelConfig {
+            epoch_ms: 0,
+            hold_ttl_ms: 1_000,
+            payment_ttl_ms: 1_000,
+            max_held_seats_per_user: Some(8),
+            hold_attempts_per_minute: 60,
+            host_skew_ms: vec![0],
+            min_latency_ms: 1,
+            admission_secret: b"0123456789abcdef".to_vec(),
+            webhook_secret: b"0123456789abcdef".to_vec(),
+            max_body_bytes: 1_024,
+            max_compensation_attempts: 3,
+            max_compensation_unknown_attempts: 6,
+        };
+        Config::new(10_000, 10_000).with_audit(audit)
+    }
+
+    fn room_trace(events: &[(i64, RoomEvent)]) -> Vec<TraceEvent> {
+        let mut t = Trace::default();
+        for (at_ms, e) in events {
+            t.record(*at_ms, TraceKind::Room(e.clone())).unwrap();
+        }
+        t.into_events()
+    }
+
+    fn admitted(user: &str) -> RoomEvent {
+        RoomEvent::Admitted {
+            event_id: "ev".into(),
+            user: user.into(),
+            session_id: uuid::Uuid::nil(),
+            expires_at_ms: 9_000,
+        }
+    }
+
+    #[test]
+    fn admissions_out_of_order_before_opening_or_after_sell_out_are_found() {
+        let opened = RoomEvent::Opened {
+            event_id: "ev".into(),
+            policy: Policy::Fifo,
+            target_active_sessions: 5,
+            opens_at_ms: 1_000,
+            session_ttl_ms: 8_000,
+            seed: String::new(),
+        };
+        let joined =
+            |u: &str, at: i64| RoomEvent::Joined { event_id: "ev".into(), user: u.into(), tier: 0, now_ms: at };
+        let details = |events: &[(i64, RoomEvent)]| -> Vec<String> {
+            check_auditor(&Snapshot::default(), &room_trace(events), &cfg()).into_iter().map(|v| v.detail).collect()
+        };
+        let fair = [
+            (0, opened.clone()),
+            (0, joined("a", 0)),
+            (0, joined("b", 0)),
+            (1_000, admitted("a")),
+            (1_000, admitted("b")),
+        ];
+        assert_eq!(details(&fair), Vec::<String>::new());
+        let unfair = [(0, opened.clone()), (0, joined("a", 0)), (0, joined("b", 0)), (1_000, admitted("b"))];
+        assert!(details(&unfair)[0].contains("admission #1 went to b"), "{:?}", details(&unfair));
+        let early = [(0, opened.clone()), (0, joined("a", 0)), (999, admitted("a"))];
+        assert!(details(&early)[0].contains("before ev's sale opened"));
+        let sold = [
+            (0, opened),
+            (0, joined("a", 0)),
+            (1_000, RoomEvent::SoldOut { event_id: "ev".into() }),
+            (1_000, admitted("a")),
+        ];
+        assert!(details(&sold)[0].contains("after ev sold out"));
+    }
 }
