@@ -94,18 +94,7 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
     let rooms = cfg.waiting_room.map(|r| open_rooms(&r, &events, &recorder));
     // One seat-map cache for every service host, outside them as one Redis
     // is, behind the cache nemesis's switch; its reads traced when it has faults.
-    let shared_cache = Arc::new(match cfg.seat_map_cache_ttl_ms {
-        // The cache server's one clock: simulated time, the same on every host.
-        Some(ttl_ms) => MemCache::with_ttl(CACHE_MAX_EVENTS, ttl_ms, Arc::new(SimClock::new(0))),
-        None => MemCache::new(CACHE_MAX_EVENTS),
-    });
-    let cache_switch = CacheSwitch::default();
-    let traced = cfg.cache_faults.is_some().then(|| recorder.clone());
-    let cache: Arc<dyn SeatMapCache> = if cfg.seat_map_cache {
-        Arc::new(FaultyCache::new(shared_cache.clone(), cache_switch.clone(), traced))
-    } else {
-        Arc::new(NoCache)
-    };
+    let (shared_cache, cache_switch, cache) = seat_map_cache(cfg, &recorder);
     let mut sim = turmoil_for(cfg, seed);
     let exchanges = Exchanges::default();
     let services = schedule::service_hosts(cfg.server_hosts);
@@ -159,6 +148,25 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
         host_skew_ms,
         store_down,
     }
+}
+
+/// The seat-map cache every service host shares (outside them, as one
+/// Redis is): the cache itself, the cache nemesis's switch, and what the
+/// hosts use (the cache behind the switch, its reads traced when it has faults).
+fn seat_map_cache(cfg: &WorldConfig, recorder: &Recorder) -> (Arc<MemCache>, CacheSwitch, Arc<dyn SeatMapCache>) {
+    let shared = Arc::new(match cfg.seat_map_cache_ttl_ms {
+        // The cache server's one clock: simulated time, the same on every host.
+        Some(ttl_ms) => MemCache::with_ttl(CACHE_MAX_EVENTS, ttl_ms, Arc::new(SimClock::new(0))),
+        None => MemCache::new(CACHE_MAX_EVENTS),
+    });
+    let switch = CacheSwitch::default();
+    let traced = cfg.cache_faults.is_some().then(|| recorder.clone());
+    let cache: Arc<dyn SeatMapCache> = if cfg.seat_map_cache {
+        Arc::new(FaultyCache::new(shared.clone(), switch.clone(), traced))
+    } else {
+        Arc::new(NoCache)
+    };
+    (shared, switch, cache)
 }
 
 /// The waiting-room secret's lottery seeds and the rooms every service host
@@ -432,53 +440,15 @@ fn install_probers(
         return;
     }
     let auth = Authenticator::new(TOKEN_SECRET, Arc::new(SimClock::new(0)));
-    let forger = Authenticator::new(b"not-the-holdfast-token-secret", Arc::new(SimClock::new(0)));
-    let claims = |sub: &str, events: Vec<String>, exp_ms: i64, admin: bool| Claims {
-        sub: sub.into(),
-        events,
-        exp_ms,
-        admin,
-        tier: None,
-    };
     let clients: Vec<SimClient> =
         services.iter().map(|s| SimClient::new(format!("{s}:{SERVICE_PORT}"), CLIENT_TIMEOUT)).collect();
     let mut pairs = Vec::new();
     for i in 0..cfg.probers {
-        let (a, b) = (format!("p{i:04}"), format!("p{i:04}b"));
-        let kit = crate::prober::ProberKit {
-            events: events.to_vec(),
-            admin_token: auth.issue(&claims("operator", vec!["*".into()], EPOCH_MS + USER_TOKEN_TTL_MS, true)),
-            scoped_token: auth.issue(&claims(
-                &a,
-                vec![crate::prober::SCOPED_TO.into()],
-                EPOCH_MS + USER_TOKEN_TTL_MS,
-                false,
-            )),
-            expired_token: auth.issue(&claims(&a, vec!["*".into()], EPOCH_MS, false)),
-            forged_token: forger.issue(&claims(&a, vec!["*".into()], EPOCH_MS + USER_TOKEN_TTL_MS, false)),
-            min_latency_ms: cfg.message_latency_ms.0,
-            tick_ms: cfg.tick_ms,
-            hold_attempts_per_minute: HOLD_ATTEMPTS_PER_MINUTE,
-            webhook_secret: WEBHOOK_SECRET.to_vec(),
-            max_body_bytes: ServiceConfig::default().max_body_bytes,
-            active_until_ms: cfg.fault_ms,
-            give_up_at_ms: cfg.fault_ms + cfg.settle_ms,
-            store_outage: cfg.store_outage.map(|o| (o.from_ms, o.to_ms)),
-            room: cfg.waiting_room.map(|r| crate::prober::room::RoomKit {
-                policy: match r.policy {
-                    booking::admission::room::Policy::Fifo => "fifo",
-                    booking::admission::room::Policy::Lottery => "lottery",
-                    booking::admission::room::Policy::Priority => "priority",
-                },
-                opens_at_ms: EPOCH_MS + r.opens_at_ms as i64,
-                target_active_sessions: r.target_active_sessions,
-                session_ttl_ms: r.session_ttl_ms,
-            }),
-        };
+        let users = [format!("p{i:04}"), format!("p{i:04}b"), format!("p{i:04}c")];
         let actor = |u: &str| {
             Actor::new(u.to_string(), user_token(&auth, u, None), clients.clone(), recorder.clone(), host_seed(seed, u))
         };
-        pairs.push((actor(&a), actor(&b), actor(&format!("p{i:04}c")), kit));
+        pairs.push((actor(&users[0]), actor(&users[1]), actor(&users[2]), prober_kit(cfg, events, &auth, &users[0])));
     }
     let arrival_ms = cfg.user.arrival_ms;
     sim.client("probers", async move {
@@ -491,6 +461,51 @@ fn install_probers(
         }
         Ok(())
     });
+}
+
+/// What prober `user` knows of the world of `cfg`: its events, its
+/// credentials (an operator's, a scoped, an expired and a forged one), the
+/// timing it aims with, and the faults it meets.
+fn prober_kit(
+    cfg: &WorldConfig,
+    events: &[(String, Vec<String>)],
+    auth: &Authenticator,
+    user: &str,
+) -> crate::prober::ProberKit {
+    let forger = Authenticator::new(b"not-the-holdfast-token-secret", Arc::new(SimClock::new(0)));
+    let claims = |sub: &str, events: Vec<String>, exp_ms: i64, admin: bool| Claims {
+        sub: sub.into(),
+        events,
+        exp_ms,
+        admin,
+        tier: None,
+    };
+    let until = EPOCH_MS + USER_TOKEN_TTL_MS;
+    crate::prober::ProberKit {
+        events: events.to_vec(),
+        admin_token: auth.issue(&claims("operator", vec!["*".into()], until, true)),
+        scoped_token: auth.issue(&claims(user, vec![crate::prober::SCOPED_TO.into()], until, false)),
+        expired_token: auth.issue(&claims(user, vec!["*".into()], EPOCH_MS, false)),
+        forged_token: forger.issue(&claims(user, vec!["*".into()], until, false)),
+        min_latency_ms: cfg.message_latency_ms.0,
+        tick_ms: cfg.tick_ms,
+        hold_attempts_per_minute: HOLD_ATTEMPTS_PER_MINUTE,
+        webhook_secret: WEBHOOK_SECRET.to_vec(),
+        max_body_bytes: ServiceConfig::default().max_body_bytes,
+        active_until_ms: cfg.fault_ms,
+        give_up_at_ms: cfg.fault_ms + cfg.settle_ms,
+        store_outage: cfg.store_outage.map(|o| (o.from_ms, o.to_ms)),
+        room: cfg.waiting_room.map(|r| crate::prober::room::RoomKit {
+            policy: match r.policy {
+                booking::admission::room::Policy::Fifo => "fifo",
+                booking::admission::room::Policy::Lottery => "lottery",
+                booking::admission::room::Policy::Priority => "priority",
+            },
+            opens_at_ms: EPOCH_MS + r.opens_at_ms as i64,
+            target_active_sessions: r.target_active_sessions,
+            session_ttl_ms: r.session_ttl_ms,
+        }),
+    }
 }
 
 /// The environment variable that makes a world panic at that many simulated

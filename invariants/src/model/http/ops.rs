@@ -92,9 +92,7 @@ pub fn from_calls(cfg: &ModelConfig, s: &Served<'_>) -> Result<Expected, String>
                 ttl_ms: cfg.hold_ttl_ms,
                 max_held_seats: cfg.max_held_seats_per_user,
             };
-            if *req != want {
-                return Err(format!("asked the store for {}, expected {}", shown(req), shown(&want)));
-            }
+            asked(req, &want)?;
             Ok(refused(answer).unwrap_or_else(|| {
                 let g = answer.as_ref().expect("granted");
                 let seat_ids = g.seats.iter().map(|h| h.seat_id.clone()).collect();
@@ -106,55 +104,61 @@ pub fn from_calls(cfg: &ModelConfig, s: &Served<'_>) -> Result<Expected, String>
         }
         ClientOp::Release { event_id, hold_token } => {
             let [StoreCall::ReleaseHold { req, answer }] = calls[..] else { return Err(wrong()) };
-            let want =
-                ReleaseHold { event_id: event_id.clone(), holder_id: s.client.to_string(), hold_token: *hold_token };
-            if *req != want {
-                return Err(format!("asked the store for {}, expected {}", shown(req), shown(&want)));
-            }
+            asked(
+                req,
+                &ReleaseHold { event_id: event_id.clone(), holder_id: s.client.to_string(), hold_token: *hold_token },
+            )?;
             Ok(refused(answer).unwrap_or_else(|| {
                 Expected::Answered(200, OpResult::Released { seat_ids: answer.clone().expect("released") })
             }))
         }
-        ClientOp::Checkout { event_id, hold_token, seat_ids, idempotency_key, .. } => {
-            let Some(StoreCall::BeginPayment { req, answer }) = calls.first() else { return Err(wrong()) };
-            let want = BeginPayment {
-                event_id: event_id.clone(),
-                holder_id: s.client.to_string(),
-                hold_token: *hold_token,
-                seat_ids: seat_ids.clone(),
-                idempotency_key: idempotency_key.clone(),
-                payment_ttl_ms: cfg.payment_ttl_ms,
-            };
-            if *req != want {
-                return Err(format!("asked the store for {}, expected {}", shown(req), shown(&want)));
-            }
-            if let Some(e) = refused(answer) {
-                return if calls.len() == 1 { Ok(e) } else { Err(wrong()) };
-            }
-            let began = answer.as_ref().expect("began");
-            let [_, StoreCall::OrderDetails { order_id, answer: details }] = calls[..] else { return Err(wrong()) };
-            if *order_id != began.order.order_id {
-                return Err(format!("read order {order_id}, not the order {} it made", began.order.order_id));
-            }
-            Ok(refused(details).unwrap_or_else(|| {
-                let d = details.as_ref().expect("read");
-                Expected::Answered(
-                    if began.replayed { 200 } else { 201 },
-                    OpResult::CheckedOut {
-                        order_id: d.order.order_id,
-                        status: d.order.status,
-                        booking_ids: d.bookings.iter().map(|b| b.booking_id).collect(),
-                        replayed: began.replayed,
-                    },
-                )
-            }))
-        }
+        ClientOp::Checkout { .. } => checkout(cfg, s, &calls).map_err(|e| e.unwrap_or_else(wrong)),
         ClientOp::OrderStatus { order_id } => order_status(s, *order_id, &calls).ok_or_else(wrong),
         ClientOp::SeatMap { event_id, state, if_none_match } => {
             seat_map(s, event_id, *state, if_none_match.as_deref()).ok_or_else(wrong)
         }
         ClientOp::Request { .. } => Err("is not a typed operation".into()),
     }
+}
+
+/// Whether the store was asked `req`, as the request should have asked `want`.
+fn asked<T: PartialEq + std::fmt::Debug>(req: &T, want: &T) -> Result<(), String> {
+    if req == want { Ok(()) } else { Err(format!("asked the store for {}, expected {}", shown(req), shown(want))) }
+}
+
+/// A checkout: the payment begun, then the order read. `Err(None)`: the calls are not those.
+fn checkout(cfg: &ModelConfig, s: &Served<'_>, calls: &[&StoreCall]) -> Result<Expected, Option<String>> {
+    let ClientOp::Checkout { event_id, hold_token, seat_ids, idempotency_key, .. } = s.op else { return Err(None) };
+    let Some(StoreCall::BeginPayment { req, answer }) = calls.first() else { return Err(None) };
+    let want = BeginPayment {
+        event_id: event_id.clone(),
+        holder_id: s.client.to_string(),
+        hold_token: *hold_token,
+        seat_ids: seat_ids.clone(),
+        idempotency_key: idempotency_key.clone(),
+        payment_ttl_ms: cfg.payment_ttl_ms,
+    };
+    asked(req, &want).map_err(Some)?;
+    if let Some(e) = refused(answer) {
+        return if calls.len() == 1 { Ok(e) } else { Err(None) };
+    }
+    let began = answer.as_ref().expect("began");
+    let [_, StoreCall::OrderDetails { order_id, answer: details }] = calls[..] else { return Err(None) };
+    if *order_id != began.order.order_id {
+        return Err(Some(format!("read order {order_id}, not the order {} it made", began.order.order_id)));
+    }
+    Ok(refused(details).unwrap_or_else(|| {
+        let d = details.as_ref().expect("read");
+        Expected::Answered(
+            if began.replayed { 200 } else { 201 },
+            OpResult::CheckedOut {
+                order_id: d.order.order_id,
+                status: d.order.status,
+                booking_ids: d.bookings.iter().map(|b| b.booking_id).collect(),
+                replayed: began.replayed,
+            },
+        )
+    }))
 }
 
 fn order_status(s: &Served<'_>, id: uuid::Uuid, calls: &[&StoreCall]) -> Option<Expected> {

@@ -204,8 +204,6 @@ fn read(raw: &Raw<'_>, max_body_bytes: usize) -> Result<Class, ProblemKind> {
     if !ROUTES.contains(&(raw.method, t)) {
         return Err(ProblemKind::MethodNotAllowed);
     }
-    let event = || params.first().cloned().unwrap_or_default();
-    let uuid_param = |i: usize| Uuid::parse_str(&params[i]).map_err(|_| ProblemKind::BadRequest);
     match (raw.method, t) {
         ("GET", "/healthz") => return Ok(Class::Route(Route::Healthz)),
         ("GET", "/metrics") => return Ok(Class::Route(Route::Metrics)),
@@ -214,85 +212,113 @@ fn read(raw: &Raw<'_>, max_body_bytes: usize) -> Result<Class, ProblemKind> {
         _ => {}
     }
     let who = who(raw.credential)?;
-    let scoped = |ev: &str| -> Result<(), ProblemKind> {
+    let params = Params { event: params.first().cloned().unwrap_or_default(), all: params, query };
+    authed_route(raw, t, &params, &who, max_body_bytes)
+}
+
+/// A route's path parameters (the event first, when it has one) and query.
+struct Params<'a> {
+    event: String,
+    all: Vec<String>,
+    query: Option<&'a str>,
+}
+
+impl Params<'_> {
+    fn uuid(&self, i: usize) -> Result<Uuid, ProblemKind> {
+        Uuid::parse_str(&self.all[i]).map_err(|_| ProblemKind::BadRequest)
+    }
+}
+
+impl Who {
+    /// `400` for an event id that is not one; `403` for an event outside the credential's scope.
+    fn scoped(&self, ev: &str) -> Result<(), ProblemKind> {
         if !valid_id(ev) {
             return Err(ProblemKind::BadRequest);
         }
-        match &who.events {
+        match &self.events {
             Some(list) if !list.iter().any(|e| e == ev || e == "*") => Err(ProblemKind::Forbidden),
             _ => Ok(()),
         }
-    };
-    let admin = || if who.admin { Ok(()) } else { Err(ProblemKind::Forbidden) };
-    let typed = |op: ClientOp| Ok(Class::Typed(op));
+    }
+
+    /// `403` unless an operator.
+    fn admin(&self) -> Result<(), ProblemKind> {
+        if self.admin { Ok(()) } else { Err(ProblemKind::Forbidden) }
+    }
+}
+
+/// A route that needs a credential, the credential verified.
+fn authed_route(
+    raw: &Raw<'_>,
+    t: &str,
+    p: &Params<'_>,
+    who: &Who,
+    max_body_bytes: usize,
+) -> Result<Class, ProblemKind> {
+    let ev = p.event.clone();
     match t {
         "/v1/events" => {
-            let body = json_body(raw, max_body_bytes)?;
-            let (event_id, seat_ids, price_cents) = create_event_body(&body)?;
-            admin()?;
+            let (event_id, seat_ids, price_cents) = create_event_body(&json_body(raw, max_body_bytes)?)?;
+            who.admin()?;
             Ok(Class::Route(Route::CreateEvent { event_id, seat_ids, price_cents }))
         }
         "/v1/events/{e}/seats" => {
-            let state = seat_query(query)?;
-            scoped(&event())?;
+            let state = seat_query(p.query)?;
+            who.scoped(&ev)?;
             let if_none_match = raw.header("if-none-match").map(str::to_string);
-            typed(ClientOp::SeatMap { event_id: event(), state, if_none_match })
+            Ok(Class::Typed(ClientOp::SeatMap { event_id: ev, state, if_none_match }))
         }
         "/v1/events/{e}/holds" => {
-            let seats = seat_ids(&json_body(raw, max_body_bytes)?)?;
-            scoped(&event())?;
-            typed(ClientOp::Hold {
-                event_id: event(),
-                seat_ids: seats,
-                admission: raw.header("admission-token").map(str::to_string),
-            })
+            let seat_ids = seat_ids(&json_body(raw, max_body_bytes)?)?;
+            who.scoped(&ev)?;
+            let admission = raw.header("admission-token").map(str::to_string);
+            Ok(Class::Typed(ClientOp::Hold { event_id: ev, seat_ids, admission }))
         }
         "/v1/events/{e}/holds/{t}" => {
-            let hold_token = uuid_param(1)?;
-            scoped(&event())?;
-            typed(ClientOp::Release { event_id: event(), hold_token })
+            let hold_token = p.uuid(1)?;
+            who.scoped(&ev)?;
+            Ok(Class::Typed(ClientOp::Release { event_id: ev, hold_token }))
         }
-        "/v1/events/{e}/holds/{t}/checkout" => {
-            let hold_token = uuid_param(1)?;
-            let seats = seat_ids(&json_body(raw, max_body_bytes)?)?;
-            scoped(&event())?;
-            let key = raw.header("idempotency-key").ok_or(ProblemKind::IdempotencyKeyRequired)?;
-            if !key.bytes().all(|b| b.is_ascii_graphic() || b == b' ') {
-                return Err(ProblemKind::BadRequest);
-            }
-            let admission = raw.header("admission-token").map(str::to_string);
-            typed(ClientOp::Checkout {
-                event_id: event(),
-                hold_token,
-                seat_ids: seats,
-                idempotency_key: key.into(),
-                admission,
-            })
-        }
+        "/v1/events/{e}/holds/{t}/checkout" => checkout(raw, p, who, max_body_bytes),
         "/v1/events/{e}/waiting-room" => {
             let body = json_body(raw, max_body_bytes)?;
             room_body(&body)?;
-            if !valid_id(&event()) {
+            if !valid_id(&ev) {
                 return Err(ProblemKind::BadRequest);
             }
-            admin()?;
-            Ok(Class::Route(Route::OpenRoom { event_id: event(), body }))
+            who.admin()?;
+            Ok(Class::Route(Route::OpenRoom { event_id: ev, body }))
         }
         "/v1/events/{e}/queue" | "/v1/events/{e}/queue/lottery" => {
-            scoped(&event())?;
+            who.scoped(&ev)?;
             Ok(Class::Route(match (raw.method, t) {
-                ("POST", _) => Route::Join { event_id: event() },
-                (_, "/v1/events/{e}/queue") => Route::QueueStatus { event_id: event() },
-                _ => Route::Lottery { event_id: event() },
+                ("POST", _) => Route::Join { event_id: ev },
+                (_, "/v1/events/{e}/queue") => Route::QueueStatus { event_id: ev },
+                _ => Route::Lottery { event_id: ev },
             }))
         }
-        "/v1/orders/{o}" => typed(ClientOp::OrderStatus { order_id: uuid_param(0)? }),
+        "/v1/orders/{o}" => Ok(Class::Typed(ClientOp::OrderStatus { order_id: p.uuid(0)? })),
         "/v1/admin/unresolved" => {
-            admin()?;
+            who.admin()?;
             Ok(Class::Route(Route::Unresolved))
         }
         _ => unreachable!("every route template is handled"),
     }
+}
+
+/// A checkout: the hold token, the body, the event, then its `Idempotency-Key`.
+fn checkout(raw: &Raw<'_>, p: &Params<'_>, who: &Who, max_body_bytes: usize) -> Result<Class, ProblemKind> {
+    let hold_token = p.uuid(1)?;
+    let seat_ids = seat_ids(&json_body(raw, max_body_bytes)?)?;
+    who.scoped(&p.event)?;
+    let key = raw.header("idempotency-key").ok_or(ProblemKind::IdempotencyKeyRequired)?;
+    if !key.bytes().all(|b| b.is_ascii_graphic() || b == b' ') {
+        return Err(ProblemKind::BadRequest);
+    }
+    let admission = raw.header("admission-token").map(str::to_string);
+    let op =
+        ClientOp::Checkout { event_id: p.event.clone(), hold_token, seat_ids, idempotency_key: key.into(), admission };
+    Ok(Class::Typed(op))
 }
 
 /// The documented `CreateEvent` body, listed seats only: (event, seats, price).

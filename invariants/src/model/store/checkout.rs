@@ -85,8 +85,23 @@ impl StoreModel {
             return Err(StoreError::InvalidInput(format!("model: the hold's seat {left_out} is not named")));
         }
         let (order_id, payment_op_id) = (ids.next(self), ids.next(self));
+        let order = self.open_order(req, named, price, (order_id, payment_op_id), now_ms, w);
+        Ok(BeginPaymentOutcome { order, replayed: false })
+    }
+
+    /// Writes a new order for `req`'s seats `named`: the seats to payment,
+    /// the order, its payment operation, its charge's dispatch event and the key.
+    fn open_order(
+        &mut self,
+        req: &BeginPayment,
+        named: Vec<String>,
+        price: i64,
+        (order_id, payment_op_id): (Uuid, Uuid),
+        now_ms: i64,
+        w: &mut Writes,
+    ) -> Order {
         for seat_id in &named {
-            let before = self.seats[&seat_key(seat_id)].clone();
+            let before = self.seats[&(req.event_id.clone(), seat_id.clone())].clone();
             let after = Seat {
                 state: SeatState::PaymentPending,
                 version: before.version + 1,
@@ -126,7 +141,8 @@ impl StoreModel {
         self.op_event.insert(payment_op_id, req.event_id.clone());
         self.ops.insert((req.event_id.clone(), payment_op_id), op);
         self.outbox.push(OutboxEvent::pending(&req.event_id, Uuid::nil(), OutboxKind::Charge, payment_op_id, now_ms));
+        let key = (req.event_id.clone(), req.holder_id.clone(), req.idempotency_key.clone());
         self.keys.insert(key, KeyRecord { token: req.hold_token, seats: named, order_id });
-        Ok(BeginPaymentOutcome { order, replayed: false })
+        order
     }
 }

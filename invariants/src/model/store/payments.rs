@@ -78,42 +78,68 @@ impl StoreModel {
             updated_at_ms: now_ms,
             ..op.clone()
         };
-        if order.status.owns_seats() {
+        let outcome = if order.status.owns_seats() {
             let booking_ids: Vec<Uuid> = order.seat_ids.iter().map(|_| ids.next(self)).collect();
             self.put_op(op_after);
-            let mut bookings = Vec::new();
-            for (seat_id, booking_id) in order.seat_ids.iter().zip(booking_ids) {
-                let before = self.seats[&(order.event_id.clone(), seat_id.clone())].clone();
-                assert!(
-                    before.state == SeatState::PaymentPending && before.order_id == Some(order.order_id),
-                    "model: an open order owns its seats"
-                );
-                let after = booking::model::Seat {
-                    state: SeatState::Sold,
-                    version: before.version + 1,
-                    hold_expires_at_ms: None,
-                    booking_id: Some(booking_id),
-                    ..before
-                };
-                self.put_seat(after, w);
-                let b = Booking {
-                    event_id: order.event_id.clone(),
-                    seat_id: seat_id.clone(),
-                    booking_id,
-                    order_id: order.order_id,
-                    payment_op_id: op.payment_op_id,
-                    holder_id: order.holder_id.clone(),
-                    created_at_ms: now_ms,
-                };
-                self.bookings.insert((b.event_id.clone(), b.seat_id.clone(), booking_id), b.clone());
-                bookings.push(b);
-            }
-            let sold = Order { status: OrderStatus::Confirmed, updated_at_ms: now_ms, ..order };
-            self.put_order(sold.clone(), w);
-            return Ok(Recorded { outcome: SaleOutcome::Confirmed { order: sold, bookings }, decided_now: true });
+            self.sell(order, &op, booking_ids, now_ms, w)
+        } else {
+            let compensation_id = ids.next(self);
+            self.put_op(op_after);
+            self.late_charge(order, &op, compensation_id, now_ms, w)
+        };
+        Ok(Recorded { outcome, decided_now: true })
+    }
+
+    /// Sells `order`'s seats (it owns them): `sold`, one booking each, the order `confirmed`.
+    fn sell(
+        &mut self,
+        order: Order,
+        op: &PaymentOp,
+        booking_ids: Vec<Uuid>,
+        now_ms: i64,
+        w: &mut Writes,
+    ) -> SaleOutcome {
+        let mut bookings = Vec::new();
+        for (seat_id, booking_id) in order.seat_ids.iter().zip(booking_ids) {
+            let before = self.seats[&(order.event_id.clone(), seat_id.clone())].clone();
+            assert!(
+                before.state == SeatState::PaymentPending && before.order_id == Some(order.order_id),
+                "model: an open order owns its seats"
+            );
+            let after = booking::model::Seat {
+                state: SeatState::Sold,
+                version: before.version + 1,
+                hold_expires_at_ms: None,
+                booking_id: Some(booking_id),
+                ..before
+            };
+            self.put_seat(after, w);
+            let b = Booking {
+                event_id: order.event_id.clone(),
+                seat_id: seat_id.clone(),
+                booking_id,
+                order_id: order.order_id,
+                payment_op_id: op.payment_op_id,
+                holder_id: order.holder_id.clone(),
+                created_at_ms: now_ms,
+            };
+            self.bookings.insert((b.event_id.clone(), b.seat_id.clone(), booking_id), b.clone());
+            bookings.push(b);
         }
-        let compensation_id = ids.next(self);
-        self.put_op(op_after);
+        let sold = Order { status: OrderStatus::Confirmed, updated_at_ms: now_ms, ..order };
+        self.put_order(sold.clone(), w);
+        SaleOutcome::Confirmed { order: sold, bookings }
+    }
+
+    /// A charge of an order that let its seats go: a refund, due at once, and its dispatch event.
+    fn late_charge(
+        &mut self,
+        order: Order,
+        op: &PaymentOp,
+        compensation_id: Uuid,
+        now_ms: i64,
+        w: &mut Writes,
+    ) -> SaleOutcome {
         let compensation = Compensation::requested_refund(
             &order.event_id,
             compensation_id,
@@ -132,7 +158,7 @@ impl StoreModel {
         ));
         let charged = Order { status: OrderStatus::Compensating, updated_at_ms: now_ms, ..order };
         self.put_order(charged.clone(), w);
-        Ok(Recorded { outcome: SaleOutcome::Compensating { order: charged, compensation }, decided_now: true })
+        SaleOutcome::Compensating { order: charged, compensation }
     }
 
     /// `record_payment_failure` at `now_ms`.

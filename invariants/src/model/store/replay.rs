@@ -56,6 +56,15 @@ fn id_list<T>(answer: &Answer<T>, f: impl FnOnce(&T) -> Vec<uuid::Uuid>) -> Ids 
     Ids::from(answer.as_ref().map(f).unwrap_or_default())
 }
 
+/// The ids a sale's answer carries: its bookings', or its compensation's.
+fn sale_ids(rec: &booking::store::Recorded<SaleOutcome>) -> Vec<uuid::Uuid> {
+    match (&rec.outcome, rec.decided_now) {
+        (_, false) => vec![],
+        (SaleOutcome::Confirmed { bookings, .. }, true) => bookings.iter().map(|b| b.booking_id).collect(),
+        (SaleOutcome::Compensating { compensation, .. }, true) => vec![compensation.compensation_id],
+    }
+}
+
 fn call_subject(name: &str) -> Subject {
     Subject::Call { name: name.to_string() }
 }
@@ -65,124 +74,9 @@ impl StoreModel {
     pub fn replay(&mut self, now_ms: i64, call: &StoreCall) -> Replay {
         let mut r = Replay::default();
         let mut ids = Ids::default();
-        let w = &mut r.writes;
-        let found = match call {
-            StoreCall::CreateEvent { req, answer } => compare(
-                call.name(),
-                Subject::SeatMap { event_id: req.event_id.clone() },
-                &self.create_event(req),
-                answer,
-            ),
-            StoreCall::AcquireHold { req, answer } => {
-                ids = id_list(answer, |g| vec![g.hold_token]);
-                let subject = Subject::Seat {
-                    event_id: req.event_id.clone(),
-                    seat_id: req.seat_ids.iter().min().cloned().unwrap_or_default(),
-                };
-                compare(call.name(), subject, &self.acquire_hold(req, now_ms, &mut ids, w), answer)
-            }
-            StoreCall::ReleaseHold { req, answer } => {
-                let subject = Subject::Hold { event_id: req.event_id.clone(), hold_token: req.hold_token };
-                compare(call.name(), subject, &self.release_hold(req, w), answer)
-            }
-            StoreCall::Sweep { limit_seats, answer } => {
-                compare(call.name(), call_subject("sweep"), &Ok(self.sweep(*limit_seats, now_ms, w)), answer)
-            }
-            StoreCall::BeginPayment { req, answer } => {
-                ids = id_list(
-                    answer,
-                    |o| if o.replayed { vec![] } else { vec![o.order.order_id, o.order.payment_op_id] },
-                );
-                let subject = Subject::IdempotencyKey {
-                    event_id: req.event_id.clone(),
-                    holder_id: req.holder_id.clone(),
-                    key: req.idempotency_key.clone(),
-                };
-                compare(call.name(), subject, &self.begin_payment(req, now_ms, &mut ids, w), answer)
-            }
-            StoreCall::PaymentSuccess { req, answer } => {
-                ids = id_list(answer, |rec| match (&rec.outcome, rec.decided_now) {
-                    (_, false) => vec![],
-                    (SaleOutcome::Confirmed { bookings, .. }, true) => bookings.iter().map(|b| b.booking_id).collect(),
-                    (SaleOutcome::Compensating { compensation, .. }, true) => vec![compensation.compensation_id],
-                });
-                let subject = Subject::PaymentOp { payment_op_id: req.payment_op_id };
-                compare(call.name(), subject, &self.payment_success(req, now_ms, &mut ids, w), answer)
-            }
-            StoreCall::PaymentFailure { payment_op_id, reason, answer } => {
-                let subject = Subject::PaymentOp { payment_op_id: *payment_op_id };
-                compare(call.name(), subject, &self.payment_failure(*payment_op_id, reason, now_ms, w), answer)
-            }
-            StoreCall::PaymentUnknown { payment_op_id, error, answer } => {
-                let subject = Subject::PaymentOp { payment_op_id: *payment_op_id };
-                compare(call.name(), subject, &self.payment_unknown(*payment_op_id, error, now_ms, w), answer)
-            }
-            StoreCall::ReleaseUnresolved { payment_op_id, reason, answer } => {
-                let subject = Subject::PaymentOp { payment_op_id: *payment_op_id };
-                compare(call.name(), subject, &self.release_unresolved(*payment_op_id, reason, now_ms, w), answer)
-            }
-            StoreCall::ClaimOutbox { limit, lease_ms, answer } => {
-                self.replay_claim_outbox(*limit, *lease_ms, now_ms, answer)
-            }
-            StoreCall::CompleteOutbox { event_id, outbox_id, answer } => {
-                compare(call.name(), call_subject("outbox"), &self.complete_outbox(event_id, *outbox_id), answer)
-            }
-            StoreCall::RetryOutbox { event_id, outbox_id, error, retry_after_ms, answer } => compare(
-                call.name(),
-                call_subject("outbox"),
-                &self.retry_outbox(event_id, *outbox_id, error, *retry_after_ms, now_ms),
-                answer,
-            ),
-            StoreCall::StartCompensation { compensation_id, attempt_lease_ms, answer } => {
-                let subject = Subject::Compensation { compensation_id: *compensation_id };
-                let expected = self.start_compensation(*compensation_id, *attempt_lease_ms, now_ms, w);
-                compare(call.name(), subject, &expected, answer)
-            }
-            StoreCall::FinishCompensation { req, answer } => {
-                let subject = Subject::Compensation { compensation_id: req.compensation_id };
-                compare(call.name(), subject, &self.finish_compensation(req, now_ms, w), answer)
-            }
-            StoreCall::Compensation { compensation_id, answer } => {
-                let subject = Subject::Compensation { compensation_id: *compensation_id };
-                compare(call.name(), subject, &self.read_compensation(*compensation_id), answer)
-            }
-            StoreCall::SeatMap { event_id, answer } => {
-                compare(call.name(), Subject::SeatMap { event_id: event_id.clone() }, &self.seat_map(event_id), answer)
-            }
-            StoreCall::SeatMapVersion { event_id, answer } => {
-                let subject = Subject::SeatMap { event_id: event_id.clone() };
-                compare(call.name(), subject, &self.seat_map_version(event_id), answer)
-            }
-            StoreCall::SeatsInState { event_id, state, answer } => {
-                let subject = Subject::SeatMap { event_id: event_id.clone() };
-                compare(call.name(), subject, &self.seats_in_state(event_id, *state), answer)
-            }
-            StoreCall::Order { order_id, answer } => {
-                compare(call.name(), Subject::Order { order_id: *order_id }, &self.read_order(*order_id), answer)
-            }
-            StoreCall::PaymentOp { payment_op_id, answer } => {
-                let subject = Subject::PaymentOp { payment_op_id: *payment_op_id };
-                compare(call.name(), subject, &self.read_op(*payment_op_id), answer)
-            }
-            StoreCall::CompensationsForOrder { order_id, answer } => {
-                let subject = Subject::Order { order_id: *order_id };
-                compare(call.name(), subject, &Ok(self.compensations_of(*order_id)), answer)
-            }
-            StoreCall::OrderDetails { order_id, answer } => {
-                compare(call.name(), Subject::Order { order_id: *order_id }, &self.order_details(*order_id), answer)
-            }
-            StoreCall::Bookings { event_id, answer } => {
-                let subject = Subject::SeatMap { event_id: event_id.clone() };
-                compare(call.name(), subject, &Ok(self.event_bookings(event_id)), answer)
-            }
-            StoreCall::ClaimReconcile { limit, backoff, answer } => {
-                let expected = self.claim_reconcile(*limit, *backoff, now_ms);
-                compare(call.name(), call_subject("claim_reconcile"), &expected, answer)
-            }
-            StoreCall::NeedsResolution { answer } => {
-                compare(call.name(), call_subject("needs_resolution"), &Ok(self.needs_resolution()), answer)
-            }
-            StoreCall::NowMs { answer } => compare(call.name(), call_subject("now_ms"), &Ok(now_ms), answer),
+        let found = match self.replay_read(now_ms, call) {
+            Some(found) => found,
+            None => self.replay_write(now_ms, call, &mut ids, &mut r.writes),
         };
         r.findings.extend(found);
         for id in ids.reused {
@@ -192,6 +86,124 @@ impl StoreModel {
             ));
         }
         r
+    }
+
+    /// A call that writes holds, checkouts or payment outcomes.
+    fn replay_write(&mut self, now_ms: i64, call: &StoreCall, ids: &mut Ids, w: &mut Writes) -> Option<Finding> {
+        let name = call.name();
+        let op = |id: &uuid::Uuid| Subject::PaymentOp { payment_op_id: *id };
+        match call {
+            StoreCall::CreateEvent { req, answer } => {
+                compare(name, Subject::SeatMap { event_id: req.event_id.clone() }, &self.create_event(req), answer)
+            }
+            StoreCall::AcquireHold { req, answer } => {
+                *ids = id_list(answer, |g| vec![g.hold_token]);
+                let seat_id = req.seat_ids.iter().min().cloned().unwrap_or_default();
+                let subject = Subject::Seat { event_id: req.event_id.clone(), seat_id };
+                compare(name, subject, &self.acquire_hold(req, now_ms, ids, w), answer)
+            }
+            StoreCall::ReleaseHold { req, answer } => {
+                let subject = Subject::Hold { event_id: req.event_id.clone(), hold_token: req.hold_token };
+                compare(name, subject, &self.release_hold(req, w), answer)
+            }
+            StoreCall::Sweep { limit_seats, answer } => {
+                compare(name, call_subject("sweep"), &Ok(self.sweep(*limit_seats, now_ms, w)), answer)
+            }
+            StoreCall::BeginPayment { req, answer } => {
+                *ids = id_list(
+                    answer,
+                    |o| if o.replayed { vec![] } else { vec![o.order.order_id, o.order.payment_op_id] },
+                );
+                let subject = Subject::IdempotencyKey {
+                    event_id: req.event_id.clone(),
+                    holder_id: req.holder_id.clone(),
+                    key: req.idempotency_key.clone(),
+                };
+                compare(name, subject, &self.begin_payment(req, now_ms, ids, w), answer)
+            }
+            StoreCall::PaymentSuccess { req, answer } => {
+                *ids = id_list(answer, sale_ids);
+                compare(name, op(&req.payment_op_id), &self.payment_success(req, now_ms, ids, w), answer)
+            }
+            StoreCall::PaymentFailure { payment_op_id: id, reason, answer } => {
+                compare(name, op(id), &self.payment_failure(*id, reason, now_ms, w), answer)
+            }
+            StoreCall::PaymentUnknown { payment_op_id: id, error, answer } => {
+                compare(name, op(id), &self.payment_unknown(*id, error, now_ms, w), answer)
+            }
+            StoreCall::ReleaseUnresolved { payment_op_id: id, reason, answer } => {
+                compare(name, op(id), &self.release_unresolved(*id, reason, now_ms, w), answer)
+            }
+            _ => self.replay_work(now_ms, call, w),
+        }
+    }
+
+    /// A call of the workflow's own: the outbox and compensations.
+    fn replay_work(&mut self, now_ms: i64, call: &StoreCall, w: &mut Writes) -> Option<Finding> {
+        let name = call.name();
+        let comp = |id: &uuid::Uuid| Subject::Compensation { compensation_id: *id };
+        match call {
+            StoreCall::ClaimOutbox { limit, lease_ms, answer } => {
+                self.replay_claim_outbox(*limit, *lease_ms, now_ms, answer)
+            }
+            StoreCall::CompleteOutbox { event_id, outbox_id, answer } => {
+                compare(name, call_subject("outbox"), &self.complete_outbox(event_id, *outbox_id), answer)
+            }
+            StoreCall::RetryOutbox { event_id, outbox_id, error, retry_after_ms, answer } => {
+                let expected = self.retry_outbox(event_id, *outbox_id, error, *retry_after_ms, now_ms);
+                compare(name, call_subject("outbox"), &expected, answer)
+            }
+            StoreCall::StartCompensation { compensation_id: id, attempt_lease_ms, answer } => {
+                compare(name, comp(id), &self.start_compensation(*id, *attempt_lease_ms, now_ms, w), answer)
+            }
+            StoreCall::FinishCompensation { req, answer } => {
+                compare(name, comp(&req.compensation_id), &self.finish_compensation(req, now_ms, w), answer)
+            }
+            StoreCall::ClaimReconcile { limit, backoff, answer } => {
+                let expected = self.claim_reconcile(*limit, *backoff, now_ms);
+                compare(name, call_subject("claim_reconcile"), &expected, answer)
+            }
+            other => unreachable!("{} is a read", other.name()),
+        }
+    }
+
+    /// A read (it writes nothing): `None` when `call` is not one.
+    fn replay_read(&self, now_ms: i64, call: &StoreCall) -> Option<Option<Finding>> {
+        let name = call.name();
+        let map = |e: &str| Subject::SeatMap { event_id: e.to_string() };
+        let order = |id: &uuid::Uuid| Subject::Order { order_id: *id };
+        Some(match call {
+            StoreCall::Compensation { compensation_id: id, answer } => {
+                compare(name, Subject::Compensation { compensation_id: *id }, &self.read_compensation(*id), answer)
+            }
+            StoreCall::SeatMap { event_id, answer } => compare(name, map(event_id), &self.seat_map(event_id), answer),
+            StoreCall::SeatMapVersion { event_id, answer } => {
+                compare(name, map(event_id), &self.seat_map_version(event_id), answer)
+            }
+            StoreCall::SeatsInState { event_id, state, answer } => {
+                compare(name, map(event_id), &self.seats_in_state(event_id, *state), answer)
+            }
+            StoreCall::Order { order_id, answer } => {
+                compare(name, order(order_id), &self.read_order(*order_id), answer)
+            }
+            StoreCall::PaymentOp { payment_op_id: id, answer } => {
+                compare(name, Subject::PaymentOp { payment_op_id: *id }, &self.read_op(*id), answer)
+            }
+            StoreCall::CompensationsForOrder { order_id, answer } => {
+                compare(name, order(order_id), &Ok(self.compensations_of(*order_id)), answer)
+            }
+            StoreCall::OrderDetails { order_id, answer } => {
+                compare(name, order(order_id), &self.order_details(*order_id), answer)
+            }
+            StoreCall::Bookings { event_id, answer } => {
+                compare(name, map(event_id), &Ok(self.event_bookings(event_id)), answer)
+            }
+            StoreCall::NeedsResolution { answer } => {
+                compare(name, call_subject("needs_resolution"), &Ok(self.needs_resolution()), answer)
+            }
+            StoreCall::NowMs { answer } => compare(name, call_subject("now_ms"), &Ok(now_ms), answer),
+            _ => return None,
+        })
     }
 
     /// `claim_outbox`: the events claimed must be the due ones, earliest due
