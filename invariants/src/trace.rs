@@ -271,6 +271,9 @@ pub enum OpResult {
     Answered {
         /// The body's top-level fields, sorted (`[]` when it is not a JSON object).
         fields: Vec<String>,
+        /// The body itself, for the answers the auditor reads (the waiting room's queue and lottery).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        body: Option<String>,
     },
 }
 

@@ -4,10 +4,10 @@
 //! token, looks, holds and checks out as any user does. A share of users
 //! also try to get past the queue: holds without a token, with a forged,
 //! borrowed or other-event one, and with their own after its session ended.
-//! Joins and polls are plain reads (not traced); what the user learnt is
-//! (`RoomEvent::Told`), and so is every hold and checkout.
+//! Joins and polls are traced operations (the auditor holds their answers to
+//! the rooms' state); what the user learnt is traced too (`RoomEvent::Told`),
+//! and so is every hold and checkout.
 
-use crate::client::{Call, Reply};
 use crate::recorder::Recorder;
 use crate::user::{Actor, UserParams};
 use booking::problem_kind::ProblemKind;
@@ -78,28 +78,17 @@ fn standing_of(body: &Value) -> Option<Standing> {
 }
 
 impl Actor {
-    /// Sends one queue request (`POST` joins, `GET` polls) to the home host.
+    /// Sends one queue request (`POST` joins, `GET` polls) to the home host,
+    /// as a traced operation (the auditor reads the answer).
     async fn queue_call(&mut self, method: &'static str, event_id: &str) -> Option<Standing> {
-        let call = Call {
-            method,
-            path: format!("/v1/events/{event_id}/queue"),
-            token: Some(&self.token),
-            idempotency_key: None,
-            admission: None,
-            body: None,
-            op: None,
-        };
+        let probe = crate::prober::Probe::user(method, format!("/v1/events/{event_id}/queue"));
         // Boxed: a waiting user's task stays small between polls (the
         // client's request future is large, and an async fn is as large as
         // its largest await).
-        match Box::pin(self.services[self.home].send(call)).await {
-            Reply::Answered { status: 200, body } => standing_of(&body),
-            Reply::Answered { status: 409, .. } => Some(Standing::SoldOut),
-            Reply::Answered { .. } => None,
-            Reply::Unknown(_) => {
-                self.fail_over();
-                None
-            }
+        match Box::pin(self.request(probe)).await {
+            Some((200, body)) => standing_of(&body),
+            Some((409, _)) => Some(Standing::SoldOut),
+            _ => None,
         }
     }
 

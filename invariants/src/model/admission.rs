@@ -60,10 +60,10 @@ pub enum Use<'a> {
 
 /// One user's session on one event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Session {
-    id: Uuid,
-    expires_at_ms: i64,
-    ended: Option<SessionEnd>,
+pub(crate) struct Session {
+    pub(crate) id: Uuid,
+    pub(crate) expires_at_ms: i64,
+    pub(crate) ended: Option<SessionEnd>,
     /// The last checkout the session made: its hold and key.
     purchase: Option<(Uuid, String)>,
 }
@@ -96,8 +96,10 @@ pub struct Room {
 /// The rooms and sessions the trace has shown so far.
 #[derive(Debug, Default)]
 pub struct Admissions {
-    rooms: BTreeMap<String, Room>,
-    sessions: BTreeMap<(String, String), Session>,
+    pub(crate) rooms: BTreeMap<String, Room>,
+    pub(crate) sessions: BTreeMap<(String, String), Session>,
+    /// Admissions seen since each room's last pass.
+    pub(crate) this_pass: BTreeMap<String, u32>,
 }
 
 /// Reads a token's claims, checking its form and MAC with `secret`.
@@ -149,6 +151,7 @@ impl Admissions {
                 if let Some(room) = self.rooms.get_mut(event_id) {
                     room.admitted.push(user.clone());
                 }
+                *self.this_pass.entry(event_id.clone()).or_default() += 1;
                 let s = Session { id: *session_id, expires_at_ms: *expires_at_ms, ended: None, purchase: None };
                 self.sessions.insert((event_id.clone(), user.clone()), s);
             }
@@ -161,6 +164,7 @@ impl Admissions {
                 }
             }
             RoomEvent::Pass { event_id, now_ms, .. } => {
+                self.this_pass.remove(event_id);
                 if let Some(room) = self.rooms.get_mut(event_id) {
                     room.drawn |= *now_ms >= room.opens_at_ms;
                 }
@@ -192,6 +196,9 @@ impl Admissions {
     /// What the rooms' admissions break of the rules, judged at `now_ms`
     /// (store-clock ms) for `e`: nobody admitted before the sale opens or once it sold out.
     pub fn judge(&self, e: &RoomEvent, now_ms: i64) -> Option<String> {
+        if let RoomEvent::Pass { .. } = e {
+            return self.judge_pass(e);
+        }
         let RoomEvent::Admitted { event_id, user, .. } = e else { return None };
         let room = self.rooms.get(event_id)?;
         if room.sold_out {

@@ -29,6 +29,7 @@ pub mod config;
 pub mod http;
 pub mod money;
 pub mod queue;
+pub mod standing;
 pub mod store;
 mod validate;
 

@@ -123,6 +123,18 @@ impl Actor {
 
     /// Sends `p` to the home host as a traced operation; the answer's status and JSON body, if one came.
     pub(crate) async fn probe(&mut self, p: Probe, kit: &ProberKit) -> Option<(u16, Value)> {
+        let auth = self.authorization(&p.credential, kit);
+        self.send_probe(p, auth).await
+    }
+
+    /// Sends `p` with this user's own credential (whatever `p.credential` says) as a traced operation.
+    pub(crate) async fn request(&mut self, p: Probe) -> Option<(u16, Value)> {
+        let auth = Some(format!("Bearer {}", self.token));
+        self.send_probe(Probe { credential: Credential::User, ..p }, auth).await
+    }
+
+    /// Sends `p` with `authorization` to the home host as a traced operation.
+    async fn send_probe(&mut self, p: Probe, authorization: Option<String>) -> Option<(u16, Value)> {
         let host = self.home;
         let op = ClientOp::Request {
             method: p.method.to_string(),
@@ -133,7 +145,7 @@ impl Actor {
         };
         let op_id = self.recorder.invoke(&self.user, op, Some(host as u32));
         let mut b = http::Request::builder().method(p.method).uri(p.path.as_str());
-        if let Some(auth) = self.authorization(&p.credential, kit) {
+        if let Some(auth) = authorization {
             b = b.header("authorization", auth);
         }
         for (n, v) in &p.headers {
@@ -142,17 +154,20 @@ impl Actor {
         b = b.header(crate::op_scope::OP_HEADER, op_id);
         let req = b.body(Full::new(Bytes::from(p.body.unwrap_or_default()))).expect("a probe is a valid request");
         let answer = self.services[host].send_request(req).await;
-        self.record_probe(op_id, answer)
+        let read = p.path.ends_with("/queue") || p.path.ends_with("/queue/lottery");
+        self.record_probe(op_id, answer, read)
     }
 
-    fn record_probe(&mut self, op_id: u64, answer: Result<Raw, String>) -> Option<(u16, Value)> {
+    /// Records a probe's answer (its body too when `keep_body`: an answer the auditor reads).
+    fn record_probe(&mut self, op_id: u64, answer: Result<Raw, String>, keep_body: bool) -> Option<(u16, Value)> {
         match answer {
             Ok(raw) => {
                 let body: Value = serde_json::from_slice(&raw.body).unwrap_or(Value::Null);
                 match raw.status {
                     200..=299 | 304 => {
                         let fields = body.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
-                        self.recorder.ok(op_id, OpResult::Answered { fields }, raw.status);
+                        let kept = keep_body.then(|| String::from_utf8_lossy(&raw.body).into_owned());
+                        self.recorder.ok(op_id, OpResult::Answered { fields, body: kept }, raw.status);
                     }
                     400..=499 => {
                         let kind = crate::user::kind_of(&body);

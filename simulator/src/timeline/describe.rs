@@ -133,7 +133,7 @@ fn result_text(r: &OpResult) -> String {
                 counts[0], counts[1], counts[2], counts[3]
             )
         }
-        OpResult::Answered { fields } => format!("answered ({})", fields.join(", ")),
+        OpResult::Answered { fields, .. } => format!("answered ({})", fields.join(", ")),
     }
 }
 

@@ -9,10 +9,12 @@ use crate::model::admission::Use;
 use crate::model::http::ops::{Linked, Served, agrees, from_calls};
 use crate::model::http::rate::Verdict;
 use crate::model::http::routes::{self, Ctx};
-use crate::model::http::surface::{self, Class, Raw};
+use crate::model::http::surface::{self, Class, Raw, Route};
 use crate::model::http::{Expected, status_of};
+use crate::model::standing::Standing;
 use crate::model::{Finding, shown};
 use crate::store_call::StoreCall;
+use crate::trace::OpResult;
 use crate::trace::{ClientOp, OpId, TraceEvent, TraceKind};
 use booking::problem_kind::ProblemKind;
 use booking::store::BeginPaymentOutcome;
@@ -34,6 +36,9 @@ pub(super) struct OpRecord<'a> {
     seqs: Vec<u64>,
     /// The gate's answer when it was sent (waiting-room holds and checkouts).
     gate_at_send: Option<Result<uuid::Uuid, ProblemKind>>,
+    /// Where the sender stood in the queue when it was sent, whether the
+    /// lottery was drawn, and how many the room had admitted (queue reads).
+    queue_at_send: Option<(Option<Standing>, bool, usize)>,
 }
 
 impl OpRecord<'_> {
@@ -100,9 +105,18 @@ impl<'a> Auditor<'a> {
             calls: Vec::new(),
             seqs: vec![e.seq],
             gate_at_send: None,
+            queue_at_send: None,
         };
         let now = self.host_clock(host, e.at_ms, self.cfg.min_latency_ms);
         rec.gate_at_send = self.gate(client, rec.op(), now);
+        if let Some(Class::Route(
+            Route::Join { event_id } | Route::QueueStatus { event_id } | Route::Lottery { event_id },
+        )) = &rec.class
+        {
+            let a = &self.admissions;
+            rec.queue_at_send =
+                Some((a.standing(event_id, client, now), a.drawn(event_id), a.admitted_count(event_id)));
+        }
         self.ops.insert(op_id, rec);
     }
 
@@ -155,7 +169,7 @@ impl<'a> Auditor<'a> {
                 let ctx = Ctx { cfg: self.cfg, admissions: &self.admissions, host_now_ms: to };
                 match routes::expect(route, &raw, rec.client, &ctx, &rec.calls) {
                     Err(why) => Some(format!("{} {}: {why}; answered {}", raw.method, raw.path, shown(g))),
-                    Ok(want) if same_route_answer(&want, g) => None,
+                    Ok(want) if same_route_answer(&want, g) => self.queue_body(&rec, route, g, to),
                     Ok(want) => {
                         Some(format!("{} {}: expected {}, answered {}", raw.method, raw.path, shown(&want), shown(g)))
                     }
@@ -165,6 +179,40 @@ impl<'a> Auditor<'a> {
         };
         if let Some(detail) = detail {
             self.report(Finding::new(Subject::Request { op_id, client: rec.client.to_string() }, detail), rec.seqs);
+        }
+    }
+
+    /// A queue or lottery answer's body, against where the sender stood
+    /// when it sent and when it was answered (at host time `to_ms`).
+    fn queue_body(&self, rec: &OpRecord<'_>, route: &Route, got: &Expected, to_ms: i64) -> Option<String> {
+        let Expected::Answered(200, OpResult::Answered { body: Some(body), .. }) = got else { return None };
+        let body: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+        let (at_send, drawn_at_send, admitted_at_send) = rec.queue_at_send.clone()?;
+        let a = &self.admissions;
+        match route {
+            Route::Lottery { event_id } => {
+                let ok = a.lottery_states(event_id, &body, drawn_at_send)
+                    || a.lottery_states(event_id, &body, a.drawn(event_id));
+                (!ok).then(|| format!("the lottery record of {event_id} is not the room's: {}", shown(&body)))
+            }
+            Route::Join { event_id } | Route::QueueStatus { event_id } => {
+                let at_end = a.standing(event_id, rec.client, to_ms);
+                let states = |s: &Option<Standing>| {
+                    s.as_ref().is_some_and(|s| a.states(&self.cfg.admission_secret, event_id, rec.client, &body, s))
+                };
+                // A place read while others were admitted: between its place now and that many more.
+                let moved = a.admitted_count(event_id) - admitted_at_send;
+                let between = match (&at_end, body["position"].as_u64()) {
+                    (Some(Standing::Waiting(end)), Some(p)) => {
+                        body["state"] == "waiting" && (*end..=*end + moved as u64).contains(&p)
+                    }
+                    _ => false,
+                };
+                (!states(&at_send) && !states(&at_end) && !between).then(|| {
+                    format!("{event_id}'s queue answered {}; the rooms had {at_send:?} then {at_end:?}", shown(&body))
+                })
+            }
+            _ => None,
         }
     }
 

@@ -61,7 +61,7 @@ const MAX_TARGET: f64 = 100_000.0;
 const DEFAULT_SESSION_TTL_S: i64 = 600;
 
 fn ok(status: u16) -> Expected {
-    Expected::Answered(status, OpResult::Answered { fields: Vec::new() })
+    Expected::Answered(status, OpResult::Answered { fields: Vec::new(), body: None })
 }
 
 fn no_calls(calls: &[Linked], e: Expected) -> Result<Expected, String> {
@@ -129,7 +129,7 @@ pub fn expect(route: &Route, raw: &Raw<'_>, client: &str, ctx: &Ctx<'_>, calls: 
 
 fn open_room(event_id: &str, body: &Value, ctx: &Ctx<'_>, calls: &[&StoreCall]) -> Result<Expected, String> {
     let bad = || no_calls(&[], Expected::refused(ProblemKind::BadRequest));
-    let opens_at = body["opens_at"].as_str().and_then(|t| chrono_ms(t));
+    let opens_at = body["opens_at"].as_str().and_then(chrono_ms);
     let target = body["target_active_sessions"].as_f64().unwrap_or(0.0);
     let ttl_s = body.get("session_ttl_s").and_then(Value::as_f64).unwrap_or(DEFAULT_SESSION_TTL_S as f64);
     let (Some(opens_at_ms), true, true) =

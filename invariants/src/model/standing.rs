@@ -1,0 +1,136 @@
+//! What the waiting room's queue answers must say, from the rooms' trace:
+//!
+//! - where a user stands (`GET`/`POST …/queue`): `not_joined`;
+//!   `awaiting_draw` (joined a lottery before its draw); `waiting` at a
+//!   place one more than the users ahead of them in the policy's order not
+//!   yet admitted; `admitted`, with an admission token naming the event, the
+//!   user, the session and its expiry; `session_ended` (ended, or past its
+//!   expiry by the serving host's clock); `sold_out`;
+//! - a lottery's record: the hex SHA-256 of the room's seed, and after the
+//!   draw the seed and who joined before it, in arrival order;
+//! - an admission pass: sessions past their expiry end first; then it admits
+//!   `min(asked, target − open sessions, waiting)` users (none before the sale
+//!   opens or once it sold out); its counts of open sessions and waiting
+//!   users are the rooms'.
+
+use super::admission::{Admissions, read_token};
+use crate::trace::RoomEvent;
+use booking::admission::room::Policy;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// Where a user stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Standing {
+    /// Never joined.
+    NotJoined,
+    /// Joined a lottery before its draw.
+    AwaitingDraw,
+    /// Waiting at this place (1: next).
+    Waiting(u64),
+    /// Admitted, the session open: its id and expiry.
+    Admitted(uuid::Uuid, i64),
+    /// Admitted, the session over.
+    SessionEnded,
+    /// The sale sold out before their turn.
+    SoldOut,
+}
+
+impl Admissions {
+    /// Where `user` stands on `event_id` at `host_now_ms` (the serving host's
+    /// clock), `None` when the event has no room.
+    pub fn standing(&self, event_id: &str, user: &str, host_now_ms: i64) -> Option<Standing> {
+        let room = self.rooms.get(event_id)?;
+        if let Some(s) = self.sessions.get(&(event_id.to_string(), user.to_string())) {
+            let over = s.ended.is_some() || s.expires_at_ms <= host_now_ms;
+            return Some(if over { Standing::SessionEnded } else { Standing::Admitted(s.id, s.expires_at_ms) });
+        }
+        let Some(join) = room.joins.iter().find(|j| j.user == user) else {
+            return Some(if room.sold_out { Standing::SoldOut } else { Standing::NotJoined });
+        };
+        Some(if room.sold_out {
+            Standing::SoldOut
+        } else if room.policy == Policy::Lottery && join.before_draw && !room.drawn {
+            Standing::AwaitingDraw
+        } else {
+            let order = super::queue::policy_order(room.policy, &room.seed, &room.joins);
+            let ahead = order.iter().filter(|u| !room.admitted.contains(u)).position(|u| u == user).unwrap_or(0);
+            Standing::Waiting(ahead as u64 + 1)
+        })
+    }
+
+    /// Whether a queue answer's `body` states `want`, for `user` on `event_id`.
+    pub fn states(&self, secret: &[u8], event_id: &str, user: &str, body: &Value, want: &Standing) -> bool {
+        let state = body["state"].as_str().unwrap_or("");
+        match want {
+            Standing::NotJoined => state == "not_joined",
+            Standing::AwaitingDraw => state == "awaiting_draw",
+            Standing::Waiting(place) => state == "waiting" && body["position"].as_u64() == Some(*place),
+            Standing::SessionEnded => state == "session_ended" && body["admission_token"].is_null(),
+            Standing::SoldOut => state == "sold_out",
+            Standing::Admitted(session, expires) => {
+                let claims = body["admission_token"].as_str().and_then(|t| read_token(t, secret).ok());
+                state == "admitted"
+                    && claims.is_some_and(|c| {
+                        c.event_id == event_id
+                            && c.user_id == user
+                            && c.session_id == *session
+                            && c.expires_at_ms == *expires
+                    })
+            }
+        }
+    }
+
+    /// How many `event_id`'s room has admitted so far.
+    pub fn admitted_count(&self, event_id: &str) -> usize {
+        self.rooms.get(event_id).map_or(0, |r| r.admitted.len())
+    }
+
+    /// Whether `event_id`'s lottery has been drawn.
+    pub fn drawn(&self, event_id: &str) -> bool {
+        self.rooms.get(event_id).is_some_and(|r| r.drawn)
+    }
+
+    /// Whether a lottery record's `body` is `event_id`'s: its commitment, and
+    /// the seed and joiners once drawn (`drawn`: whether it was when the record was read).
+    pub fn lottery_states(&self, event_id: &str, body: &Value, drawn: bool) -> bool {
+        let Some(room) = self.rooms.get(event_id) else { return false };
+        let seed = hex::decode(&room.seed).unwrap_or_default();
+        let commitment = hex::encode(Sha256::digest(&seed));
+        if body["commitment"].as_str() != Some(commitment.as_str()) {
+            return false;
+        }
+        if !drawn {
+            return body["seed"].is_null() && body["joiners"].is_null();
+        }
+        let joiners: Vec<&str> = room.joins.iter().filter(|j| j.before_draw).map(|j| j.user.as_str()).collect();
+        let shown: Option<Vec<&str>> = body["joiners"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect());
+        body["seed"].as_str() == Some(room.seed.as_str()) && shown == Some(joiners)
+    }
+
+    /// An admission pass against the rule (see the module doc).
+    pub(crate) fn judge_pass(&self, e: &RoomEvent) -> Option<String> {
+        let RoomEvent::Pass { event_id, asked, admitted, active, waiting, now_ms, .. } = e else { return None };
+        let room = self.rooms.get(event_id)?;
+        let open = self
+            .sessions
+            .iter()
+            .filter(|((ev, _), s)| ev == event_id && s.ended.is_none() && s.expires_at_ms > *now_ms)
+            .count() as u32;
+        let left = room.joins.iter().filter(|j| !room.admitted.contains(&j.user)).count() as u64;
+        let seen = self.this_pass.get(event_id).copied().unwrap_or(0);
+        let may = !room.sold_out && *now_ms >= room.opens_at_ms;
+        let before = open.saturating_sub(seen);
+        let due = if may {
+            (*asked).min(room.target_active_sessions.saturating_sub(before)).min((left + u64::from(seen)) as u32)
+        } else {
+            0
+        };
+        if (*active, *waiting, *admitted) != (open, left, seen) || seen != due {
+            return Some(format!(
+                "a pass of {event_id} asked for {asked}: it admitted {admitted} ({seen} traced), left {active} open and {waiting} waiting; the rooms' rule gives {due} admitted, {open} open, {left} waiting"
+            ));
+        }
+        None
+    }
+}
