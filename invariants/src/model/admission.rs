@@ -91,6 +91,10 @@ pub struct Room {
     pub joins: Vec<crate::model::queue::Join>,
     /// The admissions, in order.
     pub admitted: Vec<String>,
+    /// Each joiner's place in the policy's order (the first join's).
+    pub keys: BTreeMap<String, crate::model::queue::LineKey>,
+    /// The places of those joined and not yet admitted.
+    pub line: BTreeSet<crate::model::queue::LineKey>,
 }
 
 /// The rooms and sessions the trace has shown so far.
@@ -131,6 +135,8 @@ impl Admissions {
                     drawn: false,
                     joins: Vec::new(),
                     admitted: Vec::new(),
+                    keys: BTreeMap::new(),
+                    line: BTreeSet::new(),
                 };
                 self.rooms.insert(event_id.clone(), room);
             }
@@ -138,7 +144,13 @@ impl Admissions {
                 if let Some(room) = self.rooms.get_mut(event_id) {
                     room.drawn |= *now_ms >= room.opens_at_ms;
                     let before_draw = room.policy == booking::admission::room::Policy::Lottery && !room.drawn;
-                    room.joins.push(crate::model::queue::Join { user: user.clone(), tier: *tier, before_draw });
+                    let join = crate::model::queue::Join { user: user.clone(), tier: *tier, before_draw };
+                    let key = crate::model::queue::line_key(room.policy, &room.seed, &join, room.joins.len());
+                    if !room.keys.contains_key(user) && !room.admitted.contains(user) {
+                        room.keys.insert(user.clone(), key);
+                        room.line.insert(key);
+                    }
+                    room.joins.push(join);
                     room.joined.insert(user.clone());
                 }
             }
@@ -150,6 +162,9 @@ impl Admissions {
             RoomEvent::Admitted { event_id, user, session_id, expires_at_ms } => {
                 if let Some(room) = self.rooms.get_mut(event_id) {
                     room.admitted.push(user.clone());
+                    if let Some(key) = room.keys.get(user) {
+                        room.line.remove(key);
+                    }
                 }
                 *self.this_pass.entry(event_id.clone()).or_default() += 1;
                 let s = Session { id: *session_id, expires_at_ms: *expires_at_ms, ended: None, purchase: None };

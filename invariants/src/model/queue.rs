@@ -58,6 +58,32 @@ pub fn policy_order(policy: Policy, seed_hex: &str, joins: &[Join]) -> Vec<Strin
     }
 }
 
+/// A joiner's place in `policy`'s order as a sort key: sorting joiners by
+/// it gives [`policy_order`] (a lottery's drawn by their hash under the
+/// seed `seed_hex`, ties, never met, by arrival), so a line kept sorted by
+/// it tells a place without ordering everyone again. `arrival`: the join's
+/// index in arrival order.
+pub fn line_key(policy: Policy, seed_hex: &str, join: &Join, arrival: usize) -> LineKey {
+    match policy {
+        Policy::Fifo => (0, [0; 32], arrival),
+        Policy::Priority => (join.tier, [0; 32], arrival),
+        Policy::Lottery if join.before_draw => {
+            let seed: Option<[u8; 32]> = hex::decode(seed_hex).ok().and_then(|b| b.try_into().ok());
+            let hash = seed.map_or([0; 32], |seed| {
+                let mut h = Sha256::new();
+                h.update(seed);
+                h.update(join.user.as_bytes());
+                h.finalize().into()
+            });
+            (0, hash, arrival)
+        }
+        Policy::Lottery => (1, [0; 32], arrival),
+    }
+}
+
+/// A place in a policy's order: (tier or lottery round, draw hash, arrival).
+pub type LineKey = (u8, [u8; 32], usize);
+
 /// The first admission (its index) that breaks `order`, with who the order has there.
 pub fn first_out_of_order<'a>(order: &'a [String], admitted: &[String]) -> Option<(usize, Option<&'a String>)> {
     admitted.iter().enumerate().find(|(i, u)| order.get(*i) != Some(u)).map(|(i, _)| (i, order.get(i)))
@@ -81,6 +107,16 @@ mod tests {
         assert_eq!(lottery[2], "c", "late arrivals follow the draw");
         assert_eq!(lottery[..2], drawn_order(&seed, &["a".into(), "b".into()])[..]);
         assert_eq!(first_out_of_order(&lottery, &lottery[..2]), None);
+        for policy in [Policy::Fifo, Policy::Priority, Policy::Lottery] {
+            let mut keyed: Vec<(LineKey, &str)> = joins
+                .iter()
+                .enumerate()
+                .map(|(i, j)| (line_key(policy, &hex::encode(seed), j, i), j.user.as_str()))
+                .collect();
+            keyed.sort();
+            let by_key: Vec<&str> = keyed.into_iter().map(|(_, u)| u).collect();
+            assert_eq!(by_key, policy_order(policy, &hex::encode(seed), &joins), "{policy:?}");
+        }
         assert_eq!(first_out_of_order(&["a".into(), "b".into()], &["b".into()]), Some((0, Some(&"a".to_string()))));
     }
 }

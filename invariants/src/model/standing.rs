@@ -45,16 +45,18 @@ impl Admissions {
             let over = s.ended.is_some() || s.expires_at_ms <= host_now_ms;
             return Some(if over { Standing::SessionEnded } else { Standing::Admitted(s.id, s.expires_at_ms) });
         }
-        let Some(join) = room.joins.iter().find(|j| j.user == user) else {
+        let Some(key) = room.keys.get(user) else {
             return Some(if room.sold_out { Standing::SoldOut } else { Standing::NotJoined });
         };
+        // A lottery's first round is those who joined before the draw.
+        let before_draw = key.0 == 0;
         Some(if room.sold_out {
             Standing::SoldOut
-        } else if room.policy == Policy::Lottery && join.before_draw && !room.drawn {
+        } else if room.policy == Policy::Lottery && before_draw && !room.drawn {
             Standing::AwaitingDraw
         } else {
-            let order = super::queue::policy_order(room.policy, &room.seed, &room.joins);
-            let ahead = order.iter().filter(|u| !room.admitted.contains(u)).position(|u| u == user).unwrap_or(0);
+            // The line is sorted in the policy's order (`queue::line_key`).
+            let ahead = room.line.range(..key).count();
             Standing::Waiting(ahead as u64 + 1)
         })
     }
@@ -117,7 +119,7 @@ impl Admissions {
             .iter()
             .filter(|((ev, _), s)| ev == event_id && s.ended.is_none() && s.expires_at_ms > *now_ms)
             .count() as u32;
-        let left = room.joins.iter().filter(|j| !room.admitted.contains(&j.user)).count() as u64;
+        let left = room.line.len() as u64;
         let seen = self.this_pass.get(event_id).copied().unwrap_or(0);
         let may = !room.sold_out && *now_ms >= room.opens_at_ms;
         let before = open.saturating_sub(seen);
