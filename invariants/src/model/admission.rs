@@ -97,6 +97,23 @@ pub struct Room {
     pub line: BTreeSet<crate::model::queue::LineKey>,
 }
 
+impl Room {
+    /// `user` joins (at `now_ms`, service clock): in the line at their
+    /// policy's place, unless they joined or were admitted before.
+    fn join(&mut self, user: &str, tier: u8, now_ms: i64) {
+        self.drawn |= now_ms >= self.opens_at_ms;
+        let before_draw = self.policy == booking::admission::room::Policy::Lottery && !self.drawn;
+        let join = crate::model::queue::Join { user: user.to_string(), tier, before_draw };
+        let key = crate::model::queue::line_key(self.policy, &self.seed, &join, self.joins.len());
+        if !self.keys.contains_key(user) && !self.admitted.iter().any(|u| u == user) {
+            self.keys.insert(user.to_string(), key);
+            self.line.insert(key);
+        }
+        self.joins.push(join);
+        self.joined.insert(user.to_string());
+    }
+}
+
 /// The rooms and sessions the trace has shown so far.
 #[derive(Debug, Default)]
 pub struct Admissions {
@@ -142,16 +159,7 @@ impl Admissions {
             }
             RoomEvent::Joined { event_id, user, tier, now_ms } => {
                 if let Some(room) = self.rooms.get_mut(event_id) {
-                    room.drawn |= *now_ms >= room.opens_at_ms;
-                    let before_draw = room.policy == booking::admission::room::Policy::Lottery && !room.drawn;
-                    let join = crate::model::queue::Join { user: user.clone(), tier: *tier, before_draw };
-                    let key = crate::model::queue::line_key(room.policy, &room.seed, &join, room.joins.len());
-                    if !room.keys.contains_key(user) && !room.admitted.contains(user) {
-                        room.keys.insert(user.clone(), key);
-                        room.line.insert(key);
-                    }
-                    room.joins.push(join);
-                    room.joined.insert(user.clone());
+                    room.join(user, *tier, *now_ms);
                 }
             }
             RoomEvent::SoldOut { event_id } => {

@@ -14,11 +14,23 @@ const NO_EVENT: &str = "no-such-event";
 
 /// Every probe of `kit`'s world, for prober `user`.
 pub fn all(kit: &ProberKit, user: &str) -> Vec<Probe> {
+    let mut out = surface(kit);
+    out.extend(store_and_operations(kit));
+    out.extend(super::flows::webhooks(kit, user));
+    if kit.room.is_none() {
+        // Joining a room's queue makes the prober a waiting user; without a room, it is refused.
+        out.push(Probe::user("POST", format!("/v1/events/{}/queue", kit.events[0].0)));
+    }
+    out
+}
+
+/// The routing, the credentials, the body and the path, each presented wrong.
+fn surface(kit: &ProberKit) -> Vec<Probe> {
     let (ev, seats) = &kit.events[0];
     let holds = format!("/v1/events/{ev}/holds");
     let seat = |i: usize| seats[i % seats.len()].clone();
     let hold_body = |ids: Vec<String>| json!({ "seat_ids": ids }).to_string();
-    let mut out = vec![
+    vec![
         // Routing and credentials.
         Probe::user("GET", "/v1/no-such-route"),
         Probe::user("PUT", format!("/v1/events/{ev}/seats")),
@@ -51,6 +63,16 @@ pub fn all(kit: &ProberKit, user: &str) -> Vec<Probe> {
         Probe::user("GET", "/v1/orders/not-a-uuid"),
         Probe::user("GET", format!("/v1/orders/{}", uuid::Uuid::from_u128(0xdead_beef))),
         Probe::user("POST", format!("{holds}/{}/checkout", uuid::Uuid::from_u128(7))).json(hold_body(vec![seat(0)])),
+    ]
+}
+
+/// The store's input rules and records, operations and the waiting room's endpoints.
+fn store_and_operations(kit: &ProberKit) -> Vec<Probe> {
+    let (ev, seats) = &kit.events[0];
+    let holds = format!("/v1/events/{ev}/holds");
+    let seat = |i: usize| seats[i % seats.len()].clone();
+    let hold_body = |ids: Vec<String>| json!({ "seat_ids": ids }).to_string();
+    vec![
         // The store's input rules and records.
         Probe::user("POST", format!("/v1/events/{NO_EVENT}/holds")).json(hold_body(vec![seat(0)])),
         Probe::user("POST", holds.clone()).json(hold_body(vec![NO_SEAT.into()])),
@@ -77,13 +99,7 @@ pub fn all(kit: &ProberKit, user: &str) -> Vec<Probe> {
         Probe::user("PUT", format!("/v1/events/{NO_EVENT}/waiting-room"))
             .as_(Credential::Admin)
             .json(room_body("2026-01-01T00:00:00Z", 10)),
-    ];
-    out.extend(super::flows::webhooks(kit, user));
-    if kit.room.is_none() {
-        // Joining a room's queue makes the prober a waiting user; without a room, it is refused.
-        out.push(Probe::user("POST", format!("/v1/events/{ev}/queue")));
-    }
-    out
+    ]
 }
 
 fn room_body(opens_at: &str, target: u32) -> String {
