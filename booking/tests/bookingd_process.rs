@@ -1,7 +1,7 @@
 //! `bookingd` and `fake-provider` as real processes against the real
 //! PostgreSQL and Redis: the full flow through every endpoint, payments that
 //! succeed, decline and succeed late by webhook, signed and forged webhooks,
-//! the metrics of issue 4, a crash between commit and response then a retry
+//! the operators' metrics, a crash between commit and response then a retry
 //! with the same key, a poisoned Redis cache, Redis stopped (and back)
 //! mid-test, Redis down at start, abandoned holds, the database gone (503), graceful shutdown, and
 //! the command line (`--help`, `migrate`, `issue-token`, bad flags).
@@ -616,7 +616,7 @@ async fn full_flow_every_endpoint_and_graceful_shutdown() {
     assert_eq!(metrics(&api).await["holdfast_unresolved"], 0.0);
     assert_eq!(st.count("SELECT count(*) FROM bookings").await, 3);
 
-    // The metrics issue 4 asks for.
+    // The operators' metrics.
     let m = metrics(&api).await;
     let get = |k: &str| *m.get(k).unwrap_or_else(|| panic!("metric {k} missing: {m:?}"));
     assert_eq!(get("holdfast_holds_acquired_total"), 5.0, "1A, 1B, 1C, 1B again, 1C again");

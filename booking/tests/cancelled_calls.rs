@@ -2,7 +2,7 @@
 //! (axum drops a handler's future when its client hangs up) must leave its
 //! pooled connection clean, so unrelated callers never fail because of it.
 //!
-//! Postmortem (issue 12): sqlx 0.9.0 does not roll back a `BEGIN` whose future
+//! Postmortem: sqlx 0.9.0 does not roll back a `BEGIN` whose future
 //! is dropped, so a client resetting its connection put a pooled connection back
 //! "idle in transaction"; later holds on it failed with `503` (`there is already a
 //! transaction in progress`, `cannot execute UPDATE in a read-only transaction`).

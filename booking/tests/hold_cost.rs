@@ -1,6 +1,6 @@
 //! A hold's cost in the database does not grow with the size of its event.
 //!
-//! Postmortem (issue 12, found by `examples/hold_throughput`): the index that
+//! Postmortem (found by `examples/hold_throughput`): the index that
 //! finds a hold's seats by token led with `event_id`, and once PostgreSQL
 //! switched the hold's lock query (`event_id = $1 AND seat_id = ANY($2)`) to a
 //! generic plan it scanned that index for the whole event and filtered by seat:

@@ -318,7 +318,7 @@ async fn hold_checkout_and_idempotent_retry() {
         StatusCode::NOT_FOUND,
         "not-found",
     );
-    // Issue 14: a status poll read every booking of the event. Confirmed, the
+    // A status poll read every booking of the event. Confirmed, the
     // order is served by one read of that order, its bookings with it.
     let order_id: Uuid = o1["order_id"].as_str().unwrap().parse().unwrap();
     let op = e.store.order(order_id).await.unwrap().payment_op_id;

@@ -535,7 +535,7 @@ pub async fn webhook_for_unknown_payment(f: StoreFactory) {
     assert_eq!(err, booking::payment::WorkflowError::UnknownPayment(id));
 }
 
-/// Issue 14: a late success's webhook opened a compensation and woke a
+/// A late success's webhook opened a compensation and woke a
 /// signal no loop waited on (the workflow's own, beside the service's), so the
 /// refund waited for the next dispatch tick. There is one wake signal now,
 /// the one the service's dispatch loop waits on.
@@ -662,7 +662,7 @@ pub async fn a_reconcile_claim_lost_with_its_replica_comes_back(f: StoreFactory)
 /// A slow provider does not serialize a batch: the dispatcher keeps up to
 /// `dispatch_concurrency` calls in flight, and every charge still lands once.
 ///
-/// Postmortem (issue 12): the dispatcher called the provider one row at a
+/// Postmortem: the dispatcher called the provider one row at a
 /// time, so checkout-to-confirmed latency grew with the queue under load.
 pub async fn slow_provider_calls_run_concurrently(f: StoreFactory) {
     let w = World::new(f).await;

@@ -1,4 +1,4 @@
-//! The on-sale benchmark (issue 15): runs one seed of a waiting-room
+//! The on-sale benchmark: runs one seed of a waiting-room
 //! scenario (default: `scenarios/bench/onsale-rush-full.toml`, the brief's
 //! 100,000 users in one minute) in this process, and prints its verdict,
 //! wall time, peak memory, and the waiting room's figures: admission rate,

@@ -383,7 +383,7 @@ mod tests {
         }
     }
 
-    /// Issue 17: `broken-expiry` expects `hold-reclaimed`; a seed that also
+    /// `broken-expiry` expects `hold-reclaimed`; a seed that also
     /// sold a seat twice used to pass. An expected failure must be the only one.
     #[test]
     fn an_expected_failure_must_be_the_only_failure() {

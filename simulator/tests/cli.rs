@@ -128,7 +128,7 @@ fn muting_a_declared_fault_fails_its_scenario() {
     );
 }
 
-/// Regression (issue 17): a store assertion inside a world ended the seed's
+/// Regression: a store assertion inside a world ended the seed's
 /// process without a verdict. Postmortem: the panic unwound through turmoil
 /// and the runner saw only a dead child; now the world notes the first panic
 /// and the seed fails with a named `panic` verdict and its replay line.

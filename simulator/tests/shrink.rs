@@ -1,4 +1,4 @@
-//! `simulator shrink` (issue 16): for planted bugs whose failing seeds run
+//! `simulator shrink`: for planted bugs whose failing seeds run
 //! fast, the capsule fails with the same invariant through the CLI, has at
 //! least ten times fewer trace events than the original seed, and replays
 //! deterministically.

@@ -1,4 +1,4 @@
-//! The waiting room (issue 15): admission as capacity control.
+//! The waiting room: admission as capacity control.
 //!
 //! - [`controller`]: the admission law: Little's law for the base rate,
 //!   slowed by hold contention, provider errors and latency, capped by

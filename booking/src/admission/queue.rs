@@ -1,5 +1,5 @@
 //! One event's waiting queue and its fairness policy, in memory: the contract
-//! the Redis queue will keep (issue 15). Pure: times come from the caller.
+//! the Redis queue will keep. Pure: times come from the caller.
 //!
 //! Policies, each with the guarantee it gives:
 //! - [`Fairness::Fifo`], arrival order: nobody is admitted before someone

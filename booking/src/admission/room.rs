@@ -1,4 +1,4 @@
-//! The waiting-room contract (issue 15): one event's queue and its checkout
+//! The waiting-room contract: one event's queue and its checkout
 //! sessions, shared by every `bookingd` instance. [`MemRooms`] keeps it in
 //! memory (the simulator, tests); `RedisRooms` keeps it in Redis with
 //! atomic scripts. Both answer the same calls the same way (a differential

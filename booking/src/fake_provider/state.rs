@@ -632,7 +632,7 @@ mod tests {
         CreateRefundBody { payment_key, amount_cents: 1_000 }
     }
 
-    /// Issue 17: by default a second refund key cannot give back more than was charged.
+    /// By default a second refund key cannot give back more than was charged.
     #[tokio::test]
     async fn strict_refunds_refuse_a_second_key_beyond_the_charge() {
         let (fake, key) = charged(Faults::default()).await;
@@ -643,7 +643,7 @@ mod tests {
         assert_eq!(fake.ledger().refunds.len(), 1);
     }
 
-    /// Issue 17: a lenient provider refunds again under a new key; the same key still replays.
+    /// A lenient provider refunds again under a new key; the same key still replays.
     #[tokio::test]
     async fn lenient_refunds_accept_a_second_key_beyond_the_charge() {
         let (fake, key) = charged(Faults { lenient_refunds: true, ..Faults::default() }).await;

@@ -178,7 +178,7 @@ mod tests {
     use crate::http::cache::{CachedSeatMap, MemCache};
     use crate::ids::SeededIds;
 
-    /// Issue 14: only four handlers invalidated the cache; sweeps, sales,
+    /// Only four handlers invalidated the cache; sweeps, sales,
     /// declines and the reconciler's releases left a stale seat map for its
     /// whole TTL. Every seat-map change invalidates now, and only those.
     #[tokio::test]

@@ -205,7 +205,7 @@ mod tests {
     use super::*;
     use crate::store::ONE_BOOKING_BREACH;
 
-    /// Issue 14: the one-booking index firing reached the client as `503 …
+    /// The one-booking index firing reached the client as `503 …
     /// retry`, an outage to retry. A breach is a bug: 500, its own kind, no
     /// retry advice, and the backend's words stay inside.
     #[test]

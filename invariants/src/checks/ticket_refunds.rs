@@ -90,7 +90,7 @@ mod tests {
         assert_eq!(check_ticket_refunds(&w.snap, w.trace.events(), &w.config()), vec![]);
     }
 
-    /// Issue 17: the confirmed booking's payment is refunded (a compensation
+    /// The confirmed booking's payment is refunded (a compensation
     /// opened for it and the provider gives the money back).
     #[test]
     fn refund_of_a_booked_payment_is_reported_in_records_and_ledger() {

@@ -118,7 +118,7 @@ fn status_of(op: &Op) -> u16 {
 /// second confirmed booking for a seat was attempted and refused by the
 /// unique index: a double sale stopped only by the last line of defence, or
 /// another store assertion broke), or statements ran inside a transaction a
-/// cancelled request left open (the disconnect defect of issue 12).
+/// cancelled request left open (the disconnect defect).
 pub fn logs(outputs: &[String], verdict: &mut ChaosVerdict) {
     for (i, out) in outputs.iter().enumerate() {
         for line in out.lines().filter(|l| l.contains("invariant violated")).take(5) {

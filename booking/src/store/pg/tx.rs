@@ -135,7 +135,7 @@ impl TxIds {
 /// Cancellation is a fault: axum drops a handler's future when its client
 /// hangs up, and sqlx 0.9.0's `begin()` does not roll back a `BEGIN` whose
 /// future is dropped, so the connection went back to the pool inside a
-/// transaction and broke the next caller's (issue 12). `TxConn` sends
+/// transaction and broke the next caller's. `TxConn` sends
 /// `BEGIN`/`COMMIT`/`ROLLBACK` itself and, unless one of the last two was
 /// acknowledged, closes the connection on drop instead of pooling it: the
 /// server then rolls back whatever was open. A dropped `COMMIT` may or may not
