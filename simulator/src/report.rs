@@ -80,18 +80,21 @@ fn metrics(summaries: &[Summary]) {
     }
 }
 
-/// Every problem kind clients were answered, over all scenarios run.
+/// Every problem kind clients were answered, and the store answered the
+/// service, over all scenarios run.
 fn refusals(summaries: &[Summary]) {
-    let mut total: std::collections::BTreeMap<&str, u64> = std::collections::BTreeMap::new();
-    for s in summaries {
-        for (k, n) in &s.answers {
-            if let Some(kind) = k.strip_prefix("refused ") {
-                *total.entry(kind).or_insert(0) += n;
+    for (prefix, title) in [("refused ", "refusals answered"), ("store refused ", "store refusals")] {
+        let mut total: std::collections::BTreeMap<&str, u64> = std::collections::BTreeMap::new();
+        for s in summaries {
+            for (k, n) in &s.answers {
+                if let Some(kind) = k.strip_prefix(prefix) {
+                    *total.entry(kind).or_insert(0) += n;
+                }
             }
         }
+        let shown: Vec<String> = total.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        println!("{title} (problem kinds, over the scenarios run): {}", shown.join(", "));
     }
-    let shown: Vec<String> = total.iter().map(|(k, n)| format!("{k} {n}")).collect();
-    println!("refusals answered (problem kinds, over the scenarios run): {}", shown.join(", "));
 }
 
 fn paths(summaries: &[Summary], plans: &[Plan]) {
