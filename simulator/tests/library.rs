@@ -9,12 +9,7 @@ use std::process::Command;
 #[test]
 #[ignore = "the whole library (about a minute in release): run by ci/mutants with --include-ignored"]
 fn the_scenario_library_passes() {
-    let out = Command::new(env!("CARGO_BIN_EXE_simulator"))
-        .args(["run", "--jobs", "2", "--fail-fast"])
-        .output()
-        .expect("the simulator runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "the library failed:\n{stdout}");
+    assert_the_library_passes();
     let out =
         Command::new(env!("CARGO_BIN_EXE_simulator")).args(["plants", "--check"]).output().expect("the simulator runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -27,6 +22,12 @@ fn the_scenario_library_passes() {
 #[test]
 #[ignore = "the whole library (about a minute in release): run by ci/mutants with --include-ignored"]
 fn the_scenario_library_alone_passes() {
+    assert_the_library_passes();
+}
+
+/// Runs the whole library (both cores, stopping at the first failing
+/// scenario) and fails with its report unless every scenario passed.
+fn assert_the_library_passes() {
     let out = Command::new(env!("CARGO_BIN_EXE_simulator"))
         .args(["run", "--jobs", "2", "--fail-fast"])
         .output()
