@@ -17,6 +17,7 @@ use crate::room_user::RoomRun;
 use crate::sim_clock::EPOCH_MS;
 use crate::user::Actor;
 use base64::Engine as _;
+use booking::admission::token::MAX_ADMISSION_TOKEN_LEN;
 use invariants::trace::{ClientOp, Credential};
 use serde_json::json;
 use std::time::Duration;
@@ -44,6 +45,13 @@ fn expiry_of(token: &str) -> Option<i64> {
     serde_json::from_slice::<serde_json::Value>(&bytes).ok()?["expires_at_ms"].as_i64()
 }
 
+/// An admission token of `len` bytes (> 47) in the token's form, `a1.<payload>.<tag>`,
+/// whose tag (32 zero bytes) no secret signs.
+fn forged_of_len(len: usize) -> String {
+    const TAG: &str = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"; // 43 chars: 32 bytes, unpadded
+    format!("a1.{}.{TAG}", "A".repeat(len - 4 - TAG.len()))
+}
+
 /// The gate's and the room's refusals; see the module doc.
 pub async fn run(a: &mut Actor, b: &mut Actor, c: &mut Actor, kit: &ProberKit, room: RoomKit) {
     let (ev, seats) = kit.events[0].clone();
@@ -57,7 +65,16 @@ pub async fn run(a: &mut Actor, b: &mut Actor, c: &mut Actor, kit: &ProberKit, r
         Probe::user("POST", format!("/v1/events/{ev}/holds"))
             .json(hold.clone())
             .header("admission-token", "not-an-admission"),
-        Probe::user("POST", format!("/v1/events/{ev}/holds")).json(hold).header("admission-token", "a".repeat(3_000)),
+        Probe::user("POST", format!("/v1/events/{ev}/holds"))
+            .json(hold.clone())
+            .header("admission-token", "a".repeat(3_000)),
+        // A token's length at its limit (read, then refused as forged) and one byte past it (refused unread).
+        Probe::user("POST", format!("/v1/events/{ev}/holds"))
+            .json(hold.clone())
+            .header("admission-token", forged_of_len(MAX_ADMISSION_TOKEN_LEN)),
+        Probe::user("POST", format!("/v1/events/{ev}/holds"))
+            .json(hold)
+            .header("admission-token", forged_of_len(MAX_ADMISSION_TOKEN_LEN + 1)),
         Probe::user("GET", format!("/v1/events/{ev}/queue/lottery")),
         Probe::user("PUT", format!("/v1/events/{ev}/waiting-room"))
             .as_(Credential::Admin)
