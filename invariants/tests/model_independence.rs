@@ -24,6 +24,7 @@ const FORBIDDEN: &[&str] = &[
     "bounded_text",
     "SeatMapVersion::of_seats",
     "etag_for(",
+    "all_seat_ids",
 ];
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -4,6 +4,8 @@
 //! not this list's.
 
 use super::{Probe, ProberKit};
+use booking::http::api::MAX_SEAT_RANGE_PREFIX_LEN;
+use booking::model::MAX_SEATS_PER_EVENT;
 use invariants::trace::Credential;
 use serde_json::json;
 
@@ -83,6 +85,18 @@ fn store_and_operations(kit: &ProberKit) -> Vec<Probe> {
         Probe::user("POST", "/v1/events")
             .as_(Credential::Admin)
             .json(json!({ "event_id": ev, "seat_ids": [seat(0)], "price_cents": 100 }).to_string()),
+        // An event's seats by range: each rule at its edge and past it.
+        created(ranged(json!([
+            { "prefix": "A-", "first": 1, "last": 3, "width": 2 },
+            { "first": 9, "last": 10 },
+            { "prefix": "p".repeat(MAX_SEAT_RANGE_PREFIX_LEN), "first": 7, "last": 7, "width": 9 },
+        ]))),
+        created(ranged(json!([{ "prefix": "p".repeat(MAX_SEAT_RANGE_PREFIX_LEN + 1), "first": 1, "last": 1 }]))),
+        created(ranged(json!([{ "prefix": "a b", "first": 1, "last": 1 }]))),
+        created(ranged(json!([{ "first": 5, "last": 4 }]))),
+        created(ranged(json!([{ "first": 1, "last": 1, "width": 10 }]))),
+        // One seat more than an event may have (the listed one and these).
+        created(ranged(json!([{ "first": 1, "last": MAX_SEATS_PER_EVENT }]))),
         // Operations and the waiting room's endpoints.
         Probe::user("GET", "/healthz").as_(Credential::None),
         Probe::user("GET", "/metrics").as_(Credential::None),
@@ -100,6 +114,16 @@ fn store_and_operations(kit: &ProberKit) -> Vec<Probe> {
             .as_(Credential::Admin)
             .json(room_body("2026-01-01T00:00:00Z", 10)),
     ]
+}
+
+/// A `CreateEvent` body of `ranges` (and one listed seat) for the event `ranged`.
+fn ranged(ranges: serde_json::Value) -> String {
+    json!({ "event_id": "ranged", "seat_ids": ["VIP"], "seat_ranges": ranges, "price_cents": 100 }).to_string()
+}
+
+/// An operator's event creation with `body`.
+fn created(body: String) -> Probe {
+    Probe::user("POST", "/v1/events").as_(Credential::Admin).json(body)
 }
 
 fn room_body(opens_at: &str, target: u32) -> String {

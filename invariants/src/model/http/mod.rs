@@ -11,6 +11,7 @@
 pub mod ops;
 pub mod rate;
 pub mod routes;
+pub mod seat_ranges;
 pub mod surface;
 
 use booking::problem_kind::ProblemKind;

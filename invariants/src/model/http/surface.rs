@@ -321,7 +321,7 @@ fn checkout(raw: &Raw<'_>, p: &Params<'_>, who: &Who, max_body_bytes: usize) -> 
     Ok(Class::Typed(op))
 }
 
-/// The documented `CreateEvent` body, listed seats only: (event, seats, price).
+/// The documented `CreateEvent` body: (event, its seats listed and ranged, price).
 fn create_event_body(body: &Value) -> Result<(String, Vec<String>, i64), ProblemKind> {
     let obj = body.as_object().ok_or(ProblemKind::BadRequest)?;
     if obj.keys().any(|k| !["event_id", "seat_ids", "seat_ranges", "price_cents"].contains(&k.as_str())) {
@@ -334,9 +334,7 @@ fn create_event_body(body: &Value) -> Result<(String, Vec<String>, i64), Problem
         None => Vec::new(),
         Some(v) => seat_ids(&serde_json::json!({ "seat_ids": v }))?,
     };
-    if obj.get("seat_ranges").is_some_and(|r| r.as_array().is_none_or(|a| !a.is_empty())) {
-        return Err(ProblemKind::BadRequest); // ranges are not what the model's probes send
-    }
+    let seats = super::seat_ranges::expand(seats, obj.get("seat_ranges"))?;
     Ok((event_id, seats, price as i64))
 }
 
