@@ -61,6 +61,9 @@ pub enum Path {
     PaymentUnknown,
     /// A payment was declined (order failed).
     PaymentDeclined,
+    /// An unknown payment's outcome was found before its deadline (a
+    /// reconciling order confirmed or failed).
+    UnknownResolved,
     /// An unresolved payment's seats were released at its deadline.
     UnresolvedReleased,
     /// A refund (compensation) succeeded.
@@ -147,6 +150,7 @@ impl Path {
         Path::SaleConfirmed,
         Path::PaymentUnknown,
         Path::PaymentDeclined,
+        Path::UnknownResolved,
         Path::UnresolvedReleased,
         Path::RefundSucceeded,
         Path::RefundRetried,
@@ -202,6 +206,7 @@ impl Path {
             Path::SaleConfirmed => "sale-confirmed",
             Path::PaymentUnknown => "payment-unknown",
             Path::PaymentDeclined => "payment-declined",
+            Path::UnknownResolved => "unknown-resolved",
             Path::UnresolvedReleased => "unresolved-released",
             Path::RefundSucceeded => "refund-succeeded",
             Path::RefundRetried => "refund-retried",
@@ -448,6 +453,10 @@ pub fn count(trace: &[TraceEvent], tick_ms: i64) -> PathCounts {
                 }
             }
             TraceKind::OrderChange(o) if o.from.is_some() => match o.to {
+                OrderStatus::Confirmed | OrderStatus::Failed if o.from == Some(OrderStatus::Reconciling) => {
+                    bump(Path::UnknownResolved);
+                    bump(if o.to == OrderStatus::Confirmed { Path::SaleConfirmed } else { Path::PaymentDeclined });
+                }
                 OrderStatus::Confirmed => bump(Path::SaleConfirmed),
                 OrderStatus::Reconciling => bump(Path::PaymentUnknown),
                 OrderStatus::Failed => bump(Path::PaymentDeclined),

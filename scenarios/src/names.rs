@@ -64,6 +64,7 @@ pub const PATH_NAMES: &[&str] = &[
     "sale-confirmed",
     "payment-unknown",
     "payment-declined",
+    "unknown-resolved",
     "unresolved-released",
     "refund-succeeded",
     "refund-retried",
