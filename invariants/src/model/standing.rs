@@ -6,6 +6,11 @@
 //!   yet admitted; `admitted`, with an admission token naming the event, the
 //!   user, the session and its expiry; `session_ended` (ended, or past its
 //!   expiry by the serving host's clock); `sold_out`;
+//! - a waiting user's hints: with an admission rate `r` > 0, the expected
+//!   wait is `⌈place / r⌉` seconds plus the whole seconds left until the
+//!   sale opens, and the expected admission time the answer's moment plus
+//!   that wait (with no rate, neither is given); an admitted user's
+//!   session expiry is the session's;
 //! - a lottery's record: the hex SHA-256 of the room's seed, and after the
 //!   draw the seed and who joined before it, in arrival order;
 //! - an admission pass: sessions past their expiry end first; then it admits
@@ -135,4 +140,27 @@ impl Admissions {
         }
         None
     }
+
+    /// Whether a waiting answer's hints (see the module doc) agree with a
+    /// serving moment in `[from_ms, to_ms]` (the serving host's clock).
+    pub fn hints_agree(body: &Value, from_ms: i64, to_ms: i64) -> bool {
+        let Some(place) = body["position"].as_u64() else { return true };
+        let rate = body["admission_rate_per_s"].as_f64().unwrap_or(0.0);
+        let Some(opens_at_ms) = body["opens_at"].as_str().and_then(rfc3339_ms) else { return false };
+        if rate <= 0.0 {
+            return body["expected_wait_s"].is_null() && body["expected_admission_at"].is_null();
+        }
+        let Some(wait_s) = body["expected_wait_s"].as_u64() else { return false };
+        let until_open_s = |now_ms: i64| (opens_at_ms - now_ms).max(0) as u64 / 1000;
+        let queue_s = (place as f64 / rate).ceil() as u64;
+        let wait_ok = (queue_s + until_open_s(to_ms)..=queue_s + until_open_s(from_ms)).contains(&wait_s);
+        let at = body["expected_admission_at"].as_str().and_then(rfc3339_ms);
+        let wait_ms = wait_s as i64 * 1000;
+        wait_ok && at.is_some_and(|at| (from_ms + wait_ms..=to_ms + wait_ms).contains(&at))
+    }
+}
+
+/// RFC 3339 `text` as ms since the epoch.
+fn rfc3339_ms(text: &str) -> Option<i64> {
+    chrono::DateTime::parse_from_rfc3339(text).ok().map(|t| t.timestamp_millis())
 }

@@ -5,6 +5,7 @@
 
 use super::Auditor;
 use crate::Subject;
+use crate::model::admission::Admissions;
 use crate::model::admission::Use;
 use crate::model::http::ops::{Linked, Served, agrees, from_calls};
 use crate::model::http::rate::Verdict;
@@ -38,7 +39,8 @@ pub(super) struct OpRecord<'a> {
     gate_at_send: Option<Result<uuid::Uuid, ProblemKind>>,
     /// Where the sender stood in the queue when it was sent, whether the
     /// lottery was drawn, and how many the room had admitted (queue reads).
-    queue_at_send: Option<(Option<Standing>, bool, usize)>,
+    /// (With the serving host's clock at the send.)
+    queue_at_send: Option<(Option<Standing>, bool, usize, i64)>,
 }
 
 impl OpRecord<'_> {
@@ -115,7 +117,7 @@ impl<'a> Auditor<'a> {
         {
             let a = &self.admissions;
             rec.queue_at_send =
-                Some((a.standing(event_id, client, now), a.drawn(event_id), a.admitted_count(event_id)));
+                Some((a.standing(event_id, client, now), a.drawn(event_id), a.admitted_count(event_id), now));
         }
         self.ops.insert(op_id, rec);
     }
@@ -187,7 +189,7 @@ impl<'a> Auditor<'a> {
     fn queue_body(&self, rec: &OpRecord<'_>, route: &Route, got: &Expected, to_ms: i64) -> Option<String> {
         let Expected::Answered(200, OpResult::Answered { body: Some(body), .. }) = got else { return None };
         let body: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
-        let (at_send, drawn_at_send, admitted_at_send) = rec.queue_at_send.clone()?;
+        let (at_send, drawn_at_send, admitted_at_send, sent_ms) = rec.queue_at_send.clone()?;
         let a = &self.admissions;
         match route {
             Route::Lottery { event_id } => {
@@ -208,8 +210,17 @@ impl<'a> Auditor<'a> {
                     }
                     _ => false,
                 };
-                (!states(&at_send) && !states(&at_end) && !between).then(|| {
-                    format!("{event_id}'s queue answered {}; the rooms had {at_send:?} then {at_end:?}", shown(&body))
+                if !states(&at_send) && !states(&at_end) && !between {
+                    return Some(format!(
+                        "{event_id}'s queue answered {}; the rooms had {at_send:?} then {at_end:?}",
+                        shown(&body)
+                    ));
+                }
+                (!Admissions::hints_agree(&body, sent_ms, to_ms)).then(|| {
+                    format!(
+                        "{event_id}'s queue answered hints its place, rate and opening do not give: {}",
+                        shown(&body)
+                    )
                 })
             }
             _ => None,
