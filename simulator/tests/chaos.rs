@@ -88,9 +88,13 @@ fn planted_unconditional_checkout_is_reported_as_a_stale_authorization() {
 /// decided by the dispatcher before the provider's success webhook arrives.
 fn payment_unknown_with_late_webhooks() -> std::path::PathBuf {
     let library = include_str!("../../scenarios/library/payment-unknown.toml");
-    let toml = library.replace("name = \"payment-unknown\"", "name = \"payment-unknown-late-webhooks\"")
-        + "\n[faults.delayed_callback]\nprobability = 1.0\ndelay_ms = 3000\nduplicate_probability = 0.0\nreorder_probability = 0.0\n";
+    // The library's file holds every callback back past its payment's deadline already; here 3 s.
+    let toml = library.replace("name = \"payment-unknown\"", "name = \"payment-unknown-late-webhooks\"").replace(
+        "[faults.delayed_callback]\nprobability = 1.0\ndelay_ms = 30000\n",
+        "[faults.delayed_callback]\nprobability = 1.0\ndelay_ms = 3000\n",
+    );
     assert!(toml.contains("payment-unknown-late-webhooks"), "the library file still names its scenario");
+    assert!(toml.contains("delay_ms = 3000\n"), "the library file still holds its callbacks back");
     let path = std::env::temp_dir().join(format!("holdfast-chaos-late-webhooks-{}.toml", std::process::id()));
     std::fs::write(&path, toml).expect("write the scenario file");
     path
