@@ -26,12 +26,20 @@ pub fn all(kit: &ProberKit, user: &str) -> Vec<Probe> {
     out
 }
 
+/// The probes' event, its holds' path, and its `i`-th seat (cycling).
+fn target(kit: &ProberKit) -> (&str, String, impl Fn(usize) -> String + '_) {
+    let (ev, seats) = &kit.events[0];
+    (ev.as_str(), format!("/v1/events/{ev}/holds"), move |i: usize| seats[i % seats.len()].clone())
+}
+
+/// A hold's body naming `ids`.
+fn hold_body(ids: Vec<String>) -> String {
+    json!({ "seat_ids": ids }).to_string()
+}
+
 /// The routing, the credentials, the body and the path, each presented wrong.
 fn surface(kit: &ProberKit) -> Vec<Probe> {
-    let (ev, seats) = &kit.events[0];
-    let holds = format!("/v1/events/{ev}/holds");
-    let seat = |i: usize| seats[i % seats.len()].clone();
-    let hold_body = |ids: Vec<String>| json!({ "seat_ids": ids }).to_string();
+    let (ev, holds, seat) = target(kit);
     vec![
         // Routing and credentials.
         Probe::user("GET", "/v1/no-such-route"),
@@ -70,10 +78,7 @@ fn surface(kit: &ProberKit) -> Vec<Probe> {
 
 /// The store's input rules and records, operations and the waiting room's endpoints.
 fn store_and_operations(kit: &ProberKit) -> Vec<Probe> {
-    let (ev, seats) = &kit.events[0];
-    let holds = format!("/v1/events/{ev}/holds");
-    let seat = |i: usize| seats[i % seats.len()].clone();
-    let hold_body = |ids: Vec<String>| json!({ "seat_ids": ids }).to_string();
+    let (ev, holds, seat) = target(kit);
     vec![
         // The store's input rules and records.
         Probe::user("POST", format!("/v1/events/{NO_EVENT}/holds")).json(hold_body(vec![seat(0)])),
