@@ -62,3 +62,8 @@ pub fn shown(value: &impl std::fmt::Debug) -> String {
         None => text,
     }
 }
+
+/// RFC 3339 `text` as ms since the epoch (the model's own reading: date, time, offset).
+pub(crate) fn rfc3339_ms(text: &str) -> Option<i64> {
+    chrono::DateTime::parse_from_rfc3339(text).ok().map(|t| t.timestamp_millis())
+}

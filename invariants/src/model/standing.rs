@@ -146,7 +146,7 @@ impl Admissions {
     pub fn hints_agree(body: &Value, from_ms: i64, to_ms: i64) -> bool {
         let Some(place) = body["position"].as_u64() else { return true };
         let rate = body["admission_rate_per_s"].as_f64().unwrap_or(0.0);
-        let Some(opens_at_ms) = body["opens_at"].as_str().and_then(rfc3339_ms) else { return false };
+        let Some(opens_at_ms) = body["opens_at"].as_str().and_then(super::rfc3339_ms) else { return false };
         if rate <= 0.0 {
             return body["expected_wait_s"].is_null() && body["expected_admission_at"].is_null();
         }
@@ -154,13 +154,8 @@ impl Admissions {
         let until_open_s = |now_ms: i64| (opens_at_ms - now_ms).max(0) as u64 / 1000;
         let queue_s = (place as f64 / rate).ceil() as u64;
         let wait_ok = (queue_s + until_open_s(to_ms)..=queue_s + until_open_s(from_ms)).contains(&wait_s);
-        let at = body["expected_admission_at"].as_str().and_then(rfc3339_ms);
+        let at = body["expected_admission_at"].as_str().and_then(super::rfc3339_ms);
         let wait_ms = wait_s as i64 * 1000;
         wait_ok && at.is_some_and(|at| (from_ms + wait_ms..=to_ms + wait_ms).contains(&at))
     }
-}
-
-/// RFC 3339 `text` as ms since the epoch.
-fn rfc3339_ms(text: &str) -> Option<i64> {
-    chrono::DateTime::parse_from_rfc3339(text).ok().map(|t| t.timestamp_millis())
 }

@@ -37,10 +37,21 @@ pub(super) struct OpRecord<'a> {
     seqs: Vec<u64>,
     /// The gate's answer when it was sent (waiting-room holds and checkouts).
     gate_at_send: Option<Result<uuid::Uuid, ProblemKind>>,
-    /// Where the sender stood in the queue when it was sent, whether the
-    /// lottery was drawn, and how many the room had admitted (queue reads).
-    /// (With the serving host's clock at the send.)
-    queue_at_send: Option<(Option<Standing>, bool, usize, i64)>,
+    /// The room as the sender's queue read found it when sent.
+    queue_at_send: Option<QueueAtSend>,
+}
+
+/// A queue or lottery read's room when it was sent.
+#[derive(Debug, Clone)]
+struct QueueAtSend {
+    /// Where the sender stood.
+    standing: Option<Standing>,
+    /// Whether the lottery was drawn.
+    drawn: bool,
+    /// How many the room had admitted.
+    admitted: usize,
+    /// The serving host's clock, ms.
+    host_ms: i64,
 }
 
 impl OpRecord<'_> {
@@ -116,8 +127,12 @@ impl<'a> Auditor<'a> {
         )) = &rec.class
         {
             let a = &self.admissions;
-            rec.queue_at_send =
-                Some((a.standing(event_id, client, now), a.drawn(event_id), a.admitted_count(event_id), now));
+            rec.queue_at_send = Some(QueueAtSend {
+                standing: a.standing(event_id, client, now),
+                drawn: a.drawn(event_id),
+                admitted: a.admitted_count(event_id),
+                host_ms: now,
+            });
         }
         self.ops.insert(op_id, rec);
     }
@@ -189,7 +204,8 @@ impl<'a> Auditor<'a> {
     fn queue_body(&self, rec: &OpRecord<'_>, route: &Route, got: &Expected, to_ms: i64) -> Option<String> {
         let Expected::Answered(200, OpResult::Answered { body: Some(body), .. }) = got else { return None };
         let body: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
-        let (at_send, drawn_at_send, admitted_at_send, sent_ms) = rec.queue_at_send.clone()?;
+        let QueueAtSend { standing: at_send, drawn: drawn_at_send, admitted: admitted_at_send, host_ms: sent_ms } =
+            rec.queue_at_send.clone()?;
         let a = &self.admissions;
         match route {
             Route::Lottery { event_id } => {

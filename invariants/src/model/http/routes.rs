@@ -133,7 +133,7 @@ pub fn expect(route: &Route, raw: &Raw<'_>, client: &str, ctx: &Ctx<'_>, calls: 
 
 fn open_room(event_id: &str, body: &Value, ctx: &Ctx<'_>, calls: &[&StoreCall]) -> Result<Expected, String> {
     let bad = || no_calls(&[], Expected::refused(ProblemKind::BadRequest));
-    let opens_at = body["opens_at"].as_str().and_then(chrono_ms);
+    let opens_at = body["opens_at"].as_str().and_then(crate::model::rfc3339_ms);
     let target = body["target_active_sessions"].as_f64().unwrap_or(0.0);
     let ttl_s = body.get("session_ttl_s").and_then(Value::as_f64).unwrap_or(DEFAULT_SESSION_TTL_S as f64);
     let (Some(opens_at_ms), true, true) =
@@ -161,11 +161,6 @@ fn open_room(event_id: &str, body: &Value, ctx: &Ctx<'_>, calls: &[&StoreCall]) 
         }
         None => ok(200),
     })
-}
-
-/// RFC 3339 `text` as ms since the epoch (the model's own reading: date, time, offset).
-fn chrono_ms(text: &str) -> Option<i64> {
-    chrono::DateTime::parse_from_rfc3339(text).ok().map(|t| t.timestamp_millis())
 }
 
 fn webhook(raw: &Raw<'_>, ctx: &Ctx<'_>, calls: &[&StoreCall]) -> Result<Expected, String> {
