@@ -5,8 +5,9 @@
 //! without the fault seam) and `simulator bookingd` (built with the
 //! `fault-injection` feature, for chaos mode's real processes).
 
+use crate::admission::records::PgRoomRecords;
 use crate::admission::room::{
-    Admitted, Gauge, LotteryRecord, Place, RedisRooms, RoomError, RoomSpec, Rooms, SessionEnd,
+    Admitted, Gauge, LotteryRecord, Place, RedisRooms, RoomError, RoomImage, RoomSpec, Rooms, SessionEnd,
 };
 use crate::admission::waiting_room::{WaitingRoomConfig, WaitingRoomParts};
 use crate::clock::{Clock, SystemClock};
@@ -29,7 +30,10 @@ use std::time::Duration;
 ///
 /// Secrets come from the environment: HOLDFAST_TOKEN_SECRET (signs user
 /// tokens) and HOLDFAST_WEBHOOK_SECRET (verifies provider webhooks), each at
-/// least 16 bytes. Logs go to stderr (filter with RUST_LOG, default `info`).
+/// least 16 bytes; `serve` also reads HOLDFAST_ADMISSION_SECRET (signs
+/// waiting-room admission tokens; optional, at least 16 bytes when set,
+/// derived from HOLDFAST_TOKEN_SECRET when unset). Logs go to stderr (filter
+/// with RUST_LOG, default `info`).
 #[derive(Debug, Parser)]
 #[command(name = "bookingd", version, after_long_help = QUICK_START)]
 struct Cli {
@@ -53,8 +57,12 @@ enum Command {
     /// Migrate the database, then serve the API until SIGINT/SIGTERM (graceful).
     ///
     /// Needs HOLDFAST_TOKEN_SECRET and HOLDFAST_WEBHOOK_SECRET (>= 16 bytes
-    /// each). Prints `bookingd listening on ADDR` on stdout once it accepts
-    /// connections. The payment provider must send its webhooks to
+    /// each). HOLDFAST_ADMISSION_SECRET signs waiting-room admission tokens and
+    /// derives lottery seeds: set, it must be >= 16 bytes (shorter or empty
+    /// refuses to start); unset, one is derived from HOLDFAST_TOKEN_SECRET (and
+    /// logged). Instances sharing waiting rooms need the same one. Prints
+    /// `bookingd listening on ADDR` on stdout once it accepts connections. The
+    /// payment provider must send its webhooks to
     /// `http://ADDR/v1/webhooks/provider`, signed with HOLDFAST_WEBHOOK_SECRET.
     Serve(Box<ServeArgs>),
     /// Apply the database migrations and exit (`serve` also migrates on start).
@@ -280,7 +288,7 @@ async fn pool(url: &str, max: u32) -> Result<sqlx::PgPool, String> {
 async fn run_serve(args: ServeArgs) -> Result<(), String> {
     let token_secret = secret("HOLDFAST_TOKEN_SECRET")?;
     let webhook_secret = secret("HOLDFAST_WEBHOOK_SECRET")?;
-    let admission_secret = admission_secret(&token_secret);
+    let admission_secret = admission_secret(optional_env(ADMISSION_SECRET_VAR)?, &token_secret)?;
     let workflow = WorkflowConfig {
         outbox_lease_ms: args.outbox_lease_ms,
         dispatch_concurrency: args.dispatch_concurrency,
@@ -315,6 +323,8 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
     let mut waiting_room = WaitingRoomParts {
         instance: format!("{}#{}", args.listen, std::process::id()),
         config: waiting_room_config(&args),
+        // Which events have rooms, and what rebuilds a lost one: PostgreSQL's word.
+        records: Arc::new(PgRoomRecords::new(store.pool().clone())),
         ..WaitingRoomParts::in_memory(&admission_secret)
     };
     if let Some(rooms) = rooms {
@@ -447,6 +457,19 @@ impl Rooms for LazyRedisRooms {
     ) -> Result<Option<u64>, RoomError> {
         self.rooms().await?.end_session(event_id, user_id, session_id, why, now_ms).await
     }
+    async fn reopen(
+        &self,
+        event_id: &str,
+        user_id: &str,
+        session_id: uuid::Uuid,
+        order_id: uuid::Uuid,
+        now_ms: i64,
+    ) -> Result<bool, RoomError> {
+        self.rooms().await?.reopen(event_id, user_id, session_id, order_id, now_ms).await
+    }
+    async fn restore(&self, event_id: &str, image: &RoomImage) -> Result<bool, RoomError> {
+        self.rooms().await?.restore(event_id, image).await
+    }
     async fn sell_out(&self, event_id: &str) -> Result<(), RoomError> {
         self.rooms().await?.sell_out(event_id).await
     }
@@ -458,17 +481,37 @@ impl Rooms for LazyRedisRooms {
     }
 }
 
-/// The admission-token secret: `HOLDFAST_ADMISSION_SECRET` when set (>= 16
-/// bytes), else one derived from the user-token secret (HMAC-SHA256 under a
-/// label of its own, so neither token verifies as the other).
-fn admission_secret(token_secret: &[u8]) -> Vec<u8> {
+/// The variable naming the admission-token secret (optional).
+const ADMISSION_SECRET_VAR: &str = "HOLDFAST_ADMISSION_SECRET";
+
+/// The variable `name`, `None` when unset; set but not UTF-8 is an error.
+fn optional_env(name: &str) -> Result<Option<String>, String> {
+    match std::env::var(name) {
+        Ok(v) => Ok(Some(v)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(format!("{name} must be UTF-8 text")),
+    }
+}
+
+/// The admission-token secret from `configured`, the value of
+/// `HOLDFAST_ADMISSION_SECRET`: when set it must be at least 16 bytes (an
+/// error otherwise, empty included); unset, one is derived from the
+/// user-token secret (HMAC-SHA256 under a label of its own, so neither token
+/// verifies as the other), and the log says so.
+fn admission_secret(configured: Option<String>, token_secret: &[u8]) -> Result<Vec<u8>, String> {
     use hmac::Mac as _;
-    match std::env::var("HOLDFAST_ADMISSION_SECRET") {
-        Ok(s) if s.len() >= 16 => s.into_bytes(),
-        _ => {
+    match configured {
+        Some(s) if s.len() < 16 => Err(format!(
+            "{ADMISSION_SECRET_VAR} must be at least 16 bytes when set (unset, one is derived from HOLDFAST_TOKEN_SECRET)"
+        )),
+        Some(s) => Ok(s.into_bytes()),
+        None => {
+            tracing::info!(
+                "admission secret derived from HOLDFAST_TOKEN_SECRET because {ADMISSION_SECRET_VAR} is unset"
+            );
             let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(token_secret).expect("hmac takes any key length");
             mac.update(b"holdfast admission tokens");
-            mac.finalize().into_bytes().to_vec()
+            Ok(mac.finalize().into_bytes().to_vec())
         }
     }
 }
@@ -638,5 +681,31 @@ mod tests {
         // Below the shortest Retry-After, or above an hour: refused by the parser.
         assert!(serve_args(&["--admission-poll-max-s", "1"]).is_err());
         assert!(serve_args(&["--admission-poll-max-s", "3601"]).is_err());
+    }
+
+    const TOKEN_SECRET: &[u8] = b"token-secret-0123456789";
+
+    #[test]
+    fn a_short_or_empty_admission_secret_is_a_startup_error_naming_the_variable() {
+        for short in ["", "x", "fifteen-bytes-x"] {
+            let e = admission_secret(Some(short.to_string()), TOKEN_SECRET).unwrap_err();
+            assert!(e.contains("HOLDFAST_ADMISSION_SECRET") && e.contains("16 bytes"), "{short:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn an_unset_admission_secret_is_derived_from_the_token_secret() {
+        let derived = admission_secret(None, TOKEN_SECRET).unwrap();
+        assert_ne!(derived, TOKEN_SECRET, "a user token never verifies as an admission token");
+        assert_eq!(derived.len(), 32);
+        assert_eq!(admission_secret(None, TOKEN_SECRET).unwrap(), derived, "instances with one token secret agree");
+        assert_ne!(admission_secret(None, b"another-token-secret-01").unwrap(), derived);
+    }
+
+    #[test]
+    fn an_admission_secret_of_16_bytes_or_more_is_used_as_is() {
+        for s in ["sixteen-bytes-xx", "a-longer-admission-secret-0123456789"] {
+            assert_eq!(admission_secret(Some(s.to_string()), TOKEN_SECRET).unwrap(), s.as_bytes());
+        }
     }
 }

@@ -92,8 +92,6 @@ crate::model::string_enum! {
         NoWaitingRoom => "no-waiting-room",
         /// The event's waiting room is configured otherwise (or no room is left).
         WaitingRoomConflict => "waiting-room-conflict",
-        /// The waiting room's store lost the event's room (a restart without persistence).
-        WaitingRoomLost => "waiting-room-lost",
         /// The event sold out: nobody else is admitted.
         SoldOut => "sold-out",
         /// The queue holds as many users as it may.

@@ -1007,6 +1007,7 @@ fn run_bookingd(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     cmd.args(args)
         .env_remove("HOLDFAST_TOKEN_SECRET")
         .env_remove("HOLDFAST_WEBHOOK_SECRET")
+        .env_remove("HOLDFAST_ADMISSION_SECRET")
         .env_remove("DATABASE_URL")
         .env_remove("REDIS_URL")
         .env_remove("PROVIDER_URL");
@@ -1034,6 +1035,7 @@ fn bookingd_help_explains_every_flag() {
         "issue-token",
         "HOLDFAST_TOKEN_SECRET",
         "HOLDFAST_WEBHOOK_SECRET",
+        "HOLDFAST_ADMISSION_SECRET",
         "RUST_LOG",
         "--database-url",
         "--redis-url",
@@ -1069,7 +1071,14 @@ fn bookingd_help_explains_every_flag() {
         (
             &["serve", "--help"],
             &serve,
-            &["DATABASE_URL", "REDIS_URL", "PROVIDER_URL", "HOLDFAST_TOKEN_SECRET", "HOLDFAST_WEBHOOK_SECRET"],
+            &[
+                "DATABASE_URL",
+                "REDIS_URL",
+                "PROVIDER_URL",
+                "HOLDFAST_TOKEN_SECRET",
+                "HOLDFAST_WEBHOOK_SECRET",
+                "HOLDFAST_ADMISSION_SECRET",
+            ],
         ),
         (&["migrate", "--help"], &["--database-url"], &["DATABASE_URL"]),
         (
@@ -1098,6 +1107,7 @@ fn bookingd_help_explains_every_flag() {
 /// Bad flags and missing secrets are clear errors (exit 2), never a panic.
 #[test]
 fn bookingd_refuses_bad_configuration_clearly() {
+    const SHORT_ADMISSION_SECRET: &str = "HOLDFAST_ADMISSION_SECRET must be at least 16 bytes";
     let serve = ["serve", "--database-url", "postgres://127.0.0.1:1/none", "--provider-url", "http://127.0.0.1:1"];
     let secrets = [("HOLDFAST_TOKEN_SECRET", TOKEN_SECRET), ("HOLDFAST_WEBHOOK_SECRET", WEBHOOK_SECRET)];
     // (extra serve arguments, environment, what stderr must say)
@@ -1112,6 +1122,9 @@ fn bookingd_refuses_bad_configuration_clearly() {
         (&["--provider-timeout-ms", "30000"], &secrets, "--provider-timeout-ms"),
         (&[], &[("HOLDFAST_WEBHOOK_SECRET", WEBHOOK_SECRET)], "HOLDFAST_TOKEN_SECRET must be set"),
         (&[], &[("HOLDFAST_TOKEN_SECRET", TOKEN_SECRET), ("HOLDFAST_WEBHOOK_SECRET", "short")], "at least 16 bytes"),
+        // Set but short (or empty): refused, never silently replaced by a derived one.
+        (&[], &[secrets[0], secrets[1], ("HOLDFAST_ADMISSION_SECRET", "short")], SHORT_ADMISSION_SECRET),
+        (&[], &[secrets[0], secrets[1], ("HOLDFAST_ADMISSION_SECRET", "")], SHORT_ADMISSION_SECRET),
     ];
     for (extra, env, needle) in cases {
         let args: Vec<&str> = serve.iter().chain(extra.iter()).copied().collect();

@@ -852,3 +852,60 @@ async fn framework_errors_are_problem_documents_and_a_malformed_body_is_a_400() 
         }
     }
 }
+
+/// A method a path does not route is a 405 problem that names the methods it
+/// does route, in its detail and in `Allow` (RFC 9110 requires the header on
+/// a 405), for every route of `ROUTES` (so the router and that table agree).
+#[tokio::test]
+async fn a_wrong_method_is_a_405_naming_the_allowed_methods() {
+    let e = env(ServiceConfig::default());
+    let send = |method: &str, uri: &str| {
+        let req = Request::builder().method(method).uri(uri).body(Body::empty()).unwrap();
+        let app = e.app.clone();
+        async move {
+            let (parts, body) = app.oneshot(req).await.unwrap().into_parts();
+            let bytes = body.collect().await.unwrap().to_bytes();
+            (parts, serde_json::from_slice::<Value>(&bytes).unwrap_or(Value::Null))
+        }
+    };
+    let (parts, v) = send("GET", "/v1/events/e1/holds").await;
+    assert_eq!(parts.status, StatusCode::METHOD_NOT_ALLOWED, "{v}");
+    assert_eq!(parts.headers["content-type"], "application/problem+json");
+    assert_eq!(parts.headers["allow"], "POST");
+    assert_eq!(v["type"], "urn:holdfast:problem:method-not-allowed");
+    assert_eq!(v["status"], 405);
+    assert_eq!(v["detail"], "method not allowed on this path; allowed: POST");
+
+    // GET and POST on one path; axum answers HEAD wherever it answers GET.
+    let (parts, v) = send("DELETE", "/v1/events/e1/queue").await;
+    assert_eq!(parts.status, StatusCode::METHOD_NOT_ALLOWED, "{v}");
+    assert_eq!(parts.headers["allow"], "POST,GET,HEAD");
+    assert_eq!(v["detail"], "method not allowed on this path; allowed: POST, GET, HEAD");
+
+    let mut paths: Vec<&str> = booking::http::ROUTES.iter().map(|(_, path)| *path).collect();
+    paths.sort();
+    paths.dedup();
+    for path in paths {
+        let mut want: Vec<String> = booking::http::ROUTES
+            .iter()
+            .filter(|(_, p)| *p == path)
+            .flat_map(
+                |(m, _)| if *m == "get" { vec!["GET".to_string(), "HEAD".to_string()] } else { vec![m.to_uppercase()] },
+            )
+            .collect();
+        want.sort();
+        // Every `{param}` filled in with `x`.
+        let uri: String =
+            path.split('/').map(|seg| if seg.starts_with('{') { "x" } else { seg }).collect::<Vec<_>>().join("/");
+        let (parts, v) = send("PATCH", &uri).await;
+        assert_eq!(parts.status, StatusCode::METHOD_NOT_ALLOWED, "PATCH {uri}: {v}");
+        let allow = parts.headers.get("allow").unwrap_or_else(|| panic!("PATCH {uri}: no Allow")).to_str().unwrap();
+        let mut got: Vec<String> = allow.split(',').map(|m| m.trim().to_string()).collect();
+        got.sort();
+        assert_eq!(got, want, "PATCH {uri}: Allow {allow:?}");
+        let detail = v["detail"].as_str().unwrap();
+        for method in &want {
+            assert!(detail.contains(method.as_str()), "PATCH {uri}: {detail}");
+        }
+    }
+}

@@ -83,7 +83,7 @@ async fn a_lost_room_answers_no_room() {
     assert_eq!(rooms.join("lost", "u", 0, OPEN_MS).await, Err(no_room()));
     assert_eq!(rooms.place("lost", "u").await, Err(no_room()));
     assert_eq!(rooms.admit("lost", 5, 1.0, OPEN_MS).await, Err(no_room()));
-    assert_eq!(rooms.end_session("lost", "u", Uuid::nil(), SessionEnd::Released, OPEN_MS).await, Err(no_room()));
+    assert_eq!(rooms.end_session("lost", "u", Uuid::nil(), SessionEnd::Expired, OPEN_MS).await, Err(no_room()));
     assert_eq!(rooms.sell_out("lost").await, Err(no_room()));
     assert_eq!(rooms.lottery("lost").await, Err(no_room()));
     assert_eq!(rooms.lead("lost", "h", 1_000, OPEN_MS).await, Err(no_room()));
@@ -169,7 +169,8 @@ async fn concurrent_joins_from_two_instances_keep_one_place_each() {
         if round % 3 == 0
             && let Some((u, s)) = open.pop_first()
         {
-            let ended = b.end_session(ev, &u, s.session_id, SessionEnd::Purchased, now + 1).await.unwrap();
+            let why = SessionEnd::Purchased { order_id: Uuid::nil(), key_id: Uuid::nil() };
+            let ended = b.end_session(ev, &u, s.session_id, why, now + 1).await.unwrap();
             assert_eq!(ended, Some((now + 1 - s.admitted_at_ms) as u64));
         }
     }
@@ -246,6 +247,7 @@ enum Op {
     Admit { event: String, n: u32, rate: f64, now: i64 },
     Place { event: String, user: String },
     End { event: String, user: String, session_id: Option<Uuid>, why: SessionEnd, now: i64 },
+    Reopen { event: String, user: String, session_id: Option<Uuid>, order: u8, now: i64 },
     SellOut { event: String },
     Lottery { event: String },
     Lead { event: String, holder: String, lease_ms: i64, now: i64 },
@@ -266,6 +268,7 @@ enum Answer {
     End(Result<Option<u64>, RoomError>),
     Lottery(Result<LotteryRecord, RoomError>),
     Lead(Result<bool, RoomError>),
+    Reopen(Result<bool, RoomError>),
 }
 
 /// Applies `op` to `rooms` (`session_of`: the session an `End` names unless it made one up).
@@ -277,6 +280,10 @@ async fn apply(rooms: &dyn Rooms, op: &Op, session_of: Option<Uuid>) -> Answer {
         Op::End { event, user, session_id, why, now } => {
             let sid = session_id.or(session_of).unwrap_or(Uuid::nil());
             Answer::End(rooms.end_session(event, user, sid, *why, *now).await)
+        }
+        Op::Reopen { event, user, session_id, order, now } => {
+            let sid = session_id.or(session_of).unwrap_or(Uuid::nil());
+            Answer::Reopen(rooms.reopen(event, user, sid, Uuid::from_bytes([*order; 16]), *now).await)
         }
         Op::SellOut { event } => Answer::Unit(rooms.sell_out(event).await),
         Op::Lottery { event } => Answer::Lottery(rooms.lottery(event).await),
@@ -305,14 +312,22 @@ fn random_op(rng: &mut ChaCha8Rng, i: usize, policy: Policy, now: i64, spec: &Ro
         400..600 => Op::Admit { event, n: rng.random_range(0..6), rate: rng.random::<f64>() * 50.0, now },
         600..750 => Op::Place { event, user },
         750..850 => {
-            let why = [SessionEnd::Purchased, SessionEnd::Released, SessionEnd::Expired][rng.random_range(0..3)];
+            let order = rng.random_range(0..3u8);
+            let why = match rng.random_range(0..3) {
+                0 => SessionEnd::Expired,
+                _ => SessionEnd::Purchased { order_id: Uuid::from_bytes([order; 16]), key_id: Uuid::from_u128(7) },
+            };
             let session_id = if rng.random_ratio(1, 5) { Some(Uuid::from_u128(rng.random())) } else { None };
             let user = match admitted.len() {
                 0 => user,
                 n if rng.random_ratio(4, 5) => admitted[n - 1 - rng.random_range(0..n.min(8))].clone(),
                 _ => user,
             };
-            Op::End { event, user, session_id, why, now }
+            if rng.random_ratio(1, 3) {
+                Op::Reopen { event, user, session_id, order, now }
+            } else {
+                Op::End { event, user, session_id, why, now }
+            }
         }
         850..920 => {
             let holder = ["h1", "h2", "h3"][rng.random_range(0..3)].to_string();
@@ -352,7 +367,7 @@ async fn redis_rooms_answer_as_mem_rooms_do() {
             }
             // A session end names the user's real session (from the in-memory rooms) unless the op made one up.
             let session_of = match &op {
-                Op::End { event, user, .. } => match mem.place(event, user).await {
+                Op::End { event, user, .. } | Op::Reopen { event, user, .. } => match mem.place(event, user).await {
                     Ok((Place::Admitted { session, .. }, _)) => Some(session.session_id),
                     _ => None,
                 },

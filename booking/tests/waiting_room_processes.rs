@@ -345,13 +345,17 @@ async fn fifo_order_and_session_target_hold_across_two_instances() {
         assert_eq!(first.keys().cloned().collect::<BTreeSet<_>>(), in_line[..TARGET].iter().cloned().collect());
         assert_eq!(admission_order(&first), in_line[..TARGET], "admitted in line order");
 
-        // Two purchases' sessions end on different instances: one checks out, one releases.
+        // Two purchases end two sessions, each across both instances; a
+        // release before the second ends nothing: its buyer holds again.
         let (u1, u2) = (&in_line[0], &in_line[1]);
         let hold = apis[0].hold(ev, u1, &first[u1], "s1").await;
         apis[1].checkout(ev, u1, &first[u1], &hold, "s1").await;
         let hold = apis[1].hold(ev, u2, &first[u2], "s2").await;
         let r = apis[0].call("DELETE", &format!("/v1/events/{ev}/holds/{hold}"), u2, None, None).await;
         assert_eq!(r.status, 200, "{}", r.text);
+        assert_eq!(apis[1].queue("GET", ev, u2).await["state"], "admitted", "a release leaves the session open");
+        let hold = apis[0].hold(ev, u2, &first[u2], "s2").await;
+        apis[1].checkout(ev, u2, &first[u2], &hold, "s2").await;
         for (i, u) in [u1, u2].into_iter().enumerate() {
             assert_eq!(apis[i].queue("GET", ev, u).await["state"], "session_ended");
         }

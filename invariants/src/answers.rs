@@ -21,7 +21,6 @@ pub const UNPROVOKED: &[(ProblemKind, &str)] = &[
     (ProblemKind::Internal, "only a bug in the service provokes it (a server error the framework raised)"),
     (ProblemKind::NotAProblem, "the client's own word for an answer that is not a problem document"),
     (ProblemKind::QueueFull, "a queue of a million waiting users (booking's queue unit tests reach it)"),
-    (ProblemKind::WaitingRoomLost, "the rooms' store restarted empty: the simulated rooms have no such fault"),
     (
         ProblemKind::DeadlineNotPassed,
         "the reconciler releases a payment only once the store's clock, read first, is past its deadline; only a bug asks earlier (the planted reconcile-releases-early does)",

@@ -122,6 +122,8 @@ pub fn compute(trace: &[TraceEvent], sample_s: u64) -> Vec<RoomMetrics> {
                 r.open.insert((e.at_ms + r.ttl_ms, *session_id));
                 r.peak_active = r.peak_active.max(r.open.len() as u32);
             }
+            // Metrics count a session's first end; a reopened one is not counted again.
+            RoomEvent::Reopened { .. } => {}
             RoomEvent::Ended { event_id, session_id, .. } => {
                 if let Some(r) = rooms.get_mut(event_id) {
                     r.ended_at.insert(*session_id, e.at_ms);

@@ -609,7 +609,7 @@ pub enum RoomEvent {
         /// The session's expiry, service-clock ms.
         expires_at_ms: i64,
     },
-    /// A session ended by purchase or release (expiry is the session's `expires_at_ms`).
+    /// A session ended by purchase (expiry is the session's `expires_at_ms`).
     Ended {
         /// The event.
         event_id: EventId,
@@ -619,6 +619,15 @@ pub enum RoomEvent {
         session_id: Uuid,
         /// How.
         how: booking::admission::room::SessionEnd,
+    },
+    /// A purchase whose order failed was undone: the session is open again until its expiry.
+    Reopened {
+        /// The event.
+        event_id: EventId,
+        /// The user.
+        user: UserId,
+        /// The session.
+        session_id: Uuid,
     },
     /// The event sold out: nobody else is admitted.
     SoldOut {

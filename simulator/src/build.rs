@@ -16,6 +16,7 @@ use crate::schedule::{self, FaultSchedule};
 use crate::sim_clock::{EPOCH_MS, SimClock};
 use crate::user::{Actor, SeenHolds};
 use crate::world::{ADMISSION_SECRET, SERVICE_PORT, TOKEN_SECRET, WEBHOOK_SECRET, WorldConfig, host_seed};
+use booking::admission::records::{MemRoomRecords, RoomRecords};
 use booking::admission::room::{RoomSpec, Rooms};
 use booking::admission::waiting_room::{WaitingRoom, WaitingRoomConfig, WaitingRoomParts};
 use booking::fake_provider::FakeProvider;
@@ -169,12 +170,18 @@ fn seat_map_cache(cfg: &WorldConfig, recorder: &Recorder) -> (Arc<MemCache>, Cac
     (shared, switch, cache)
 }
 
-/// The waiting-room secret's lottery seeds and the rooms every service host
-/// shares (outside them, as one Redis is), one opened per event.
-fn open_rooms(r: &RoomWorld, events: &[(String, Vec<String>)], recorder: &Recorder) -> Arc<dyn Rooms> {
+/// The rooms every service host shares (outside them, as one Redis is) and
+/// their record (outside them, as PostgreSQL is), one room opened per event
+/// under the waiting-room secret's lottery seeds.
+fn open_rooms(r: &RoomWorld, events: &[(String, Vec<String>)], recorder: &Recorder) -> SharedRooms {
     let rooms: Arc<dyn Rooms> = Arc::new(RecordingRooms::new(recorder.clone()));
+    let records: Arc<dyn RoomRecords> = Arc::new(MemRoomRecords::new());
     let opener = WaitingRoom::new(
-        WaitingRoomParts { rooms: rooms.clone(), ..WaitingRoomParts::in_memory(ADMISSION_SECRET) },
+        WaitingRoomParts {
+            rooms: rooms.clone(),
+            records: records.clone(),
+            ..WaitingRoomParts::in_memory(ADMISSION_SECRET)
+        },
         Arc::new(SimClock::new(0)),
         Arc::default(),
         Faults::none(),
@@ -188,8 +195,11 @@ fn open_rooms(r: &RoomWorld, events: &[(String, Vec<String>)], recorder: &Record
     for (event_id, _) in events {
         futures::executor::block_on(opener.open(event_id, &spec)).expect("scenario rooms are valid");
     }
-    rooms
+    (rooms, records)
 }
+
+/// The shared waiting rooms and their record.
+type SharedRooms = (Arc<dyn Rooms>, Arc<dyn RoomRecords>);
 
 /// The scenario's events (`ev0`, ...) and their seats (`s00000`, ..., in order).
 fn event_seats(cfg: &WorldConfig) -> Vec<(String, Vec<String>)> {
@@ -241,7 +251,7 @@ fn turmoil_for(cfg: &WorldConfig, seed: u64) -> turmoil::Sim<'static> {
 }
 
 /// What every service host shares: the store, the seat-map cache, the waiting rooms (if any).
-type SharedParts<'a> = (&'a Arc<dyn Store>, &'a Arc<dyn SeatMapCache>, Option<&'a Arc<dyn Rooms>>);
+type SharedParts<'a> = (&'a Arc<dyn Store>, &'a Arc<dyn SeatMapCache>, Option<&'a SharedRooms>);
 
 /// Installs service host `host`: the real [`Service`] (router, workflow,
 /// sweeper) over `store`, its clock `skew_ms` off the store's, its faults
@@ -272,8 +282,9 @@ fn install_service(
         let (store, cache, exchanges) = (store.clone(), cache.clone(), exchanges.clone());
         let (config, workflow) = (config.clone(), workflow.clone());
         let waiting_room = match (&rooms, room_config) {
-            (Some(rooms), Some(config)) => WaitingRoomParts {
+            (Some((rooms, records)), Some(config)) => WaitingRoomParts {
                 rooms: rooms.clone(),
+                records: records.clone(),
                 config,
                 instance: instance.clone(),
                 ..WaitingRoomParts::in_memory(ADMISSION_SECRET)

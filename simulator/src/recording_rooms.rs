@@ -6,7 +6,7 @@
 use crate::recorder::Recorder;
 use async_trait::async_trait;
 use booking::admission::room::{
-    Admitted, Gauge, LotteryRecord, MemRooms, Place, RoomError, RoomSpec, Rooms, SessionEnd,
+    Admitted, Gauge, LotteryRecord, MemRooms, Place, RoomError, RoomImage, RoomSpec, Rooms, SessionEnd,
 };
 use invariants::trace::RoomEvent;
 use uuid::Uuid;
@@ -54,7 +54,9 @@ impl Rooms for RecordingRooms {
     async fn join(&self, event_id: &str, user_id: &str, tier: u8, now_ms: i64) -> Result<Place, RoomError> {
         let before = self.inner.place(event_id, user_id).await?.0;
         let place = self.inner.join(event_id, user_id, tier, now_ms).await?;
-        if before == Place::NotJoined {
+        // A first join, or a new arrival after a session ended.
+        let arrived = before == Place::NotJoined || (matches!(before, Place::Admitted { .. }) && before != place);
+        if arrived {
             self.recorder.room(RoomEvent::Joined {
                 event_id: event_id.to_string(),
                 user: user_id.to_string(),
@@ -109,6 +111,29 @@ impl Rooms for RecordingRooms {
             });
         }
         Ok(ended)
+    }
+
+    async fn reopen(
+        &self,
+        event_id: &str,
+        user_id: &str,
+        session_id: Uuid,
+        order_id: Uuid,
+        now_ms: i64,
+    ) -> Result<bool, RoomError> {
+        let reopened = self.inner.reopen(event_id, user_id, session_id, order_id, now_ms).await?;
+        if reopened {
+            self.recorder.room(RoomEvent::Reopened {
+                event_id: event_id.to_string(),
+                user: user_id.to_string(),
+                session_id,
+            });
+        }
+        Ok(reopened)
+    }
+
+    async fn restore(&self, event_id: &str, image: &RoomImage) -> Result<bool, RoomError> {
+        self.inner.restore(event_id, image).await
     }
 
     async fn sell_out(&self, event_id: &str) -> Result<(), RoomError> {

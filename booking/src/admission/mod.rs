@@ -5,6 +5,8 @@
 //!   the headroom under the target of active sessions.
 //! - [`queue`]: one event's waiting queue under its fairness policy (arrival
 //!   order, a verifiable pre-sale lottery, priority tiers), in memory.
+//! - [`records`]: the authority's record of the rooms (PostgreSQL): which
+//!   events have one, and what rebuilds a room its store lost.
 //! - [`room`]: the waiting-room contract every `bookingd` instance shares
 //!   (queue, sessions, admission lease), in memory and in Redis.
 //! - [`waiting_room`]: the service's side: joins, status polls, tokens for
@@ -18,6 +20,7 @@
 pub mod controller;
 pub mod provider_health;
 pub mod queue;
+pub mod records;
 pub mod room;
 pub mod token;
 pub mod waiting_room;

@@ -175,6 +175,50 @@ impl Queue {
         Ok(self.standing(user_id))
     }
 
+    /// `user_id`, admitted before, joins again at `now_ms` as a new arrival
+    /// (at the back of `tier`'s line; a lottery's later arrivals after the
+    /// draw). Precondition: their standing is [`Standing::Admitted`].
+    pub fn rejoin(&mut self, user_id: &str, tier: u8, now_ms: i64) -> Result<Standing, QueueError> {
+        assert_eq!(self.find(user_id), Some(Standing::Admitted), "only an admitted user joins again");
+        let old = self.entries.remove(user_id).expect("an admitted user has an entry");
+        match self.join(user_id, tier, now_ms) {
+            Ok(standing) => Ok(standing),
+            Err(e) => {
+                self.entries.insert(user_id.to_string(), old);
+                Err(e)
+            }
+        }
+    }
+
+    /// A queue rebuilt as it stood: the lottery's pre-opening joiners
+    /// (`pre_draw`, arrival order) and whether it was drawn, the users
+    /// `admitted` before (per tier, in order) and those `waiting` (admission
+    /// order), each with their tier. Preconditions: tiers in range, nobody twice.
+    pub fn restored(
+        fairness: Fairness,
+        opens_at_ms: i64,
+        drawn: bool,
+        pre_draw: &[String],
+        admitted: &[(String, u8)],
+        waiting: &[(String, u8)],
+    ) -> Self {
+        let mut q = Self::new(fairness, opens_at_ms);
+        q.pre_draw = pre_draw.to_vec();
+        q.drawn = drawn && matches!(q.fairness, Fairness::Lottery { .. });
+        if !q.drawn {
+            q.pre_draw_members = pre_draw.iter().cloned().collect();
+        }
+        for (user, tier) in admitted {
+            q.push(*tier, user);
+            q.tiers[*tier as usize].1 += 1;
+        }
+        for (user, tier) in waiting {
+            assert!(!q.entries.contains_key(user), "a user stands once");
+            q.push(*tier, user);
+        }
+        q
+    }
+
     fn push(&mut self, tier: u8, user_id: &str) {
         let (line, _) = &mut self.tiers[tier as usize];
         self.entries.insert(user_id.to_string(), Entry { tier, index: line.len() });

@@ -10,8 +10,11 @@
 //! - [`Rooms::admit`] ends the sessions past their expiry first, then admits
 //!   at most `target_active_sessions − active` users, atomically: several
 //!   instances admitting at once never pass the target together;
-//! - a session ends once (purchase, release or expiry) and is never reopened:
-//!   one admission per user and event;
+//! - a session ends on a purchase (an accepted checkout) or at its expiry,
+//!   never on a release or a declined payment; a purchase whose order then
+//!   fails is undone ([`Rooms::reopen`]) until the session's expiry;
+//! - a user whose session ended (purchased or expired) who joins again is a
+//!   new arrival: at the back of the line, admitted again only in turn;
 //! - once the room is sold out, every waiting user reads [`Place::SoldOut`]
 //!   and nobody else is admitted.
 //!
@@ -23,10 +26,12 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
+pub use image::RoomImage;
 pub use mem::MemRooms;
 pub use redis::RedisRooms;
 
 pub mod contract;
+pub mod image;
 mod mem;
 pub mod redis;
 
@@ -105,16 +110,35 @@ impl Session {
     }
 }
 
-/// How a session ended.
+/// How a session ended. A release or a declined payment does not end one:
+/// the buyer may hold again until it expires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionEnd {
-    /// A checkout was accepted.
-    Purchased,
-    /// The holder released their seats.
-    Released,
+    /// A checkout was accepted: order `order_id`, of the hold and under the
+    /// idempotency key [`key_id`] names. Only that checkout's retries pass the gate after it;
+    /// if the order fails, the session is reopened ([`Rooms::reopen`]).
+    Purchased {
+        /// The order the checkout created.
+        order_id: Uuid,
+        /// [`key_id`] of the checkout's idempotency key.
+        key_id: Uuid,
+    },
     /// It ran out of time (abandoned).
     Expired,
+}
+
+/// A fixed-size name for one checkout: the hold it checks out and its
+/// idempotency key (SHA-256 of both, first 16 bytes), so a session can record
+/// which checkout ended it without keeping the key.
+pub fn key_id(hold_token: Uuid, idempotency_key: &str) -> Uuid {
+    let mut h = Sha256::new();
+    h.update(hold_token.as_bytes());
+    h.update(idempotency_key.as_bytes());
+    let digest: [u8; 32] = h.finalize().into();
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    uuid::Builder::from_custom_bytes(bytes).into_uuid()
 }
 
 /// Where a user stands in an event's room.
@@ -233,6 +257,22 @@ pub trait Rooms: Send + Sync + 'static {
         why: SessionEnd,
         now_ms: i64,
     ) -> Result<Option<u64>, RoomError>;
+    /// Undoes the purchase `order_id` that ended `user_id`'s session
+    /// `session_id` (the order failed), when that purchase still ends it and
+    /// the session has not expired by `now_ms`: the session is open (and
+    /// counted) again. Answers whether it reopened.
+    async fn reopen(
+        &self,
+        event_id: &str,
+        user_id: &str,
+        session_id: Uuid,
+        order_id: Uuid,
+        now_ms: i64,
+    ) -> Result<bool, RoomError>;
+    /// Rebuilds a room the store lost from `image` (see [`RoomImage`]), as
+    /// one atomic change; a room that exists is left as it is. Answers
+    /// whether it rebuilt.
+    async fn restore(&self, event_id: &str, image: &RoomImage) -> Result<bool, RoomError>;
     /// Marks the event sold out: waiting users read `SoldOut`, nobody else is admitted.
     async fn sell_out(&self, event_id: &str) -> Result<(), RoomError>;
     /// The lottery's public record (`NoRoom` or a `Queue` error for other policies).

@@ -5,17 +5,22 @@
 //! tick for every room whose lease this instance holds.
 //!
 //! The rooms themselves ([`Rooms`]: memory or Redis) are shared by every
-//! instance; the law's state (its mean-session estimate, health, credit) is
+//! instance. Which events have a room is the authority's word
+//! ([`RoomRecords`]: PostgreSQL), never the rooms': while the rooms' store is
+//! down, every call on a room's event fails closed (`Unavailable`), and a
+//! room the rooms' store lost is rebuilt from the record by the first call
+//! that finds it gone ([`RoomImage`]). The law's state (its mean-session estimate, health, credit) is
 //! the leader's. A lease moving to another instance restarts the law there
 //! from the prior: admission stays under the target either way, because the
 //! rooms cap every pass at `target − active`.
 
 use super::controller::{AdmissionController, AdmissionParams, Decision, Signals};
 use super::provider_health::ProviderHealth;
-use super::room::{Gauge, Place, RoomError, RoomSpec, Rooms, Session, SessionEnd};
+use super::records::{MemRoomRecords, RoomRecords};
+use super::room::{Gauge, Place, RoomError, RoomImage, RoomSpec, Rooms, Session, SessionEnd};
 use super::token::{AdmissionClaims, AdmissionError, AdmissionSigner, rfc3339_ms};
 use crate::clock::Clock;
-use crate::model::SeatState;
+use crate::model::{OrderStatus, SeatState};
 use crate::store::Store;
 use hmac::{Hmac, Mac};
 use serde::Serialize;
@@ -62,6 +67,8 @@ impl WaitingRoomConfig {
 pub struct WaitingRoomParts {
     /// The shared rooms.
     pub rooms: Arc<dyn Rooms>,
+    /// The authority's record of the rooms.
+    pub records: Arc<dyn RoomRecords>,
     /// The admission secret, >= 16 bytes (signs tokens, derives lottery seeds).
     pub secret: Vec<u8>,
     /// Tunables.
@@ -75,6 +82,7 @@ impl WaitingRoomParts {
     pub fn in_memory(secret: &[u8]) -> Self {
         Self {
             rooms: Arc::new(super::room::MemRooms::new()),
+            records: Arc::new(MemRoomRecords::new()),
             secret: secret.to_vec(),
             config: WaitingRoomConfig::default(),
             instance: "local".to_string(),
@@ -88,12 +96,21 @@ pub enum WaitingRoomError {
     /// The admission token does not admit.
     #[error(transparent)]
     Admission(#[from] AdmissionError),
-    /// The rooms refused or failed.
+    /// The rooms (or their record) refused.
     #[error(transparent)]
     Room(#[from] RoomError),
-    /// This instance saw the event's room, and the rooms no longer have it (a Redis restart without persistence).
-    #[error("event {0}'s waiting room was lost by its store; an operator must reopen it")]
-    Lost(String),
+    /// The authority's record of the rooms could not answer (the store is down).
+    #[error("waiting-room record unavailable: {0}")]
+    Record(String),
+}
+
+/// A record call's result: the store being unavailable is the store's
+/// failure (`Record`), not the rooms'.
+fn recorded<T>(r: Result<T, RoomError>) -> Result<T, WaitingRoomError> {
+    r.map_err(|e| match e {
+        RoomError::Unavailable(why) => WaitingRoomError::Record(why),
+        other => WaitingRoomError::Room(other),
+    })
 }
 
 /// What a hold or checkout is asking the gate for.
@@ -101,8 +118,12 @@ pub enum WaitingRoomError {
 pub enum Use {
     /// A hold: needs an open session.
     Hold,
-    /// A checkout: needs an open session, or one that ended by this purchase (a retried checkout).
-    Checkout,
+    /// A checkout, named `key_id` by its hold and idempotency key ([`super::room::key_id`]):
+    /// needs an open session, or one that this checkout's purchase ended (a retry).
+    Checkout {
+        /// The checkout's idempotency key, named.
+        key_id: uuid::Uuid,
+    },
 }
 
 /// A user's view of the queue (the body of the queue endpoints).
@@ -165,13 +186,15 @@ pub struct TickReport {
 /// The service's waiting room.
 pub struct WaitingRoom {
     rooms: Arc<dyn Rooms>,
+    records: Arc<dyn RoomRecords>,
     signer: AdmissionSigner,
     seed_key: Hmac<Sha256>,
     clock: Arc<dyn Clock>,
     instance: String,
     config: WaitingRoomConfig,
     provider: Arc<ProviderHealth>,
-    /// Rooms this instance has seen (to tell a lost room from none).
+    /// Rooms the record showed this instance: a recorded room never changes
+    /// or goes, so they are kept; an event not here is asked of the record every time.
     known: Mutex<BTreeMap<String, RoomSpec>>,
     /// Turns true once this instance has seen a room: its ticks start then.
     any_room: tokio::sync::watch::Sender<bool>,
@@ -202,6 +225,7 @@ impl WaitingRoom {
         seed_key.update(b"holdfast lottery seed\0");
         Self {
             rooms: parts.rooms,
+            records: parts.records,
             signer: AdmissionSigner::new(&parts.secret),
             seed_key,
             clock,
@@ -229,11 +253,16 @@ impl WaitingRoom {
         mac.finalize().into_bytes().into()
     }
 
-    /// Opens `event_id`'s room with `spec` (idempotent for an equal spec);
-    /// answers the lottery's commitment for a lottery.
+    /// Opens `event_id`'s room with `spec` (idempotent for an equal spec):
+    /// recorded by the authority first, then opened in the rooms; answers
+    /// the lottery's commitment for a lottery.
     pub async fn open(&self, event_id: &str, spec: &RoomSpec) -> Result<Option<String>, WaitingRoomError> {
-        self.rooms.open(event_id, spec, self.seed(event_id)).await?;
+        if !spec.valid() {
+            return Err(RoomError::BadSpec.into());
+        }
+        recorded(self.records.record_room(event_id, spec).await)?;
         self.saw(event_id, *spec);
+        self.rooms.open(event_id, spec, self.seed(event_id)).await?;
         match self.rooms.lottery(event_id).await {
             Ok(record) => Ok(Some(record.commitment)),
             Err(RoomError::NotALottery(_)) => Ok(None),
@@ -241,18 +270,39 @@ impl WaitingRoom {
         }
     }
 
-    /// The room of `event_id`, `None` when it has none; `Lost` when this instance saw one that is gone.
+    /// The room of `event_id` as the authority records it, `None` when it
+    /// has none. A room its store lost is rebuilt first; while its store or
+    /// the record cannot answer: `Unavailable` (fail closed).
     pub async fn spec(&self, event_id: &str) -> Result<Option<RoomSpec>, WaitingRoomError> {
-        match self.rooms.spec(event_id).await? {
-            Some(spec) => {
-                self.saw(event_id, spec);
-                Ok(Some(spec))
-            }
-            None if self.known.lock().expect("known lock").contains_key(event_id) => {
-                Err(WaitingRoomError::Lost(event_id.to_string()))
-            }
-            None => Ok(None),
+        let known = self.known.lock().expect("known lock").get(event_id).copied();
+        let Some(spec) = (match known {
+            Some(spec) => Some(spec),
+            None => recorded(self.records.room(event_id).await)?,
+        }) else {
+            return Ok(None);
+        };
+        self.saw(event_id, spec);
+        if self.rooms.spec(event_id).await?.is_none() {
+            self.restore(event_id).await?;
         }
+        Ok(Some(spec))
+    }
+
+    /// Rebuilds `event_id`'s room from the record (see [`RoomImage`]), unless
+    /// another call rebuilt it first.
+    async fn restore(&self, event_id: &str) -> Result<(), WaitingRoomError> {
+        let journal =
+            recorded(self.records.journal(event_id).await)?.ok_or_else(|| RoomError::NoRoom(event_id.to_string()))?;
+        let image = RoomImage::of(&journal, self.seed(event_id), self.clock.now_ms());
+        if self.rooms.restore(event_id, &image).await? {
+            tracing::warn!(
+                event_id,
+                waiting = image.waiting.len(),
+                sessions = image.sessions.len(),
+                "waiting room rebuilt from its record: its store had lost it"
+            );
+        }
+        Ok(())
     }
 
     fn saw(&self, event_id: &str, spec: RoomSpec) {
@@ -272,22 +322,61 @@ impl WaitingRoom {
     }
 
     /// `user_id` joins `event_id`'s queue; `tier` is their credential's
-    /// (priority rooms only; `None` is the public).
-    pub async fn join(&self, event_id: &str, user_id: &str, tier: Option<u8>) -> Result<QueueStatus, WaitingRoomError> {
+    /// (priority rooms only; `None` is the public). A user whose session
+    /// ended joins as a new arrival.
+    pub async fn join(
+        &self,
+        store: &dyn Store,
+        event_id: &str,
+        user_id: &str,
+        tier: Option<u8>,
+    ) -> Result<QueueStatus, WaitingRoomError> {
         let spec = self.room_of(event_id).await?;
         let tier = match spec.policy {
             super::room::Policy::Priority => tier.unwrap_or(PUBLIC_TIER),
             _ => 0,
         };
-        self.rooms.join(event_id, user_id, tier, self.clock.now_ms()).await?;
-        self.status(event_id, user_id).await
+        // A purchase its order undid leaves the session open: not a new arrival.
+        self.place(store, event_id, user_id).await?;
+        let now_ms = self.clock.now_ms();
+        let place = self.rooms.join(event_id, user_id, tier, now_ms).await?;
+        if matches!(place, Place::Waiting { .. } | Place::AwaitingDraw) {
+            recorded(self.records.record_join(event_id, user_id, tier, now_ms).await)?;
+        }
+        self.status(store, event_id, user_id).await
     }
 
     /// Where `user_id` stands on `event_id`, with their admission token once admitted.
-    pub async fn status(&self, event_id: &str, user_id: &str) -> Result<QueueStatus, WaitingRoomError> {
+    pub async fn status(
+        &self,
+        store: &dyn Store,
+        event_id: &str,
+        user_id: &str,
+    ) -> Result<QueueStatus, WaitingRoomError> {
         let spec = self.room_of(event_id).await?;
-        let (place, gauge) = self.rooms.place(event_id, user_id).await?;
+        let (place, gauge) = self.place(store, event_id, user_id).await?;
         Ok(self.view(event_id, user_id, &spec, place, gauge))
+    }
+
+    /// Where `user_id` stands, a purchase whose order failed undone first:
+    /// its session is open again (until its expiry).
+    async fn place(
+        &self,
+        store: &dyn Store,
+        event_id: &str,
+        user_id: &str,
+    ) -> Result<(Place, Gauge), WaitingRoomError> {
+        let (place, gauge) = self.rooms.place(event_id, user_id).await?;
+        let Place::Admitted { session, ended: Some(SessionEnd::Purchased { order_id, .. }) } = place else {
+            return Ok((place, gauge));
+        };
+        let now_ms = self.clock.now_ms();
+        if session.expires_at_ms <= now_ms || !purchase_undone(store, order_id).await? {
+            return Ok((place, gauge));
+        }
+        recorded(self.records.record_purchase(event_id, user_id, session.admitted_at_ms, None).await)?;
+        self.rooms.reopen(event_id, user_id, session.session_id, order_id, now_ms).await?;
+        Ok(self.rooms.place(event_id, user_id).await?)
     }
 
     fn view(&self, event_id: &str, user_id: &str, spec: &RoomSpec, place: Place, gauge: Gauge) -> QueueStatus {
@@ -347,39 +436,30 @@ impl WaitingRoom {
 
     /// Checks `token` for `what` by `user_id` on `event_id`, before the store
     /// is touched: `Ok(None)` when the event has no waiting room, the
-    /// token's claims when it admits, the refusal otherwise.
+    /// token's claims when it admits, the refusal otherwise (`Unavailable`
+    /// when the rooms or their record cannot answer: never let through).
     pub async fn gate(
         &self,
+        store: &dyn Store,
         event_id: &str,
         user_id: &str,
         token: Option<&str>,
         what: Use,
     ) -> Result<Option<AdmissionClaims>, WaitingRoomError> {
-        match self.spec(event_id).await {
-            Ok(Some(_)) => {}
-            Ok(None) => return Ok(None),
-            // The rooms' store is down and this instance never saw a room for
-            // the event: treat it as an event without one, so a Redis outage
-            // does not stop every sale. An instance that has seen the room
-            // fails closed (the error). Bounded: an instance started during
-            // the outage lets holds through until it sees the room.
-            Err(WaitingRoomError::Room(RoomError::Unavailable(e)))
-                if !self.known.lock().expect("known lock").contains_key(event_id) =>
-            {
-                tracing::warn!(error = %e, event_id, "waiting rooms unavailable; event has no room this instance knows of");
-                return Ok(None);
-            }
-            Err(e) => return Err(e),
+        if self.spec(event_id).await?.is_none() {
+            return Ok(None);
         }
         let claims = self.signer.verify(token, event_id, user_id, self.clock.now_ms(), |_| true)?;
-        let (place, _) = self.rooms.place(event_id, user_id).await?;
-        // A hold needs an open session; a checkout also one its own purchase ended (a retry).
-        let admits = matches!(
-            (place, what),
-            (Place::Admitted { session, ended: None }, _)
-                | (Place::Admitted { session, ended: Some(SessionEnd::Purchased) }, Use::Checkout)
-                if session.session_id == claims.session_id
-        );
+        let (place, _) = self.place(store, event_id, user_id).await?;
+        // A hold needs an open session; a checkout also the one its own purchase ended (a retry).
+        let admits = match (place, what) {
+            (Place::Admitted { session, ended: None }, _) => session.session_id == claims.session_id,
+            (
+                Place::Admitted { session, ended: Some(SessionEnd::Purchased { key_id, .. }) },
+                Use::Checkout { key_id: k },
+            ) => session.session_id == claims.session_id && key_id == k,
+            _ => false,
+        };
         if !admits && !crate::planted!(self.faults, AdmissionIgnoresSession) {
             return Err(AdmissionError::SessionEnded.into());
         }
@@ -395,36 +475,27 @@ impl WaitingRoom {
         *refusals += u64::from(refused);
     }
 
-    /// Ends `user_id`'s open session on `event_id` for `why`, if they have one
-    /// (a release: no token was checked, so the session is looked up).
-    pub async fn end_session(&self, event_id: &str, user_id: &str, why: SessionEnd) -> Result<(), WaitingRoomError> {
-        if self.spec(event_id).await?.is_none() {
-            return Ok(());
-        }
-        let (place, _) = self.rooms.place(event_id, user_id).await?;
-        if let Place::Admitted { session, ended: None } = place {
-            self.end_admission(event_id, user_id, session.session_id, why).await?;
-        }
-        Ok(())
-    }
-
-    /// Ends session `session_id` of `user_id` on `event_id` for `why`: the one
-    /// [`WaitingRoom::gate`] admitted (a purchase); no lookup. Ending it again changes nothing.
-    pub async fn end_admission(
+    /// Ends `claims`' session on `event_id` by the purchase `order_id` made
+    /// under the idempotency key named `key_id`: recorded by the authority
+    /// first, then in the rooms. Ending it again changes nothing.
+    pub async fn purchased(
         &self,
         event_id: &str,
-        user_id: &str,
-        session_id: uuid::Uuid,
-        why: SessionEnd,
+        claims: &AdmissionClaims,
+        order_id: uuid::Uuid,
+        key_id: uuid::Uuid,
     ) -> Result<(), WaitingRoomError> {
-        let ended = self.rooms.end_session(event_id, user_id, session_id, why, self.clock.now_ms()).await?;
+        let why = SessionEnd::Purchased { order_id, key_id };
+        recorded(self.records.record_purchase(event_id, &claims.user_id, claims.issued_at_ms, Some(why)).await)?;
+        let ended =
+            self.rooms.end_session(event_id, &claims.user_id, claims.session_id, why, self.clock.now_ms()).await?;
         if let (Some(duration_ms), Some(law)) = (ended, self.laws.lock().expect("laws lock").get_mut(event_id)) {
             law.controller.session_ended(duration_ms);
         }
         Ok(())
     }
 
-    /// The lottery's public record for `event_id` (`NoRoom`, `Lost` or `NotALottery` otherwise).
+    /// The lottery's public record for `event_id` (`NoRoom` or `NotALottery` otherwise).
     pub async fn lottery(&self, event_id: &str) -> Result<super::room::LotteryRecord, WaitingRoomError> {
         self.room_of(event_id).await?;
         Ok(self.rooms.lottery(event_id).await?)
@@ -437,11 +508,11 @@ impl WaitingRoom {
         let now_ms = self.clock.now_ms();
         let provider = self.provider.take();
         let mut reports = Vec::new();
-        for event_id in self.rooms.events().await? {
+        for event_id in recorded(self.records.rooms().await)? {
+            let Some(spec) = self.spec(&event_id).await? else { continue };
             if !self.rooms.lead(&event_id, &self.instance, self.config.lease_ms, now_ms).await? {
                 continue;
             }
-            let Some(spec) = self.rooms.spec(&event_id).await? else { continue };
             let (hold_attempts, hold_refusals) =
                 self.holds.lock().expect("holds lock").remove(&event_id).unwrap_or_default();
             let (decision, sold_out) = {
@@ -472,8 +543,10 @@ impl WaitingRoom {
                 (law.controller.tick(elapsed_ms, &signals), law.sold_out)
             };
             let pass = self.rooms.admit(&event_id, decision.admit, decision.rate_per_s, now_ms).await?;
+            recorded(self.records.record_admissions(&event_id, &pass.admitted).await)?;
             let now_sold_out = sold_out || sold_out_in(store, &event_id).await;
             if now_sold_out && !sold_out {
+                recorded(self.records.record_sold_out(&event_id).await)?;
                 self.rooms.sell_out(&event_id).await?;
             }
             {
@@ -497,6 +570,14 @@ impl WaitingRoom {
         }
         Ok(reports)
     }
+}
+
+/// Whether the purchase `order_id` came to nothing (declined, released
+/// unresolved, or charged only after its seats were released): the
+/// session it ended is open again. Pending, reconciling and confirmed orders stand.
+async fn purchase_undone(store: &dyn Store, order_id: uuid::Uuid) -> Result<bool, WaitingRoomError> {
+    let order = store.order(order_id).await.map_err(|e| WaitingRoomError::Record(format!("order {order_id}: {e}")))?;
+    Ok(!order.status.owns_seats() && order.status != OrderStatus::Confirmed)
 }
 
 /// Whether every seat of `event_id` is sold (a store that cannot answer: not yet).

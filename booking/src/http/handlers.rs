@@ -9,7 +9,6 @@ use super::cache::CachedSeatMap;
 use super::etag::IfNoneMatch;
 use super::problem::Problem;
 use super::state::AppState;
-use crate::admission::room::SessionEnd;
 use crate::admission::token::AdmissionClaims;
 use crate::admission::waiting_room::Use;
 use crate::fault::CommitPoint;
@@ -157,7 +156,7 @@ async fn admit(
     user_id: &str,
     what: Use,
 ) -> Result<Option<AdmissionClaims>, Problem> {
-    match st.waiting_room.gate(event_id, user_id, admission_token(headers)?, what).await {
+    match st.waiting_room.gate(st.store.as_ref(), event_id, user_id, admission_token(headers)?, what).await {
         Ok(admitted) => Ok(admitted),
         Err(e) => {
             st.metrics.admission_refused.fetch_add(1, Ordering::Relaxed);
@@ -224,19 +223,8 @@ pub async fn release(
         .release_hold(&ReleaseHold { event_id: event_id.clone(), holder_id: user.sub.clone(), hold_token })
         .await?;
     st.faults.after_commit(CommitPoint::Release).await;
-    // A release ends the holder's waiting-room session (if the event has
-    // one). The release is committed whatever happens here: a failure only
-    // leaves the session to expire.
-    end_session(&st, &event_id, &user.sub, SessionEnd::Released).await;
+    // A release leaves the holder's waiting-room session open: they may hold other seats until it expires.
     Ok(Json(ReleaseView { released }).into_response())
-}
-
-/// Ends `user_id`'s waiting-room session on `event_id` after a committed
-/// write; a failure is logged, never answered (the session then expires).
-async fn end_session(st: &AppState, event_id: &str, user_id: &str, why: SessionEnd) {
-    if let Err(e) = st.waiting_room.end_session(event_id, user_id, why).await {
-        tracing::warn!(error = %e, event_id, "waiting-room session not ended; it will expire");
-    }
 }
 
 /// The header carrying a checkout's idempotency key.
@@ -267,7 +255,8 @@ pub async fn checkout(
         .to_str()
         .map_err(|_| Problem::bad_request("Idempotency-Key must be printable ASCII"))?
         .to_string();
-    let admission = admit(&st, &headers, &event_id, &user.sub, Use::Checkout).await?;
+    let key_id = crate::admission::room::key_id(hold_token, &key);
+    let admission = admit(&st, &headers, &event_id, &user.sub, Use::Checkout { key_id }).await?;
     let req = BeginPayment {
         event_id: event_id.clone(),
         holder_id: user.sub.clone(),
@@ -292,7 +281,7 @@ pub async fn checkout(
         if let Some(claims) = admission {
             // The purchase ends the session the gate admitted it with; a
             // failure is logged, never answered (the session then expires).
-            let ended = st.waiting_room.end_admission(&event_id, &user.sub, claims.session_id, SessionEnd::Purchased);
+            let ended = st.waiting_room.purchased(&event_id, &claims, outcome.order.order_id, key_id);
             if let Err(e) = ended.await {
                 tracing::warn!(error = %e, event_id, "waiting-room session not ended; it will expire");
             }

@@ -45,7 +45,7 @@ pub const ROUTES: &[(&str, &str)] = &[
 /// The service's router over `state`.
 pub(crate) fn router(state: AppState) -> Router {
     let limit = state.config.max_body_bytes;
-    Router::new()
+    let routes = Router::new()
         .route("/v1/events", post(handlers::create_event))
         .route("/v1/events/{event_id}/seats", get(handlers::seat_map))
         .route("/v1/events/{event_id}/holds", post(handlers::hold))
@@ -62,9 +62,10 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/openapi.json", get(handlers::openapi))
         .fallback(handlers::fallback)
         .layer(DefaultBodyLimit::max(limit))
-        .layer(axum::middleware::map_response(move |resp| async move { framework_errors::ensure_problem(resp, limit) }))
         // One shared state: a request clones an `Arc`, not every handle in it.
-        .with_state(std::sync::Arc::new(state))
+        .with_state(std::sync::Arc::new(state));
+    // Around the whole router, so that a 405 is rewritten with its `Allow`.
+    framework_errors::with_problem_responses(routes, limit)
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then drains

@@ -145,11 +145,12 @@ impl From<crate::admission::waiting_room::WaitingRoomError> for Problem {
             W::Room(RoomError::Queue(QueueError::Full)) => (StatusCode::TOO_MANY_REQUESTS, ProblemKind::QueueFull),
             W::Room(RoomError::Queue(QueueError::NotDrawn)) => (StatusCode::CONFLICT, ProblemKind::NotALottery),
             W::Room(RoomError::Unavailable(_)) => (StatusCode::SERVICE_UNAVAILABLE, ProblemKind::Unavailable),
-            W::Lost(_) => (StatusCode::SERVICE_UNAVAILABLE, ProblemKind::WaitingRoomLost),
+            W::Record(_) => (StatusCode::SERVICE_UNAVAILABLE, ProblemKind::Backend),
         };
         let detail = match &e {
             // Never leak backend internals to clients.
             W::Room(RoomError::Unavailable(_)) => "the waiting room is unavailable; retry".to_string(),
+            W::Record(_) => "the store is unavailable; retry".to_string(),
             other => other.to_string(),
         };
         let mut p = Problem::new(status, kind, detail);

@@ -118,7 +118,7 @@ pub async fn join(
 ) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
     let user = st.authorize(claims, Some(&event_id))?;
-    Ok(status_response(st.waiting_room.join(&event_id, &user.sub, user.tier).await?))
+    Ok(status_response(st.waiting_room.join(st.store.as_ref(), &event_id, &user.sub, user.tier).await?))
 }
 
 /// `GET /v1/events/{event_id}/queue`: where the caller stands, when to ask
@@ -130,7 +130,7 @@ pub async fn status(
 ) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
     let user = st.authorize(claims, Some(&event_id))?;
-    Ok(status_response(st.waiting_room.status(&event_id, &user.sub).await?))
+    Ok(status_response(st.waiting_room.status(st.store.as_ref(), &event_id, &user.sub).await?))
 }
 
 /// `GET /v1/events/{event_id}/queue/lottery`: the lottery's commitment and,

@@ -66,7 +66,8 @@ impl TestDb {
     /// Empties every table (between property-test cases).
     pub async fn truncate(&self) {
         sqlx::query(
-            "TRUNCATE events, seats, holders, orders, payment_ops, bookings, compensations, outbox, idempotency_keys",
+            "TRUNCATE events, seats, holders, orders, payment_ops, bookings, compensations, outbox, idempotency_keys, \
+             waiting_rooms, waiting_room_users",
         )
         .execute(&self.pool)
         .await
@@ -79,7 +80,7 @@ impl TestDb {
         sqlx::raw_sql(
             "BEGIN; DELETE FROM bookings; DELETE FROM compensations; DELETE FROM outbox; \
              DELETE FROM idempotency_keys; DELETE FROM payment_ops; DELETE FROM seats; DELETE FROM holders; \
-             DELETE FROM orders; DELETE FROM events; COMMIT;",
+             DELETE FROM orders; DELETE FROM waiting_room_users; DELETE FROM waiting_rooms; DELETE FROM events; COMMIT;",
         )
         .execute(&self.pool)
         .await

@@ -133,6 +133,17 @@ pub fn check_waiting_room(_snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config)
                     sessions.remove(&(a.at_ms + room.ttl_ms, *session_id));
                 }
             }
+            // A purchase undone (its order failed): the session is open, and counted, again.
+            TraceKind::Room(RoomEvent::Reopened { event_id, user, session_id }) => {
+                ended.remove(session_id);
+                if let (Some(sessions), Some(a)) =
+                    (open.get_mut(event_id.as_str()), admissions.get(&(event_id.as_str(), user.as_str())))
+                    && let Some(room) = rooms.get(event_id.as_str())
+                    && a.at_ms + room.ttl_ms > e.at_ms
+                {
+                    sessions.insert((a.at_ms + room.ttl_ms, *session_id));
+                }
+            }
             TraceKind::Room(RoomEvent::Told { event_id, user, .. }) => {
                 told.insert((event_id, user));
             }
@@ -166,7 +177,7 @@ pub fn check_waiting_room(_snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config)
                 }
                 if let Some(&(how, end_seq)) = ended.get(&a.session_id)
                     && end_seq < invoked_seq
-                    && !(is_checkout && how == SessionEnd::Purchased)
+                    && !(is_checkout && matches!(how, SessionEnd::Purchased { .. }))
                 {
                     let detail = format!("a {what} invoked after {user}'s session ended ({how:?}) was granted");
                     report(&mut out, Invariant::AdmissionRequired, subject, detail, vec![end_seq, invoked_seq, e.seq]);
@@ -299,7 +310,7 @@ mod tests {
             event_id: "ev".into(),
             user: "ann".into(),
             session_id: s,
-            how: SessionEnd::Released,
+            how: SessionEnd::Purchased { order_id: Uuid::from_u128(1), key_id: Uuid::from_u128(2) },
         }));
         w.hold("ann", &["1A"], 5_000);
         admitted(&mut w, "bob");

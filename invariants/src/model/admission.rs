@@ -16,8 +16,10 @@
 //! purchase ended, when it is that purchase's retry (the same hold and
 //! idempotency key); any other checkout after a purchase is refused.
 //!
-//! Sessions come from the rooms' trace: admitted, ended (purchase,
-//! release), and expired by an admission pass whose clock has passed them.
+//! Sessions come from the rooms' trace: admitted, ended by a purchase,
+//! reopened when that purchase's order failed, expired by an admission pass
+//! whose clock has passed them, and dropped when their user joins again (a
+//! new arrival). A release ends nothing.
 
 use crate::trace::RoomEvent;
 use base64::Engine as _;
@@ -99,13 +101,14 @@ pub struct Room {
 
 impl Room {
     /// `user` joins (at `now_ms`, service clock): in the line at their
-    /// policy's place, unless they joined or were admitted before.
-    fn join(&mut self, user: &str, tier: u8, now_ms: i64) {
+    /// policy's place, unless they joined or were admitted before; a
+    /// `rejoin` (their session ended) is a new arrival.
+    fn join(&mut self, user: &str, tier: u8, now_ms: i64, rejoin: bool) {
         self.drawn |= now_ms >= self.opens_at_ms;
         let before_draw = self.policy == booking::admission::room::Policy::Lottery && !self.drawn;
         let join = crate::model::queue::Join { user: user.to_string(), tier, before_draw };
         let key = crate::model::queue::line_key(self.policy, &self.seed, &join, self.joins.len());
-        if !self.keys.contains_key(user) && !self.admitted.iter().any(|u| u == user) {
+        if rejoin || (!self.keys.contains_key(user) && !self.admitted.iter().any(|u| u == user)) {
             self.keys.insert(user.to_string(), key);
             self.line.insert(key);
         }
@@ -158,8 +161,18 @@ impl Admissions {
                 self.rooms.insert(event_id.clone(), room);
             }
             RoomEvent::Joined { event_id, user, tier, now_ms } => {
+                // A join by a user who had a session is a new arrival (the rooms join them only once it is over).
+                let rejoin = self.sessions.remove(&(event_id.clone(), user.clone())).is_some();
                 if let Some(room) = self.rooms.get_mut(event_id) {
-                    room.join(user, *tier, *now_ms);
+                    room.join(user, *tier, *now_ms, rejoin);
+                }
+            }
+            RoomEvent::Reopened { event_id, user, session_id } => {
+                if let Some(s) = self.sessions.get_mut(&(event_id.clone(), user.clone()))
+                    && s.id == *session_id
+                {
+                    s.ended = None;
+                    s.purchase = None;
                 }
             }
             RoomEvent::SoldOut { event_id } => {
@@ -209,6 +222,16 @@ impl Admissions {
         {
             s.purchase = Some((hold_token, key.to_string()));
         }
+    }
+
+    /// Whether `user`'s session on `event_id` was ended by the checkout of
+    /// `hold_token` under `key`: the order the waiting room reads (before
+    /// answering the user) to learn whether that purchase failed.
+    pub fn ended_by(&self, event_id: &str, user: &str, hold_token: Uuid, key: &str) -> bool {
+        self.sessions.get(&(event_id.to_string(), user.to_string())).is_some_and(|s| {
+            matches!(s.ended, Some(SessionEnd::Purchased { .. }))
+                && s.purchase.as_ref().is_some_and(|(t, k)| *t == hold_token && k == key)
+        })
     }
 
     /// Whether `event_id` has a waiting room.
@@ -283,7 +306,7 @@ impl Admissions {
             s.id == claims.session_id
                 && match (&s.ended, what) {
                     (None, _) => true,
-                    (Some(SessionEnd::Purchased), Use::Checkout { hold_token, key }) => {
+                    (Some(SessionEnd::Purchased { .. }), Use::Checkout { hold_token, key }) => {
                         s.purchase.as_ref().is_some_and(|(t, k)| t == hold_token && k == key)
                     }
                     (Some(_), _) => false,
@@ -348,7 +371,7 @@ mod tests {
             event_id: "ev".into(),
             user: "u".into(),
             session_id: sid,
-            how: SessionEnd::Purchased,
+            how: SessionEnd::Purchased { order_id: Uuid::from_u128(1), key_id: Uuid::from_u128(2) },
         });
         assert_eq!(gate(&a, Some(&good), "ev", "u", 0, Use::Hold), Err(ProblemKind::AdmissionSessionEnded));
         assert_eq!(gate(&a, Some(&good), "ev", "u", 0, retry()), Ok(sid), "a purchase's retry");

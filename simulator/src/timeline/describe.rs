@@ -194,7 +194,16 @@ fn room_text(r: &RoomEvent) -> String {
             format!("{user} admitted to {event_id} (session {})", short(session_id))
         }
         RoomEvent::Ended { event_id, user, how, .. } => {
-            format!("{user}'s session at {event_id} ended: {}", name_of(how))
+            let how = match how {
+                booking::admission::room::SessionEnd::Purchased { order_id, .. } => {
+                    format!("purchased (order {})", short(order_id))
+                }
+                booking::admission::room::SessionEnd::Expired => "expired".to_string(),
+            };
+            format!("{user}'s session at {event_id} ended: {how}")
+        }
+        RoomEvent::Reopened { event_id, user, session_id } => {
+            format!("{user}'s session {} at {event_id} reopened: its purchase failed", short(session_id))
         }
         RoomEvent::SoldOut { event_id } => format!("{event_id} sold out"),
         RoomEvent::Told { event_id, user, admitted } => {

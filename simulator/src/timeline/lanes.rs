@@ -415,6 +415,7 @@ impl Builder {
                     RoomEvent::Joined { user, .. } => (LaneKey::User(user.clone()), "joined"),
                     RoomEvent::Admitted { user, .. } => (LaneKey::User(user.clone()), "admitted"),
                     RoomEvent::Ended { user, .. } => (LaneKey::User(user.clone()), "ended"),
+                    RoomEvent::Reopened { user, .. } => (LaneKey::User(user.clone()), "reopened"),
                     RoomEvent::Told { user, .. } => (LaneKey::User(user.clone()), "told"),
                 };
                 self.mark(lane, e, format!("mark room room-{word}"));

@@ -4,9 +4,10 @@
 //! `prefix`, so runs against a shared store do not meet. A check panics with
 //! what broke.
 
-use super::{Place, Policy, RoomError, RoomSpec, Rooms, SessionEnd};
+use super::{Place, Policy, RoomError, RoomImage, RoomSpec, Rooms, Session, SessionEnd};
 use crate::admission::queue::{QueueError, lottery_order};
 use sha2::{Digest, Sha256};
+use uuid::Uuid;
 
 const OPEN_MS: i64 = 1_000_000;
 const TTL_MS: i64 = 60_000;
@@ -25,6 +26,9 @@ pub async fn all(rooms: &dyn Rooms, prefix: &str) {
     fifo_keeps_arrival_order(rooms, prefix).await;
     admission_never_passes_the_target(rooms, prefix).await;
     sessions_end_once_and_expire(rooms, prefix).await;
+    failed_purchases_reopen(rooms, prefix).await;
+    ended_sessions_rejoin_at_the_back(rooms, prefix).await;
+    restores_stand_as_recorded(rooms, prefix).await;
     lottery_is_recomputable(rooms, prefix).await;
     priority_tiers_go_first(rooms, prefix).await;
     sold_out_tells_the_waiting(rooms, prefix).await;
@@ -94,7 +98,11 @@ pub async fn admission_never_passes_the_target(rooms: &dyn Rooms, prefix: &str) 
     assert_eq!(more.active, 5);
 }
 
-/// A session ends once, by its holder; expired sessions end at the next pass and free room.
+fn purchase(n: u8) -> SessionEnd {
+    SessionEnd::Purchased { order_id: Uuid::from_bytes([n; 16]), key_id: Uuid::from_bytes([n + 1; 16]) }
+}
+
+/// A session ends once, by its purchase; expired sessions end at the next pass and free room.
 pub async fn sessions_end_once_and_expire(rooms: &dyn Rooms, prefix: &str) {
     let ev = format!("{prefix}-end");
     rooms.open(&ev, &spec(Policy::Fifo, 2), [4; 32]).await.unwrap();
@@ -104,14 +112,11 @@ pub async fn sessions_end_once_and_expire(rooms: &dyn Rooms, prefix: &str) {
     let batch = rooms.admit(&ev, 2, 1.0, OPEN_MS).await.unwrap();
     let (u0, s0) = batch.admitted[0].clone();
     let (u1, s1) = batch.admitted[1].clone();
-    assert_eq!(rooms.end_session(&ev, &u1, s0.session_id, SessionEnd::Released, OPEN_MS + 5).await.unwrap(), None);
-    let ended = rooms.end_session(&ev, &u0, s0.session_id, SessionEnd::Purchased, OPEN_MS + 500).await.unwrap();
+    assert_eq!(rooms.end_session(&ev, &u1, s0.session_id, purchase(1), OPEN_MS + 5).await.unwrap(), None);
+    let ended = rooms.end_session(&ev, &u0, s0.session_id, purchase(1), OPEN_MS + 500).await.unwrap();
     assert_eq!(ended, Some(500));
-    assert_eq!(rooms.end_session(&ev, &u0, s0.session_id, SessionEnd::Released, OPEN_MS + 600).await.unwrap(), None);
-    assert_eq!(
-        rooms.place(&ev, &u0).await.unwrap().0,
-        Place::Admitted { session: s0, ended: Some(SessionEnd::Purchased) }
-    );
+    assert_eq!(rooms.end_session(&ev, &u0, s0.session_id, purchase(3), OPEN_MS + 600).await.unwrap(), None);
+    assert_eq!(rooms.place(&ev, &u0).await.unwrap().0, Place::Admitted { session: s0, ended: Some(purchase(1)) });
     let next = rooms.admit(&ev, 5, 1.0, OPEN_MS + 1_000).await.unwrap();
     assert_eq!(next.admitted.len(), 1, "the purchase freed one place");
     assert_eq!(next.admitted[0].0, user(2));
@@ -122,10 +127,101 @@ pub async fn sessions_end_once_and_expire(rooms: &dyn Rooms, prefix: &str) {
         rooms.place(&ev, &u1).await.unwrap().0,
         Place::Admitted { session: s1, ended: Some(SessionEnd::Expired) }
     );
-    assert_eq!(
-        rooms.end_session(&ev, &u1, s1.session_id, SessionEnd::Purchased, s1.expires_at_ms).await.unwrap(),
-        None
-    );
+    assert_eq!(rooms.end_session(&ev, &u1, s1.session_id, purchase(5), s1.expires_at_ms).await.unwrap(), None);
+}
+
+/// A purchase whose order failed is undone until the session's expiry, and
+/// only by that order; the reopened session counts again.
+pub async fn failed_purchases_reopen(rooms: &dyn Rooms, prefix: &str) {
+    let ev = format!("{prefix}-reopen");
+    rooms.open(&ev, &spec(Policy::Fifo, 1), [9; 32]).await.unwrap();
+    rooms.join(&ev, &user(0), 0, OPEN_MS).await.unwrap();
+    rooms.join(&ev, &user(1), 0, OPEN_MS).await.unwrap();
+    let (u0, s0) = rooms.admit(&ev, 1, 1.0, OPEN_MS).await.unwrap().admitted[0].clone();
+    rooms.end_session(&ev, &u0, s0.session_id, purchase(1), OPEN_MS + 10).await.unwrap();
+    let other = Uuid::from_bytes([7; 16]);
+    assert!(!rooms.reopen(&ev, &u0, s0.session_id, other, OPEN_MS + 20).await.unwrap(), "another order");
+    assert!(rooms.reopen(&ev, &u0, s0.session_id, Uuid::from_bytes([1; 16]), OPEN_MS + 20).await.unwrap());
+    assert!(!rooms.reopen(&ev, &u0, s0.session_id, Uuid::from_bytes([1; 16]), OPEN_MS + 21).await.unwrap(), "once");
+    assert_eq!(rooms.place(&ev, &u0).await.unwrap().0, Place::Admitted { session: s0, ended: None });
+    let pass = rooms.admit(&ev, 1, 1.0, OPEN_MS + 30).await.unwrap();
+    assert_eq!((pass.admitted.len(), pass.active), (0, 1), "the reopened session counts");
+    rooms.end_session(&ev, &u0, s0.session_id, purchase(3), OPEN_MS + 40).await.unwrap();
+    let at_expiry = s0.expires_at_ms;
+    assert!(!rooms.reopen(&ev, &u0, s0.session_id, Uuid::from_bytes([3; 16]), at_expiry).await.unwrap(), "expired");
+}
+
+/// A user whose session ended (purchase or expiry) who joins again is a new
+/// arrival, behind everyone waiting; an open session's holder stays admitted.
+pub async fn ended_sessions_rejoin_at_the_back(rooms: &dyn Rooms, prefix: &str) {
+    for policy in [Policy::Fifo, Policy::Lottery, Policy::Priority] {
+        let ev = format!("{prefix}-rejoin-{policy:?}");
+        rooms.open(&ev, &spec(policy, 2), [10; 32]).await.unwrap();
+        for i in 0..4 {
+            rooms.join(&ev, &user(i), 0, OPEN_MS - 10 + i as i64).await.unwrap();
+        }
+        let batch = rooms.admit(&ev, 2, 1.0, OPEN_MS).await.unwrap().admitted;
+        let ((bought, sb), (open, so)) = (batch[0].clone(), batch[1].clone());
+        assert_eq!(rooms.join(&ev, &open, 0, OPEN_MS + 1).await.unwrap(), Place::Admitted { session: so, ended: None });
+        rooms.end_session(&ev, &bought, sb.session_id, purchase(1), OPEN_MS + 2).await.unwrap();
+        assert_eq!(
+            rooms.join(&ev, &bought, 0, OPEN_MS + 3).await.unwrap(),
+            Place::Waiting { position: 3 },
+            "{policy:?}"
+        );
+        assert_eq!(rooms.join(&ev, &open, 0, so.expires_at_ms).await.unwrap(), Place::Waiting { position: 4 });
+        let next = rooms.admit(&ev, 4, 1.0, so.expires_at_ms).await.unwrap();
+        let order: Vec<String> = next.admitted.into_iter().map(|(u, _)| u).collect();
+        assert_eq!(order.len(), 2);
+        assert!(!order.contains(&bought) && !order.contains(&open), "{policy:?}: the rejoined wait their turn");
+        let again = rooms.admit(&ev, 4, 1.0, so.expires_at_ms + TTL_MS).await.unwrap();
+        let order: Vec<String> = again.admitted.into_iter().map(|(u, _)| u).collect();
+        assert_eq!(order, vec![bought.clone(), open.clone()], "{policy:?}: then in their new order");
+    }
+}
+
+/// A room rebuilt from an image stands as the image says, and only once.
+pub async fn restores_stand_as_recorded(rooms: &dyn Rooms, prefix: &str) {
+    let ev = format!("{prefix}-restore");
+    let s = spec(Policy::Fifo, 2);
+    let open = Session::new(&ev, "a", 1, OPEN_MS, TTL_MS);
+    let bought = Session::new(&ev, "b", 2, OPEN_MS, TTL_MS);
+    let image = RoomImage {
+        spec: s,
+        seed: [11; 32],
+        sold_out: false,
+        drawn: false,
+        pre_draw: vec![],
+        sessions: vec![("a".into(), 0, open, None), ("b".into(), 0, bought, Some(purchase(1)))],
+        waiting: vec![("w2".into(), 0), ("w1".into(), 0)],
+    };
+    assert!(rooms.restore(&ev, &image).await.unwrap());
+    assert!(!rooms.restore(&ev, &RoomImage { waiting: vec![], ..image.clone() }).await.unwrap(), "once");
+    assert_eq!(rooms.spec(&ev).await.unwrap(), Some(s));
+    assert_eq!(rooms.place(&ev, "a").await.unwrap().0, Place::Admitted { session: open, ended: None });
+    assert_eq!(rooms.place(&ev, "b").await.unwrap().0, Place::Admitted { session: bought, ended: Some(purchase(1)) });
+    let (place, gauge) = rooms.place(&ev, "w1").await.unwrap();
+    assert_eq!((place, gauge.waiting, gauge.active), (Place::Waiting { position: 2 }, 2, 1));
+    assert_eq!(rooms.join(&ev, "new", 0, OPEN_MS + 5).await.unwrap(), Place::Waiting { position: 3 });
+    let order: Vec<String> =
+        rooms.admit(&ev, 5, 1.0, OPEN_MS + 10).await.unwrap().admitted.into_iter().map(|(u, _)| u).collect();
+    assert_eq!(order, vec!["w2".to_string()], "one place free under the target, in the image's order");
+    let lottery = format!("{prefix}-restore-lottery");
+    let joiners: Vec<String> = (0..6).map(user).collect();
+    let undrawn = RoomImage {
+        spec: spec(Policy::Lottery, 10),
+        seed: [12; 32],
+        pre_draw: joiners.clone(),
+        sessions: vec![],
+        waiting: vec![],
+        ..image
+    };
+    assert!(rooms.restore(&lottery, &undrawn).await.unwrap());
+    assert_eq!(rooms.place(&lottery, &user(2)).await.unwrap().0, Place::AwaitingDraw);
+    let order: Vec<String> =
+        rooms.admit(&lottery, 10, 1.0, OPEN_MS).await.unwrap().admitted.into_iter().map(|(u, _)| u).collect();
+    assert_eq!(order, lottery_order(&[12; 32], &joiners), "the same seed draws the same order");
+    assert_eq!(rooms.lottery(&lottery).await.unwrap().joiners, Some(joiners));
 }
 
 /// The lottery's order is recomputable from its revealed seed; the commitment is the seed's hash.

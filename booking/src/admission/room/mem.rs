@@ -1,7 +1,9 @@
 //! [`MemRooms`]: the waiting-room contract in memory, behind one lock (the
 //! simulator's twin of the Redis rooms; every call is atomic).
 
-use super::{Admitted, Gauge, LotteryRecord, MAX_ROOMS, Place, RoomError, RoomSpec, Rooms, Session, SessionEnd};
+use super::{
+    Admitted, Gauge, LotteryRecord, MAX_ROOMS, Place, RoomError, RoomImage, RoomSpec, Rooms, Session, SessionEnd,
+};
 use crate::admission::queue::{Queue, Standing};
 use async_trait::async_trait;
 use std::collections::{BTreeMap, BTreeSet};
@@ -111,7 +113,20 @@ impl Rooms for MemRooms {
 
     async fn join(&self, event_id: &str, user_id: &str, tier: u8, now_ms: i64) -> Result<Place, RoomError> {
         self.with(event_id, |room| {
-            if room.sessions.contains_key(user_id) || room.queue.has(user_id) {
+            if let Some((session, ended)) = room.sessions.get(user_id).copied() {
+                if ended.is_none() && session.expires_at_ms > now_ms {
+                    return Ok(room.place(user_id));
+                }
+                // The session is over: a new arrival.
+                if room.sold_out {
+                    return Err(crate::admission::queue::QueueError::SoldOut.into());
+                }
+                room.queue.rejoin(user_id, tier, now_ms)?;
+                room.sessions.remove(user_id);
+                room.open.remove(&(session.expires_at_ms, user_id.to_string()));
+                return Ok(room.place(user_id));
+            }
+            if room.queue.has(user_id) {
                 return Ok(room.place(user_id));
             }
             if room.sold_out {
@@ -154,7 +169,8 @@ impl Rooms for MemRooms {
             } else {
                 room.queue.open_if_due(now_ms);
             }
-            assert!(room.open.len() <= target, "admission never passes the target");
+            // Reopened sessions may keep a room above its target; an admission never takes it past.
+            assert!(admitted.is_empty() || room.open.len() <= target, "admission never passes the target");
             Ok(Admitted { admitted, expired_ms, active: room.gauge().active, waiting: room.queue.waiting() as u64 })
         })
     }
@@ -177,6 +193,66 @@ impl Rooms for MemRooms {
             assert!(removed, "an open session is in the open set");
             Ok(Some(u64::try_from(now_ms - session.admitted_at_ms).unwrap_or(0)))
         })
+    }
+
+    async fn reopen(
+        &self,
+        event_id: &str,
+        user_id: &str,
+        session_id: Uuid,
+        order_id: Uuid,
+        now_ms: i64,
+    ) -> Result<bool, RoomError> {
+        self.with(event_id, |room| {
+            let Some((session, ended)) = room.sessions.get_mut(user_id) else { return Ok(false) };
+            let by_order = matches!(ended, Some(SessionEnd::Purchased { order_id: o, .. }) if *o == order_id);
+            if session.session_id != session_id || !by_order || session.expires_at_ms <= now_ms {
+                return Ok(false);
+            }
+            *ended = None;
+            room.open.insert((session.expires_at_ms, user_id.to_string()));
+            Ok(true)
+        })
+    }
+
+    async fn restore(&self, event_id: &str, image: &RoomImage) -> Result<bool, RoomError> {
+        if !image.spec.valid() {
+            return Err(RoomError::BadSpec);
+        }
+        let mut rooms = self.rooms.lock().expect("rooms lock");
+        if rooms.contains_key(event_id) {
+            return Ok(false);
+        }
+        if rooms.len() >= MAX_ROOMS {
+            return Err(RoomError::TooManyRooms);
+        }
+        let admitted: Vec<(String, u8)> = image.sessions.iter().map(|(u, t, _, _)| (u.clone(), *t)).collect();
+        let mut queue = Queue::restored(
+            image.spec.policy.fairness(image.seed),
+            image.spec.opens_at_ms,
+            image.drawn,
+            &image.pre_draw,
+            &admitted,
+            &image.waiting,
+        );
+        if image.sold_out {
+            queue.sold_out();
+        }
+        let sessions: BTreeMap<String, (Session, Option<SessionEnd>)> =
+            image.sessions.iter().map(|(u, _, s, e)| (u.clone(), (*s, *e))).collect();
+        let open = sessions.iter().filter(|(_, (_, e))| e.is_none()).map(|(u, (s, _))| (s.expires_at_ms, u.clone()));
+        let room = Room {
+            spec: image.spec,
+            seed: image.seed,
+            queue,
+            open: open.collect(),
+            sessions,
+            rate_per_s: 0.0,
+            sold_out: image.sold_out,
+            lease: None,
+        };
+        rooms.insert(event_id.to_string(), room);
+        Ok(true)
     }
 
     async fn sell_out(&self, event_id: &str) -> Result<(), RoomError> {

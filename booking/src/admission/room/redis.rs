@@ -67,7 +67,8 @@
 //! other calls answer `Unavailable` without touching Redis.
 
 use super::{
-    Admitted, Gauge, LotteryRecord, MAX_ROOMS, Place, Policy, RoomError, RoomSpec, Rooms, Session, SessionEnd,
+    Admitted, Gauge, LotteryRecord, MAX_ROOMS, Place, Policy, RoomError, RoomImage, RoomSpec, Rooms, Session,
+    SessionEnd,
 };
 use crate::admission::queue::{MAX_QUEUE_USERS, MAX_TIERS, QueueError, lottery_order};
 use async_trait::async_trait;
@@ -95,7 +96,7 @@ local function flag(field) return redis.call('HGET', META, field) == '1' end
 local function num(field) return tonumber(redis.call('HGET', META, field) or '') end
 local function parse_session(s)
   if not s then return nil end
-  local pos, at, exp, ended = string.match(s, '^(%d+)|(%-?%d+)|(%-?%d+)|(%a?)$')
+  local pos, at, exp, ended = string.match(s, '^(%d+)|(%-?%d+)|(%-?%d+)|([%w:%-]*)$')
   if not pos then return nil end
   return { pos = pos, at = at, exp = exp, ended = ended }
 end
@@ -144,7 +145,15 @@ const JOIN: &str = r#"
 if not exists() then return { 'err', 'no_room' } end
 if drawing() then return needs_draw() end
 local user, tier, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-if redis.call('HEXISTS', SESSIONS, user) == 1 or redis.call('HEXISTS', JOINED, user) == 1 then
+local stored = redis.call('HGET', SESSIONS, user)
+local over = false
+if stored then
+  local s = parse_session(stored)
+  if s == nil then return { 'err', 'corrupt', 'session' } end
+  -- A session that ended (purchase or expiry) makes a new join a new arrival.
+  over = s.ended ~= '' or tonumber(s.exp) <= now
+  if not over then return { 'ok', place(user) } end
+elseif redis.call('HEXISTS', JOINED, user) == 1 then
   return { 'ok', place(user) }
 end
 if flag('sold_out') then return { 'err', 'sold_out' } end
@@ -154,7 +163,11 @@ if (tier ~= 0 and policy ~= 'priority') or tier >= tonumber(ARGV[4]) then return
 -- which it keeps after the draw (for the lottery's record).
 local count = redis.call('HLEN', JOINED)
 if flag('drawn') then count = count + redis.call('LLEN', PRE_DRAW) end
-if count >= tonumber(ARGV[5]) then return { 'err', 'full' } end
+if count >= tonumber(ARGV[5]) and not over then return { 'err', 'full' } end
+if over then
+  redis.call('HDEL', SESSIONS, user)
+  redis.call('ZREM', OPEN, user)
+end
 if policy == 'lottery' and not flag('drawn') then
   local opens = num('opens')
   if opens == nil then return { 'err', 'corrupt', 'opens' } end
@@ -273,6 +286,52 @@ if d < 0 then d = 0 end
 return { 'ok', fmt(d) }
 "#;
 
+/// ARGV: user, admitted_at read, the end code of the purchase to undo, now.
+const REOPEN: &str = r#"
+if not exists() then return { 'err', 'no_room' } end
+local user = ARGV[1]
+local s = parse_session(redis.call('HGET', SESSIONS, user))
+if s == nil or s.at ~= ARGV[2] or s.ended ~= ARGV[3] or tonumber(s.exp) <= tonumber(ARGV[4]) then
+  return { 'ok', '0' }
+end
+redis.call('HSET', SESSIONS, user, s.pos .. '|' .. s.at .. '|' .. s.exp .. '|')
+redis.call('ZADD', OPEN, s.exp, user)
+return { 'ok', '1' }
+"#;
+
+/// ARGV: OPEN's nine, then drawn, sold-out flag, the counts of pre-draw
+/// joiners, sessions and waiting users, then the pre-draw joiners; per
+/// session user, tier, stored session, open flag; per waiting user, tier, score.
+const RESTORE: &str = r#"
+if exists() then return { 'ok', '0' } end
+if redis.call('SCARD', EVENTS) >= tonumber(ARGV[9]) then return { 'err', 'too_many_rooms' } end
+local n_pre, n_sess, n_wait = tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14])
+if #ARGV ~= 14 + n_pre + 4 * n_sess + 3 * n_wait then return { 'err', 'corrupt', 'restore arguments' } end
+redis.call('HSET', META, 'spec', ARGV[1], 'policy', ARGV[2], 'opens', ARGV[3], 'target', ARGV[4],
+  'ttl', ARGV[5], 'seed', ARGV[6], 'commitment', ARGV[7], 'drawn', ARGV[10], 'sold_out', ARGV[11],
+  'rate', '0', 'seq', fmt(n_wait))
+local i = 15
+for _ = 1, n_pre do
+  redis.call('RPUSH', PRE_DRAW, ARGV[i])
+  if ARGV[10] == '0' then redis.call('HSET', JOINED, ARGV[i], '0') end
+  i = i + 1
+end
+for _ = 1, n_sess do
+  redis.call('HSET', JOINED, ARGV[i], ARGV[i + 1])
+  redis.call('HSET', SESSIONS, ARGV[i], ARGV[i + 2])
+  local s = parse_session(ARGV[i + 2])
+  if ARGV[i + 3] == '1' then redis.call('ZADD', OPEN, s.exp, ARGV[i]) end
+  i = i + 4
+end
+for _ = 1, n_wait do
+  redis.call('HSET', JOINED, ARGV[i], ARGV[i + 1])
+  redis.call('ZADD', WAITING, ARGV[i + 2], ARGV[i])
+  i = i + 3
+end
+redis.call('SADD', EVENTS, ARGV[8])
+return { 'ok', '1' }
+"#;
+
 /// No ARGV.
 const SELL_OUT: &str = r#"
 if not exists() then return { 'err', 'no_room' } end
@@ -316,6 +375,8 @@ struct Scripts {
     place: Script,
     session: Script,
     end: Script,
+    reopen: Script,
+    restore: Script,
     sell_out: Script,
     lottery: Script,
     lead: Script,
@@ -333,6 +394,8 @@ impl Scripts {
             place: s(PLACE),
             session: s(SESSION),
             end: s(END),
+            reopen: s(REOPEN),
+            restore: s(RESTORE),
             sell_out: s(SELL_OUT),
             lottery: s(LOTTERY),
             lead: s(LEAD),
@@ -495,10 +558,13 @@ impl Reader<'_> {
         let expires_at_ms: i64 = exp.parse().map_err(|_| self.bad("session expiry"))?;
         let ended = match *end {
             "" => None,
-            "p" => Some(SessionEnd::Purchased),
-            "r" => Some(SessionEnd::Released),
             "e" => Some(SessionEnd::Expired),
-            _ => return Err(self.bad("session end")),
+            purchase => {
+                let ids = purchase.strip_prefix("p:").and_then(|ids| ids.split_once(':'));
+                let parse = |id: &str| Uuid::parse_str(id).map_err(|_| self.bad("session purchase"));
+                let (order, key) = ids.ok_or_else(|| self.bad("session end"))?;
+                Some(SessionEnd::Purchased { order_id: parse(order)?, key_id: parse(key)? })
+            }
         };
         let session = Session { expires_at_ms, ..Session::new(self.event_id, user_id, position, admitted_at_ms, 0) };
         Ok((session, ended))
@@ -533,12 +599,39 @@ fn policy_name(policy: Policy) -> &'static str {
     }
 }
 
-fn session_end_code(why: SessionEnd) -> &'static str {
+/// How a session's end is stored (the last field of `position|admitted_at|expires_at|end`).
+fn session_end_code(why: SessionEnd) -> String {
     match why {
-        SessionEnd::Purchased => "p",
-        SessionEnd::Released => "r",
-        SessionEnd::Expired => "e",
+        SessionEnd::Purchased { order_id, key_id } => format!("p:{order_id}:{key_id}"),
+        SessionEnd::Expired => "e".to_string(),
     }
+}
+
+/// A session as stored (see [`Reader::session`]).
+fn stored_session(session: &Session, end: Option<SessionEnd>) -> String {
+    let end = end.map(session_end_code).unwrap_or_default();
+    format!("{}|{}|{}|{end}", session.position, session.admitted_at_ms, session.expires_at_ms)
+}
+
+/// The OPEN script's arguments for `spec` (`BadSpec` when out of range).
+fn open_args(event_id: &str, spec: &RoomSpec, seed: [u8; 32]) -> Result<[String; 9], RoomError> {
+    if !spec.valid() || in_range("opens_at_ms", spec.opens_at_ms).is_err() || spec.session_ttl_ms > MS_LIMIT {
+        return Err(RoomError::BadSpec);
+    }
+    let policy = policy_name(spec.policy);
+    let (opens, target, ttl) =
+        (spec.opens_at_ms.to_string(), spec.target_active_sessions.to_string(), spec.session_ttl_ms.to_string());
+    Ok([
+        format!("{policy}|{opens}|{target}|{ttl}"),
+        policy.to_string(),
+        opens,
+        target,
+        ttl,
+        hex::encode(seed),
+        hex::encode(Sha256::digest(seed)),
+        event_id.to_string(),
+        MAX_ROOMS.to_string(),
+    ])
 }
 
 /// The waiting rooms in Redis: every call is one atomic script (see the
@@ -653,24 +746,57 @@ impl Rooms for RedisRooms {
     /// As [`Rooms::open`]; also `BadSpec` when `opens_at_ms` or
     /// `session_ttl_ms` is outside ±2^50 ms (see the module's "Range").
     async fn open(&self, event_id: &str, spec: &RoomSpec, seed: [u8; 32]) -> Result<(), RoomError> {
-        if !spec.valid() || in_range("opens_at_ms", spec.opens_at_ms).is_err() || spec.session_ttl_ms > MS_LIMIT {
-            return Err(RoomError::BadSpec);
-        }
-        let policy = policy_name(spec.policy);
-        let (opens, target, ttl) =
-            (spec.opens_at_ms.to_string(), spec.target_active_sessions.to_string(), spec.session_ttl_ms.to_string());
-        let args = [
-            format!("{policy}|{opens}|{target}|{ttl}"),
-            policy.to_string(),
-            opens,
-            target,
-            ttl,
-            hex::encode(seed),
-            hex::encode(Sha256::digest(seed)),
-            event_id.to_string(),
-            MAX_ROOMS.to_string(),
-        ];
+        let args = open_args(event_id, spec, seed)?;
         self.run(&self.scripts.open, event_id, &args).await?.map(|_| ()).map_err(|e| e.error(event_id, 0))
+    }
+
+    async fn reopen(
+        &self,
+        event_id: &str,
+        user_id: &str,
+        session_id: Uuid,
+        order_id: Uuid,
+        now_ms: i64,
+    ) -> Result<bool, RoomError> {
+        in_range("now_ms", now_ms)?;
+        let r = Reader { event_id };
+        let items = self
+            .run(&self.scripts.session, event_id, &[user_id.to_string()])
+            .await?
+            .map_err(|e| e.error(event_id, 0))?;
+        let Some(stored) = r.opt_text(r.get(&items, 0)?)? else { return Ok(false) };
+        let (session, ended) = r.session(user_id, &stored)?;
+        let Some(end @ SessionEnd::Purchased { order_id: o, .. }) = ended else { return Ok(false) };
+        if session.session_id != session_id || o != order_id {
+            return Ok(false);
+        }
+        let args = [user_id.to_string(), session.admitted_at_ms.to_string(), session_end_code(end), now_ms.to_string()];
+        let items = self.run(&self.scripts.reopen, event_id, &args).await?.map_err(|e| e.error(event_id, 0))?;
+        Ok(r.text(r.get(&items, 0)?)? == "1")
+    }
+
+    async fn restore(&self, event_id: &str, image: &RoomImage) -> Result<bool, RoomError> {
+        let mut args = open_args(event_id, &image.spec, image.seed)?.to_vec();
+        let flag = |b: bool| if b { "1" } else { "0" }.to_string();
+        args.extend([flag(image.drawn), flag(image.sold_out)]);
+        args.extend([image.pre_draw.len(), image.sessions.len(), image.waiting.len()].map(|n| n.to_string()));
+        args.extend(image.pre_draw.iter().cloned());
+        for (user, tier, session, end) in &image.sessions {
+            in_range("expires_at_ms", session.expires_at_ms)?;
+            args.extend([user.clone(), tier.to_string(), stored_session(session, *end), flag(end.is_none())]);
+        }
+        let lottery = image.spec.policy == Policy::Lottery;
+        for (i, (user, tier)) in image.waiting.iter().enumerate() {
+            // The scores the join and draw scripts give (see the module's "Keys").
+            let score = match (lottery, *tier) {
+                (true, 0) => i as u64 + 1,
+                _ => u64::from(*tier) * (1 << 40) + i as u64 + 1,
+            };
+            args.extend([user.clone(), tier.to_string(), score.to_string()]);
+        }
+        let items = self.run(&self.scripts.restore, event_id, &args).await?.map_err(|e| e.error(event_id, 0))?;
+        let r = Reader { event_id };
+        Ok(r.text(r.get(&items, 0)?)? == "1")
     }
 
     async fn spec(&self, event_id: &str) -> Result<Option<RoomSpec>, RoomError> {
@@ -789,12 +915,7 @@ impl Rooms for RedisRooms {
         if session.session_id != session_id || ended.is_some() {
             return Ok(None);
         }
-        let args = [
-            user_id.to_string(),
-            session.admitted_at_ms.to_string(),
-            session_end_code(why).to_string(),
-            now_ms.to_string(),
-        ];
+        let args = [user_id.to_string(), session.admitted_at_ms.to_string(), session_end_code(why), now_ms.to_string()];
         let items = self.run(&self.scripts.end, event_id, &args).await?.map_err(|e| e.error(event_id, 0))?;
         match items.first() {
             None => Ok(None),

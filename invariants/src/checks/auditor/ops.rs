@@ -140,6 +140,20 @@ impl<'a> Auditor<'a> {
     /// A store call made by request `op_id`: the gate must have let it through at that moment.
     pub(super) fn link(&mut self, seq: u64, op_id: OpId, now_ms: i64, linked: Linked) {
         let Some(rec) = self.ops.get(&op_id) else { return };
+        // The waiting room reads the order that ended the user's session, to
+        // learn whether it failed (then the session is open again): part of the gate.
+        let room_call = rec.op().and_then(gated).is_some()
+            || matches!(&rec.class, Some(Class::Route(Route::Join { .. } | Route::QueueStatus { .. })));
+        if let StoreCall::Order { answer: Ok(order), .. } = &linked.call
+            && room_call
+            && rec.calls.is_empty()
+            && order.holder_id == rec.client
+            && self.admissions.ended_by(&order.event_id, rec.client, order.hold_token, &order.idempotency_key)
+        {
+            let rec = self.ops.get_mut(&op_id).expect("looked up");
+            rec.seqs.push(seq);
+            return;
+        }
         let host_now = rec.host.map_or(now_ms, |h| self.cfg.host_clock_ms(h, now_ms));
         if rec.calls.is_empty()
             && let Some(Err(kind)) = self.gate(rec.client, rec.op(), host_now)

@@ -57,7 +57,7 @@ pub fn status_of(kind: ProblemKind) -> u16 {
         K::IdempotencyKeyReused => 422,
         K::RateLimited | K::QueueFull => 429,
         K::InvariantBreach | K::Internal => 500,
-        K::Backend | K::Unavailable | K::WaitingRoomLost => 503,
+        K::Backend | K::Unavailable => 503,
         K::NotAProblem => 0,
     }
 }
