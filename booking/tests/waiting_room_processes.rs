@@ -1,8 +1,11 @@
 //! The waiting room across two real `bookingd` processes sharing one
 //! PostgreSQL database and one Redis (so one set of rooms, in Redis): FIFO
 //! positions and the session target hold whichever instance a user talks to,
-//! a lottery's order is recomputable from its reveal, and every bypass of the
-//! admission gate is refused by both instances.
+//! a lottery's order is recomputable from its reveal, every bypass of the
+//! admission gate is refused by both instances, a session ends on a purchase
+//! (not on a release or a declined payment), and the gate holds through a
+//! Redis outage: instances started or restarted during it refuse, and the
+//! room resumes by itself, in order, when Redis comes back empty.
 //!
 //! Each test has its own database; bookingd derives its Redis namespace (seat
 //! maps and rooms) from the database, so tests never share rooms, and a test
@@ -49,7 +52,7 @@ const PORT_ATTEMPTS: usize = 5;
 
 // ---------------------------------------------------------------- processes
 
-fn bookingd(db_url: &str, listen: &str, provider: SocketAddr) -> Command {
+fn bookingd(db_url: &str, listen: &str, provider: SocketAddr, redis_url: &str) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_bookingd"));
     cmd.env("HOLDFAST_TOKEN_SECRET", TOKEN_SECRET)
         .env("HOLDFAST_WEBHOOK_SECRET", WEBHOOK_SECRET)
@@ -59,7 +62,7 @@ fn bookingd(db_url: &str, listen: &str, provider: SocketAddr) -> Command {
         .env_remove("PROVIDER_URL")
         .env_remove("HOLDFAST_CACHE_NAMESPACE")
         .env_remove("HOLDFAST_ADMISSION_SECRET")
-        .args(["serve", "--database-url", db_url, "--redis-url", &test_services::redis_url()])
+        .args(["serve", "--database-url", db_url, "--redis-url", redis_url])
         .args(["--provider-url", &format!("http://{provider}"), "--listen", listen])
         .args(["--admission-prior-session-ms", "2000", "--admission-tick-ms", "250"]);
     cmd
@@ -67,7 +70,8 @@ fn bookingd(db_url: &str, listen: &str, provider: SocketAddr) -> Command {
 
 /// A fake provider (its webhooks to instance 0) and two bookingd instances
 /// on one fresh database and the shared Redis.
-async fn start_processes(db_url: &str) -> (Vec<Proc>, [Api; 2]) {
+async fn start_processes(db_url: &str) -> (Vec<Proc>, [Api; 2], SocketAddr) {
+    let redis = test_services::redis_url();
     let mut last_err = String::new();
     for _ in 0..PORT_ATTEMPTS {
         let port = free_port();
@@ -76,7 +80,8 @@ async fn start_processes(db_url: &str) -> (Vec<Proc>, [Api; 2]) {
             .args(["--webhook-url", &format!("http://127.0.0.1:{port}/v1/webhooks/provider")])
             .env("RUST_LOG", "warn");
         let (provider, provider_addr) = Proc::start("fake-provider", cmd).await.unwrap();
-        let a = match Proc::start("bookingd-a", bookingd(db_url, &format!("127.0.0.1:{port}"), provider_addr)).await {
+        let listen = format!("127.0.0.1:{port}");
+        let a = match Proc::start("bookingd-a", bookingd(db_url, &listen, provider_addr, &redis)).await {
             Ok(ok) => ok,
             Err(e) if e.contains("cannot listen") => {
                 last_err = e;
@@ -84,24 +89,24 @@ async fn start_processes(db_url: &str) -> (Vec<Proc>, [Api; 2]) {
             }
             Err(e) => panic!("{e}"),
         };
-        let b = Proc::start("bookingd-b", bookingd(db_url, "127.0.0.1:0", provider_addr)).await.unwrap();
-        return (vec![provider, a.0, b.0], [Api::new(a.1), Api::new(b.1)]);
+        let b = Proc::start("bookingd-b", bookingd(db_url, "127.0.0.1:0", provider_addr, &redis)).await.unwrap();
+        return (vec![provider, a.0, b.0], [Api::new(a.1), Api::new(b.1)], provider_addr);
     }
     panic!("no free port for bookingd after {PORT_ATTEMPTS} attempts: {last_err}");
 }
 
-/// Runs `scenario` against two instances; afterwards (pass or fail) kills the
+/// Runs `scenario` against two instances (and the fake provider's address); afterwards (pass or fail) kills the
 /// processes, drops the database and deletes the test's Redis keys, then
 /// re-raises a failure with the processes' output.
 async fn with_two_instances<F, Fut>(scenario: F)
 where
-    F: FnOnce([Api; 2]) -> Fut,
+    F: FnOnce([Api; 2], SocketAddr) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
     let db = TestDb::create(2).await;
     let db_name = db.name.clone();
-    let (procs, apis) = start_processes(&db_url(&db.name)).await;
-    let outcome = tokio::spawn(scenario(apis)).await;
+    let (procs, apis, provider) = start_processes(&db_url(&db.name)).await;
+    let outcome = tokio::spawn(scenario(apis, provider)).await;
     let logs: Vec<String> = procs.iter().map(|p| format!("--- {} ---\n{}", p.name, p.output())).collect();
     drop(procs);
     db.drop_db().await;
@@ -151,6 +156,19 @@ impl Api {
     /// `method path` as `user` (`ops` is an operator), with an admission token
     /// and a JSON body when given; checkouts carry an `Idempotency-Key`.
     async fn call(&self, method: &str, path: &str, user: &str, admission: Option<&str>, body: Option<Value>) -> Resp {
+        self.call_keyed(method, path, user, admission, body, &format!("k-{user}")).await
+    }
+
+    /// As [`Api::call`], a checkout under idempotency key `key`.
+    async fn call_keyed(
+        &self,
+        method: &str,
+        path: &str,
+        user: &str,
+        admission: Option<&str>,
+        body: Option<Value>,
+        key: &str,
+    ) -> Resp {
         let mut b = http::Request::builder()
             .method(method)
             .uri(format!("http://{}{path}", self.addr))
@@ -159,7 +177,7 @@ impl Api {
             b = b.header("admission-token", a);
         }
         if method == "POST" && path.ends_with("/checkout") {
-            b = b.header("idempotency-key", format!("k-{user}"));
+            b = b.header("idempotency-key", key);
         }
         let body = match body {
             Some(v) => {
@@ -278,7 +296,7 @@ fn now_ms() -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifo_order_and_session_target_hold_across_two_instances() {
-    with_two_instances(|apis| async move {
+    with_two_instances(|apis, _| async move {
         const TARGET: usize = 5;
         let ev = "wr-fifo";
         apis[0].create_event(ev, 50).await;
@@ -377,7 +395,7 @@ async fn fifo_order_and_session_target_hold_across_two_instances() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lottery_order_is_recomputable_from_the_reveal() {
-    with_two_instances(|apis| async move {
+    with_two_instances(|apis, _| async move {
         let ev = "wr-lottery";
         apis[0].create_event(ev, 30).await;
         let opens_at = now_ms() + 3_000;
@@ -439,7 +457,7 @@ async fn lottery_order_is_recomputable_from_the_reveal() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_bypass_is_refused() {
-    with_two_instances(|apis| async move {
+    with_two_instances(|apis, _| async move {
         let (ev, other) = ("wr-gate", "wr-gate-2");
         apis[0].create_event(ev, 10).await;
         apis[1].create_event(other, 10).await;
@@ -481,4 +499,176 @@ async fn every_bypass_is_refused() {
         }
     })
     .await;
+}
+
+/// Joins `event`'s queue as `user` on `api` and polls until admitted; answers the admission token.
+async fn admitted(api: &Api, event: &str, user: &str) -> String {
+    let deadline = tokio::time::Instant::now() + ADMIT_WAIT;
+    let mut s = api.queue("POST", event, user).await;
+    loop {
+        if s["state"] == "admitted" {
+            return s["admission_token"].as_str().expect("an admitted user has a token").to_string();
+        }
+        assert!(matches!(s["state"].as_str(), Some("waiting" | "awaiting_draw")), "{user}: {s}");
+        assert!(tokio::time::Instant::now() < deadline, "{user} not admitted within {ADMIT_WAIT:?}: {s}");
+        tokio::time::sleep(POLL).await;
+        s = api.queue("GET", event, user).await;
+    }
+}
+
+/// Checks out `hold` (seat `seat`) of `event` as `user` under idempotency key `key`.
+async fn checkout_keyed(
+    api: &Api,
+    event: &str,
+    user: &str,
+    admission: &str,
+    hold: &str,
+    seat: &str,
+    key: &str,
+) -> Resp {
+    let path = format!("/v1/events/{event}/holds/{hold}/checkout");
+    api.call_keyed("POST", &path, user, Some(admission), Some(json!({"seat_ids": [seat]})), key).await
+}
+
+/// Polls `order` until its status is `want` (bounded).
+async fn order_becomes(api: &Api, user: &str, order: &str, want: &str) {
+    let deadline = tokio::time::Instant::now() + ADMIT_WAIT;
+    loop {
+        let r = api.call("GET", &format!("/v1/orders/{order}"), user, None, None).await;
+        if r.body["status"] == want {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "order {order} not {want}: {}", r.text);
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// A release and a declined payment leave the buyer's session open (they
+/// hold again); a purchase ends it: only that checkout's retry passes after
+/// it, any other checkout or hold is `admission-session-ended`; rejoining
+/// the queue makes a new arrival, admitted again in turn with a new session.
+#[tokio::test]
+async fn a_session_ends_on_a_purchase_not_on_a_release_or_a_decline() {
+    with_two_instances(|apis, provider| async move {
+        let (ev, u) = ("wr-sessions", "buyer");
+        apis[0].create_event(ev, 10).await;
+        apis[1].open_room(ev, "fifo", now_ms(), 3).await;
+        let admission = admitted(&apis[0], ev, u).await;
+        let hold = apis[0].hold(ev, u, &admission, "s1").await;
+        let r = apis[1].call("DELETE", &format!("/v1/events/{ev}/holds/{hold}"), u, None, None).await;
+        assert_eq!(r.status, 200, "{}", r.text);
+        assert_eq!(apis[0].queue("GET", ev, u).await["state"], "admitted", "a release leaves the session open");
+
+        let faults = Api::new(provider);
+        let r = faults.call("POST", "/admin/faults", "ops", None, Some(json!({"decline_rate": 1.0}))).await;
+        assert_eq!(r.status, 200, "{}", r.text);
+        let hold = apis[1].hold(ev, u, &admission, "s2").await;
+        let r = checkout_keyed(&apis[0], ev, u, &admission, &hold, "s2", "declined").await;
+        assert_eq!(r.status, 201, "{}", r.text);
+        order_becomes(&apis[1], u, r.body["order_id"].as_str().unwrap(), "failed").await;
+        assert_eq!(apis[1].queue("GET", ev, u).await["state"], "admitted", "a declined card leaves the session open");
+        let r = faults.call("POST", "/admin/faults", "ops", None, Some(json!({"decline_rate": 0.0}))).await;
+        assert_eq!(r.status, 200, "{}", r.text);
+
+        let bought = apis[0].hold(ev, u, &admission, "s3").await;
+        let other = apis[1].hold(ev, u, &admission, "s4").await;
+        let r = checkout_keyed(&apis[1], ev, u, &admission, &bought, "s3", "buy").await;
+        assert_eq!(r.status, 201, "the purchase: {}", r.text);
+        assert_eq!(apis[0].queue("GET", ev, u).await["state"], "session_ended", "a purchase ends the session");
+        let retry = checkout_keyed(&apis[0], ev, u, &admission, &bought, "s3", "buy").await;
+        assert_eq!((retry.status, &retry.body["replayed"]), (200, &json!(true)), "its retry: {}", retry.text);
+        for (hold, seat, key) in [(&other, "s4", "other"), (&bought, "s3", "another-key")] {
+            let r = checkout_keyed(&apis[1], ev, u, &admission, hold, seat, key).await;
+            assert_problem(&r, 403, "admission-session-ended");
+        }
+        assert_problem(&apis[0].hold_raw(ev, u, Some(&admission), "s5").await, 403, "admission-session-ended");
+
+        let again = admitted(&apis[1], ev, u).await;
+        assert_ne!(admission_claims(&again)["session_id"], admission_claims(&admission)["session_id"]);
+        apis[0].hold(ev, u, &again, "s5").await;
+    })
+    .await;
+}
+
+/// Polls `hold` without a token on every instance until each answers
+/// `403 admission-required`; every answer before must be a 503 (bounded).
+async fn until_gate_refuses(apis: &[&Api], event: &str) {
+    let deadline = tokio::time::Instant::now() + ADMIT_WAIT;
+    for (i, api) in apis.iter().enumerate() {
+        loop {
+            let r = api.hold_raw(event, "intruder", None, "s9").await;
+            if r.status == 403 {
+                assert_problem(&r, 403, "admission-required");
+                break;
+            }
+            assert_eq!(r.status, 503, "instance {i}, no token: {}", r.text);
+            assert!(tokio::time::Instant::now() < deadline, "instance {i} still 503 after Redis came back");
+            tokio::time::sleep(POLL).await;
+        }
+    }
+}
+
+/// A private Redis on `port` (no persistence: a restart loses everything).
+async fn private_redis(port: u16) -> Proc {
+    let mut cmd = Command::new("redis-server");
+    cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]);
+    let redis = Proc::spawn("redis", cmd).unwrap();
+    let deadline = tokio::time::Instant::now() + ADMIT_WAIT;
+    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+        assert!(tokio::time::Instant::now() < deadline, "redis on {port} did not start:\n{}", redis.output());
+        tokio::time::sleep(POLL).await;
+    }
+    redis
+}
+
+/// The gate through a Redis outage, on real processes and a private Redis:
+/// no hold without an admission is ever granted, on an instance that saw
+/// the room, one started during the outage, or one restarted during it
+/// (`503` while Redis is down); when Redis returns empty, the room is rebuilt
+/// from PostgreSQL by itself: issued tokens still admit, and those waiting
+/// keep their order.
+#[tokio::test]
+async fn the_gate_holds_through_a_redis_outage_and_the_room_resumes_in_order() {
+    let db = TestDb::create(2).await;
+    let url = db_url(&db.name);
+    let port = free_port();
+    let redis_url = format!("redis://127.0.0.1:{port}");
+    let mut redis = private_redis(port).await;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fake-provider"));
+    cmd.args(["--listen", "127.0.0.1:0", "--webhook-secret", WEBHOOK_SECRET]).env("RUST_LOG", "warn");
+    let (_provider, provider) = Proc::start("fake-provider", cmd).await.unwrap();
+    let start = |name: &'static str| Proc::start(name, bookingd(&url, "127.0.0.1:0", provider, &redis_url));
+    let (mut a, a_addr) = start("bookingd-a").await.unwrap();
+    let api_a = Api::new(a_addr);
+    let ev = "wr-outage";
+    api_a.create_event(ev, 10).await;
+    api_a.open_room(ev, "fifo", now_ms() + 1_000, 2).await;
+    let users: Vec<String> = (0..6).map(|i| format!("line-{i}")).collect();
+    for (i, u) in users.iter().enumerate() {
+        assert_eq!(api_a.queue("POST", ev, u).await["position"], i + 1, "{u}");
+    }
+    let tokens = [admitted(&api_a, ev, &users[0]).await, admitted(&api_a, ev, &users[1]).await];
+    assert_problem(&api_a.hold_raw(ev, "intruder", None, "s9").await, 403, "admission-required");
+
+    redis.terminate();
+    redis.wait_exit().await;
+    assert_eq!(api_a.hold_raw(ev, "intruder", None, "s9").await.status, 503, "the instance that saw the room");
+    let (_b, b_addr) = start("bookingd-b").await.unwrap();
+    let api_b = Api::new(b_addr);
+    assert_eq!(api_b.hold_raw(ev, "intruder", None, "s9").await.status, 503, "an instance started during the outage");
+    a.terminate();
+    a.wait_exit().await;
+    let (_a2, a2_addr) = start("bookingd-a2").await.unwrap();
+    let api_a2 = Api::new(a2_addr);
+    assert_eq!(api_a2.hold_raw(ev, "intruder", None, "s9").await.status, 503, "an instance restarted during it");
+
+    let _redis = private_redis(port).await;
+    until_gate_refuses(&[&api_a2, &api_b], ev).await;
+    api_b.hold(ev, &users[0], &tokens[0], "s1").await;
+    api_a2.hold(ev, &users[1], &tokens[1], "s2").await;
+    for (i, u) in users[2..].iter().enumerate() {
+        let s = [&api_a2, &api_b][i % 2].queue("GET", ev, u).await;
+        assert_eq!((&s["state"], &s["position"]), (&json!("waiting"), &json!(i + 1)), "{u} keeps their place: {s}");
+    }
+    db.drop_db().await;
 }
