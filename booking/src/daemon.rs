@@ -103,10 +103,14 @@ struct ServeArgs {
     #[arg(long, env = "DATABASE_URL")]
     database_url: String,
     /// Redis URL for the seat-map cache and the waiting rooms; without it reads go to the store
-    /// and a waiting room lives in this one process's memory (instances do not share it; a
-    /// restart loses it). Redis down (at start or later) makes reads slower, never errors (the
-    /// cache is used again once Redis is back); waiting-room calls, holds and checkouts answer
-    /// 503 until it is back (without the rooms a hold cannot tell whether its event has one).
+    /// and a waiting room's live state is in this one process's memory (instances do not share
+    /// it). Which events have a room is PostgreSQL's record, whatever Redis does. Redis down (at
+    /// start or later) makes reads slower, never errors (the cache is used again once Redis is
+    /// back); on an event with a room, queue calls, holds and checkouts answer 503 with
+    /// Retry-After until it is back, on every instance, including one started during the outage
+    /// (never a hold without an admission). A room Redis lost (a restart without persistence)
+    /// is rebuilt from PostgreSQL by the first call that finds it gone: tokens issued stay
+    /// valid, purchases stay purchases, the waiting keep their order.
     #[arg(long, env = "REDIS_URL")]
     redis_url: Option<String>,
     /// Base URL of the payment provider (e.g. http://127.0.0.1:9000).

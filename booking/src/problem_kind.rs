@@ -86,7 +86,7 @@ crate::model::string_enum! {
         AdmissionOtherUser => "admission-other-user",
         /// An admission token past its expiry.
         AdmissionExpired => "admission-expired",
-        /// An admission token whose checkout session has ended (purchase, release or expiry).
+        /// An admission token whose checkout session has ended (a purchase, or its expiry).
         AdmissionSessionEnded => "admission-session-ended",
         /// The event has no waiting room.
         NoWaitingRoom => "no-waiting-room",

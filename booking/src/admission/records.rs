@@ -31,14 +31,14 @@ pub trait RoomRecords: Send + Sync + 'static {
     async fn rooms(&self) -> Result<Vec<String>, RoomError>;
     /// `user_id` stands in line in `tier` as of `now_ms`: recorded as their
     /// first join, or as a new arrival when they had a session; a user already
-    /// recorded waiting is left as they are. Precondition: the room is recorded.
+    /// recorded waiting is left as they are. `NoRoom` when the room is not recorded.
     async fn record_join(&self, event_id: &str, user_id: &str, tier: u8, now_ms: i64) -> Result<(), RoomError>;
     /// These users were admitted with these sessions (a user the record
-    /// missed is recorded as joined at their admission).
+    /// missed is recorded as joined at their admission). `NoRoom` when the room is not recorded.
     async fn record_admissions(&self, event_id: &str, admitted: &[(String, Session)]) -> Result<(), RoomError>;
     /// `user_id`'s session admitted at `admitted_at_ms` ended by
     /// purchase `end` (`None`: the purchase was undone). Other ends are not
-    /// recorded: expiry follows from the session.
+    /// recorded: expiry follows from the session. An unrecorded room or user changes nothing.
     async fn record_purchase(
         &self,
         event_id: &str,
@@ -46,7 +46,7 @@ pub trait RoomRecords: Send + Sync + 'static {
         admitted_at_ms: i64,
         end: Option<SessionEnd>,
     ) -> Result<(), RoomError>;
-    /// The event sold out.
+    /// The event sold out (an unrecorded room: nothing changes).
     async fn record_sold_out(&self, event_id: &str) -> Result<(), RoomError>;
     /// Everything recorded about `event_id`'s room, `None` when it has none.
     async fn journal(&self, event_id: &str) -> Result<Option<RoomJournal>, RoomError>;

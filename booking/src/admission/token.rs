@@ -79,7 +79,7 @@ pub enum AdmissionError {
         /// When, RFC 3339.
         expired_at: String,
     },
-    /// Its checkout session has ended (purchase, release or expiry): rejoin the queue.
+    /// Its checkout session has ended (a purchase, or its expiry): rejoin the queue (a new arrival).
     #[error("the checkout session of this admission has ended")]
     SessionEnded,
 }

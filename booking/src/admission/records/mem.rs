@@ -120,6 +120,10 @@ impl RoomRecords for MemRoomRecords {
         admitted_at_ms: i64,
         end: Option<SessionEnd>,
     ) -> Result<(), RoomError> {
+        // Like an UPDATE: nothing to change on an unrecorded room.
+        if !self.inner.lock().expect("records lock").rooms.contains_key(event_id) {
+            return Ok(());
+        }
         self.with(event_id, |journal, _| {
             if let Some(u) = user(journal, user_id)
                 && let Some((s, recorded)) = &mut u.session
@@ -131,7 +135,11 @@ impl RoomRecords for MemRoomRecords {
     }
 
     async fn record_sold_out(&self, event_id: &str) -> Result<(), RoomError> {
-        self.with(event_id, |journal, _| journal.sold_out = true)
+        let mut inner = self.inner.lock().expect("records lock");
+        if let Some(room) = inner.rooms.get_mut(event_id) {
+            room.sold_out = true;
+        }
+        Ok(())
     }
 
     async fn journal(&self, event_id: &str) -> Result<Option<RoomJournal>, RoomError> {

@@ -26,6 +26,15 @@ fn unavailable(e: sqlx::Error) -> RoomError {
     RoomError::Unavailable(format!("waiting-room record: {e}"))
 }
 
+/// A write's error: a row naming a room that is not recorded (a foreign-key
+/// violation) is `NoRoom`; anything else `Unavailable`.
+fn write_error(event_id: &str) -> impl Fn(sqlx::Error) -> RoomError + '_ {
+    move |e| match &e {
+        sqlx::Error::Database(d) if d.code().as_deref() == Some("23503") => RoomError::NoRoom(event_id.to_string()),
+        _ => unavailable(e),
+    }
+}
+
 fn policy_name(policy: Policy) -> &'static str {
     match policy {
         Policy::Fifo => "fifo",
@@ -105,7 +114,7 @@ impl RoomRecords for PgRoomRecords {
         .bind(now_ms)
         .execute(&self.pool)
         .await
-        .map_err(unavailable)?;
+        .map_err(write_error(event_id))?;
         Ok(())
     }
 
@@ -134,7 +143,7 @@ impl RoomRecords for PgRoomRecords {
         .bind(&expires)
         .execute(&self.pool)
         .await
-        .map_err(unavailable)?;
+        .map_err(write_error(event_id))?;
         Ok(())
     }
 

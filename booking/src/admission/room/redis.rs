@@ -33,11 +33,12 @@
 //!
 //! # Restarts and eviction
 //!
-//! The rooms live only in Redis. With persistence off, a Redis restart
+//! The rooms' live state is in Redis. With persistence off, a Redis restart
 //! loses them: every call on a lost room answers [`RoomError::NoRoom`]
 //! ([`Rooms::spec`] answers `None`, [`Rooms::events`] leaves it out), so a
-//! caller that knows the event had a room sees the loss; it is not replaced
-//! by an empty room unless someone calls [`Rooms::open`] again. With AOF and
+//! caller that knows the event had a room (the service asks PostgreSQL's
+//! record) sees the loss and rebuilds it with [`Rooms::restore`] (one
+//! script, only while the room is absent). With AOF and
 //! `appendfsync always`, Redis writes each script's effects as one
 //! transaction and syncs it before answering, so nothing acknowledged is
 //! lost, reordered or half-applied by a restart. A call cut off by a failure
