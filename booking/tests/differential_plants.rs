@@ -226,7 +226,8 @@ fn directed(plant: Plant) -> Vec<Op> {
         Plant::DispatchUnknownAsDeclined
         | Plant::RefundNewKeyPerRetry
         | Plant::WebhookRefundFailedAsSucceeded
-        | Plant::AdmissionIgnoresSession => vec![],
+        | Plant::AdmissionIgnoresSession
+        | Plant::RoomLossOpensGate => vec![],
     }
 }
 
@@ -291,6 +292,7 @@ fn every_store_plant_lives_alike_in_both_stores() {
         Plant::RefundNewKeyPerRetry,
         Plant::WebhookRefundFailedAsSucceeded,
         Plant::AdmissionIgnoresSession,
+        Plant::RoomLossOpensGate,
     ];
     assert_eq!(rows.len(), Plant::ALL.len() - workflow_only.len(), "every plant but the workflow-only ones was run");
     for (plant, generic, aimed, _) in &rows {

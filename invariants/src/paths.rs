@@ -111,6 +111,8 @@ pub enum Path {
     AdmissionRecovered,
     /// Fault: the store was unreachable for a while.
     StoreDown,
+    /// Fault: the waiting rooms' store lost every room (each rebuilt from the record).
+    RoomsLost,
     /// A checkout reached the store one tick before its hold's deadline.
     CheckoutBeforeDeadline,
     /// A checkout reached the store at its hold's deadline (it has passed: `deadline <= now`).
@@ -174,6 +176,7 @@ impl Path {
         Path::AdmissionSlowed,
         Path::AdmissionRecovered,
         Path::StoreDown,
+        Path::RoomsLost,
         Path::CheckoutBeforeDeadline,
         Path::CheckoutAtDeadline,
         Path::CheckoutAfterDeadline,
@@ -230,6 +233,7 @@ impl Path {
             Path::AdmissionSlowed => "admission-slowed",
             Path::AdmissionRecovered => "admission-recovered",
             Path::StoreDown => "store-down",
+            Path::RoomsLost => "rooms-lost",
             Path::CheckoutBeforeDeadline => "checkout-before-deadline",
             Path::CheckoutAtDeadline => "checkout-at-deadline",
             Path::CheckoutAfterDeadline => "checkout-after-deadline",
@@ -376,6 +380,7 @@ pub fn count(trace: &[TraceEvent], tick_ms: i64) -> PathCounts {
                 FaultKind::CacheStale => bump(Path::CacheStale),
                 FaultKind::CachePoisoned => bump(Path::CachePoisoned),
                 FaultKind::StoreDown => bump(Path::StoreDown),
+                FaultKind::RoomsLost => bump(Path::RoomsLost),
                 _ => {}
             },
             TraceKind::SeatMapCached { event_id, version_sum } => match version_sum {

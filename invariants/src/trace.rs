@@ -697,6 +697,8 @@ pub enum FaultKind {
     StoreDown,
     /// The store answers again.
     StoreRestored,
+    /// The waiting rooms' store lost every room (a Redis restart without persistence).
+    RoomsLost,
 }
 
 /// Phase markers.

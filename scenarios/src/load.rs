@@ -181,6 +181,12 @@ impl Scenario {
             v.duration("faults.store_outage.from_ms", o.from_ms, 0, self.phases.fault_ms - 1)?;
             v.duration("faults.store_outage.to_ms", o.to_ms, o.from_ms + 1, self.phases.fault_ms)?;
         }
+        if let Some(r) = &f.rooms_lost {
+            v.duration("faults.rooms_lost.at_ms", r.at_ms, 0, self.phases.fault_ms - 1)?;
+            if self.waiting_room.is_none() {
+                return Err(v.inconsistent("faults.rooms_lost", "needs a [waiting_room] to lose"));
+            }
+        }
         if let Some(c) = &f.cache {
             v.probability("faults.cache.probability", c.probability)?;
             v.duration("faults.cache.length_ms", c.length_ms, 1, MAX_PHASE_MS)?;

@@ -141,6 +141,9 @@ pub struct Faults {
     pub sweeper_stall: Option<SweeperStall>,
     /// The store is unreachable for a window: every call fails as an outage does.
     pub store_outage: Option<StoreOutage>,
+    /// The waiting rooms' store (Redis) loses every room at once, as a restart
+    /// without persistence does (needs a `[waiting_room]`).
+    pub rooms_lost: Option<RoomsLost>,
     /// The seat-map cache goes down, loses its invalidations, or is poisoned.
     pub cache: Option<CacheFaults>,
 }
@@ -287,6 +290,16 @@ pub struct StoreOutage {
     pub from_ms: i64,
     /// When it ends, ms from the start of the run, > `from_ms`, within the fault phase.
     pub to_ms: i64,
+}
+
+/// The waiting rooms' store loses every room at `at_ms` (a Redis restart
+/// without persistence): the service rebuilds each room from the
+/// authority's record at its next call on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoomsLost {
+    /// When, ms from the start of the run, within the fault phase.
+    pub at_ms: i64,
 }
 
 /// Seat-map cache faults: each simulated second of the fault phase starts one

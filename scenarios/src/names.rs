@@ -88,6 +88,7 @@ pub const PATH_NAMES: &[&str] = &[
     "admission-slowed",
     "admission-recovered",
     "store-down",
+    "rooms-lost",
     "checkout-before-deadline",
     "checkout-at-deadline",
     "checkout-after-deadline",

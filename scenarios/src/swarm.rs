@@ -214,6 +214,8 @@ impl SwarmDraw {
             }),
             sweeper_stall: faults.sweeper_stall.clone().filter(|_| w(FaultKind::SweeperStall).is_some()),
             store_outage: faults.store_outage.clone().filter(|_| w(FaultKind::StoreOutage).is_some()),
+            // One moment, not a rate: kept as the scenario says.
+            rooms_lost: faults.rooms_lost.clone(),
             cache: faults.cache.clone().zip(w(FaultKind::Cache)).map(|(mut f, k)| {
                 f.probability = scale(f.probability, k);
                 f

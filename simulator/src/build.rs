@@ -75,6 +75,8 @@ pub struct World {
     pub host_skew_ms: Vec<i64>,
     /// The store's outage switch (the outage nemesis flips it).
     pub store_down: Arc<AtomicBool>,
+    /// The shared waiting rooms, if the world has any (the rooms nemesis wipes them).
+    pub rooms: Option<Arc<RecordingRooms>>,
 }
 
 /// How long a cached seat map lives: bookingd's default (`--cache-ttl-ms`).
@@ -92,7 +94,8 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
     let events = event_seats(cfg);
     let store_down = Arc::new(AtomicBool::new(false));
     let store = seeded_store(cfg, seed, &store_clock, &recorder, &events, &store_down);
-    let rooms = cfg.waiting_room.map(|r| open_rooms(&r, &events, &recorder));
+    let recording = cfg.waiting_room.map(|_| Arc::new(RecordingRooms::new(recorder.clone())));
+    let rooms = cfg.waiting_room.zip(recording.clone()).map(|(r, rooms)| open_rooms(&r, &events, rooms));
     // One seat-map cache for every service host, outside them as one Redis
     // is, behind the cache nemesis's switch; its reads traced when it has faults.
     let (shared_cache, cache_switch, cache) = seat_map_cache(cfg, &recorder);
@@ -148,6 +151,7 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
         cache_switch,
         host_skew_ms,
         store_down,
+        rooms: recording,
     }
 }
 
@@ -173,8 +177,8 @@ fn seat_map_cache(cfg: &WorldConfig, recorder: &Recorder) -> (Arc<MemCache>, Cac
 /// The rooms every service host shares (outside them, as one Redis is) and
 /// their record (outside them, as PostgreSQL is), one room opened per event
 /// under the waiting-room secret's lottery seeds.
-fn open_rooms(r: &RoomWorld, events: &[(String, Vec<String>)], recorder: &Recorder) -> SharedRooms {
-    let rooms: Arc<dyn Rooms> = Arc::new(RecordingRooms::new(recorder.clone()));
+fn open_rooms(r: &RoomWorld, events: &[(String, Vec<String>)], rooms: Arc<RecordingRooms>) -> SharedRooms {
+    let rooms: Arc<dyn Rooms> = rooms;
     let records: Arc<dyn RoomRecords> = Arc::new(MemRoomRecords::new());
     let opener = WaitingRoom::new(
         WaitingRoomParts {

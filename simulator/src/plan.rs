@@ -118,6 +118,7 @@ impl Plan {
                 .store_outage
                 .as_ref()
                 .map(|o| crate::schedule::StoreOutage { from_ms: o.from_ms as u64, to_ms: o.to_ms as u64 }),
+            rooms_lost_at_ms: f.rooms_lost.as_ref().map(|r| r.at_ms as u64),
             plant: self.plant,
             workflow: workflow_config(s),
             tick_ms: TICK_MS,

@@ -23,6 +23,11 @@ impl RecordingRooms {
     pub fn new(recorder: Recorder) -> Self {
         Self { inner: MemRooms::new(), recorder }
     }
+
+    /// Forgets every room (the rooms-lost fault; the nemesis traces it).
+    pub fn wipe(&self) {
+        self.inner.wipe();
+    }
 }
 
 #[async_trait]

@@ -194,6 +194,8 @@ pub struct FaultSchedule {
     pub sweeper_stall: Option<SweeperStall>,
     /// The store's outage window.
     pub store_outage: Option<StoreOutage>,
+    /// When the waiting rooms' store loses every room, ms after the world starts.
+    pub rooms_lost_at_ms: Option<u64>,
     /// Seat-map cache faults, by start time, one at a time.
     pub cache_faults: Vec<CacheFault>,
     /// Crash after commit (a policy: each host's stream decides per commit).
@@ -290,6 +292,7 @@ pub fn draw(cfg: &WorldConfig, seed: u64) -> FaultSchedule {
         link_faults,
         sweeper_stall: cfg.sweeper_stall,
         store_outage: cfg.store_outage,
+        rooms_lost_at_ms: cfg.rooms_lost_at_ms,
         cache_faults,
         crash: cfg.crash.clone(),
         paused_clients: cfg.user.pause,
@@ -342,6 +345,9 @@ impl fmt::Display for FaultSchedule {
         }
         if let Some(o) = self.store_outage {
             writeln!(f, "  store unreachable: from {} to {} ms", o.from_ms, o.to_ms)?;
+        }
+        if let Some(at) = self.rooms_lost_at_ms {
+            writeln!(f, "  waiting rooms lost by their store at {at} ms")?;
         }
         if let Some(c) = &self.crash {
             let points: Vec<String> = c.points.iter().map(ToString::to_string).collect();

@@ -11,7 +11,7 @@
 use crate::build;
 use crate::check::{self, Stepped};
 use crate::faults::CrashFault;
-use crate::nemesis::{CacheNemesis, CrashNemesis, LinkNemesis, Nemeses, OutageNemesis, StallNemesis};
+use crate::nemesis::{CacheNemesis, CrashNemesis, LinkNemesis, Nemeses, OutageNemesis, RoomsNemesis, StallNemesis};
 use crate::provider_host::ProviderFaults;
 use crate::schedule::{self, FaultSchedule, LinkFaults, SweeperStall};
 use crate::step;
@@ -73,6 +73,8 @@ pub struct WorldConfig {
     pub sweeper_stall: Option<SweeperStall>,
     /// The store unreachable between these simulated times.
     pub store_outage: Option<crate::schedule::StoreOutage>,
+    /// When the waiting rooms' store loses every room, simulated ms.
+    pub rooms_lost_at_ms: Option<u64>,
     /// The planted bug, if any (see `simulator plants`).
     pub plant: Option<Plant>,
     /// The payment workflow's settings.
@@ -175,5 +177,6 @@ fn nemeses_for(schedule: &FaultSchedule, world: &build::World) -> Nemeses {
         link: LinkNemesis::new(schedule.link_faults.clone()),
         cache: CacheNemesis::new(schedule.cache_faults.clone(), world.cache_switch.clone()),
         outage: OutageNemesis::new(schedule.store_outage, world.store_down.clone()),
+        rooms: RoomsNemesis::new(schedule.rooms_lost_at_ms, world.rooms.clone()),
     }
 }

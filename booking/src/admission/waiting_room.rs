@@ -283,6 +283,9 @@ impl WaitingRoom {
         };
         self.saw(event_id, spec);
         if self.rooms.spec(event_id).await?.is_none() {
+            if crate::planted!(self.faults, RoomLossOpensGate) {
+                return Ok(None);
+            }
             self.restore(event_id).await?;
         }
         Ok(Some(spec))

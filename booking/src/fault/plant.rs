@@ -49,6 +49,9 @@ pub enum Plant {
     /// The admission gate checks the token's signature, event, user and
     /// expiry, but not whether its checkout session is still open.
     AdmissionIgnoresSession,
+    /// When the rooms' store has lost an event's room, the service treats the
+    /// event as having none instead of rebuilding the room from the record.
+    RoomLossOpensGate,
     /// Checkout drops the whole condition (state, token, holder, deadline): the
     /// unconditional `UPDATE … SET state = 'payment_pending'`, which takes even a sold seat.
     UnconditionalCheckout,
@@ -357,6 +360,15 @@ pub const CATALOG: &[Entry] = &[
         "admission-required",
         "the admission gate verifies the token but not that its session is still open, so a spent admission holds again",
     ),
+    e(
+        Plant::RoomLossOpensGate,
+        "room-loss-opens-gate",
+        Area::Admission,
+        "WaitingRoom::spec (the room's existence)",
+        "queue-bypass",
+        "admission-required",
+        "once the rooms' store has lost an event's room, the service takes the event for one without a room, so anyone holds without an admission",
+    ),
 ];
 
 impl Plant {
@@ -384,6 +396,7 @@ impl Plant {
         Plant::SweepEarly,
         Plant::SweepFreesPaymentPending,
         Plant::AdmissionIgnoresSession,
+        Plant::RoomLossOpensGate,
     ];
 
     /// This plant's catalog entry.

@@ -124,7 +124,8 @@ mod tests {
                 Plant::DispatchUnknownAsDeclined
                 | Plant::RefundNewKeyPerRetry
                 | Plant::WebhookRefundFailedAsSucceeded
-                | Plant::AdmissionIgnoresSession => s,
+                | Plant::AdmissionIgnoresSession
+                | Plant::RoomLossOpensGate => s,
                 Plant::UnconditionalCheckout => Rules {
                     checkout_token: false,
                     checkout_holder: false,

@@ -10,12 +10,14 @@ mod cache;
 mod crash;
 mod link;
 mod outage;
+mod rooms;
 mod stall;
 
 pub use cache::CacheNemesis;
 pub use crash::CrashNemesis;
 pub use link::LinkNemesis;
 pub use outage::OutageNemesis;
+pub use rooms::RoomsNemesis;
 pub use stall::StallNemesis;
 
 use crate::recorder::Recorder;
@@ -42,7 +44,8 @@ pub trait Nemesis {
 }
 
 /// Every nemesis of a world, acting in a fixed order (crashes and restarts,
-/// the sweeper's stall, link faults, cache faults): the order is part of the trace.
+/// the sweeper's stall, link faults, cache faults, the store's outage, the
+/// rooms' loss): the order is part of the trace.
 pub struct Nemeses {
     /// Crashes after commit and restarts.
     pub crash: CrashNemesis,
@@ -54,6 +57,8 @@ pub struct Nemeses {
     pub cache: CacheNemesis,
     /// The store's outage window.
     pub outage: OutageNemesis,
+    /// The waiting rooms' loss.
+    pub rooms: RoomsNemesis,
 }
 
 impl Nemeses {
@@ -64,6 +69,7 @@ impl Nemeses {
         self.link.act(stage);
         self.cache.act(stage);
         self.outage.act(stage);
+        self.rooms.act(stage);
     }
 
     /// The fault phase ends for each.
@@ -73,5 +79,6 @@ impl Nemeses {
         self.link.end_faults();
         self.cache.end_faults();
         self.outage.end_faults();
+        self.rooms.end_faults();
     }
 }

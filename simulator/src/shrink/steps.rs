@@ -160,8 +160,13 @@ pub fn all() -> Vec<Step> {
         drop_table("faults.clock_skew", |s| s.faults.clock_skew.is_some(), |s| s.faults.clock_skew = None),
         drop_table("faults.sweeper_stall", |s| s.faults.sweeper_stall.is_some(), |s| s.faults.sweeper_stall = None),
         drop_table("faults.store_outage", |s| s.faults.store_outage.is_some(), |s| s.faults.store_outage = None),
+        drop_table("faults.rooms_lost", |s| s.faults.rooms_lost.is_some(), |s| s.faults.rooms_lost = None),
         drop_table("faults.cache", |s| s.faults.cache.is_some(), |s| s.faults.cache = None),
-        drop_table("waiting_room", |s| s.waiting_room.is_some(), |s| s.waiting_room = None),
+        drop_table(
+            "waiting_room",
+            |s| s.waiting_room.is_some() && s.faults.rooms_lost.is_none(),
+            |s| s.waiting_room = None,
+        ),
         int_step("workload.users", 1, 1, |s| Some(s.workload.users.into()), |s, v| s.workload.users = v as u32),
         int_step("workload.probers", 0, 1, |s| Some(s.workload.probers.into()), |s, v| s.workload.probers = v as u32),
         int_step("workload.events", 1, 1, |s| Some(s.workload.events.into()), |s, v| s.workload.events = v as u32),
@@ -381,6 +386,7 @@ pub fn fault_tables(s: &Scenario) -> usize {
         f.sweeper_stall.is_some(),
         f.cache.is_some(),
         f.store_outage.is_some(),
+        f.rooms_lost.is_some(),
     ]
     .into_iter()
     .filter(|p| *p)

@@ -37,6 +37,12 @@ impl MemRooms {
         Self::default()
     }
 
+    /// Forgets every room, as a Redis restart without persistence does (the
+    /// simulator's fault; a caller then sees `NoRoom` and rebuilds).
+    pub fn wipe(&self) {
+        self.rooms.lock().expect("rooms lock").clear();
+    }
+
     fn with<T>(&self, event_id: &str, f: impl FnOnce(&mut Room) -> Result<T, RoomError>) -> Result<T, RoomError> {
         let mut rooms = self.rooms.lock().expect("rooms lock");
         let room = rooms.get_mut(event_id).ok_or_else(|| RoomError::NoRoom(event_id.to_string()))?;
