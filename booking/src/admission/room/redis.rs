@@ -698,6 +698,23 @@ impl RedisRooms {
         Reader { event_id }.answer(value)
     }
 
+    /// `user_id`'s session on `event_id` as stored, if they have one.
+    async fn stored_session(
+        &self,
+        event_id: &str,
+        user_id: &str,
+    ) -> Result<Option<(Session, Option<SessionEnd>)>, RoomError> {
+        let r = Reader { event_id };
+        let items = self
+            .run(&self.scripts.session, event_id, &[user_id.to_string()])
+            .await?
+            .map_err(|e| e.error(event_id, 0))?;
+        match r.opt_text(r.get(&items, 0)?)? {
+            Some(stored) => r.session(user_id, &stored).map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// Runs `script` as [`RedisRooms::run`] does; when it answers that the
     /// lottery's draw is due, draws and runs it again (bounded).
     async fn run_drawn(
@@ -761,12 +778,7 @@ impl Rooms for RedisRooms {
     ) -> Result<bool, RoomError> {
         in_range("now_ms", now_ms)?;
         let r = Reader { event_id };
-        let items = self
-            .run(&self.scripts.session, event_id, &[user_id.to_string()])
-            .await?
-            .map_err(|e| e.error(event_id, 0))?;
-        let Some(stored) = r.opt_text(r.get(&items, 0)?)? else { return Ok(false) };
-        let (session, ended) = r.session(user_id, &stored)?;
+        let Some((session, ended)) = self.stored_session(event_id, user_id).await? else { return Ok(false) };
         let Some(end @ SessionEnd::Purchased { order_id: o, .. }) = ended else { return Ok(false) };
         if session.session_id != session_id || o != order_id {
             return Ok(false);
@@ -907,12 +919,7 @@ impl Rooms for RedisRooms {
     ) -> Result<Option<u64>, RoomError> {
         in_range("now_ms", now_ms)?;
         let r = Reader { event_id };
-        let items = self
-            .run(&self.scripts.session, event_id, &[user_id.to_string()])
-            .await?
-            .map_err(|e| e.error(event_id, 0))?;
-        let Some(stored) = r.opt_text(r.get(&items, 0)?)? else { return Ok(None) };
-        let (session, ended) = r.session(user_id, &stored)?;
+        let Some((session, ended)) = self.stored_session(event_id, user_id).await? else { return Ok(None) };
         if session.session_id != session_id || ended.is_some() {
             return Ok(None);
         }
