@@ -310,20 +310,7 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
     migrate(&pool).await?;
     let faults = faults(&args)?;
     let store = Arc::new(PgStore::new(pool, PgClock::Database, Arc::new(RandomIds)).with_faults(&faults));
-    let (cache, rooms): (Arc<dyn SeatMapCache>, Option<Arc<dyn Rooms>>) = match &args.redis_url {
-        Some(url) => {
-            let namespace = cache_namespace(&args, store.pool()).await;
-            let cache = LazyRedisCache::new(url, args.cache_ttl_ms, &namespace, REDIS_RECONNECT_INTERVAL)
-                .await
-                .map_err(|e| format!("--redis-url: {e}"))?;
-            // Instances on the same database (the same namespace) share their waiting rooms.
-            let rooms = LazyRedisRooms::new(url, &format!("{namespace}:rooms"), REDIS_RECONNECT_INTERVAL)
-                .await
-                .map_err(|e| format!("--redis-url: {e}"))?;
-            (Arc::new(cache), Some(Arc::new(rooms)))
-        }
-        None => (Arc::new(NoCache), None),
-    };
+    let (cache, rooms) = redis_parts(&args, store.pool()).await?;
     let mut waiting_room = WaitingRoomParts {
         instance: format!("{}#{}", args.listen, std::process::id()),
         config: waiting_room_config(&args),
@@ -369,6 +356,28 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
     let _ = stop_tx.send(true);
     let _ = background.await;
     Ok(())
+}
+
+/// The seat-map cache and the shared waiting rooms in Redis (`--redis-url`),
+/// or no cache and rooms in this process. Redis down is no reason not to
+/// start; a malformed URL is.
+async fn redis_parts(
+    args: &ServeArgs,
+    pool: &sqlx::PgPool,
+) -> Result<(Arc<dyn SeatMapCache>, Option<Arc<dyn Rooms>>), String> {
+    let Some(url) = &args.redis_url else { return Ok((Arc::new(NoCache), None)) };
+    let namespace = cache_namespace(args, pool).await;
+    // Instances on the same database (the same namespace) share their
+    // waiting rooms. Both first connection attempts at once: with Redis
+    // down, each takes its retries' time before giving up.
+    let rooms_prefix = format!("{namespace}:rooms");
+    let (cache, rooms) = tokio::join!(
+        LazyRedisCache::new(url, args.cache_ttl_ms, &namespace, REDIS_RECONNECT_INTERVAL),
+        LazyRedisRooms::new(url, &rooms_prefix, REDIS_RECONNECT_INTERVAL),
+    );
+    let cache = cache.map_err(|e| format!("--redis-url: {e}"))?;
+    let rooms = rooms.map_err(|e| format!("--redis-url: {e}"))?;
+    Ok((Arc::new(cache), Some(Arc::new(rooms))))
 }
 
 /// The waiting room's tunables from the serve flags (the lease lasts three ticks).

@@ -227,7 +227,8 @@ fn directed(plant: Plant) -> Vec<Op> {
         | Plant::RefundNewKeyPerRetry
         | Plant::WebhookRefundFailedAsSucceeded
         | Plant::AdmissionIgnoresSession
-        | Plant::RoomLossOpensGate => vec![],
+        | Plant::RoomLossOpensGate
+        | Plant::OutageOpensGate => vec![],
     }
 }
 
@@ -293,6 +294,7 @@ fn every_store_plant_lives_alike_in_both_stores() {
         Plant::WebhookRefundFailedAsSucceeded,
         Plant::AdmissionIgnoresSession,
         Plant::RoomLossOpensGate,
+        Plant::OutageOpensGate,
     ];
     assert_eq!(rows.len(), Plant::ALL.len() - workflow_only.len(), "every plant but the workflow-only ones was run");
     for (plant, generic, aimed, _) in &rows {

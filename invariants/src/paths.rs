@@ -113,6 +113,8 @@ pub enum Path {
     StoreDown,
     /// Fault: the waiting rooms' store lost every room (each rebuilt from the record).
     RoomsLost,
+    /// Fault: the waiting rooms' store stopped answering (every room call failed closed until it came back).
+    RoomsDown,
     /// A checkout reached the store one tick before its hold's deadline.
     CheckoutBeforeDeadline,
     /// A checkout reached the store at its hold's deadline (it has passed: `deadline <= now`).
@@ -177,6 +179,7 @@ impl Path {
         Path::AdmissionRecovered,
         Path::StoreDown,
         Path::RoomsLost,
+        Path::RoomsDown,
         Path::CheckoutBeforeDeadline,
         Path::CheckoutAtDeadline,
         Path::CheckoutAfterDeadline,
@@ -234,6 +237,7 @@ impl Path {
             Path::AdmissionRecovered => "admission-recovered",
             Path::StoreDown => "store-down",
             Path::RoomsLost => "rooms-lost",
+            Path::RoomsDown => "rooms-down",
             Path::CheckoutBeforeDeadline => "checkout-before-deadline",
             Path::CheckoutAtDeadline => "checkout-at-deadline",
             Path::CheckoutAfterDeadline => "checkout-after-deadline",
@@ -381,6 +385,7 @@ pub fn count(trace: &[TraceEvent], tick_ms: i64) -> PathCounts {
                 FaultKind::CachePoisoned => bump(Path::CachePoisoned),
                 FaultKind::StoreDown => bump(Path::StoreDown),
                 FaultKind::RoomsLost => bump(Path::RoomsLost),
+                FaultKind::RoomsDown => bump(Path::RoomsDown),
                 _ => {}
             },
             TraceKind::SeatMapCached { event_id, version_sum } => match version_sum {

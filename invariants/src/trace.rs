@@ -699,6 +699,8 @@ pub enum FaultKind {
     StoreRestored,
     /// The waiting rooms' store lost every room (a Redis restart without persistence).
     RoomsLost,
+    /// The waiting rooms' store stopped answering (Redis stopped); it comes back with `RoomsLost`.
+    RoomsDown,
 }
 
 /// Phase markers.

@@ -183,6 +183,7 @@ impl Scenario {
         }
         if let Some(r) = &f.rooms_lost {
             v.duration("faults.rooms_lost.at_ms", r.at_ms, 0, self.phases.fault_ms - 1)?;
+            v.duration("faults.rooms_lost.down_ms", r.down_ms, 0, self.phases.fault_ms - 1 - r.at_ms)?;
             if self.waiting_room.is_none() {
                 return Err(v.inconsistent("faults.rooms_lost", "needs a [waiting_room] to lose"));
             }

@@ -292,14 +292,19 @@ pub struct StoreOutage {
     pub to_ms: i64,
 }
 
-/// The waiting rooms' store loses every room at `at_ms` (a Redis restart
-/// without persistence): the service rebuilds each room from the
-/// authority's record at its next call on it.
+/// The waiting rooms' store stops at `at_ms` and comes back `down_ms` later
+/// without a room (a Redis restart without persistence): while it is down
+/// every call on a room's event must fail closed (`503`); once back, the
+/// service rebuilds each room from the authority's record at its next call on it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoomsLost {
     /// When, ms from the start of the run, within the fault phase.
     pub at_ms: i64,
+    /// How long the store is unreachable before it comes back empty, ms
+    /// (0, the default: it loses the rooms at once).
+    #[serde(default)]
+    pub down_ms: i64,
 }
 
 /// Seat-map cache faults: each simulated second of the fault phase starts one

@@ -89,6 +89,7 @@ pub const PATH_NAMES: &[&str] = &[
     "admission-recovered",
     "store-down",
     "rooms-lost",
+    "rooms-down",
     "checkout-before-deadline",
     "checkout-at-deadline",
     "checkout-after-deadline",

@@ -155,6 +155,10 @@ struct ChaosArgs {
     /// One JSON verdict per run instead of text.
     #[arg(long)]
     json: bool,
+    /// Expect every run to be caught violating this invariant (with
+    /// `--plant`: the plant's proof); exits 0 only if each was.
+    #[arg(long, requires = "plant")]
+    expect_caught: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -311,12 +315,11 @@ fn chaos(args: ChaosArgs) -> ExitCode {
     }
     let seeds = args.seed.map(|s| s..s + 1).unwrap_or(args.seeds.clone());
     if plans.is_empty() {
-        // Waiting-room scenarios are the simulator's: chaos users do not
-        // queue (the real stack's waiting room has its own process tests,
-        // booking/tests/waiting_room_processes.rs).
+        // Scenarios with real faults, and every waiting-room scenario (its
+        // runs stop, restart and stall the run's own Redis).
         plans = plan::library()
             .into_iter()
-            .filter(|p| chaos::has_real_faults(p, seeds.start) && p.world_for(seeds.start).waiting_room.is_none())
+            .filter(|p| chaos::has_real_faults(p, seeds.start) || p.world_for(seeds.start).waiting_room.is_some())
             .collect();
     }
     if let Some(name) = &args.plant {
@@ -333,6 +336,7 @@ fn chaos(args: ChaosArgs) -> ExitCode {
         settle_max_ms: args.settle_max_ms,
         out_dir: args.out.clone().into(),
         keep_db: args.keep_db,
+        keep_failing_db: args.expect_caught.is_none(),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
@@ -345,7 +349,11 @@ fn chaos(args: ChaosArgs) -> ExitCode {
         for seed in seeds.clone() {
             total += 1;
             let v = runtime.block_on(chaos::run_one(p, seed, &opts));
-            if !v.passed() {
+            let as_expected = match &args.expect_caught {
+                Some(inv) => v.error.is_none() && v.invariants.contains(inv),
+                None => v.passed(),
+            };
+            if !as_expected {
                 failed += 1;
             } else {
                 for (k, n) in &v.faults {
@@ -362,7 +370,14 @@ fn chaos(args: ChaosArgs) -> ExitCode {
     if !args.json {
         let faults: Vec<String> =
             survived.iter().filter(|(k, _)| k.as_str() != "note").map(|(k, n)| format!("{k}={n}")).collect();
-        println!("chaos: {} of {total} runs passed; the passing runs survived {}", total - failed, faults.join(" "));
+        match &args.expect_caught {
+            Some(inv) => println!("chaos: {} of {total} planted runs were caught violating {inv}", total - failed),
+            None => println!(
+                "chaos: {} of {total} runs passed; the passing runs survived {}",
+                total - failed,
+                faults.join(" ")
+            ),
+        }
     }
     if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }

@@ -119,6 +119,7 @@ impl Plan {
                 .as_ref()
                 .map(|o| crate::schedule::StoreOutage { from_ms: o.from_ms as u64, to_ms: o.to_ms as u64 }),
             rooms_lost_at_ms: f.rooms_lost.as_ref().map(|r| r.at_ms as u64),
+            rooms_down_ms: f.rooms_lost.as_ref().map_or(0, |r| r.down_ms as u64),
             plant: self.plant,
             workflow: workflow_config(s),
             tick_ms: TICK_MS,

@@ -9,6 +9,7 @@ use booking::admission::room::{
     Admitted, Gauge, LotteryRecord, MemRooms, Place, RoomError, RoomImage, RoomSpec, Rooms, SessionEnd,
 };
 use invariants::trace::RoomEvent;
+use std::sync::atomic::{AtomicBool, Ordering};
 use uuid::Uuid;
 
 /// [`MemRooms`] with its changes traced.
@@ -16,12 +17,27 @@ use uuid::Uuid;
 pub struct RecordingRooms {
     inner: MemRooms,
     recorder: Recorder,
+    /// The rooms-down fault: while set, every call fails as with Redis stopped.
+    down: AtomicBool,
 }
 
 impl RecordingRooms {
     /// Empty rooms recording into `recorder`.
     pub fn new(recorder: Recorder) -> Self {
-        Self { inner: MemRooms::new(), recorder }
+        Self { inner: MemRooms::new(), recorder, down: AtomicBool::new(false) }
+    }
+
+    /// Stops (`true`) or restarts the rooms' store (the rooms-down fault; the nemesis traces it).
+    pub fn set_down(&self, down: bool) {
+        self.down.store(down, Ordering::SeqCst);
+    }
+
+    /// `Unavailable` while the store is down.
+    fn up(&self) -> Result<(), RoomError> {
+        match self.down.load(Ordering::SeqCst) {
+            true => Err(RoomError::Unavailable("the rooms' store is down".to_string())),
+            false => Ok(()),
+        }
     }
 
     /// Forgets every room (the rooms-lost fault; the nemesis traces it).
@@ -33,6 +49,7 @@ impl RecordingRooms {
 #[async_trait]
 impl Rooms for RecordingRooms {
     async fn open(&self, event_id: &str, spec: &RoomSpec, seed: [u8; 32]) -> Result<(), RoomError> {
+        self.up()?;
         let first = self.inner.spec(event_id).await?.is_none();
         self.inner.open(event_id, spec, seed).await?;
         if first {
@@ -49,14 +66,17 @@ impl Rooms for RecordingRooms {
     }
 
     async fn spec(&self, event_id: &str) -> Result<Option<RoomSpec>, RoomError> {
+        self.up()?;
         self.inner.spec(event_id).await
     }
 
     async fn events(&self) -> Result<Vec<String>, RoomError> {
+        self.up()?;
         self.inner.events().await
     }
 
     async fn join(&self, event_id: &str, user_id: &str, tier: u8, now_ms: i64) -> Result<Place, RoomError> {
+        self.up()?;
         let before = self.inner.place(event_id, user_id).await?.0;
         let place = self.inner.join(event_id, user_id, tier, now_ms).await?;
         // A first join, or a new arrival after a session ended.
@@ -73,10 +93,12 @@ impl Rooms for RecordingRooms {
     }
 
     async fn place(&self, event_id: &str, user_id: &str) -> Result<(Place, Gauge), RoomError> {
+        self.up()?;
         self.inner.place(event_id, user_id).await
     }
 
     async fn admit(&self, event_id: &str, n: u32, rate_per_s: f64, now_ms: i64) -> Result<Admitted, RoomError> {
+        self.up()?;
         let pass = self.inner.admit(event_id, n, rate_per_s, now_ms).await?;
         for (user, session) in &pass.admitted {
             self.recorder.room(RoomEvent::Admitted {
@@ -106,6 +128,7 @@ impl Rooms for RecordingRooms {
         why: SessionEnd,
         now_ms: i64,
     ) -> Result<Option<u64>, RoomError> {
+        self.up()?;
         let ended = self.inner.end_session(event_id, user_id, session_id, why, now_ms).await?;
         if ended.is_some() {
             self.recorder.room(RoomEvent::Ended {
@@ -126,6 +149,7 @@ impl Rooms for RecordingRooms {
         order_id: Uuid,
         now_ms: i64,
     ) -> Result<bool, RoomError> {
+        self.up()?;
         let reopened = self.inner.reopen(event_id, user_id, session_id, order_id, now_ms).await?;
         if reopened {
             self.recorder.room(RoomEvent::Reopened {
@@ -138,10 +162,12 @@ impl Rooms for RecordingRooms {
     }
 
     async fn restore(&self, event_id: &str, image: &RoomImage) -> Result<bool, RoomError> {
+        self.up()?;
         self.inner.restore(event_id, image).await
     }
 
     async fn sell_out(&self, event_id: &str) -> Result<(), RoomError> {
+        self.up()?;
         let already = self.inner.place(event_id, "").await?.1.sold_out;
         self.inner.sell_out(event_id).await?;
         if !already {
@@ -151,10 +177,12 @@ impl Rooms for RecordingRooms {
     }
 
     async fn lottery(&self, event_id: &str) -> Result<LotteryRecord, RoomError> {
+        self.up()?;
         self.inner.lottery(event_id).await
     }
 
     async fn lead(&self, event_id: &str, holder: &str, lease_ms: i64, now_ms: i64) -> Result<bool, RoomError> {
+        self.up()?;
         self.inner.lead(event_id, holder, lease_ms, now_ms).await
     }
 }

@@ -194,8 +194,11 @@ pub struct FaultSchedule {
     pub sweeper_stall: Option<SweeperStall>,
     /// The store's outage window.
     pub store_outage: Option<StoreOutage>,
-    /// When the waiting rooms' store loses every room, ms after the world starts.
+    /// When the waiting rooms' store stops, ms after the world starts; it
+    /// comes back without a room `rooms_down_ms` later.
     pub rooms_lost_at_ms: Option<u64>,
+    /// How long the waiting rooms' store is unreachable before it comes back empty, ms.
+    pub rooms_down_ms: u64,
     /// Seat-map cache faults, by start time, one at a time.
     pub cache_faults: Vec<CacheFault>,
     /// Crash after commit (a policy: each host's stream decides per commit).
@@ -293,6 +296,7 @@ pub fn draw(cfg: &WorldConfig, seed: u64) -> FaultSchedule {
         sweeper_stall: cfg.sweeper_stall,
         store_outage: cfg.store_outage,
         rooms_lost_at_ms: cfg.rooms_lost_at_ms,
+        rooms_down_ms: cfg.rooms_down_ms,
         cache_faults,
         crash: cfg.crash.clone(),
         paused_clients: cfg.user.pause,
@@ -347,7 +351,10 @@ impl fmt::Display for FaultSchedule {
             writeln!(f, "  store unreachable: from {} to {} ms", o.from_ms, o.to_ms)?;
         }
         if let Some(at) = self.rooms_lost_at_ms {
-            writeln!(f, "  waiting rooms lost by their store at {at} ms")?;
+            match self.rooms_down_ms {
+                0 => writeln!(f, "  waiting rooms lost by their store at {at} ms")?,
+                d => writeln!(f, "  waiting rooms' store down from {at} to {} ms, then back without a room", at + d)?,
+            }
         }
         if let Some(c) = &self.crash {
             let points: Vec<String> = c.points.iter().map(ToString::to_string).collect();

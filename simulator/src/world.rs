@@ -73,8 +73,11 @@ pub struct WorldConfig {
     pub sweeper_stall: Option<SweeperStall>,
     /// The store unreachable between these simulated times.
     pub store_outage: Option<crate::schedule::StoreOutage>,
-    /// When the waiting rooms' store loses every room, simulated ms.
+    /// When the waiting rooms' store stops, simulated ms (it comes back
+    /// without a room `rooms_down_ms` later).
     pub rooms_lost_at_ms: Option<u64>,
+    /// How long the waiting rooms' store is unreachable before it comes back empty, ms.
+    pub rooms_down_ms: u64,
     /// The planted bug, if any (see `simulator plants`).
     pub plant: Option<Plant>,
     /// The payment workflow's settings.
@@ -177,6 +180,6 @@ fn nemeses_for(schedule: &FaultSchedule, world: &build::World) -> Nemeses {
         link: LinkNemesis::new(schedule.link_faults.clone()),
         cache: CacheNemesis::new(schedule.cache_faults.clone(), world.cache_switch.clone()),
         outage: OutageNemesis::new(schedule.store_outage, world.store_down.clone()),
-        rooms: RoomsNemesis::new(schedule.rooms_lost_at_ms, world.rooms.clone()),
+        rooms: RoomsNemesis::new(schedule.rooms_lost_at_ms, schedule.rooms_down_ms, world.rooms.clone()),
     }
 }

@@ -282,7 +282,11 @@ impl WaitingRoom {
             return Ok(None);
         };
         self.saw(event_id, spec);
-        if self.rooms.spec(event_id).await?.is_none() {
+        let live = match self.rooms.spec(event_id).await {
+            Err(RoomError::Unavailable(_)) if crate::planted!(self.faults, OutageOpensGate) => return Ok(None),
+            live => live?,
+        };
+        if live.is_none() {
             if crate::planted!(self.faults, RoomLossOpensGate) {
                 return Ok(None);
             }
@@ -346,7 +350,8 @@ impl WaitingRoom {
         if matches!(place, Place::Waiting { .. } | Place::AwaitingDraw) {
             recorded(self.records.record_join(event_id, user_id, tier, now_ms).await)?;
         }
-        self.status(store, event_id, user_id).await
+        let (place, gauge) = self.place(store, event_id, user_id).await?;
+        Ok(self.view(event_id, user_id, &spec, place, gauge))
     }
 
     /// Where `user_id` stands on `event_id`, with their admission token once admitted.

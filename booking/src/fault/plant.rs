@@ -52,6 +52,9 @@ pub enum Plant {
     /// When the rooms' store has lost an event's room, the service treats the
     /// event as having none instead of rebuilding the room from the record.
     RoomLossOpensGate,
+    /// While the rooms' store cannot answer, the service takes the event for
+    /// one without a room (the gate fails open during an outage).
+    OutageOpensGate,
     /// Checkout drops the whole condition (state, token, holder, deadline): the
     /// unconditional `UPDATE … SET state = 'payment_pending'`, which takes even a sold seat.
     UnconditionalCheckout,
@@ -369,6 +372,15 @@ pub const CATALOG: &[Entry] = &[
         "admission-required",
         "once the rooms' store has lost an event's room, the service takes the event for one without a room, so anyone holds without an admission",
     ),
+    e(
+        Plant::OutageOpensGate,
+        "outage-opens-gate",
+        Area::Admission,
+        "WaitingRoom::spec (the room's existence)",
+        "queue-bypass",
+        "admission-required",
+        "while the rooms' store (Redis) cannot answer, the service takes the event for one without a room, so anyone holds without an admission until Redis is back",
+    ),
 ];
 
 impl Plant {
@@ -397,6 +409,7 @@ impl Plant {
         Plant::SweepFreesPaymentPending,
         Plant::AdmissionIgnoresSession,
         Plant::RoomLossOpensGate,
+        Plant::OutageOpensGate,
     ];
 
     /// This plant's catalog entry.

@@ -125,7 +125,8 @@ mod tests {
                 | Plant::RefundNewKeyPerRetry
                 | Plant::WebhookRefundFailedAsSucceeded
                 | Plant::AdmissionIgnoresSession
-                | Plant::RoomLossOpensGate => s,
+                | Plant::RoomLossOpensGate
+                | Plant::OutageOpensGate => s,
                 Plant::UnconditionalCheckout => Rules {
                     checkout_token: false,
                     checkout_holder: false,

@@ -46,18 +46,31 @@ pub struct Op {
     pub outcome: Outcome,
     /// The problem type of an error answer, if any.
     pub problem: Option<String>,
+    /// What the sender kept of the answer's body (a queue answer's state
+    /// and admission expiry), when it asked for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<Value>,
 }
 
 /// The shared history.
 pub struct History {
     start: Instant,
+    epoch_start_ms: i64,
     ops: Mutex<Vec<Op>>,
 }
 
 impl History {
     /// An empty history whose clock starts at `start`.
     pub fn new(start: Instant) -> Self {
-        Self { start, ops: Mutex::new(Vec::new()) }
+        use booking::clock::Clock;
+        let epoch_start_ms = booking::clock::SystemClock.now_ms() - start.elapsed().as_millis() as i64;
+        Self { start, epoch_start_ms, ops: Mutex::new(Vec::new()) }
+    }
+
+    /// The system clock's epoch ms when the run began (to compare history
+    /// times with the service's clock, which is the same machine's).
+    pub fn epoch_start_ms(&self) -> i64 {
+        self.epoch_start_ms
     }
 
     /// Wall ms since the run began.
@@ -124,6 +137,21 @@ impl Api {
         headers: &[(&str, String)],
         body: Option<Value>,
     ) -> Result<Resp, String> {
+        self.send_keeping(client, slot, method, path, headers, body, |_| None).await
+    }
+
+    /// [`Api::send`], keeping `keep(answer body)` in the history's op (its `detail`).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn send_keeping(
+        &self,
+        client: &str,
+        slot: usize,
+        method: &'static str,
+        path: &str,
+        headers: &[(&str, String)],
+        body: Option<Value>,
+        keep: fn(&Value) -> Option<Value>,
+    ) -> Result<Resp, String> {
         let slot = slot % self.slots.len();
         let mut b = http::Request::builder().method(method).uri(format!("http://{}{}", self.slots[slot], path));
         for (k, v) in headers {
@@ -148,9 +176,13 @@ impl Api {
             Ok(r) => r,
             Err(_) => Err("timed out".to_string()),
         };
-        let (outcome, problem) = match &result {
-            Ok(r) => (Outcome::Status(r.status), r.body.get("type").and_then(|t| t.as_str()).map(str::to_string)),
-            Err(e) => (Outcome::Unknown(e.clone()), None),
+        let (outcome, problem, detail) = match &result {
+            Ok(r) => (
+                Outcome::Status(r.status),
+                r.body.get("type").and_then(|t| t.as_str()).map(str::to_string),
+                keep(&r.body),
+            ),
+            Err(e) => (Outcome::Unknown(e.clone()), None, None),
         };
         self.history.push(Op {
             client: client.to_string(),
@@ -160,6 +192,7 @@ impl Api {
             end_ms: self.history.now_ms(),
             outcome,
             problem,
+            detail,
         });
         result
     }

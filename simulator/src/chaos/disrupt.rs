@@ -31,6 +31,11 @@ pub struct FaultPlan {
     pub redis_poison_at_ms: Vec<u64>,
     /// Concurrent disconnecting clients (0: none).
     pub disconnectors: usize,
+    /// The run's own Redis stopped at wall ms `.0` and started again empty
+    /// `.1` ms later, a bookingd killed meanwhile (waiting-room runs).
+    pub redis_stops: Vec<(u64, u64)>,
+    /// The run's own Redis stalled at wall ms `.0` for `.1` ms (waiting-room runs).
+    pub redis_stalls: Vec<(u64, u64)>,
 }
 
 /// Extra `bookingd serve` arguments for one life of a process.
@@ -256,4 +261,74 @@ pub async fn disconnects(
     for t in tasks {
         let _ = t.await;
     }
+}
+
+/// How long after stopping Redis a bookingd is killed (it restarts while Redis is down).
+const KILL_IN_OUTAGE_MS: u64 = 100;
+/// How long an outage waits at most for the killed process to serve again.
+const RESTART_WAIT_MS: u64 = 15_000;
+
+/// Waits (bounded) until slot `i` has a running process again.
+async fn until_serving(stack: &Mutex<Stack>, i: usize) {
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(RESTART_WAIT_MS);
+    while tokio::time::Instant::now() < deadline {
+        if stack.lock().await.slots[i].proc.as_mut().is_some_and(|p| p.exited().is_none()) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The run's own Redis stopped and started again empty, with a bookingd
+/// killed during each outage (the supervisor starts it while Redis is still
+/// down), and stalled, at the planned moments.
+pub async fn redis_outages(
+    redis: Arc<Mutex<super::redis::PrivateRedis>>,
+    stack: Arc<Mutex<Stack>>,
+    plan: FaultPlan,
+    seed: u64,
+    log: Arc<FaultLog>,
+    mut stop: watch::Receiver<bool>,
+) -> Result<(), String> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xED15u64);
+    let mut moments: Vec<(u64, Option<u64>, Option<u64>)> =
+        plan.redis_stops.iter().map(|&(at, d)| (at, Some(d), None)).collect();
+    moments.extend(plan.redis_stalls.iter().map(|&(at, ms)| (at, None, Some(ms))));
+    moments.sort_unstable();
+    for (at, down_ms, stall_ms) in moments {
+        if !until(&log, at, &mut stop).await {
+            return Ok(());
+        }
+        if let Some(ms) = stall_ms {
+            match redis.lock().await.stall(ms).await {
+                Ok(()) => log.record(ChaosFault::RedisStall, format!("Redis stalled for {ms} ms (DEBUG SLEEP)")),
+                Err(e) => log.note(format!("Redis stall failed: {e}")),
+            }
+            continue;
+        }
+        let down_ms = down_ms.unwrap_or(0);
+        redis.lock().await.stop().await;
+        log.record(ChaosFault::RedisStop, format!("Redis stopped (SIGKILL) for {down_ms} ms"));
+        tokio::time::sleep(Duration::from_millis(KILL_IN_OUTAGE_MS)).await;
+        let killed = {
+            let mut s = stack.lock().await;
+            let i = rng.random_range(0..s.slots.len());
+            let p = s.slots[i].proc.as_mut();
+            let killed = p.is_some();
+            if let Some(p) = p {
+                p.kill9().await;
+                log.record(ChaosFault::Kill9, format!("bookingd {i} killed (SIGKILL) while Redis is down"));
+            }
+            killed.then_some(i)
+        };
+        tokio::time::sleep(Duration::from_millis(down_ms.saturating_sub(KILL_IN_OUTAGE_MS))).await;
+        if let Some(i) = killed {
+            // Redis stays down until the supervisor has started the killed process again.
+            until_serving(&stack, i).await;
+            log.record(ChaosFault::Note, format!("bookingd {i} serves again, Redis still down"));
+        }
+        redis.lock().await.restart_empty().await?;
+        log.record(ChaosFault::RedisRestartEmpty, "Redis started again, empty (no persistence)".to_string());
+    }
+    Ok(())
 }

@@ -55,6 +55,9 @@ pub fn history(ops: &[Op], log: &FaultLog, faults_end_wall_ms: u64, verdict: &mu
                     | ChaosFault::Kill9
                     | ChaosFault::Restart
                     | ChaosFault::PgTerminateBackends
+                    | ChaosFault::RedisStop
+                    | ChaosFault::RedisRestartEmpty
+                    | ChaosFault::RedisStall
             )
         })
         .map(|e| e.at_ms)
@@ -71,7 +74,8 @@ pub fn history(ops: &[Op], log: &FaultLog, faults_end_wall_ms: u64, verdict: &mu
             } else if !shadowed && op.end_ms <= faults_end_wall_ms {
                 verdict.server_errors.push(ServerError {
                     op: op.clone(),
-                    why: "503 with no crash, kill, restart or terminated backend in the 3 s before".into(),
+                    why: "503 with no crash, kill, restart, terminated backend or Redis outage in the 3 s before"
+                        .into(),
                 });
             }
         }
@@ -101,6 +105,16 @@ pub fn history(ops: &[Op], log: &FaultLog, faults_end_wall_ms: u64, verdict: &mu
     }
     if verdict.violations.iter().any(|v| v.starts_with("no-stale-authority")) {
         verdict.invariants.push("no-stale-authority".into());
+    }
+    verdict.invariants.sort();
+    verdict.invariants.dedup();
+}
+
+/// Adds `found` (invariant, what happened) to the verdict, each naming `source`.
+pub fn add(verdict: &mut ChaosVerdict, found: Vec<(&'static str, String)>, source: &str) {
+    for (invariant, what) in found {
+        verdict.violations.push(format!("{invariant} ({source}): {what}"));
+        verdict.invariants.push(invariant.to_string());
     }
     verdict.invariants.sort();
     verdict.invariants.dedup();

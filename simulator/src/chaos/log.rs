@@ -25,6 +25,12 @@ pub enum ChaosFault {
     PgTerminateBackends,
     /// The run's seat-map cache entries in Redis were overwritten with garbage.
     RedisPoison,
+    /// The run's own Redis was killed (waiting-room runs).
+    RedisStop,
+    /// The run's own Redis was started again, empty (waiting-room runs).
+    RedisRestartEmpty,
+    /// The run's own Redis stopped answering for a while (waiting-room runs).
+    RedisStall,
     /// A user paused longer than its hold (its token went stale).
     ClientPause,
     /// A user replayed a checkout with an old hold token.

@@ -17,11 +17,18 @@
 //! - [`disrupt`]: the faults.
 //! - [`client`]: HTTP and the client history.
 //! - [`log`]: the fault log.
+//! - [`room`], [`room_workload`], [`redis`]: waiting-room runs (the room,
+//!   its users and intruders, the run's own Redis that the faults stop,
+//!   restart empty and stall); `room_judge` judges them.
 
 pub mod client;
 pub mod disrupt;
 mod judge;
 pub mod log;
+pub mod redis;
+pub mod room;
+mod room_judge;
+pub mod room_workload;
 mod settle;
 pub mod stack;
 pub mod workload;
@@ -41,12 +48,23 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use stack::{Stack, StackConfig};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Mutex, watch};
 use workload::WorkloadConfig;
+
+/// A waiting-room run's Redis outage (stop, then start again empty) lasts
+/// this long at least, wall ms (and until the bookingd killed during it
+/// serves again); it begins in the window's second quarter.
+const REDIS_DOWN_MS: (u64, u64) = (1_500, 2_500);
+/// A waiting-room run's Redis stall, wall ms: past bookingd's 2 s response
+/// timeout or shorter (slow, yet answered); in the window's last quarter.
+const REDIS_STALL_MS: (u64, u64) = (300, 2_500);
+/// A waiting-room run's flow window at least, wall ms: users queue, wait,
+/// shop and queue again around a Redis outage and a stall.
+const ROOM_WINDOW_MIN_MS: u64 = 10_000;
 
 /// Users at most (tasks); scenarios with more are scaled down.
 const MAX_USERS: usize = 48;
@@ -87,6 +105,9 @@ pub struct ChaosOptions {
     pub out_dir: PathBuf,
     /// Keep the database after the run.
     pub keep_db: bool,
+    /// Keep the database of a run that found a violation (off when a
+    /// violation is the expected outcome: a plant's proof).
+    pub keep_failing_db: bool,
 }
 
 /// A finding of the client history.
@@ -160,14 +181,16 @@ pub fn has_real_faults(plan: &Plan, seed: u64) -> bool {
     c.crash.is_some() || c.link_faults.is_some() || c.user.pause.is_some() || c.user.stale_replay.is_some() || provider
 }
 
+/// `n` sorted wall moments in the last three quarters of a window of `d` ms.
+fn moments(rng: &mut ChaCha8Rng, d: u64, n: usize) -> Vec<u64> {
+    let mut v: Vec<u64> = (0..n).map(|_| rng.random_range(d / 4..d)).collect();
+    v.sort_unstable();
+    v
+}
+
 /// The fault plan of `seed` for a world config.
 fn fault_plan(cfg: &crate::world::WorldConfig, opts: &ChaosOptions, rng: &mut ChaCha8Rng) -> FaultPlan {
     let d = opts.duration_ms.max(1_000);
-    let mut moments = |n: usize| -> Vec<u64> {
-        let mut v: Vec<u64> = (0..n).map(|_| rng.random_range(d / 4..d)).collect();
-        v.sort_unstable();
-        v
-    };
     let (crash_points, crash_skip) = match &cfg.crash {
         Some(c) => {
             // About one crash per 1/p commits at the chosen points.
@@ -176,16 +199,25 @@ fn fault_plan(cfg: &crate::world::WorldConfig, opts: &ChaosOptions, rng: &mut Ch
         }
         None => (Vec::new(), (0, 0)),
     };
-    let kills = if cfg.link_faults.is_some() || cfg.crash.is_some() { moments(2) } else { Vec::new() };
-    FaultPlan {
+    let kills = if cfg.link_faults.is_some() || cfg.crash.is_some() { moments(rng, d, 2) } else { Vec::new() };
+    let mut plan = FaultPlan {
         crash_points,
         crash_skip,
         restart_after_ms: cfg.crash.as_ref().map(|c| c.restart_after_ms.min(500)).unwrap_or(200),
         kills_at_ms: kills,
-        pg_terminations_at_ms: moments(2),
-        redis_poison_at_ms: if opts.redis_url.is_some() { moments(2) } else { Vec::new() },
+        pg_terminations_at_ms: moments(rng, d, 2),
+        redis_poison_at_ms: if opts.redis_url.is_some() { moments(rng, d, 2) } else { Vec::new() },
         disconnectors: DISCONNECTORS,
+        redis_stops: Vec::new(),
+        redis_stalls: Vec::new(),
+    };
+    if cfg.waiting_room.is_some() {
+        let stop_at = rng.random_range(d / 4..d / 2);
+        plan.redis_stops = vec![(stop_at, rng.random_range(REDIS_DOWN_MS.0..=REDIS_DOWN_MS.1))];
+        let stall_at = rng.random_range(3 * d / 4..d);
+        plan.redis_stalls = vec![(stall_at, rng.random_range(REDIS_STALL_MS.0..=REDIS_STALL_MS.1))];
     }
+    plan
 }
 
 /// Runs `plan` at `seed` on the real stack. Never panics on a harness
@@ -230,6 +262,17 @@ async fn run_inner(
 ) -> Result<(), String> {
     std::fs::create_dir_all(records).map_err(|e| format!("{}: {e}", records.display()))?;
     let cfg = plan.world_for(seed);
+    // A waiting-room run has a Redis of its own: its faults stop it.
+    let private_redis = match cfg.waiting_room {
+        Some(_) => Some(Arc::new(Mutex::new(redis::PrivateRedis::start().await?))),
+        None => None,
+    };
+    let mut opts = opts.clone();
+    if let Some(r) = &private_redis {
+        opts.redis_url = Some(r.lock().await.url());
+        opts.duration_ms = opts.duration_ms.max(ROOM_WINDOW_MIN_MS);
+    }
+    let opts = &opts;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let hold_ttl_ms = cfg.hold_ttl_ms.clamp(HOLD_TTL_MS.0, HOLD_TTL_MS.1);
     let payment_ttl_ms = cfg.payment_ttl_ms.clamp(PAYMENT_TTL_MS.0, PAYMENT_TTL_MS.1);
@@ -244,24 +287,7 @@ async fn run_inner(
     provider.late_success_delay_ms = provider.late_success_delay_ms.min(payment_ttl_ms as u64 + 1_000);
     let provider_json = serde_json::to_string(&provider).map_err(|e| e.to_string())?;
 
-    let mut bookingd_args: Vec<String> = vec![
-        "--hold-ttl-ms".into(),
-        hold_ttl_ms.to_string(),
-        "--payment-ttl-ms".into(),
-        payment_ttl_ms.to_string(),
-        "--hold-attempts-per-minute".into(),
-        "100000".into(),
-        "--provider-timeout-ms".into(),
-        "2000".into(),
-        // A killed dispatcher's rows come back after this: short, so runs settle soon.
-        "--outbox-lease-ms".into(),
-        "4000".into(),
-        "--max-db-connections".into(),
-        "8".into(),
-    ];
-    if let Some(p) = plan.plant {
-        bookingd_args.extend(["--plant".to_string(), p.name().to_string()]);
-    }
+    let bookingd_args = bookingd_args(plan, &cfg, hold_ttl_ms, payment_ttl_ms);
     let mut life_rng = ChaCha8Rng::seed_from_u64(seed ^ 0x11fe);
     let stack = Stack::start(
         StackConfig {
@@ -279,30 +305,58 @@ async fn run_inner(
     // starts once the stack is up: on a loaded machine starting it can take
     // longer than the whole window.
     let log = Arc::new(FaultLog::new());
-    let result = drive(plan, seed, opts, &cfg, &faults, stack, log.clone(), records, verdict, payment_ttl_ms).await;
+    let run = Run { seed, opts, cfg: &cfg, faults: &faults, records, payment_ttl_ms, redis: private_redis };
+    let result = drive(&run, stack, log.clone(), verdict).await;
     verdict.faults = log.counts();
     let _ =
         std::fs::write(records.join("faults.json"), serde_json::to_string_pretty(&log.entries()).unwrap_or_default());
     result
 }
 
-/// The run on a started stack, as a story: create the events and the
-/// users' tokens; run the users while the faults run; settle; judge the
-/// final records, the ledger, the client history and the processes' logs;
-/// write the records.
-#[allow(clippy::too_many_arguments)]
-async fn drive(
-    plan: &Plan,
+/// The `bookingd serve` arguments every process of a run gets.
+fn bookingd_args(plan: &Plan, cfg: &crate::world::WorldConfig, hold_ttl_ms: i64, payment_ttl_ms: i64) -> Vec<String> {
+    let mut args: Vec<String> = vec![
+        "--hold-ttl-ms".into(),
+        hold_ttl_ms.to_string(),
+        "--payment-ttl-ms".into(),
+        payment_ttl_ms.to_string(),
+        "--hold-attempts-per-minute".into(),
+        "100000".into(),
+        "--provider-timeout-ms".into(),
+        "2000".into(),
+        // A killed dispatcher's rows come back after this: short, so runs settle soon.
+        "--outbox-lease-ms".into(),
+        "4000".into(),
+        "--max-db-connections".into(),
+        "8".into(),
+    ];
+    if let Some(p) = plan.plant {
+        args.extend(["--plant".to_string(), p.name().to_string()]);
+    }
+    if cfg.waiting_room.is_some() {
+        args.extend(room::bookingd_args());
+    }
+    args
+}
+
+/// What one run is: the seed, options, world, fault plan, where
+/// its records go, and (waiting-room runs) its own Redis.
+struct Run<'a> {
     seed: u64,
-    opts: &ChaosOptions,
-    cfg: &crate::world::WorldConfig,
-    faults: &FaultPlan,
-    stack: Stack,
-    log: Arc<FaultLog>,
-    records: &std::path::Path,
-    verdict: &mut ChaosVerdict,
+    opts: &'a ChaosOptions,
+    cfg: &'a crate::world::WorldConfig,
+    faults: &'a FaultPlan,
+    records: &'a std::path::Path,
     payment_ttl_ms: i64,
-) -> Result<(), String> {
+    redis: Option<Arc<Mutex<redis::PrivateRedis>>>,
+}
+
+/// The run on a started stack, as a story: create the events (and their
+/// rooms) and the users' tokens; run the users while the faults run; settle;
+/// judge the final records, the ledger, the client history and the
+/// processes' logs; write the records.
+async fn drive(run: &Run<'_>, stack: Stack, log: Arc<FaultLog>, verdict: &mut ChaosVerdict) -> Result<(), String> {
+    let (seed, cfg) = (run.seed, run.cfg);
     let addrs: Vec<_> = stack.slots.iter().map(|s| s.addr).collect();
     let provider_addr = stack.provider_addr;
     let db_name = stack.db_name.clone();
@@ -311,9 +365,11 @@ async fn drive(
     let stack = Arc::new(Mutex::new(stack));
     let history = Arc::new(History::new(log.start()));
     let api = Api::new(addrs.clone(), history.clone());
-    let people = create_events(cfg, &db_name, &api).await?;
+    let people = create_events(cfg, seed, run.opts, &db_name, &api).await?;
     let targets = FaultTargets { addrs, db_name: db_name.clone(), cache_namespace, event_ids: people.event_ids() };
-    let faults_end_wall_ms = users_under_faults(seed, opts, cfg, faults, &stack, &log, &api, people, targets).await?;
+    let room = people.room;
+    let tiers = people.tiers.clone();
+    let faults_end_wall_ms = users_under_faults(run, &stack, &log, &api, people, targets).await?;
 
     // Settle: provider faults off (refund leniency kept), every order resolves.
     let provider_api = Api::new(vec![provider_addr], Arc::new(History::new(tokio::time::Instant::now())));
@@ -326,7 +382,8 @@ async fn drive(
         .map_err(|e| format!("connect {db_name}: {e}"))?;
     let store = PgStore::new(pool.clone(), PgClock::Database, Arc::new(SeededIds::new(seed)));
     let faults_end_store_ms = store.now_ms().await.map_err(|e| e.to_string())?;
-    let settle_max = Duration::from_millis(opts.settle_max_ms).max(Duration::from_millis(3 * payment_ttl_ms as u64));
+    let settle_max =
+        Duration::from_millis(run.opts.settle_max_ms).max(Duration::from_millis(3 * run.payment_ttl_ms as u64));
     verdict.settled = settle::until_resolved(&store, &pool, settle_max, &log).await;
 
     // The final records and the ledger.
@@ -336,10 +393,21 @@ async fn drive(
         let r = provider_api.send("harness", 0, "GET", "/admin/ledger", &[], None).await?;
         serde_json::from_value(r.body).map_err(|e| format!("ledger: {e}"))?
     };
+    let joined = match &room {
+        Some(_) => queued_users(&pool, &snap).await?,
+        None => BTreeMap::new(),
+    };
     pool.close().await;
     judge::records(&snap, &ledger, final_store_ms, faults_end_store_ms, verdict)?;
     let ops = history.ops();
     judge::history(&ops, &log, faults_end_wall_ms, verdict);
+    if let Some(room) = &room {
+        let events: Vec<String> = snap.events.iter().map(|e| e.event_id.clone()).collect();
+        let epoch_start_ms = history.epoch_start_ms();
+        let (tiers, orders, joined) = (&tiers, &snap.orders, &joined);
+        let facts = room_judge::RoomFacts { room, events: &events, tiers, epoch_start_ms, orders, joined };
+        judge::add(verdict, room_judge::judge(&ops, &facts), "client history and tables");
+    }
     verdict.requests = ops.len() as u64;
     verdict.unknown_outcomes = ops.iter().filter(|o| matches!(o.outcome, Outcome::Unknown(_))).count() as u64;
     verdict.bookings = snap.bookings.len();
@@ -347,27 +415,61 @@ async fn drive(
     verdict.refunds = ledger.refunds.len();
 
     let stack = Arc::try_unwrap(stack).map_err(|_| "stack still shared".to_string())?.into_inner();
+    finish(run, stack, &log, &ops, &snap, &ledger, verdict).await
+}
+
+/// Judges the processes' logs, writes the run's records, stops the stack
+/// (keeping the database when asked to or when a violation wants it) and the run's Redis.
+async fn finish(
+    run: &Run<'_>,
+    stack: Stack,
+    log: &FaultLog,
+    ops: &[client::Op],
+    snap: &Snapshot,
+    ledger: &Ledger,
+    verdict: &mut ChaosVerdict,
+) -> Result<(), String> {
     let outputs = stack.outputs();
     judge::logs(&outputs, verdict);
-    let write = |name: &str, text: String| std::fs::write(records.join(name), text);
-    let _ = write("history.json", serde_json::to_string_pretty(&ops).unwrap_or_default());
-    let _ = write("tables.json", serde_json::to_string_pretty(&snap).unwrap_or_default());
-    let _ = write("ledger.json", serde_json::to_string_pretty(&ledger).unwrap_or_default());
+    let write = |name: &str, text: String| std::fs::write(run.records.join(name), text);
+    let _ = write("history.json", serde_json::to_string_pretty(ops).unwrap_or_default());
+    let _ = write("tables.json", serde_json::to_string_pretty(snap).unwrap_or_default());
+    let _ = write("ledger.json", serde_json::to_string_pretty(ledger).unwrap_or_default());
     for (i, out) in outputs.iter().enumerate() {
         let _ = write(&format!("bookingd-{i}.log"), out.clone());
     }
     let _ = write("fake-provider.log", stack.provider.output());
-    verdict.kept_database = stack.finish(opts.keep_db || !verdict.violations.is_empty(), &log).await?;
-    let _ = plan;
+    let keep = run.opts.keep_db || (run.opts.keep_failing_db && !verdict.violations.is_empty());
+    verdict.kept_database = stack.finish(keep, log).await?;
+    if let Some(r) = &run.redis {
+        r.lock().await.stop().await;
+    }
     Ok(())
 }
 
+/// Per event with a room, the users its table `waiting_room_users` holds.
+async fn queued_users(pool: &sqlx::PgPool, snap: &Snapshot) -> Result<BTreeMap<String, BTreeSet<String>>, String> {
+    use booking::admission::records::{PgRoomRecords, RoomRecords};
+    let records = PgRoomRecords::new(pool.clone());
+    let mut joined = BTreeMap::new();
+    for e in &snap.events {
+        if let Some(journal) = records.journal(&e.event_id).await.map_err(|err| format!("room journal: {err}"))? {
+            joined.insert(e.event_id.clone(), journal.users.into_iter().map(|u| u.user_id).collect());
+        }
+    }
+    Ok(joined)
+}
+
 /// The run's events and users: events named for this run (the cache is
-/// shared between runs), created through the API as an operator, and a
-/// bearer token per user.
+/// shared between runs), created through the API as an operator, a room in
+/// front of each in a waiting-room run, and a bearer token per user.
 struct People {
     events: Vec<(String, Vec<String>)>,
     tokens: Vec<String>,
+    /// The room in front of every event (waiting-room runs).
+    room: Option<room::ChaosRoom>,
+    /// Users with a members' credential, by name (priority rooms).
+    tiers: BTreeMap<String, u8>,
 }
 
 impl People {
@@ -376,8 +478,14 @@ impl People {
     }
 }
 
-/// Creates the run's events (scaled to chaos bounds) and its users' tokens.
-async fn create_events(cfg: &crate::world::WorldConfig, db_name: &str, api: &Api) -> Result<People, String> {
+/// Creates the run's events (scaled to chaos bounds), their rooms and the users' tokens.
+async fn create_events(
+    cfg: &crate::world::WorldConfig,
+    seed: u64,
+    opts: &ChaosOptions,
+    db_name: &str,
+    api: &Api,
+) -> Result<People, String> {
     let tag = &db_name[db_name.len() - 8..];
     let events: Vec<(String, Vec<String>)> = (0..cfg.events.clamp(1, MAX_EVENTS))
         .map(|e| {
@@ -386,9 +494,12 @@ async fn create_events(cfg: &crate::world::WorldConfig, db_name: &str, api: &Api
         })
         .collect();
     let auth = Authenticator::new(stack::TOKEN_SECRET.as_bytes(), Arc::new(SystemClock));
-    let far = booking::clock::Clock::now_ms(&SystemClock) + 3_600_000;
+    let now = booking::clock::Clock::now_ms(&SystemClock);
+    let far = now + 3_600_000;
     let admin =
         auth.issue(&Claims { sub: "operator".into(), events: vec!["*".into()], exp_ms: far, admin: true, tier: None });
+    let users = cfg.users.clamp(1, MAX_USERS);
+    let room = cfg.waiting_room.as_ref().map(|r| room::ChaosRoom::scaled(r, users, opts.duration_ms, now));
     for (event, seats) in &events {
         let body = serde_json::json!({"event_id": event, "seat_ids": seats, "price_cents": 2_500});
         let headers = [("authorization", format!("Bearer {admin}"))];
@@ -396,19 +507,25 @@ async fn create_events(cfg: &crate::world::WorldConfig, db_name: &str, api: &Api
         if r.status != 201 {
             return Err(format!("create event {event}: {} {}", r.status, r.body));
         }
+        if let Some(room) = &room {
+            room.open(api, &admin, event).await?;
+        }
     }
-    let tokens = (0..cfg.users.clamp(1, MAX_USERS))
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x7135);
+    let mut tiers = BTreeMap::new();
+    let tokens = (0..users)
         .map(|i| {
-            auth.issue(&Claims {
-                sub: format!("user{i}"),
-                events: vec!["*".into()],
-                exp_ms: far,
-                admin: false,
-                tier: None,
-            })
+            let sub = format!("user{i}");
+            let member = room.is_some_and(|r| r.policy == booking::admission::room::Policy::Priority)
+                && rng.random_bool(room.map(|r| r.member_share).unwrap_or(0.0));
+            let tier = member.then_some(0u8);
+            if let Some(t) = tier {
+                tiers.insert(sub.clone(), t);
+            }
+            auth.issue(&Claims { sub, events: vec!["*".into()], exp_ms: far, admin: false, tier })
         })
         .collect();
-    Ok(People { events, tokens })
+    Ok(People { events, tokens, room, tiers })
 }
 
 /// What the faults act on: the bookingd addresses, the run's database, its
@@ -422,28 +539,19 @@ struct FaultTargets {
 
 /// Runs the users while the faults run (a supervisor restarting crashed
 /// processes, kills, terminated backends, disconnecting clients, a poisoned
-/// cache), then stops the faults. Returns the fault log's time at the end.
-#[allow(clippy::too_many_arguments)]
+/// cache; in a waiting-room run, Redis stopped, restarted empty and
+/// stalled), then stops the faults. Returns the fault log's time at the end.
 async fn users_under_faults(
-    seed: u64,
-    opts: &ChaosOptions,
-    cfg: &crate::world::WorldConfig,
-    faults: &FaultPlan,
+    run: &Run<'_>,
     stack: &Arc<Mutex<Stack>>,
     log: &Arc<FaultLog>,
     api: &Api,
     people: People,
     t: FaultTargets,
 ) -> Result<u64, String> {
+    let (seed, opts, cfg, faults) = (run.seed, run.opts, run.cfg, run.faults);
     let mut user = cfg.user.clone();
     user.events = Arc::new(people.events.clone());
-    let wl = WorkloadConfig {
-        user,
-        users: people.tokens.len(),
-        duration_ms: opts.duration_ms,
-        hold_ttl_ms: cfg.hold_ttl_ms.clamp(HOLD_TTL_MS.0, HOLD_TTL_MS.1) as u64,
-        max_think_ms: 400,
-    };
     let (stop_tx, stop_rx) = watch::channel(false);
     let supervisor =
         tokio::spawn(disrupt::supervise(stack.clone(), faults.clone(), seed, log.clone(), stop_rx.clone()));
@@ -476,10 +584,36 @@ async fn users_under_faults(
             stop_rx.clone(),
         )));
     }
-    workload::run(seed, wl, api.clone(), Arc::new(people.tokens), log.clone()).await;
+    let outages = run.redis.as_ref().map(|r| {
+        tokio::spawn(disrupt::redis_outages(
+            r.clone(),
+            stack.clone(),
+            faults.clone(),
+            seed,
+            log.clone(),
+            stop_rx.clone(),
+        ))
+    });
+    let tokens = Arc::new(people.tokens);
+    let max_think_ms = 400;
+    match people.room {
+        Some(room) => {
+            let wl = room_workload::RoomWorkloadConfig { user, room, duration_ms: opts.duration_ms, max_think_ms };
+            room_workload::run(seed, wl, tokens.len(), api.clone(), tokens, log.clone()).await;
+        }
+        None => {
+            let hold_ttl_ms = cfg.hold_ttl_ms.clamp(HOLD_TTL_MS.0, HOLD_TTL_MS.1) as u64;
+            let wl =
+                WorkloadConfig { user, users: tokens.len(), duration_ms: opts.duration_ms, hold_ttl_ms, max_think_ms };
+            workload::run(seed, wl, api.clone(), tokens, log.clone()).await;
+        }
+    }
     let _ = stop_tx.send(true);
     for task in fault_tasks {
         let _ = task.await;
+    }
+    if let Some(o) = outages {
+        o.await.map_err(|e| format!("redis outages: {e}"))??;
     }
     supervisor.await.map_err(|e| format!("supervisor: {e}"))??;
     Ok(log.now_ms())

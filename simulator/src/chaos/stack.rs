@@ -152,7 +152,8 @@ const LISTEN_PORTS: std::ops::Range<u16> = 20_000..32_000;
 /// Draws before giving up on finding a free listening port.
 const PORT_DRAWS: usize = 64;
 
-fn free_port() -> Result<u16, String> {
+/// A free loopback port below the ephemeral range.
+pub fn free_port() -> Result<u16, String> {
     for _ in 0..PORT_DRAWS {
         let port = rand::random_range(LISTEN_PORTS);
         if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {

@@ -1,7 +1,10 @@
-//! The waiting rooms' loss: at the schedule's moment their store (Redis, to
-//! the service) forgets every room, as a restart without persistence does.
-//! The service must rebuild each room from the authority's record; the
-//! checkers and the auditor, which never saw the loss, hold every later
+//! The waiting rooms' store down, then back without a room: at the
+//! schedule's moment it stops answering (every call fails, as Redis
+//! stopped), and `down_ms` later it comes back having forgotten every room,
+//! as a restart without persistence does (at once when `down_ms` is 0).
+//! While it is down every call on a room's event must fail closed; once
+//! back, the service must rebuild each room from the authority's record.
+//! The checkers and the auditor, which never saw the loss, hold every later
 //! answer to the rooms as they were.
 
 use super::{Nemesis, Stage};
@@ -9,27 +12,38 @@ use crate::recording_rooms::RecordingRooms;
 use invariants::trace::FaultKind;
 use std::sync::Arc;
 
-/// Wipes the shared rooms once, at `at_ms`.
+/// Stops the shared rooms at `at_ms` and brings them back empty `down_ms` later.
 pub struct RoomsNemesis {
     at_ms: Option<u64>,
+    down_ms: u64,
+    down: bool,
     rooms: Option<Arc<RecordingRooms>>,
 }
 
 impl RoomsNemesis {
-    /// Wipes `rooms` (the world's, if it has any) at simulated `at_ms`.
-    pub fn new(at_ms: Option<u64>, rooms: Option<Arc<RecordingRooms>>) -> Self {
-        Self { at_ms, rooms }
+    /// Stops `rooms` (the world's, if it has any) at simulated `at_ms`, and
+    /// brings them back without a room at `at_ms + down_ms`.
+    pub fn new(at_ms: Option<u64>, down_ms: u64, rooms: Option<Arc<RecordingRooms>>) -> Self {
+        Self { at_ms, down_ms, down: false, rooms }
     }
 }
 
 impl Nemesis for RoomsNemesis {
     fn act(&mut self, stage: &mut Stage<'_, '_>) {
         let (Some(at_ms), Some(rooms)) = (self.at_ms, &self.rooms) else { return };
-        if stage.faults_over || stage.now_ms < at_ms {
-            return;
+        let back_ms = at_ms + self.down_ms;
+        if !self.down && self.down_ms > 0 && !stage.faults_over && stage.now_ms >= at_ms && stage.now_ms < back_ms {
+            self.down = true;
+            rooms.set_down(true);
+            stage.recorder.fault_at(stage.now_ms as i64, FaultKind::RoomsDown, "rooms".into());
         }
-        self.at_ms = None;
-        rooms.wipe();
-        stage.recorder.fault_at(stage.now_ms as i64, FaultKind::RoomsLost, "rooms".into());
+        // Back (empty) at its time, or when the faults end, whichever is first.
+        if (stage.faults_over && self.down) || stage.now_ms >= back_ms {
+            self.at_ms = None;
+            rooms.wipe();
+            rooms.set_down(false);
+            self.down = false;
+            stage.recorder.fault_at(stage.now_ms as i64, FaultKind::RoomsLost, "rooms".into());
+        }
     }
 }

@@ -114,7 +114,7 @@ pub fn place(kind: FaultKind, detail: &str) -> Placement {
         K::CacheHealed => (LaneKey::Cache, Edge::Close(BandKind::Cache)),
         K::StoreDown => (LaneKey::Store, Edge::Open(BandKind::Outage)),
         K::StoreRestored => (LaneKey::Store, Edge::Close(BandKind::Outage)),
-        K::RoomsLost => (LaneKey::Other, Edge::Point),
+        K::RoomsLost | K::RoomsDown => (LaneKey::Other, Edge::Point),
         K::ProviderError if detail.ends_with("brownout begins") => (LaneKey::Provider, Edge::Open(BandKind::Brownout)),
         K::ProviderError if detail.ends_with("brownout ends") => (LaneKey::Provider, Edge::Close(BandKind::Brownout)),
         K::ProviderError

@@ -121,17 +121,14 @@ impl RoomRecords for MemRoomRecords {
         end: Option<SessionEnd>,
     ) -> Result<(), RoomError> {
         // Like an UPDATE: nothing to change on an unrecorded room.
-        if !self.inner.lock().expect("records lock").rooms.contains_key(event_id) {
-            return Ok(());
+        let mut inner = self.inner.lock().expect("records lock");
+        if let Some(u) = inner.rooms.get_mut(event_id).and_then(|room| user(room, user_id))
+            && let Some((s, recorded)) = &mut u.session
+            && s.admitted_at_ms == admitted_at_ms
+        {
+            *recorded = end;
         }
-        self.with(event_id, |journal, _| {
-            if let Some(u) = user(journal, user_id)
-                && let Some((s, recorded)) = &mut u.session
-                && s.admitted_at_ms == admitted_at_ms
-            {
-                *recorded = end;
-            }
-        })
+        Ok(())
     }
 
     async fn record_sold_out(&self, event_id: &str) -> Result<(), RoomError> {

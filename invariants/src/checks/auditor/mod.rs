@@ -55,6 +55,10 @@ struct Auditor<'a> {
     dropped: usize,
     /// Whether the store is unreachable now (a store outage fault).
     store_down: bool,
+    /// Whether the waiting rooms' store is unreachable now (the rooms-down fault).
+    rooms_down: bool,
+    /// How many times the rooms' store went down so far.
+    rooms_downs: u64,
 }
 
 impl<'a> Auditor<'a> {
@@ -71,6 +75,8 @@ impl<'a> Auditor<'a> {
             subjects: BTreeSet::new(),
             dropped: 0,
             store_down: false,
+            rooms_down: false,
+            rooms_downs: 0,
         }
     }
 
@@ -108,6 +114,11 @@ impl<'a> Auditor<'a> {
             }
             TraceKind::Fault { kind: FaultKind::StoreDown, .. } => self.store_down = true,
             TraceKind::Fault { kind: FaultKind::StoreRestored, .. } => self.store_down = false,
+            TraceKind::Fault { kind: FaultKind::RoomsDown, .. } => {
+                self.rooms_down = true;
+                self.rooms_downs += 1;
+            }
+            TraceKind::Fault { kind: FaultKind::RoomsLost, .. } => self.rooms_down = false,
             TraceKind::Fault { kind: FaultKind::CrashAfterCommit | FaultKind::HostRestarted, detail } => {
                 if let Some(host) = host_of(detail) {
                     self.limiter.forget(host);

@@ -39,6 +39,8 @@ pub(super) struct OpRecord<'a> {
     gate_at_send: Option<Result<uuid::Uuid, ProblemKind>>,
     /// The room as the sender's queue read found it when sent.
     queue_at_send: Option<QueueAtSend>,
+    /// Whether the rooms' store was down when sent, and how many times it had gone down.
+    rooms_down_at_send: (bool, u64),
 }
 
 /// A queue or lottery read's room when it was sent.
@@ -119,6 +121,7 @@ impl<'a> Auditor<'a> {
             seqs: vec![e.seq],
             gate_at_send: None,
             queue_at_send: None,
+            rooms_down_at_send: (self.rooms_down, self.rooms_downs),
         };
         let now = self.host_clock(host, e.at_ms, self.cfg.min_latency_ms);
         rec.gate_at_send = self.gate(client, rec.op(), now);
@@ -263,8 +266,22 @@ impl<'a> Auditor<'a> {
         let (status, _) = crate::answers::server_error(reason)?;
         let excused = rec.calls.iter().any(|l| {
             l.call.refusal().is_some_and(|r| matches!(r.kind, ProblemKind::Backend | ProblemKind::InvariantBreach))
-        });
+        }) || (status == 503 && self.met_rooms_down(rec));
         (!excused).then_some(Expected::Refused(status, ProblemKind::NotAProblem))
+    }
+
+    /// Whether `rec` met a room (a hold, checkout or queue request on an
+    /// event with one) while the rooms' store was down: it fails closed, `503`.
+    fn met_rooms_down(&self, rec: &OpRecord<'_>) -> bool {
+        let (down_at_send, downs_at_send) = rec.rooms_down_at_send;
+        let overlapped = down_at_send || self.rooms_down || self.rooms_downs != downs_at_send;
+        let event = match &rec.class {
+            Some(Class::Route(
+                Route::Join { event_id } | Route::QueueStatus { event_id } | Route::Lottery { event_id },
+            )) => Some(event_id.as_str()),
+            _ => rec.op().and_then(gated).map(|(event_id, _, _)| event_id),
+        };
+        overlapped && event.is_some_and(|e| self.admissions.has_room(e))
     }
 
     fn judge_refused(&self, rec: &OpRecord<'_>, kind: ProblemKind, got: &Expected) -> Option<String> {
