@@ -188,20 +188,10 @@ impl Service {
         router(self.state.clone())
     }
 
-    /// The shared state (metrics, store, ...).
-    pub fn state(&self) -> &AppState {
-        &self.state
-    }
-
     /// One admission pass of the waiting room, now (what [`Service::run_background`]
     /// runs every tick), for tests and tools that drive time themselves.
     pub async fn admission_tick(&self) -> Result<Vec<TickReport>, WaitingRoomError> {
         self.state.waiting_room.tick(self.state.store.as_ref()).await
-    }
-
-    /// The payment workflow.
-    pub fn workflow(&self) -> &Arc<Workflow> {
-        &self.workflow
     }
 
     /// Runs the payment workflow (dispatch, reconcile), the hold sweeper and

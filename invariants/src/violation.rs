@@ -161,17 +161,6 @@ impl Invariant {
     pub fn parse(name: &str) -> Option<Invariant> {
         Invariant::ALL.iter().copied().find(|i| i.as_str() == name)
     }
-
-    /// Whether this is a liveness invariant (judged after faults stop).
-    pub fn is_liveness(self) -> bool {
-        matches!(
-            self,
-            Invariant::HoldReclaimed
-                | Invariant::PaymentResolved
-                | Invariant::CompensationSettled
-                | Invariant::QueueLiveness
-        )
-    }
 }
 
 impl fmt::Display for Invariant {

@@ -13,6 +13,7 @@ pub mod check;
 pub mod client;
 pub mod exchanges;
 pub mod failure;
+pub mod failure_report;
 pub mod faults;
 pub mod faulty_cache;
 pub mod faulty_store;
@@ -41,3 +42,9 @@ pub mod timeline;
 pub mod traced_store;
 pub mod user;
 pub mod world;
+
+/// Whether this crate was built with `--cfg tokio_unstable` (from
+/// `.cargo/config.toml`): without it tokio's scheduler and `select!` are not
+/// seeded by the world's seed, so a seed no longer decides a run. The
+/// `simulator` binary refuses to run without it.
+pub const TOKIO_UNSTABLE: bool = cfg!(tokio_unstable);

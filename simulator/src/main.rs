@@ -276,6 +276,14 @@ fn main() -> ExitCode {
         Some("fake-provider") => return exit_code(booking::fake_provider::cli::main_from(args[1..].iter().cloned())),
         _ => {}
     }
+    if !simulator::TOKIO_UNSTABLE {
+        eprintln!(
+            "simulator: built without `--cfg tokio_unstable`, so tokio's scheduling and `select!` are not \
+             seeded and a seed no longer decides a run. The flag comes from .cargo/config.toml; a RUSTFLAGS \
+             variable overrides that file: unset it and build again."
+        );
+        return ExitCode::from(2);
+    }
     simulator::allocator::tune();
     let cli = Cli::parse();
     match cli.command {

@@ -19,8 +19,8 @@ pub fn scenario(summary: &Summary, verdicts: &[SeedVerdict], json: bool) {
             println!("{}", serde_json::to_string(&serde_json::json!({ "seed_verdict": v })).expect("serializes"));
         } else if !v.passed {
             println!("FAIL {} seed {}", v.scenario, v.seed);
-            for f in &v.failures {
-                println!("  {f}");
+            for line in crate::failure_report::lines(&v.failures) {
+                println!("  {line}");
             }
             println!("  replay: {}", v.replay);
         }

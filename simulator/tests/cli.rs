@@ -419,3 +419,47 @@ fn the_ci_workflow_s_commands_run() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// How GitHub runs a `run:` step of `workflow`: `shell: bash` named in the
+/// workflow's `defaults.run` runs `bash --noprofile --norc -eo pipefail {0}`;
+/// an unnamed shell runs `bash -e {0}` (GitHub's documented defaults, Linux runners).
+fn github_shell(workflow: &str) -> Vec<&'static str> {
+    let named = workflow.lines().skip_while(|l| *l != "defaults:").take(3).any(|l| l.trim() == "shell: bash");
+    if named { vec!["--noprofile", "--norc", "-eo", "pipefail"] } else { vec!["-e"] }
+}
+
+/// Runs `script` as a step file under `bash shell_args` in `dir`.
+fn run_step(shell_args: &[&str], script: &str, dir: &std::path::Path) -> Output {
+    let file = dir.join("step.sh");
+    std::fs::write(&file, script).unwrap();
+    Command::new("bash").args(shell_args).arg(&file).current_dir(dir).output().expect("bash runs")
+}
+
+/// The workflow's library step, run as GitHub runs it, with a planted bug:
+/// the failing seed turns the step red, although the step pipes the
+/// simulator's output through `tee`. Run as GitHub runs an unnamed shell
+/// (`bash -e`, no pipefail), the same step stays green: that is what the
+/// workflow's `defaults.run.shell` guards against.
+#[test]
+fn a_failing_seed_turns_the_workflow_s_library_step_red() {
+    let workflow = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../ci/github-actions.yml"))
+        .expect("the workflow recipe");
+    let step = workflow
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("run: "))
+        .find(|c| c.contains("--junit junit-library.xml"))
+        .expect("the library step");
+    assert!(step.contains(" | tee "), "the step this guards pipes its output: {step}");
+    let exe = env!("CARGO_BIN_EXE_simulator");
+    let planted = format!("{exe} run --scenario alice-bob-stale-token --plant unconditional-checkout ");
+    let script = step.replace("cargo run --release -p simulator -- run ", &planted);
+    assert_ne!(script, step, "the step runs the simulator: {step}");
+    let dir = std::env::temp_dir().join(format!("holdfast-step-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let red = run_step(&github_shell(&workflow), &script, &dir);
+    assert!(!red.status.success(), "a failing seed must fail the step: {}", stdout(&red));
+    assert!(stdout(&red).contains("FAIL alice-bob-stale-token"), "{}", stdout(&red));
+    let unnamed = run_step(&["-e"], &script, &dir);
+    assert!(unnamed.status.success(), "without pipefail `tee` hides the failure (what the test tells apart)");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -369,7 +369,7 @@ pub const CATALOG: &[Entry] = &[
         Area::Admission,
         "WaitingRoom::spec (the room's existence)",
         "queue-bypass",
-        "admission-required",
+        "queue-liveness",
         "once the rooms' store has lost an event's room, the service takes the event for one without a room, so anyone holds without an admission",
     ),
     e(

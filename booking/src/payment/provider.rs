@@ -73,13 +73,6 @@ pub enum ProviderError {
     },
 }
 
-impl ProviderError {
-    /// Whether the request may have been processed.
-    pub fn outcome_unknown(&self) -> bool {
-        matches!(self, ProviderError::Unknown(_))
-    }
-}
-
 /// Create a payment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CreatePayment {
