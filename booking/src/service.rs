@@ -183,6 +183,12 @@ impl Service {
         Ok(Self { state, workflow, sweeper: parts.sweeper })
     }
 
+    /// This process's counters (what `GET /metrics` renders), shared: they
+    /// count on as the service works.
+    pub fn metrics(&self) -> Arc<Metrics> {
+        self.state.metrics.clone()
+    }
+
     /// The router to serve.
     pub fn router(&self) -> Router {
         router(self.state.clone())
@@ -310,6 +316,7 @@ fn record_reconcile(metrics: &Metrics, r: Result<ReconcileReport, StoreError>) {
     match r {
         Ok(r) => {
             add(metrics, PaymentOutcome::Succeeded, r.succeeded);
+            add(metrics, PaymentOutcome::LateSuccess, r.compensations_opened);
             add(metrics, PaymentOutcome::Failed, r.failed);
             add(metrics, PaymentOutcome::Released, r.released);
         }

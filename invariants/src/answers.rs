@@ -31,6 +31,18 @@ pub const UNPROVOKED: &[(ProblemKind, &str)] = &[
     ),
 ];
 
+/// The store refusals only a bug in the service provokes: the service's
+/// callers check first what the store would refuse so (the reconciler reads
+/// the store's clock before it releases a payment; the dispatcher completes
+/// only rows the store handed it). The auditor reports every one the store
+/// answers, with its [`UNPROVOKED`] reason.
+pub const ONLY_A_BUG: &[ProblemKind] = &[ProblemKind::DeadlineNotPassed, ProblemKind::UnknownOutboxEvent];
+
+/// Why `kind` is never provoked by a sound service, if [`UNPROVOKED`] says.
+pub fn unprovoked_reason(kind: ProblemKind) -> Option<&'static str> {
+    UNPROVOKED.iter().find(|(k, _)| *k == kind).map(|(_, why)| *why)
+}
+
 /// Answers by name: `refused <kind>`, `ok <operation> <status>`, `no
 /// answer <operation>` (to clients), `store refused <kind>` (the store to the service).
 pub type AnswerCounts = BTreeMap<String, u64>;

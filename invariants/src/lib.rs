@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod model;
 pub mod paths;
 pub mod room_metrics;
+pub mod service_counters;
 pub mod store_call;
 pub mod trace;
 pub mod violation;

@@ -119,6 +119,9 @@ pub enum TraceKind {
         /// The call and its answer.
         call: crate::store_call::StoreCall,
     },
+    /// The service's counters (what `GET /metrics` renders), summed over
+    /// every service host and life, read once the run settled.
+    ServiceCounters(crate::service_counters::ServiceCounters),
     /// The operators' list (`Store::needs_resolution`, what
     /// `GET /v1/admin/unresolved` serves) as read at the end of the run.
     OperatorList {

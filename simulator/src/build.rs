@@ -67,6 +67,8 @@ pub struct World {
     pub switches: WorldSwitches,
     /// HTTP exchanges the servers answered.
     pub exchanges: Exchanges,
+    /// The metrics of every service life (each start and restart of a host).
+    pub service_lives: crate::service_lives::ServiceLives,
     /// The seat-map cache every service host shares.
     pub cache: Arc<MemCache>,
     /// The switch the cache nemesis flips (down, stale, poisoned).
@@ -101,6 +103,7 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
     let (shared_cache, cache_switch, cache) = seat_map_cache(cfg, &recorder);
     let mut sim = turmoil_for(cfg, seed);
     let exchanges = Exchanges::default();
+    let service_lives = crate::service_lives::ServiceLives::default();
     let services = schedule::service_hosts(cfg.server_hosts);
     // With a brownout window, the provider starts healthy (the step loop switches its faults).
     let provider_faults = if cfg.provider_window_ms.is_some() { Default::default() } else { cfg.provider.clone() };
@@ -130,7 +133,15 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
             recorder.clone(),
             cfg.plant,
         );
-        install_service(&mut sim, cfg, host, skew_ms, faults, (&store, &cache, rooms.as_ref()), &exchanges);
+        install_service(
+            &mut sim,
+            cfg,
+            host,
+            skew_ms,
+            faults,
+            (&store, &cache, rooms.as_ref()),
+            (&exchanges, &service_lives),
+        );
     }
     match &cfg.waiting_room {
         Some(r) => install_room_users(&mut sim, cfg, r, seed, &services, &events, &recorder),
@@ -147,6 +158,7 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
         provider,
         switches,
         exchanges,
+        service_lives,
         cache: shared_cache,
         cache_switch,
         host_skew_ms,
@@ -267,7 +279,7 @@ fn install_service(
     skew_ms: i64,
     faults: HostFaults,
     (store, cache, rooms): SharedParts<'_>,
-    exchanges: &Exchanges,
+    (exchanges, lives): (&Exchanges, &crate::service_lives::ServiceLives),
 ) {
     let room_config = cfg.waiting_room.map(|r| WaitingRoomConfig {
         poll_max_s: r.poll_max_s,
@@ -282,8 +294,9 @@ fn install_service(
         ..ServiceConfig::default()
     };
     let (store, cache, exchanges, workflow) = (store.clone(), cache.clone(), exchanges.clone(), cfg.workflow.clone());
+    let lives = lives.clone();
     sim.host(host, move || {
-        let (store, cache, exchanges) = (store.clone(), cache.clone(), exchanges.clone());
+        let (store, cache, exchanges, lives) = (store.clone(), cache.clone(), exchanges.clone(), lives.clone());
         let (config, workflow) = (config.clone(), workflow.clone());
         let waiting_room = match (&rooms, room_config) {
             (Some((rooms, records)), Some(config)) => WaitingRoomParts {
@@ -319,6 +332,7 @@ fn install_service(
                 })
                 .expect("service config is valid"),
             );
+            lives.push(service.metrics());
             let (_stop, stop_rx) = tokio::sync::watch::channel(false);
             let bg = service.clone();
             tokio::spawn(async move { bg.run_background(stop_rx).await });

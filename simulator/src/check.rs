@@ -29,6 +29,7 @@ pub struct Stepped {
 /// its hosts' clock skews, its secrets.
 pub fn model_config(cfg: &WorldConfig, host_skew_ms: Vec<i64>) -> invariants::model::ModelConfig {
     let service = ServiceConfig::default();
+    let room = booking::admission::waiting_room::WaitingRoomConfig::default();
     invariants::model::ModelConfig {
         epoch_ms: EPOCH_MS,
         hold_ttl_ms: cfg.hold_ttl_ms,
@@ -42,12 +43,14 @@ pub fn model_config(cfg: &WorldConfig, host_skew_ms: Vec<i64>) -> invariants::mo
         max_body_bytes: service.max_body_bytes,
         max_compensation_attempts: cfg.workflow.max_compensation_attempts,
         max_compensation_unknown_attempts: cfg.workflow.max_compensation_unknown_attempts,
+        queue_poll_s: (room.poll_min_s, cfg.waiting_room.map_or(room.poll_max_s, |r| r.poll_max_s)),
     }
 }
 
 /// Judges `world` of `seed` after stepping ended as `stepped`.
 pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> RunOutcome {
-    let World { sim, store, store_clock, recorder, provider, exchanges, cache, host_skew_ms, .. } = world;
+    let World { sim, store, store_clock, recorder, provider, exchanges, cache, host_skew_ms, service_lives, .. } =
+        world;
     let simulated_ms = sim.elapsed().as_millis() as u64;
     let mut error = stepped.error.map(|e| e.to_string());
     if stepped.step_panicked && stepped.panic.is_none() {
@@ -67,6 +70,10 @@ pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> Ru
             list.orders.iter().map(|o| o.order_id).collect(),
             list.compensations.iter().map(|c| c.compensation_id).collect(),
         );
+        // What `GET /metrics` would have said, summed over every service life.
+        let snap = futures::executor::block_on(store.snapshot()).expect("MemStore snapshot");
+        let settled = provider.pending_tasks() == 0 && crate::quiescence::store_busy(&snap).is_none();
+        recorder.service_counters(service_lives.totals(settled));
     }
     let mut paths = invariants::paths::PathCounts::new();
     invariants::paths::count_provider(&mut paths, &provider.ledger().stats);

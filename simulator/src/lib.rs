@@ -35,6 +35,7 @@ pub mod report;
 pub mod room_user;
 pub mod runner;
 pub mod schedule;
+pub mod service_lives;
 pub mod shrink;
 pub mod sim_clock;
 pub mod step;

@@ -124,6 +124,11 @@ impl Recorder {
         self.push(Self::now_ms(), TraceKind::OperatorList { order_ids, compensation_ids });
     }
 
+    /// Records the service's counters, summed over every service life, now.
+    pub fn service_counters(&self, counters: invariants::service_counters::ServiceCounters) {
+        self.push(Self::now_ms(), TraceKind::ServiceCounters(counters));
+    }
+
     /// Whether the trace hit its length bound (the run is then inconclusive).
     pub fn overflowed(&self) -> bool {
         self.inner.lock().expect("recorder poisoned").overflowed

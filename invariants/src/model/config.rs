@@ -32,6 +32,14 @@ pub struct ModelConfig {
     pub max_compensation_attempts: i32,
     /// Attempts a refund gets when its last outcome was unknown.
     pub max_compensation_unknown_attempts: i32,
+    /// Least and most seconds a waiting client is told to wait before asking
+    /// again (the rooms' `poll_min_s`; bookingd's `--admission-poll-max-s`).
+    #[serde(default = "default_queue_poll_s")]
+    pub queue_poll_s: (u64, u64),
+}
+
+fn default_queue_poll_s() -> (u64, u64) {
+    (2, 60)
 }
 
 impl ModelConfig {

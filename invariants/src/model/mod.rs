@@ -1,7 +1,7 @@
 //! The reference model of the booking API: an independent, slow, readable
 //! specification of what every answer of the service and every record of
 //! its store should be, written from the documented rules (the brief, the
-//! `Store` trait's contract, docs/ARCHITECTURE.md's tables, the OpenAPI
+//! `Store` trait's contract, docs/CHECKERS.md's tables, the OpenAPI
 //! document), not from the code that implements them.
 //!
 //! It may use booking's data types (records, requests, answers, problem

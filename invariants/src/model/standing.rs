@@ -11,6 +11,11 @@
 //!   sale opens, and the expected admission time the answer's moment plus
 //!   that wait (with no rate, neither is given); an admitted user's
 //!   session expiry is the session's;
+//! - when to ask again (`retry_after_s`, within the poll bounds): a lottery
+//!   joiner before the draw, the whole seconds until the sale opens; a
+//!   waiting user, a quarter of the expected wait (with no rate, of the
+//!   larger of the seconds until opening and the place); nobody else is
+//!   told one;
 //! - a lottery's record: the hex SHA-256 of the room's seed, and after the
 //!   draw the seed and who joined before it, in arrival order;
 //! - an admission pass: sessions past their expiry end first; then it admits
@@ -139,6 +144,27 @@ impl Admissions {
             ));
         }
         None
+    }
+
+    /// Whether a queue answer's `retry_after_s` (see the module doc) agrees
+    /// with a serving moment in `[from_ms, to_ms]`, within the poll bounds `(min_s, max_s)`.
+    pub fn retry_agrees(body: &Value, from_ms: i64, to_ms: i64, (min_s, max_s): (u64, u64)) -> bool {
+        let told = body["retry_after_s"].as_u64();
+        let clamp = |s: u64| s.clamp(min_s, max_s);
+        let opens_at_ms = body["opens_at"].as_str().and_then(super::rfc3339_ms);
+        let until_open_s = |now_ms: i64| opens_at_ms.map_or(0, |o| (o - now_ms).max(0) as u64 / 1000);
+        // The rule at the latest and the earliest serving moment: the answer lies between.
+        let within =
+            |rule: &dyn Fn(i64) -> u64| told.is_some_and(|t| (clamp(rule(to_ms))..=clamp(rule(from_ms))).contains(&t));
+        match body["state"].as_str() {
+            Some("awaiting_draw") => within(&until_open_s),
+            Some("waiting") => match (body["expected_wait_s"].as_u64(), body["position"].as_u64()) {
+                (Some(wait_s), _) => told == Some(clamp(wait_s / 4)),
+                (None, Some(place)) => within(&|now_ms| until_open_s(now_ms).max(place) / 4),
+                (None, None) => false,
+            },
+            _ => body["retry_after_s"].is_null(),
+        }
     }
 
     /// Whether a waiting answer's hints (see the module doc) agree with a

@@ -85,6 +85,10 @@ pub fn describe(kind: &TraceKind) -> String {
             None => format!("seat map of {event_id} served from the cache: poisoned"),
         },
         TraceKind::Room(r) => room_text(r),
+        TraceKind::ServiceCounters(c) => format!(
+            "service counters: {} holds, {} orders, {} paid, {} admitted",
+            c.holds_acquired, c.checkouts_created, c.payments_succeeded, c.admissions
+        ),
         TraceKind::OperatorList { order_ids, compensation_ids } => {
             format!("operators' list: {} orders, {} refunds", order_ids.len(), compensation_ids.len())
         }

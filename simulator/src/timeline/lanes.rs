@@ -421,6 +421,7 @@ impl Builder {
                 self.mark(lane, e, format!("mark room room-{word}"));
             }
             TraceKind::OperatorList { .. } => self.mark(LaneKey::Run, e, "mark operators".into()),
+            TraceKind::ServiceCounters(_) => self.mark(LaneKey::Run, e, "mark counters".into()),
             TraceKind::Store { op_id, call, .. } => {
                 let lane =
                     op_id.and_then(|op| ix.clients.get(&op)).map_or(LaneKey::Store, |c| LaneKey::User(c.clone()));

@@ -1,7 +1,7 @@
 //! A lost room rebuilt from the authority's record ([`RoomJournal`]): the
 //! rule that decides who stands where, free of I/O.
 //!
-//! The rule (docs/ARCHITECTURE.md, "Waiting rooms survive their store"):
+//! The rule (docs/WAITING_ROOM.md, "Waiting rooms survive their store"):
 //! - sessions the authority recorded come back as they were: an open one
 //!   stays open until its expiry (its token keeps admitting), a purchase
 //!   stays a purchase, one past its expiry is expired;

@@ -35,8 +35,10 @@ pub struct ReconcileReport {
     pub examined: u32,
     /// Provider asked.
     pub fetched: u32,
-    /// Resolved as charged (booking, or compensation if the seats were gone).
+    /// Resolved as charged and booked.
     pub succeeded: u32,
+    /// Resolved as charged after the seats were gone: compensation opened.
+    pub compensations_opened: u32,
     /// Resolved as declined.
     pub failed: u32,
     /// Released unresolved at their deadline.
@@ -77,7 +79,8 @@ impl Workflow {
                     let mut d = DispatchReport::default();
                     match self.apply_payment(op.payment_op_id, &p, &mut d).await {
                         Ok(Applied::Final) => {
-                            report.succeeded += d.confirmed + d.compensations_opened;
+                            report.succeeded += d.confirmed;
+                            report.compensations_opened += d.compensations_opened;
                             report.failed += d.declined;
                             continue;
                         }

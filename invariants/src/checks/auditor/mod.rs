@@ -12,6 +12,7 @@
 //! One violation per subject (the first disagreement: the rest tend to
 //! follow from it), at most [`MAX_REPORTED`] in all.
 
+mod counters;
 mod ops;
 mod records;
 
@@ -59,6 +60,8 @@ struct Auditor<'a> {
     rooms_down: bool,
     /// How many times the rooms' store went down so far.
     rooms_downs: u64,
+    /// The service's counters as the store's answers predict them.
+    tally: counters::Tally,
 }
 
 impl<'a> Auditor<'a> {
@@ -77,6 +80,7 @@ impl<'a> Auditor<'a> {
             store_down: false,
             rooms_down: false,
             rooms_downs: 0,
+            tally: counters::Tally::default(),
         }
     }
 
@@ -93,12 +97,18 @@ impl<'a> Auditor<'a> {
     }
 
     fn step(&mut self, e: &'a TraceEvent) {
+        if counters::may_cut_work(&e.kind) {
+            self.tally.disturb();
+        }
         match &e.kind {
             TraceKind::SeatChange(_) | TraceKind::OrderChange(_) | TraceKind::CompensationChange(_) => {
                 self.writes.push(e)
             }
             TraceKind::Store { op_id, store_now_ms, call } => self.store_call(e.seq, *op_id, *store_now_ms, call),
             TraceKind::Room(r) => {
+                if matches!(r, crate::trace::RoomEvent::Admitted { .. }) {
+                    self.tally.admitted();
+                }
                 if let Some(what) = self.admissions.judge(r, self.cfg.epoch_ms + e.at_ms) {
                     let event_id = match r {
                         crate::trace::RoomEvent::Admitted { event_id, .. } => event_id.clone(),
@@ -111,6 +121,12 @@ impl<'a> Auditor<'a> {
             TraceKind::Invoke { op_id, client, op, host } => self.invoke(e, *op_id, client, op, *host),
             TraceKind::Ok { op_id, .. } | TraceKind::Fail { op_id, .. } | TraceKind::Unknown { op_id, .. } => {
                 self.complete(e, *op_id)
+            }
+            TraceKind::ServiceCounters(got) => {
+                for (counter, what) in self.tally.judge(got) {
+                    let name = format!("metrics {counter}");
+                    self.report(Finding::new(Subject::Call { name }, what), vec![e.seq]);
+                }
             }
             TraceKind::Fault { kind: FaultKind::StoreDown, .. } => self.store_down = true,
             TraceKind::Fault { kind: FaultKind::StoreRestored, .. } => self.store_down = false,
@@ -184,6 +200,7 @@ mod tests {
             max_body_bytes: 1_024,
             max_compensation_attempts: 3,
             max_compensation_unknown_attempts: 6,
+            queue_poll_s: (2, 60),
         };
         Config::new(10_000, 10_000).with_audit(audit)
     }
@@ -239,5 +256,27 @@ mod tests {
             (1_000, admitted("a")),
         ];
         assert!(details(&sold)[0].contains("after ev sold out"));
+    }
+
+    #[test]
+    fn a_store_refusal_only_a_bug_provokes_is_found() {
+        let refused = |kind| crate::store_call::StoreCall::ReleaseUnresolved {
+            payment_op_id: uuid::Uuid::nil(),
+            reason: "payment unresolved at its deadline".into(),
+            answer: Err(crate::store_call::Refusal { kind, message: String::new() }),
+        };
+        let details = |kind| -> Vec<String> {
+            let mut t = Trace::default();
+            let call = refused(kind);
+            t.record(5, TraceKind::Store { op_id: None, store_now_ms: 5, call }).unwrap();
+            check_auditor(&Snapshot::default(), &t.into_events(), &cfg()).into_iter().map(|v| v.detail).collect()
+        };
+        let early = details(booking::problem_kind::ProblemKind::DeadlineNotPassed);
+        assert!(
+            early.iter().any(|d| d.contains("deadline-not-passed, which a sound service never provokes")),
+            "{early:?}"
+        );
+        let resolved = details(booking::problem_kind::ProblemKind::OrderNotOpen);
+        assert!(!resolved.iter().any(|d| d.contains("never provokes")), "{resolved:?}");
     }
 }

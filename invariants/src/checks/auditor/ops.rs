@@ -249,6 +249,12 @@ impl<'a> Auditor<'a> {
                         shown(&body)
                     ));
                 }
+                if !Admissions::retry_agrees(&body, sent_ms, to_ms, self.cfg.queue_poll_s) {
+                    return Some(format!(
+                        "{event_id}'s queue told when to ask again otherwise than its state, wait and opening give: {}",
+                        shown(&body)
+                    ));
+                }
                 (!Admissions::hints_agree(&body, sent_ms, to_ms)).then(|| {
                     format!(
                         "{event_id}'s queue answered hints its place, rate and opening do not give: {}",

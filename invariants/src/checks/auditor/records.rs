@@ -56,6 +56,10 @@ impl<'a> Auditor<'a> {
     pub(super) fn store_call(&mut self, seq: u64, op_id: Option<OpId>, now_ms: i64, call: &StoreCall) {
         let counts = self.counts(call);
         let replay = if self.store_down { outage(call) } else { self.store.replay(now_ms, call) };
+        self.tally.store_call(call);
+        if let Some(f) = only_a_bug(call) {
+            self.report(f, vec![seq]);
+        }
         let mut witnesses: Vec<u64> = self.writes.iter().map(|e| e.seq).collect();
         witnesses.push(seq);
         for f in replay.findings {
@@ -91,6 +95,16 @@ impl<'a> Auditor<'a> {
         }
         counts
     }
+}
+
+/// A store refusal only a bug in the service provokes ([`crate::answers::ONLY_A_BUG`]).
+fn only_a_bug(call: &StoreCall) -> Option<Finding> {
+    let kind = call.refusal().map(|r| r.kind).filter(|k| crate::answers::ONLY_A_BUG.contains(k))?;
+    let why = crate::answers::unprovoked_reason(kind).unwrap_or("only a bug asks it");
+    Some(Finding::new(
+        Subject::Call { name: call.name().into() },
+        format!("{}: the store refused it as {kind}, which a sound service never provokes: {why}", call.name()),
+    ))
 }
 
 /// A call during a store outage: it must fail as an outage does, writing nothing.
