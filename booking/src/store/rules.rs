@@ -46,6 +46,24 @@ pub struct Rules {
     pub sweep_held_only: bool,
 }
 
+/// `rule_text!(rules.field, sound, planted)`: the `sound` text while the rule
+/// holds, else the `planted` text (a planted bug's SQL). Without the
+/// `fault-injection` feature the planted text is not compiled in at all, so
+/// a release `bookingd` carries only sound SQL (`ci/check-fault-seam` looks).
+macro_rules! rule_text {
+    ($rule:expr, $sound:expr, $planted:expr) => {{
+        #[cfg(feature = "fault-injection")]
+        let text: &'static str = if $rule { $sound } else { $planted };
+        #[cfg(not(feature = "fault-injection"))]
+        let text: &'static str = {
+            debug_assert!($rule, "a rule is broken in a build without fault injection");
+            $sound
+        };
+        text
+    }};
+}
+pub(crate) use rule_text;
+
 /// How far ahead the planted early sweeper looks: one default sweeper pass.
 pub const PLANTED_SWEEP_AHEAD_MS: i64 = 1_000;
 

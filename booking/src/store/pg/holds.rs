@@ -8,7 +8,7 @@ use super::tx::{Fail, TxIds, ensure, ensure_written};
 use crate::model::{Seat, SeatId, SeatState};
 use crate::store::decide::{check_hold_limit, check_holdable, releasable};
 use crate::store::machine::seat::{self as seat_machine, SeatCause};
-use crate::store::rules::Rules;
+use crate::store::rules::{Rules, rule_text};
 use crate::store::{
     AcquireHold, CreateEvent, ExpiredHold, HeldSeat, HoldGrant, ReclaimedHold, ReleaseHold, StoreError,
 };
@@ -167,8 +167,8 @@ async fn held_by(c: &mut PgConnection, event_id: &str, holder_id: &str, now_ms: 
 /// past their deadline. Under `rules` with a planted bug the deadline
 /// comparison is left out, or a taken-over seat keeps its token.
 fn hold_sql(rules: &Rules) -> String {
-    let token = if rules.hold_fresh_token { "$3" } else { "COALESCE(hold_token, $3)" };
-    let held = if rules.hold_deadline { "(state = 'held' AND hold_expires_at_ms <= $6)" } else { "state = 'held'" };
+    let token = rule_text!(rules.hold_fresh_token, "$3", "COALESCE(hold_token, $3)");
+    let held = rule_text!(rules.hold_deadline, "(state = 'held' AND hold_expires_at_ms <= $6)", "state = 'held'");
     format!(
         "UPDATE seats SET state = 'held', hold_token = {token}, holder_id = $4, hold_expires_at_ms = $5, \
                 order_id = NULL, booking_id = NULL, version = version + 1 \
@@ -222,7 +222,7 @@ pub(super) async fn sweep_expired_holds(
     rules: &Rules,
 ) -> Result<Vec<ExpiredHold>, Fail> {
     // Sound: held seats whose deadline has passed. A planted bug widens either.
-    let states = if rules.sweep_held_only { "('held')" } else { "('held', 'payment_pending')" };
+    let states = rule_text!(rules.sweep_held_only, "('held')", "('held', 'payment_pending')");
     // Built from constant fragments only: nothing user-supplied reaches the text.
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
         "SELECT {} FROM seats WHERE state IN {states} AND hold_expires_at_ms <= $1 \

@@ -14,7 +14,7 @@ use crate::store::decide::{check_checkout, check_whole_hold, order_refused, paym
 use crate::store::machine::order::{self as order_machine, OrderCause};
 use crate::store::machine::payment::{self as payment_machine, PaymentCause};
 use crate::store::machine::seat::{self as seat_machine, SeatCause};
-use crate::store::rules::Rules;
+use crate::store::rules::{Rules, rule_text};
 use crate::store::{BeginPayment, BeginPaymentOutcome, PaymentSuccess, Recorded, SaleOutcome, StoreError};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
@@ -277,27 +277,21 @@ pub(super) async fn begin_payment(
 fn checkout_sql(rules: &Rules) -> String {
     let mut sql = String::from("UPDATE seats SET state = 'payment_pending', order_id = $3, version = version + 1");
     let returning = concat!(" RETURNING ", seat_cols!());
-    if !rules.checkout_state {
-        // The unconditional write names the presented hold as the seat's; a seat
-        // without a deadline (available, sold) gets the checkout's time as its
-        // deadline and loses its booking, as in MemStore: the columns the schema
-        // requires of a `payment_pending` seat.
-        sql.push_str(
-            ", hold_token = $4, holder_id = $5, hold_expires_at_ms = COALESCE(hold_expires_at_ms, $6), booking_id = NULL",
-        );
-    }
+    // The unconditional write names the presented hold as the seat's; a seat
+    // without a deadline (available, sold) gets the checkout's time as its
+    // deadline and loses its booking, as in MemStore: the columns the schema
+    // requires of a `payment_pending` seat.
+    sql.push_str(rule_text!(
+        rules.checkout_state,
+        "",
+        ", hold_token = $4, holder_id = $5, hold_expires_at_ms = COALESCE(hold_expires_at_ms, $6), booking_id = NULL"
+    ));
     sql.push_str(" WHERE event_id = $1 AND seat_id = ANY($2)");
-    if rules.checkout_state {
-        sql.push_str(" AND state = 'held'");
-    }
+    sql.push_str(rule_text!(rules.checkout_state, " AND state = 'held'", ""));
     // A comparison left out still names its parameter, so every statement binds the same six.
-    sql.push_str(if rules.checkout_token { " AND hold_token = $4" } else { " AND $4::uuid IS NOT NULL" });
-    sql.push_str(if rules.checkout_holder { " AND holder_id = $5" } else { " AND $5::text IS NOT NULL" });
-    if rules.checkout_deadline {
-        sql.push_str(" AND hold_expires_at_ms > $6");
-    } else {
-        sql.push_str(" AND $6::bigint IS NOT NULL");
-    }
+    sql.push_str(rule_text!(rules.checkout_token, " AND hold_token = $4", " AND $4::uuid IS NOT NULL"));
+    sql.push_str(rule_text!(rules.checkout_holder, " AND holder_id = $5", " AND $5::text IS NOT NULL"));
+    sql.push_str(rule_text!(rules.checkout_deadline, " AND hold_expires_at_ms > $6", " AND $6::bigint IS NOT NULL"));
     sql.push_str(returning);
     sql
 }
