@@ -342,55 +342,21 @@ fn passed_by_one(message: &str) -> bool {
 
 /// Counts the paths the trace shows (the simulation stepping `tick_ms`).
 pub fn count(trace: &[TraceEvent], tick_ms: i64) -> PathCounts {
-    let mut out = count_boundaries(trace, tick_ms);
-    let mut bump = |p: Path| *out.entry(p).or_insert(0) += 1;
-    // Open client operations: op id -> the op (holds, checkouts and releases only).
-    let mut open: BTreeMap<u64, &ClientOp> = BTreeMap::new();
-    // Each granted hold's seats, and the idempotency key that checked it out.
-    let mut granted: BTreeMap<Uuid, Vec<&str>> = BTreeMap::new();
-    let mut checked_out: BTreeMap<Uuid, &str> = BTreeMap::new();
-    // Each event's seat changes so far: its store seat-map version.
-    let mut versions: BTreeMap<&str, i64> = BTreeMap::new();
-    // Each room's highest admission rate so far, and whether it is slowed now.
-    let mut rates: BTreeMap<&str, (i64, bool)> = BTreeMap::new();
+    let mut w = PathWalk { out: count_boundaries(trace, tick_ms), ..PathWalk::default() };
     for e in trace {
         match &e.kind {
             TraceKind::Room(RoomEvent::Told { admitted, .. }) => {
-                bump(if *admitted { Path::AdmittedFromQueue } else { Path::SoldOutTold })
+                w.bump(if *admitted { Path::AdmittedFromQueue } else { Path::SoldOutTold })
             }
-            TraceKind::Room(RoomEvent::Pass { event_id, rate_per_ks, .. }) => {
-                let (top, slowed) = rates.entry(event_id.as_str()).or_insert((0, false));
-                if *rate_per_ks > *top {
-                    *top = *rate_per_ks;
-                }
-                if !*slowed && *rate_per_ks * 2 <= *top {
-                    *slowed = true;
-                    bump(Path::AdmissionSlowed);
-                } else if *slowed && *rate_per_ks * 10 >= *top * 9 {
-                    *slowed = false;
-                    bump(Path::AdmissionRecovered);
+            TraceKind::Room(RoomEvent::Pass { event_id, rate_per_ks, .. }) => w.pass(event_id, *rate_per_ks),
+            TraceKind::Fault { kind, .. } => {
+                if let Some(p) = fault_path(*kind) {
+                    w.bump(p)
                 }
             }
-            TraceKind::Fault { kind, .. } => match kind {
-                FaultKind::ClientPaused => bump(Path::ClientPaused),
-                FaultKind::StaleTokenReplay => bump(Path::StaleTokenReplayed),
-                FaultKind::CrashAfterCommit => bump(Path::CrashAfterCommit),
-                FaultKind::HostRestarted => bump(Path::HostRestarted),
-                FaultKind::PartitionStarted => bump(Path::PartitionStarted),
-                FaultKind::PartitionRepaired => bump(Path::PartitionHealed),
-                FaultKind::ClockSkewed => bump(Path::ClockSkewed),
-                FaultKind::SweeperStalled => bump(Path::SweeperStalled),
-                FaultKind::CacheDown => bump(Path::CacheDown),
-                FaultKind::CacheStale => bump(Path::CacheStale),
-                FaultKind::CachePoisoned => bump(Path::CachePoisoned),
-                FaultKind::StoreDown => bump(Path::StoreDown),
-                FaultKind::RoomsLost => bump(Path::RoomsLost),
-                FaultKind::RoomsDown => bump(Path::RoomsDown),
-                _ => {}
-            },
             TraceKind::SeatMapCached { event_id, version_sum } => match version_sum {
-                None => bump(Path::PoisonedMapServed),
-                Some(v) if *v < versions.get(event_id.as_str()).copied().unwrap_or(0) => bump(Path::StaleMapServed),
+                None => w.bump(Path::PoisonedMapServed),
+                Some(v) if *v < w.versions.get(event_id.as_str()).copied().unwrap_or(0) => w.bump(Path::StaleMapServed),
                 Some(_) => {}
             },
             TraceKind::Invoke { op_id, op, .. }
@@ -399,90 +365,176 @@ pub fn count(trace: &[TraceEvent], tick_ms: i64) -> PathCounts {
                     ClientOp::OrderStatus { .. } | ClientOp::SeatMap { .. } | ClientOp::Request { .. }
                 ) =>
             {
-                open.insert(*op_id, op);
+                w.open.insert(*op_id, op);
             }
-            TraceKind::Ok { op_id, result, .. } => {
-                let op = open.remove(op_id);
-                match result {
-                    OpResult::Held { hold_token, seat_ids, .. } => {
-                        granted.insert(*hold_token, sorted(seat_ids));
-                    }
-                    OpResult::CheckedOut { .. } => {
-                        if let Some(ClientOp::Checkout { hold_token, idempotency_key, .. }) = op {
-                            checked_out.entry(*hold_token).or_insert(idempotency_key);
-                        }
-                    }
-                    _ => {}
-                }
-                match result {
-                    OpResult::Held { seat_ids, .. } if seat_ids.len() > 1 => bump(Path::MultiSeatHoldGranted),
-                    OpResult::CheckedOut { replayed: true, .. } => bump(Path::CheckoutReplayed),
-                    _ => {}
-                }
-            }
-            TraceKind::Fail { op_id, error_kind, .. } if error_kind.is_admission_refusal() => {
-                if matches!(open.remove(op_id), Some(ClientOp::Hold { .. } | ClientOp::Checkout { .. })) {
-                    bump(Path::AdmissionRefused);
-                }
-            }
-            TraceKind::Fail { op_id, error_kind, .. } => match open.remove(op_id) {
-                Some(ClientOp::Hold { seat_ids, .. }) if *error_kind == ProblemKind::SeatUnavailable => {
-                    bump(Path::HoldRefused);
-                    if seat_ids.len() > 1 {
-                        bump(Path::MultiSeatHoldRefused);
-                    }
-                }
-                Some(ClientOp::Hold { .. }) if *error_kind == ProblemKind::HoldLimit => bump(Path::HoldLimitRefused),
-                Some(op @ (ClientOp::Checkout { .. } | ClientOp::Release { .. })) => {
-                    if error_kind.refuses_stale_hold() {
-                        bump(Path::StaleTokenRefused);
-                        if *error_kind == ProblemKind::HoldExpired {
-                            bump(Path::CheckoutOnExpiredHold);
-                        }
-                    }
-                    if let ClientOp::Checkout { hold_token, seat_ids, idempotency_key, .. } = op {
-                        if checked_out.get(hold_token).is_some_and(|k| *k != idempotency_key.as_str()) {
-                            bump(Path::DuplicateCheckoutRefused);
-                        }
-                        if granted.get(hold_token).is_some_and(|g| *g != sorted(seat_ids)) {
-                            bump(Path::PartialCheckoutRefused);
-                        }
-                    }
-                }
-                _ => {}
-            },
-            TraceKind::Unknown { op_id, .. } if open.remove(op_id).is_some() => bump(Path::AnswerLost),
+            TraceKind::Ok { op_id, result, .. } => w.ok(*op_id, result),
+            TraceKind::Fail { op_id, error_kind, .. } => w.fail(*op_id, *error_kind),
+            TraceKind::Unknown { op_id, .. } if w.open.remove(op_id).is_some() => w.bump(Path::AnswerLost),
             TraceKind::SeatChange(c) => {
-                *versions.entry(c.event_id.as_str()).or_insert(0) += 1;
+                *w.versions.entry(c.event_id.as_str()).or_insert(0) += 1;
                 match c.cause {
                     crate::trace::ChangeCause::Hold if c.before.state == SeatState::Held => {
-                        bump(Path::ExpiredHoldTakenOver)
+                        w.bump(Path::ExpiredHoldTakenOver)
                     }
-                    crate::trace::ChangeCause::Sweep => bump(Path::HoldSwept),
+                    crate::trace::ChangeCause::Sweep => w.bump(Path::HoldSwept),
                     _ => {}
                 }
             }
-            TraceKind::OrderChange(o) if o.from.is_some() => match o.to {
-                OrderStatus::Confirmed | OrderStatus::Failed if o.from == Some(OrderStatus::Reconciling) => {
-                    bump(Path::UnknownResolved);
-                    bump(if o.to == OrderStatus::Confirmed { Path::SaleConfirmed } else { Path::PaymentDeclined });
+            TraceKind::OrderChange(o) if o.from.is_some() => {
+                for p in order_paths(o.from, o.to) {
+                    w.bump(p);
                 }
-                OrderStatus::Confirmed => bump(Path::SaleConfirmed),
-                OrderStatus::Reconciling => bump(Path::PaymentUnknown),
-                OrderStatus::Failed => bump(Path::PaymentDeclined),
-                OrderStatus::Released => bump(Path::UnresolvedReleased),
-                _ => {}
-            },
-            TraceKind::CompensationChange(c) => match (c.from, c.to) {
-                (Some(_), CompensationStatus::Succeeded) => bump(Path::RefundSucceeded),
-                (Some(CompensationStatus::InFlight), CompensationStatus::Requested) => bump(Path::RefundRetried),
-                (Some(_), CompensationStatus::Failed) => bump(Path::CompensationFailed),
-                _ => {}
-            },
+            }
+            TraceKind::CompensationChange(c) => {
+                if let Some(p) = compensation_path(c.from, c.to) {
+                    w.bump(p)
+                }
+            }
             _ => {}
         }
     }
-    out
+    w.out
+}
+
+/// What [`count`] keeps while it walks a trace.
+#[derive(Default)]
+struct PathWalk<'a> {
+    out: PathCounts,
+    /// Open client operations: op id -> the op (holds, checkouts and releases only).
+    open: BTreeMap<u64, &'a ClientOp>,
+    /// Each granted hold's seats.
+    granted: BTreeMap<Uuid, Vec<&'a str>>,
+    /// The idempotency key that checked each hold out.
+    checked_out: BTreeMap<Uuid, &'a str>,
+    /// Each event's seat changes so far: its store seat-map version.
+    versions: BTreeMap<&'a str, i64>,
+    /// Each room's highest admission rate so far, and whether it is slowed now.
+    rates: BTreeMap<&'a str, (i64, bool)>,
+}
+
+impl<'a> PathWalk<'a> {
+    fn bump(&mut self, p: Path) {
+        *self.out.entry(p).or_insert(0) += 1;
+    }
+
+    /// An admission pass at `rate_per_ks`: slowed at half the room's best rate, recovered at 90% of it.
+    fn pass(&mut self, event_id: &'a str, rate_per_ks: i64) {
+        let (top, slowed) = self.rates.entry(event_id).or_insert((0, false));
+        *top = (*top).max(rate_per_ks);
+        let path = if !*slowed && rate_per_ks * 2 <= *top {
+            *slowed = true;
+            Path::AdmissionSlowed
+        } else if *slowed && rate_per_ks * 10 >= *top * 9 {
+            *slowed = false;
+            Path::AdmissionRecovered
+        } else {
+            return;
+        };
+        self.bump(path);
+    }
+
+    fn ok(&mut self, op_id: u64, result: &'a OpResult) {
+        let op = self.open.remove(&op_id);
+        match result {
+            OpResult::Held { hold_token, seat_ids, .. } => {
+                self.granted.insert(*hold_token, sorted(seat_ids));
+                if seat_ids.len() > 1 {
+                    self.bump(Path::MultiSeatHoldGranted);
+                }
+            }
+            OpResult::CheckedOut { replayed, .. } => {
+                if let Some(ClientOp::Checkout { hold_token, idempotency_key, .. }) = op {
+                    self.checked_out.entry(*hold_token).or_insert(idempotency_key);
+                }
+                if *replayed {
+                    self.bump(Path::CheckoutReplayed);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn fail(&mut self, op_id: u64, error_kind: ProblemKind) {
+        let op = self.open.remove(&op_id);
+        if error_kind.is_admission_refusal() {
+            if matches!(op, Some(ClientOp::Hold { .. } | ClientOp::Checkout { .. })) {
+                self.bump(Path::AdmissionRefused);
+            }
+            return;
+        }
+        match op {
+            Some(ClientOp::Hold { seat_ids, .. }) if error_kind == ProblemKind::SeatUnavailable => {
+                self.bump(Path::HoldRefused);
+                if seat_ids.len() > 1 {
+                    self.bump(Path::MultiSeatHoldRefused);
+                }
+            }
+            Some(ClientOp::Hold { .. }) if error_kind == ProblemKind::HoldLimit => self.bump(Path::HoldLimitRefused),
+            Some(op @ (ClientOp::Checkout { .. } | ClientOp::Release { .. })) => {
+                if error_kind.refuses_stale_hold() {
+                    self.bump(Path::StaleTokenRefused);
+                    if error_kind == ProblemKind::HoldExpired {
+                        self.bump(Path::CheckoutOnExpiredHold);
+                    }
+                }
+                if let ClientOp::Checkout { hold_token, seat_ids, idempotency_key, .. } = op {
+                    if self.checked_out.get(hold_token).is_some_and(|k| *k != idempotency_key.as_str()) {
+                        self.bump(Path::DuplicateCheckoutRefused);
+                    }
+                    if self.granted.get(hold_token).is_some_and(|g| *g != sorted(seat_ids)) {
+                        self.bump(Path::PartialCheckoutRefused);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The path a fault of `kind` counts as, if any.
+fn fault_path(kind: FaultKind) -> Option<Path> {
+    Some(match kind {
+        FaultKind::ClientPaused => Path::ClientPaused,
+        FaultKind::StaleTokenReplay => Path::StaleTokenReplayed,
+        FaultKind::CrashAfterCommit => Path::CrashAfterCommit,
+        FaultKind::HostRestarted => Path::HostRestarted,
+        FaultKind::PartitionStarted => Path::PartitionStarted,
+        FaultKind::PartitionRepaired => Path::PartitionHealed,
+        FaultKind::ClockSkewed => Path::ClockSkewed,
+        FaultKind::SweeperStalled => Path::SweeperStalled,
+        FaultKind::CacheDown => Path::CacheDown,
+        FaultKind::CacheStale => Path::CacheStale,
+        FaultKind::CachePoisoned => Path::CachePoisoned,
+        FaultKind::StoreDown => Path::StoreDown,
+        FaultKind::RoomsLost => Path::RoomsLost,
+        FaultKind::RoomsDown => Path::RoomsDown,
+        _ => return None,
+    })
+}
+
+/// The paths an order's move from `from` to `to` counts as.
+fn order_paths(from: Option<OrderStatus>, to: OrderStatus) -> Vec<Path> {
+    match to {
+        OrderStatus::Confirmed | OrderStatus::Failed if from == Some(OrderStatus::Reconciling) => {
+            let outcome = if to == OrderStatus::Confirmed { Path::SaleConfirmed } else { Path::PaymentDeclined };
+            vec![Path::UnknownResolved, outcome]
+        }
+        OrderStatus::Confirmed => vec![Path::SaleConfirmed],
+        OrderStatus::Reconciling => vec![Path::PaymentUnknown],
+        OrderStatus::Failed => vec![Path::PaymentDeclined],
+        OrderStatus::Released => vec![Path::UnresolvedReleased],
+        _ => Vec::new(),
+    }
+}
+
+/// The path a compensation's move from `from` to `to` counts as, if any.
+fn compensation_path(from: Option<CompensationStatus>, to: CompensationStatus) -> Option<Path> {
+    match (from, to) {
+        (Some(_), CompensationStatus::Succeeded) => Some(Path::RefundSucceeded),
+        (Some(CompensationStatus::InFlight), CompensationStatus::Requested) => Some(Path::RefundRetried),
+        (Some(_), CompensationStatus::Failed) => Some(Path::CompensationFailed),
+        _ => None,
+    }
 }
 
 /// `seats` sorted and deduplicated, borrowed.

@@ -50,174 +50,195 @@ struct Admission {
 /// order) or the waiting user (admission, liveness). One violation per
 /// subject and invariant: the first.
 pub fn check_waiting_room(_snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> Vec<Violation> {
-    let mut rooms: BTreeMap<&str, Room> = BTreeMap::new();
-    let mut admissions: BTreeMap<(&str, &str), Admission> = BTreeMap::new();
-    let mut ended: BTreeMap<Uuid, (SessionEnd, u64)> = BTreeMap::new();
-    let mut told: BTreeSet<(&str, &str)> = BTreeSet::new();
-    // Open sessions per event: (sim expiry, session) -> (), for the target check.
-    let mut open: BTreeMap<&str, BTreeSet<(i64, Uuid)>> = BTreeMap::new();
-    let mut invokes: BTreeMap<u64, (&str, &str, bool, i64, u64)> = BTreeMap::new();
-    let mut reported: BTreeSet<(Invariant, String)> = BTreeSet::new();
-    let mut out = Vec::new();
-    let mut report = |out: &mut Vec<Violation>, inv: Invariant, subject: Subject, detail: String, w: Vec<u64>| {
-        if reported.insert((inv, subject.to_string())) {
-            out.push(Violation::new(inv, subject, detail, w));
-        }
-    };
+    let mut w = Walk::default();
     for e in trace {
         match &e.kind {
-            TraceKind::Room(RoomEvent::Opened {
-                event_id,
-                policy,
-                target_active_sessions,
-                opens_at_ms,
-                session_ttl_ms,
-                seed,
-            }) => {
-                rooms.insert(
-                    event_id,
-                    Room {
-                        policy: *policy,
-                        target: *target_active_sessions,
-                        opens_at_ms: *opens_at_ms,
-                        ttl_ms: *session_ttl_ms,
-                        seed: seed.clone(),
-                        drawn: false,
-                        joins: Vec::new(),
-                        admitted: Vec::new(),
-                    },
-                );
+            TraceKind::Room(r) => w.room_event(e, r),
+            TraceKind::Invoke { op_id, client, op, .. } => w.invoke(e, *op_id, client, op),
+            TraceKind::Ok { op_id, .. } => w.granted(e, *op_id),
+            _ => {}
+        }
+    }
+    w.finish()
+}
+
+/// A hold or checkout on a waiting-room event, as invoked.
+#[derive(Clone, Copy)]
+struct Invoked<'a> {
+    event_id: &'a str,
+    user: &'a str,
+    is_checkout: bool,
+    at_ms: i64,
+    seq: u64,
+}
+
+/// The walk over one trace: what the rooms did so far, and what was found.
+#[derive(Default)]
+struct Walk<'a> {
+    rooms: BTreeMap<&'a str, Room>,
+    admissions: BTreeMap<(&'a str, &'a str), Admission>,
+    ended: BTreeMap<Uuid, (SessionEnd, u64)>,
+    told: BTreeSet<(&'a str, &'a str)>,
+    /// Open sessions per event: (sim expiry, session), for the target check.
+    open: BTreeMap<&'a str, BTreeSet<(i64, Uuid)>>,
+    invokes: BTreeMap<u64, Invoked<'a>>,
+    reported: BTreeSet<(Invariant, String)>,
+    out: Vec<Violation>,
+}
+
+impl<'a> Walk<'a> {
+    /// Reports the first violation per (invariant, subject).
+    fn report(&mut self, inv: Invariant, subject: Subject, detail: String, witnesses: Vec<u64>) {
+        if self.reported.insert((inv, subject.to_string())) {
+            self.out.push(Violation::new(inv, subject, detail, witnesses));
+        }
+    }
+
+    fn room_event(&mut self, e: &'a TraceEvent, r: &'a RoomEvent) {
+        match r {
+            RoomEvent::Opened { event_id, policy, target_active_sessions, opens_at_ms, session_ttl_ms, seed } => {
+                let room = Room {
+                    policy: *policy,
+                    target: *target_active_sessions,
+                    opens_at_ms: *opens_at_ms,
+                    ttl_ms: *session_ttl_ms,
+                    seed: seed.clone(),
+                    drawn: false,
+                    joins: Vec::new(),
+                    admitted: Vec::new(),
+                };
+                self.rooms.insert(event_id, room);
             }
-            TraceKind::Room(RoomEvent::Joined { event_id, user, tier, now_ms }) => {
-                if let Some(room) = rooms.get_mut(event_id.as_str()) {
+            RoomEvent::Joined { event_id, user, tier, now_ms } => {
+                if let Some(room) = self.rooms.get_mut(event_id.as_str()) {
                     // A join at or after opening draws a lottery first, then lines up after it.
                     room.drawn |= *now_ms >= room.opens_at_ms;
                     let drawn_at_opening = room.policy == Policy::Lottery && !room.drawn;
                     room.joins.push((user.clone(), *tier, drawn_at_opening, e.seq));
                 }
             }
-            TraceKind::Room(RoomEvent::Pass { event_id, now_ms, .. }) => {
-                if let Some(room) = rooms.get_mut(event_id.as_str()) {
+            RoomEvent::Pass { event_id, now_ms, .. } => {
+                if let Some(room) = self.rooms.get_mut(event_id.as_str()) {
                     room.drawn |= *now_ms >= room.opens_at_ms;
                 }
             }
-            TraceKind::Room(RoomEvent::Admitted { event_id, user, session_id, .. }) => {
-                let Some(room) = rooms.get_mut(event_id.as_str()) else { continue };
-                room.admitted.push((user.clone(), e.seq));
-                admissions.insert((event_id, user), Admission { session_id: *session_id, at_ms: e.at_ms, seq: e.seq });
-                let sessions = open.entry(event_id).or_default();
-                while sessions.first().is_some_and(|(expiry, _)| *expiry <= e.at_ms) {
-                    sessions.pop_first();
-                }
-                sessions.insert((e.at_ms + room.ttl_ms, *session_id));
-                if sessions.len() > room.target as usize {
-                    report(
-                        &mut out,
-                        Invariant::SessionsWithinTarget,
-                        Subject::Room { event_id: event_id.clone() },
-                        format!(
-                            "{} sessions open at once after admitting {user}; the target is {}",
-                            sessions.len(),
-                            room.target
-                        ),
-                        vec![e.seq],
-                    );
-                }
-            }
-            TraceKind::Room(RoomEvent::Ended { event_id, user, session_id, how }) => {
-                ended.entry(*session_id).or_insert((*how, e.seq));
-                if let (Some(sessions), Some(a)) =
-                    (open.get_mut(event_id.as_str()), admissions.get(&(event_id.as_str(), user.as_str())))
-                    && let Some(room) = rooms.get(event_id.as_str())
-                {
-                    sessions.remove(&(a.at_ms + room.ttl_ms, *session_id));
+            RoomEvent::Admitted { event_id, user, session_id, .. } => self.admitted(e, event_id, user, *session_id),
+            RoomEvent::Ended { event_id, user, session_id, how } => {
+                self.ended.entry(*session_id).or_insert((*how, e.seq));
+                if let Some(expiry) = self.expiry_of(event_id, user) {
+                    self.open.entry(event_id).or_default().remove(&(expiry, *session_id));
                 }
             }
             // A purchase undone (its order failed): the session is open, and counted, again.
-            TraceKind::Room(RoomEvent::Reopened { event_id, user, session_id }) => {
-                ended.remove(session_id);
-                if let (Some(sessions), Some(a)) =
-                    (open.get_mut(event_id.as_str()), admissions.get(&(event_id.as_str(), user.as_str())))
-                    && let Some(room) = rooms.get(event_id.as_str())
-                    && a.at_ms + room.ttl_ms > e.at_ms
+            RoomEvent::Reopened { event_id, user, session_id } => {
+                self.ended.remove(session_id);
+                if let Some(expiry) = self.expiry_of(event_id, user).filter(|expiry| *expiry > e.at_ms)
+                    && let Some(sessions) = self.open.get_mut(event_id.as_str())
                 {
-                    sessions.insert((a.at_ms + room.ttl_ms, *session_id));
+                    sessions.insert((expiry, *session_id));
                 }
             }
-            TraceKind::Room(RoomEvent::Told { event_id, user, .. }) => {
-                told.insert((event_id, user));
+            RoomEvent::Told { event_id, user, .. } => {
+                self.told.insert((event_id, user));
             }
-            TraceKind::Room(RoomEvent::SoldOut { .. }) => {}
-            TraceKind::Invoke { op_id, client, op, .. } => {
-                let (event_id, is_checkout) = match op {
-                    ClientOp::Hold { event_id, .. } => (event_id, false),
-                    ClientOp::Checkout { event_id, .. } => (event_id, true),
-                    _ => continue,
-                };
-                if rooms.contains_key(event_id.as_str()) {
-                    invokes.insert(*op_id, (event_id, client, is_checkout, e.at_ms, e.seq));
-                }
-            }
-            TraceKind::Ok { op_id, .. } => {
-                let Some(&(event_id, user, is_checkout, invoked_ms, invoked_seq)) = invokes.get(op_id) else {
-                    continue;
-                };
-                let room = &rooms[event_id];
-                let subject = Subject::Waiting { event_id: event_id.to_string(), user: user.to_string() };
-                let what = if is_checkout { "checkout" } else { "hold" };
-                let Some(a) = admissions.get(&(event_id, user)).filter(|a| a.seq < invoked_seq) else {
-                    let detail = format!("a {what} was granted to {user}, who had not been admitted");
-                    report(&mut out, Invariant::AdmissionRequired, subject, detail, vec![invoked_seq, e.seq]);
-                    continue;
-                };
-                if invoked_ms >= a.at_ms + room.ttl_ms {
-                    let detail = format!("a {what} invoked after {user}'s admission expired was granted");
-                    report(&mut out, Invariant::AdmissionRequired, subject, detail, vec![a.seq, invoked_seq, e.seq]);
-                    continue;
-                }
-                if let Some(&(how, end_seq)) = ended.get(&a.session_id)
-                    && end_seq < invoked_seq
-                    && !(is_checkout && matches!(how, SessionEnd::Purchased { .. }))
-                {
-                    let detail = format!("a {what} invoked after {user}'s session ended ({how:?}) was granted");
-                    report(&mut out, Invariant::AdmissionRequired, subject, detail, vec![end_seq, invoked_seq, e.seq]);
-                }
-            }
-            _ => {}
+            RoomEvent::SoldOut { .. } => {}
         }
     }
-    for (event_id, room) in &rooms {
-        let expected = policy_order(room);
-        for (i, (user, seq)) in room.admitted.iter().enumerate() {
-            if expected.get(i) != Some(user) {
+
+    /// When `user`'s admission to `event_id` expires (sim ms), if both are known.
+    fn expiry_of(&self, event_id: &str, user: &str) -> Option<i64> {
+        let a = self.admissions.get(&(event_id, user))?;
+        Some(a.at_ms + self.rooms.get(event_id)?.ttl_ms)
+    }
+
+    fn admitted(&mut self, e: &TraceEvent, event_id: &'a String, user: &'a String, session_id: Uuid) {
+        let Some(room) = self.rooms.get_mut(event_id.as_str()) else { return };
+        room.admitted.push((user.clone(), e.seq));
+        let (target, ttl_ms) = (room.target, room.ttl_ms);
+        self.admissions.insert((event_id, user), Admission { session_id, at_ms: e.at_ms, seq: e.seq });
+        let sessions = self.open.entry(event_id).or_default();
+        while sessions.first().is_some_and(|(expiry, _)| *expiry <= e.at_ms) {
+            sessions.pop_first();
+        }
+        sessions.insert((e.at_ms + ttl_ms, session_id));
+        let n = sessions.len();
+        if n > target as usize {
+            let detail = format!("{n} sessions open at once after admitting {user}; the target is {target}");
+            self.report(
+                Invariant::SessionsWithinTarget,
+                Subject::Room { event_id: event_id.clone() },
+                detail,
+                vec![e.seq],
+            );
+        }
+    }
+
+    fn invoke(&mut self, e: &TraceEvent, op_id: u64, client: &'a str, op: &'a ClientOp) {
+        let (event_id, is_checkout) = match op {
+            ClientOp::Hold { event_id, .. } => (event_id, false),
+            ClientOp::Checkout { event_id, .. } => (event_id, true),
+            _ => return,
+        };
+        if self.rooms.contains_key(event_id.as_str()) {
+            let invoked = Invoked { event_id, user: client, is_checkout, at_ms: e.at_ms, seq: e.seq };
+            self.invokes.insert(op_id, invoked);
+        }
+    }
+
+    /// A hold or checkout on a room's event was granted: it needs an open, unexpired admission.
+    fn granted(&mut self, e: &TraceEvent, op_id: u64) {
+        let Some(&Invoked { event_id, user, is_checkout, at_ms, seq }) = self.invokes.get(&op_id) else { return };
+        let ttl_ms = self.rooms[event_id].ttl_ms;
+        let subject = Subject::Waiting { event_id: event_id.to_string(), user: user.to_string() };
+        let what = if is_checkout { "checkout" } else { "hold" };
+        let Some(a) = self.admissions.get(&(event_id, user)).filter(|a| a.seq < seq).copied() else {
+            let detail = format!("a {what} was granted to {user}, who had not been admitted");
+            return self.report(Invariant::AdmissionRequired, subject, detail, vec![seq, e.seq]);
+        };
+        if at_ms >= a.at_ms + ttl_ms {
+            let detail = format!("a {what} invoked after {user}'s admission expired was granted");
+            return self.report(Invariant::AdmissionRequired, subject, detail, vec![a.seq, seq, e.seq]);
+        }
+        if let Some(&(how, end_seq)) = self.ended.get(&a.session_id)
+            && end_seq < seq
+            && !(is_checkout && matches!(how, SessionEnd::Purchased { .. }))
+        {
+            let detail = format!("a {what} invoked after {user}'s session ended ({how:?}) was granted");
+            self.report(Invariant::AdmissionRequired, subject, detail, vec![end_seq, seq, e.seq]);
+        }
+    }
+
+    /// The order and liveness findings, once the whole trace was read.
+    fn finish(mut self) -> Vec<Violation> {
+        let rooms = std::mem::take(&mut self.rooms);
+        for (event_id, room) in &rooms {
+            let expected = policy_order(room);
+            let first_wrong = room.admitted.iter().enumerate().find(|(i, (user, _))| expected.get(*i) != Some(user));
+            if let Some((i, (user, seq))) = first_wrong {
                 let want = expected.get(i).map_or("nobody", String::as_str);
-                report(
-                    &mut out,
+                let detail = format!(
+                    "admission #{} went to {user}; the {:?} policy's order has {want} there",
+                    i + 1,
+                    room.policy
+                );
+                self.report(
                     Invariant::AdmissionOrder,
                     Subject::Room { event_id: event_id.to_string() },
-                    format!(
-                        "admission #{} went to {user}; the {:?} policy's order has {want} there",
-                        i + 1,
-                        room.policy
-                    ),
-                    vec![*seq],
-                );
-                break;
-            }
-        }
-        for (user, _, _, seq) in &room.joins {
-            if !told.contains(&(event_id, user.as_str())) {
-                report(
-                    &mut out,
-                    Invariant::QueueLiveness,
-                    Subject::Waiting { event_id: event_id.to_string(), user: user.clone() },
-                    format!("{user} joined and was never told they were admitted or that the event sold out"),
+                    detail,
                     vec![*seq],
                 );
             }
+            for (user, _, _, seq) in &room.joins {
+                if !self.told.contains(&(event_id, user.as_str())) {
+                    let subject = Subject::Waiting { event_id: event_id.to_string(), user: user.clone() };
+                    let detail =
+                        format!("{user} joined and was never told they were admitted or that the event sold out");
+                    self.report(Invariant::QueueLiveness, subject, detail, vec![*seq]);
+                }
+            }
         }
+        self.out
     }
-    out
 }
 
 /// The order the room's policy admits its joiners in (the model's statement of the rule).
