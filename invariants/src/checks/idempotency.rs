@@ -33,6 +33,62 @@ fn subject(k: &Key) -> Subject {
 
 /// Checks [`Invariant::IdempotentRetry`].
 pub fn check_idempotency(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) -> Vec<Violation> {
+    let answers = answers_by_key(trace);
+    let mut orders_of: BTreeMap<Key, BTreeSet<Uuid>> = BTreeMap::new();
+    for o in &snap.orders {
+        orders_of
+            .entry((o.event_id.clone(), o.holder_id.clone(), o.idempotency_key.clone()))
+            .or_default()
+            .insert(o.order_id);
+    }
+    let mut keys: BTreeSet<Key> = answers.keys().cloned().collect();
+    keys.extend(orders_of.keys().cloned());
+    let charges = charges(trace);
+    let mut out = Vec::new();
+    for k in &keys {
+        let first_ok = judge_answers(k, answers.get(k).map(Vec::as_slice).unwrap_or_default(), cfg, &mut out);
+        let stored = orders_of.get(k).cloned().unwrap_or_default();
+        if stored.len() > 1 {
+            let witnesses = first_ok.iter().filter(|(_, o)| stored.contains(o)).map(|(s, _)| *s).take(2).collect();
+            let ids: Vec<String> = stored.iter().map(Uuid::to_string).collect();
+            let detail = format!("the store holds {} orders for one key: {}", stored.len(), ids.join(", "));
+            out.push(Violation::new(Invariant::IdempotentRetry, subject(k), detail, witnesses));
+        }
+        // Money taken at most once per key.
+        let mut orders: BTreeSet<Uuid> = stored;
+        orders.extend(first_ok.iter().map(|(_, o)| *o));
+        let ops: BTreeSet<Uuid> =
+            snap.orders.iter().filter(|o| orders.contains(&o.order_id)).map(|o| o.payment_op_id).collect();
+        let mut key_charges: Vec<u64> =
+            ops.iter().filter_map(|op| charges.get(op).and_then(|c| c.first()).map(|(s, _)| *s)).collect();
+        key_charges.sort_unstable();
+        if key_charges.len() > 1 {
+            let detail = format!("{} payment operations of one key were charged", key_charges.len());
+            out.push(Violation::new(
+                Invariant::IdempotentRetry,
+                subject(k),
+                detail,
+                key_charges.into_iter().take(2).collect(),
+            ));
+        }
+    }
+    // Money taken at most once per payment operation.
+    for (op_id, cs) in &charges {
+        if cs.len() > 1 {
+            let subject = Subject::PaymentOp { payment_op_id: *op_id };
+            out.push(Violation::new(
+                Invariant::IdempotentRetry,
+                subject,
+                format!("charged {} times", cs.len()),
+                vec![cs[0].0, cs[1].0],
+            ));
+        }
+    }
+    out
+}
+
+/// Every answer to a checkout, by its key, in trace order.
+fn answers_by_key(trace: &[TraceEvent]) -> BTreeMap<Key, Vec<Answer>> {
     let mut key_of: BTreeMap<OpId, (Key, Request)> = BTreeMap::new();
     let mut answers: BTreeMap<Key, Vec<Answer>> = BTreeMap::new();
     for e in trace {
@@ -50,13 +106,8 @@ pub fn check_idempotency(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) ->
             }
             TraceKind::Ok { op_id, result: OpResult::CheckedOut { order_id, booking_ids, .. }, .. } => {
                 if let Some((k, req)) = key_of.get(op_id) {
-                    let a = Answer::Ok {
-                        seq: e.seq,
-                        order_id: *order_id,
-                        booking_ids: booking_ids.clone(),
-                        req: req.clone(),
-                    };
-                    answers.entry(k.clone()).or_default().push(a);
+                    let (order_id, booking_ids, req) = (*order_id, booking_ids.clone(), req.clone());
+                    answers.entry(k.clone()).or_default().push(Answer::Ok { seq: e.seq, order_id, booking_ids, req });
                 }
             }
             TraceKind::Fail { op_id, error_kind, .. } => {
@@ -68,107 +119,53 @@ pub fn check_idempotency(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) ->
             _ => {}
         }
     }
-    let mut orders_of: BTreeMap<Key, BTreeSet<Uuid>> = BTreeMap::new();
-    for o in &snap.orders {
-        orders_of
-            .entry((o.event_id.clone(), o.holder_id.clone(), o.idempotency_key.clone()))
-            .or_default()
-            .insert(o.order_id);
-    }
-    let mut keys: BTreeSet<Key> = answers.keys().cloned().collect();
-    keys.extend(orders_of.keys().cloned());
-    let charges = charges(trace);
-    let mut out = Vec::new();
+    answers
+}
 
-    for k in &keys {
-        let answers = answers.get(k).map(Vec::as_slice).unwrap_or_default();
-        // First ok answer naming each order, in trace order.
-        let mut first_ok: Vec<(u64, Uuid)> = Vec::new();
-        let mut committed: Option<&Request> = None;
-        let mut first_bookings: Option<(u64, &Vec<Uuid>)> = None;
-        for a in answers {
-            match a {
-                Answer::Ok { seq, order_id, booking_ids, req } => {
-                    if !first_ok.iter().any(|(_, o)| o == order_id) {
-                        first_ok.push((*seq, *order_id));
-                    }
-                    committed.get_or_insert(req);
-                    if !booking_ids.is_empty() {
-                        match first_bookings {
-                            None => first_bookings = Some((*seq, booking_ids)),
-                            Some((s0, b0)) if b0 != booking_ids => out.push(Violation::new(
-                                Invariant::IdempotentRetry,
-                                subject(k),
-                                format!("answered bookings {b0:?} then {booking_ids:?}"),
-                                vec![s0, *seq],
-                            )),
-                            Some(_) => {}
-                        }
-                    }
+/// Judges one key's answers (one order, the same bookings, no definitive
+/// refusal of a retry once an order was answered); returns the first ok
+/// answer naming each order, in trace order: (seq, order).
+fn judge_answers(k: &Key, answers: &[Answer], cfg: &Config, out: &mut Vec<Violation>) -> Vec<(u64, Uuid)> {
+    let mut first_ok: Vec<(u64, Uuid)> = Vec::new();
+    let mut committed: Option<&Request> = None;
+    let mut first_bookings: Option<(u64, &Vec<Uuid>)> = None;
+    for a in answers {
+        match a {
+            Answer::Ok { seq, order_id, booking_ids, req } => {
+                if !first_ok.iter().any(|(_, o)| o == order_id) {
+                    first_ok.push((*seq, *order_id));
                 }
-                Answer::Fail { seq, error_kind, req } => {
-                    if let Some((ok_seq, order_id)) = first_ok.first()
-                        && committed == Some(req)
-                        && !cfg.is_transient(*error_kind)
-                    {
-                        out.push(Violation::new(
-                            Invariant::IdempotentRetry,
-                            subject(k),
-                            format!("answered order {order_id}, then a retry failed with {error_kind}"),
-                            vec![*ok_seq, *seq],
-                        ));
-                    }
+                committed.get_or_insert(req);
+                if booking_ids.is_empty() {
+                    continue;
+                }
+                match first_bookings {
+                    None => first_bookings = Some((*seq, booking_ids)),
+                    Some((s0, b0)) if b0 != booking_ids => out.push(Violation::new(
+                        Invariant::IdempotentRetry,
+                        subject(k),
+                        format!("answered bookings {b0:?} then {booking_ids:?}"),
+                        vec![s0, *seq],
+                    )),
+                    Some(_) => {}
+                }
+            }
+            Answer::Fail { seq, error_kind, req } => {
+                if let Some((ok_seq, order_id)) = first_ok.first()
+                    && committed == Some(req)
+                    && !cfg.is_transient(*error_kind)
+                {
+                    let detail = format!("answered order {order_id}, then a retry failed with {error_kind}");
+                    out.push(Violation::new(Invariant::IdempotentRetry, subject(k), detail, vec![*ok_seq, *seq]));
                 }
             }
         }
-        if first_ok.len() > 1 {
-            out.push(Violation::new(
-                Invariant::IdempotentRetry,
-                subject(k),
-                format!("answered two orders {} and {}", first_ok[0].1, first_ok[1].1),
-                vec![first_ok[0].0, first_ok[1].0],
-            ));
-        }
-        let stored = orders_of.get(k).cloned().unwrap_or_default();
-        if stored.len() > 1 {
-            let witnesses = first_ok.iter().filter(|(_, o)| stored.contains(o)).map(|(s, _)| *s).take(2).collect();
-            let ids: Vec<String> = stored.iter().map(Uuid::to_string).collect();
-            out.push(Violation::new(
-                Invariant::IdempotentRetry,
-                subject(k),
-                format!("the store holds {} orders for one key: {}", stored.len(), ids.join(", ")),
-                witnesses,
-            ));
-        }
-        // Money taken at most once per key.
-        let mut orders: BTreeSet<Uuid> = stored;
-        orders.extend(first_ok.iter().map(|(_, o)| *o));
-        let ops: BTreeSet<Uuid> =
-            snap.orders.iter().filter(|o| orders.contains(&o.order_id)).map(|o| o.payment_op_id).collect();
-        let mut key_charges: Vec<u64> =
-            ops.iter().filter_map(|op| charges.get(op).and_then(|c| c.first()).map(|(s, _)| *s)).collect();
-        key_charges.sort_unstable();
-        if key_charges.len() > 1 {
-            out.push(Violation::new(
-                Invariant::IdempotentRetry,
-                subject(k),
-                format!("{} payment operations of one key were charged", key_charges.len()),
-                key_charges.into_iter().take(2).collect(),
-            ));
-        }
     }
-    // Money taken at most once per payment operation.
-    for (op_id, cs) in &charges {
-        if cs.len() > 1 {
-            out.push(Violation::new(
-                Invariant::IdempotentRetry,
-                Subject::PaymentOp { payment_op_id: *op_id },
-                format!("charged {} times", cs.len()),
-                vec![cs[0].0, cs[1].0],
-            ));
-        }
+    if first_ok.len() > 1 {
+        let detail = format!("answered two orders {} and {}", first_ok[0].1, first_ok[1].1);
+        out.push(Violation::new(Invariant::IdempotentRetry, subject(k), detail, vec![first_ok[0].0, first_ok[1].0]));
     }
-    out
+    first_ok
 }
 
 #[cfg(test)]
