@@ -113,8 +113,42 @@ impl Metrics {
             seats_sold: snap.seats.iter().filter(|s| s.state == SeatState::Sold).count() as u64,
             ..Metrics::default()
         };
+        m.add_client_view(trace);
+        for o in &snap.orders {
+            bump(&mut m.orders_by_status, o.status.as_str());
+        }
+        let mut holds = HoldTokens::default();
+        let mut lag_sum: i64 = 0;
+        for changes in seat_changes(trace).values() {
+            for (i, (_, c)) in changes.iter().enumerate() {
+                // Seat-time from this change to the next (or the end).
+                let until = changes.get(i + 1).map_or(now, |(_, n)| n.store_now_ms);
+                lag_sum += m.add_change(c, until, &mut holds);
+            }
+        }
+        for s in snap.seats.iter().filter(|s| s.state == SeatState::Held) {
+            let deadline = s.hold_expires_at_ms.unwrap_or(now);
+            if deadline < now {
+                m.overdue_max_ms = m.overdue_max_ms.max(now - deadline);
+                holds.expired_unused.extend(s.hold_token);
+                if now > deadline.saturating_add(cfg.sweep_bound_ms) {
+                    m.seats_overdue_at_end += 1;
+                }
+            }
+        }
+        m.holds_acquired = holds.granted.len() as u64;
+        m.holds_checked_out = holds.checked_out.len() as u64;
+        m.holds_released = holds.released.len() as u64;
+        m.holds_abandoned = holds.expired_unused.difference(&holds.checked_out).count() as u64;
+        if m.seats_reclaimed > 0 {
+            m.expiry_lag_mean_ms = lag_sum / m.seats_reclaimed as i64;
+        }
+        m.classification = m.classify(cfg.sweep_bound_ms);
+        m
+    }
 
-        // Client view: contention and checkout outcomes.
+    /// The client's view: contention, checkout outcomes, payments.
+    fn add_client_view(&mut self, trace: &[TraceEvent]) {
         let mut kinds: BTreeMap<OpId, &ClientOp> = BTreeMap::new();
         for e in trace {
             match &e.kind {
@@ -124,105 +158,64 @@ impl Metrics {
                 TraceKind::Ok { op_id, result, .. } => {
                     if let Some(ClientOp::Checkout { .. }) = kinds.get(op_id) {
                         let replayed = matches!(result, crate::trace::OpResult::CheckedOut { replayed: true, .. });
-                        bump(&mut m.checkouts, if replayed { "replayed" } else { "ok" });
+                        bump(&mut self.checkouts, if replayed { "replayed" } else { "ok" });
                     }
                 }
                 TraceKind::Fail { op_id, error_kind, .. } => match kinds.get(op_id) {
                     Some(ClientOp::Hold { .. }) if *error_kind == ProblemKind::SeatUnavailable => {
-                        m.holds_refused_contention += 1
+                        self.holds_refused_contention += 1
                     }
-                    Some(ClientOp::Checkout { .. }) => bump(&mut m.checkouts, &format!("fail:{error_kind}")),
+                    Some(ClientOp::Checkout { .. }) => bump(&mut self.checkouts, &format!("fail:{error_kind}")),
                     _ => {}
                 },
                 TraceKind::Unknown { op_id, .. } => {
                     if let Some(ClientOp::Checkout { .. }) = kinds.get(op_id) {
-                        bump(&mut m.checkouts, "unknown");
+                        bump(&mut self.checkouts, "unknown");
                     }
                 }
-                TraceKind::Payment(p) => {
-                    let k = match p {
-                        PaymentEvent::Charged { .. } => "charged",
-                        PaymentEvent::Declined { .. } => "declined",
-                        PaymentEvent::Unknown { .. } => "unknown",
-                        PaymentEvent::Refunded { .. } => "refunded",
-                        PaymentEvent::RefundFailed { .. } => "refund_failed",
-                        PaymentEvent::CallbackDelivered { duplicate: true, .. } => "callback_duplicate",
-                        PaymentEvent::CallbackDelivered { late: true, .. } => "callback_late",
-                        PaymentEvent::CallbackDelivered { .. } => "callback",
-                    };
-                    bump(&mut m.payments, k);
-                }
+                TraceKind::Payment(p) => bump(&mut self.payments, payment_name(p)),
                 _ => {}
             }
         }
-        for o in &snap.orders {
-            bump(&mut m.orders_by_status, o.status.as_str());
-        }
+    }
 
-        // Store view: holds, reclaims, seat-time.
-        let mut granted: BTreeSet<Uuid> = BTreeSet::new();
-        let mut checked_out: BTreeSet<Uuid> = BTreeSet::new();
-        let mut released: BTreeSet<Uuid> = BTreeSet::new();
-        let mut expired_unused: BTreeSet<Uuid> = BTreeSet::new();
-        let mut lag_sum: i64 = 0;
-        for changes in seat_changes(trace).values() {
-            for (i, (_, c)) in changes.iter().enumerate() {
-                let reclaim = match c.cause {
-                    ChangeCause::Sweep => true,
-                    ChangeCause::Hold => c.before.state == SeatState::Held,
-                    _ => false,
-                };
-                if reclaim {
-                    let lag = (c.store_now_ms - c.before.hold_expires_at_ms.unwrap_or(c.store_now_ms)).max(0);
-                    m.seats_reclaimed += 1;
-                    lag_sum += lag;
-                    m.expiry_lag_max_ms = m.expiry_lag_max_ms.max(lag);
-                    expired_unused.extend(c.before.hold_token);
-                }
-                match c.cause {
-                    ChangeCause::Hold => {
-                        m.seats_held += 1;
-                        granted.extend(c.after.hold_token);
-                    }
-                    ChangeCause::Checkout => checked_out.extend(c.authority.token),
-                    ChangeCause::Release => released.extend(c.before.hold_token),
-                    _ => {}
-                }
-                // Seat-time from this change to the next (or the end).
-                let until = changes.get(i + 1).map_or(now, |(_, n)| n.store_now_ms);
-                let span = (until - c.store_now_ms).max(0);
-                match c.to() {
-                    SeatState::Held => {
-                        let deadline = c.after.hold_expires_at_ms.unwrap_or(until);
-                        let live = (deadline.min(until) - c.store_now_ms).clamp(0, span);
-                        m.seat_ms_held += live;
-                        m.seat_ms_held_expired += span - live;
-                    }
-                    SeatState::PaymentPending => m.seat_ms_pending += span,
-                    SeatState::Sold => m.seat_ms_sold += span,
-                    SeatState::Available => {}
-                }
+    /// Counts one seat change `c` (the seat stays as it leaves it until
+    /// `until`); returns its expiry lag if it reclaimed an expired hold, else 0.
+    fn add_change(&mut self, c: &crate::trace::SeatChange, until: i64, holds: &mut HoldTokens) -> i64 {
+        let reclaim = match c.cause {
+            ChangeCause::Sweep => true,
+            ChangeCause::Hold => c.before.state == SeatState::Held,
+            _ => false,
+        };
+        let mut lag = 0;
+        if reclaim {
+            lag = (c.store_now_ms - c.before.hold_expires_at_ms.unwrap_or(c.store_now_ms)).max(0);
+            self.seats_reclaimed += 1;
+            self.expiry_lag_max_ms = self.expiry_lag_max_ms.max(lag);
+            holds.expired_unused.extend(c.before.hold_token);
+        }
+        match c.cause {
+            ChangeCause::Hold => {
+                self.seats_held += 1;
+                holds.granted.extend(c.after.hold_token);
             }
+            ChangeCause::Checkout => holds.checked_out.extend(c.authority.token),
+            ChangeCause::Release => holds.released.extend(c.before.hold_token),
+            _ => {}
         }
-        for s in snap.seats.iter().filter(|s| s.state == SeatState::Held) {
-            let deadline = s.hold_expires_at_ms.unwrap_or(now);
-            if deadline < now {
-                m.overdue_max_ms = m.overdue_max_ms.max(now - deadline);
-                expired_unused.extend(s.hold_token);
-                if now > deadline.saturating_add(cfg.sweep_bound_ms) {
-                    m.seats_overdue_at_end += 1;
-                }
+        let span = (until - c.store_now_ms).max(0);
+        match c.to() {
+            SeatState::Held => {
+                let deadline = c.after.hold_expires_at_ms.unwrap_or(until);
+                let live = (deadline.min(until) - c.store_now_ms).clamp(0, span);
+                self.seat_ms_held += live;
+                self.seat_ms_held_expired += span - live;
             }
+            SeatState::PaymentPending => self.seat_ms_pending += span,
+            SeatState::Sold => self.seat_ms_sold += span,
+            SeatState::Available => {}
         }
-        m.holds_acquired = granted.len() as u64;
-        m.holds_checked_out = checked_out.len() as u64;
-        m.holds_released = released.len() as u64;
-        m.holds_abandoned = expired_unused.difference(&checked_out).count() as u64;
-        if m.seats_reclaimed > 0 {
-            m.expiry_lag_mean_ms = lag_sum / m.seats_reclaimed as i64;
-        }
-        m.classification = m.classify(cfg.sweep_bound_ms);
-        m
+        lag
     }
 
     /// The classification these figures support, given the sweep bound:
@@ -246,6 +239,29 @@ impl Metrics {
 
 fn bump(map: &mut BTreeMap<String, u64>, key: &str) {
     *map.entry(key.to_owned()).or_default() += 1;
+}
+
+/// Hold tokens by what became of them, as the store's changes show.
+#[derive(Default)]
+struct HoldTokens {
+    granted: BTreeSet<Uuid>,
+    checked_out: BTreeSet<Uuid>,
+    released: BTreeSet<Uuid>,
+    expired_unused: BTreeSet<Uuid>,
+}
+
+/// A payment event's name in [`Metrics::payments`].
+fn payment_name(p: &PaymentEvent) -> &'static str {
+    match p {
+        PaymentEvent::Charged { .. } => "charged",
+        PaymentEvent::Declined { .. } => "declined",
+        PaymentEvent::Unknown { .. } => "unknown",
+        PaymentEvent::Refunded { .. } => "refunded",
+        PaymentEvent::RefundFailed { .. } => "refund_failed",
+        PaymentEvent::CallbackDelivered { duplicate: true, .. } => "callback_duplicate",
+        PaymentEvent::CallbackDelivered { late: true, .. } => "callback_late",
+        PaymentEvent::CallbackDelivered { .. } => "callback",
+    }
 }
 
 #[cfg(test)]

@@ -96,93 +96,88 @@ pub fn compute(trace: &[TraceEvent], sample_s: u64) -> Vec<RoomMetrics> {
             }
             next_sample_ms += sample_s as i64 * 1000;
         }
-        let TraceKind::Room(ev) = &e.kind else { continue };
-        match ev {
-            RoomEvent::Opened { event_id, target_active_sessions, session_ttl_ms, .. } => {
-                let r = rooms.entry(event_id.clone()).or_default();
-                r.target = *target_active_sessions;
-                r.ttl_ms = *session_ttl_ms;
-            }
-            RoomEvent::Joined { event_id, user, .. } => {
-                if let Some(r) = rooms.get_mut(event_id) {
-                    r.joined_at.entry(user.clone()).or_insert(e.at_ms);
-                }
-            }
-            RoomEvent::Admitted { event_id, user, session_id, .. } => {
-                let Some(r) = rooms.get_mut(event_id) else { continue };
-                r.admitted += 1;
-                if let Some(j) = r.joined_at.get(user) {
-                    r.waits_ms.push(e.at_ms - j);
-                }
-                r.first_last_admission_ms = Some(match r.first_last_admission_ms {
-                    None => (e.at_ms, e.at_ms),
-                    Some((first, _)) => (first, e.at_ms),
-                });
-                r.expire(e.at_ms);
-                r.open.insert((e.at_ms + r.ttl_ms, *session_id));
-                r.peak_active = r.peak_active.max(r.open.len() as u32);
-            }
-            // Metrics count a session's first end; a reopened one is not counted again.
-            RoomEvent::Reopened { .. } => {}
-            RoomEvent::Ended { event_id, session_id, .. } => {
-                if let Some(r) = rooms.get_mut(event_id) {
-                    r.ended_at.insert(*session_id, e.at_ms);
-                    r.open.retain(|(_, s)| s != session_id);
-                }
-            }
-            RoomEvent::Pass { event_id, waiting, rate_per_ks, .. } => {
-                let Some(r) = rooms.get_mut(event_id) else { continue };
-                r.expire(e.at_ms);
-                r.last_waiting = *waiting;
-                r.last_rate_per_s = *rate_per_ks as f64 / 1000.0;
-                r.peak_waiting = r.peak_waiting.max(*waiting);
-                if *waiting > 0 && !r.sold_out && r.target > 0 {
-                    let gap = r.open.len() as f64 - f64::from(r.target);
-                    r.errors.push(gap.abs() / f64::from(r.target));
-                }
-            }
-            RoomEvent::SoldOut { event_id } => {
-                if let Some(r) = rooms.get_mut(event_id) {
-                    r.sold_out = true;
-                }
-            }
-            RoomEvent::Told { event_id, admitted: false, .. } => {
-                if let Some(r) = rooms.get_mut(event_id) {
-                    r.told_sold_out += 1;
-                }
-            }
-            RoomEvent::Told { .. } => {}
+        if let TraceKind::Room(ev) = &e.kind {
+            observe(&mut rooms, e.at_ms, ev);
         }
     }
-    rooms
-        .into_iter()
-        .map(|(event_id, mut r)| {
-            r.waits_ms.sort_unstable();
-            let pct = |p: usize| match r.waits_ms.len() {
-                0 => 0.0,
-                n => r.waits_ms[((n * p).div_ceil(100)).clamp(1, n) - 1] as f64 / 1000.0,
-            };
-            let admission_rate_per_s = match r.first_last_admission_ms {
-                Some((first, last)) if last > first => r.admitted as f64 / ((last - first) as f64 / 1000.0),
-                _ => 0.0,
-            };
-            let law_error =
-                if r.errors.is_empty() { 0.0 } else { r.errors.iter().sum::<f64>() / r.errors.len() as f64 };
-            RoomMetrics {
-                event_id,
-                target: r.target,
-                joined: r.joined_at.len() as u64,
-                admitted: r.admitted,
-                told_sold_out: r.told_sold_out,
-                peak_waiting: r.peak_waiting,
-                peak_active: r.peak_active,
-                admission_rate_per_s,
-                wait_p50_p90_p99_s: (pct(50), pct(90), pct(99)),
-                law_error,
-                timeline: r.timeline,
+    rooms.into_iter().map(|(event_id, r)| r.figures(event_id)).collect()
+}
+
+/// Applies one room event, at simulated `at_ms`, to the rooms' figures.
+fn observe(rooms: &mut BTreeMap<String, Room>, at_ms: i64, ev: &RoomEvent) {
+    if let RoomEvent::Opened { event_id, target_active_sessions, session_ttl_ms, .. } = ev {
+        let r = rooms.entry(event_id.clone()).or_default();
+        r.target = *target_active_sessions;
+        r.ttl_ms = *session_ttl_ms;
+        return;
+    }
+    let Some(r) = rooms.get_mut(ev.event_id()) else { return };
+    match ev {
+        RoomEvent::Opened { .. } => {}
+        RoomEvent::Joined { user, .. } => {
+            r.joined_at.entry(user.clone()).or_insert(at_ms);
+        }
+        RoomEvent::Admitted { user, session_id, .. } => {
+            r.admitted += 1;
+            if let Some(j) = r.joined_at.get(user) {
+                r.waits_ms.push(at_ms - j);
             }
-        })
-        .collect()
+            let first = r.first_last_admission_ms.map_or(at_ms, |(first, _)| first);
+            r.first_last_admission_ms = Some((first, at_ms));
+            r.expire(at_ms);
+            r.open.insert((at_ms + r.ttl_ms, *session_id));
+            r.peak_active = r.peak_active.max(r.open.len() as u32);
+        }
+        // Metrics count a session's first end; a reopened one is not counted again.
+        RoomEvent::Reopened { .. } => {}
+        RoomEvent::Ended { session_id, .. } => {
+            r.ended_at.insert(*session_id, at_ms);
+            r.open.retain(|(_, s)| s != session_id);
+        }
+        RoomEvent::Pass { waiting, rate_per_ks, .. } => {
+            r.expire(at_ms);
+            r.last_waiting = *waiting;
+            r.last_rate_per_s = *rate_per_ks as f64 / 1000.0;
+            r.peak_waiting = r.peak_waiting.max(*waiting);
+            if *waiting > 0 && !r.sold_out && r.target > 0 {
+                let gap = r.open.len() as f64 - f64::from(r.target);
+                r.errors.push(gap.abs() / f64::from(r.target));
+            }
+        }
+        RoomEvent::SoldOut { .. } => r.sold_out = true,
+        RoomEvent::Told { admitted: false, .. } => r.told_sold_out += 1,
+        RoomEvent::Told { .. } => {}
+    }
+}
+
+impl Room {
+    /// The room's figures, once the trace was read.
+    fn figures(mut self, event_id: String) -> RoomMetrics {
+        self.waits_ms.sort_unstable();
+        let pct = |p: usize| match self.waits_ms.len() {
+            0 => 0.0,
+            n => self.waits_ms[((n * p).div_ceil(100)).clamp(1, n) - 1] as f64 / 1000.0,
+        };
+        let admission_rate_per_s = match self.first_last_admission_ms {
+            Some((first, last)) if last > first => self.admitted as f64 / ((last - first) as f64 / 1000.0),
+            _ => 0.0,
+        };
+        let law_error =
+            if self.errors.is_empty() { 0.0 } else { self.errors.iter().sum::<f64>() / self.errors.len() as f64 };
+        RoomMetrics {
+            event_id,
+            target: self.target,
+            joined: self.joined_at.len() as u64,
+            admitted: self.admitted,
+            told_sold_out: self.told_sold_out,
+            peak_waiting: self.peak_waiting,
+            peak_active: self.peak_active,
+            admission_rate_per_s,
+            wait_p50_p90_p99_s: (pct(50), pct(90), pct(99)),
+            law_error,
+            timeline: self.timeline,
+        }
+    }
 }
 
 #[cfg(test)]

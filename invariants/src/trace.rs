@@ -648,6 +648,22 @@ pub enum RoomEvent {
     },
 }
 
+impl RoomEvent {
+    /// The event whose room this is about.
+    pub fn event_id(&self) -> &str {
+        match self {
+            RoomEvent::Opened { event_id, .. }
+            | RoomEvent::Joined { event_id, .. }
+            | RoomEvent::Pass { event_id, .. }
+            | RoomEvent::Admitted { event_id, .. }
+            | RoomEvent::Ended { event_id, .. }
+            | RoomEvent::Reopened { event_id, .. }
+            | RoomEvent::SoldOut { event_id }
+            | RoomEvent::Told { event_id, .. } => event_id,
+        }
+    }
+}
+
 /// Which fault was injected or lifted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
