@@ -6,7 +6,7 @@
 
 use super::index::seat_changes;
 use crate::{Config, Invariant, Subject, TraceEvent, Violation};
-use booking::model::{Booking, EventId, Order, OrderStatus, PaymentStatus, SeatId, SeatState, Snapshot};
+use booking::model::{Booking, EventId, Order, OrderStatus, PaymentStatus, Seat, SeatId, SeatState, Snapshot};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Checks [`Invariant::OneBookingPerSeat`] (final bookings and sales in the
@@ -45,61 +45,16 @@ pub fn check_bookings(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> V
         }
     }
 
-    // Double sales the final records show by themselves (chaos mode has no
-    // trace): one seat claimed by two live orders (sold to one, or in payment
-    // for one). The index allows one booking, but both buyers paid or will.
-    let mut live: BTreeMap<(EventId, SeatId), Vec<&Order>> = BTreeMap::new();
-    for o in snap.orders.iter().filter(|o| o.status.owns_seats() || o.status == OrderStatus::Confirmed) {
-        for s in &o.seat_ids {
-            live.entry((o.event_id.clone(), s.clone())).or_default().push(o);
-        }
-    }
-    for (key, orders) in live.iter().filter(|(k, os)| os.len() > 1 && !sold_twice.contains(*k)) {
-        let claims: Vec<String> =
-            orders.iter().map(|o| format!("{} ({}, {})", o.order_id, o.status, o.holder_id)).collect();
-        out.push(Violation::new(
-            Invariant::OneBookingPerSeat,
-            Subject::seat(&key.0, &key.1),
-            format!("double sale: claimed by {} live orders: {}", orders.len(), claims.join(", ")),
-            sales_of(key).into_iter().take(2).collect(),
-        ));
-    }
+    out.extend(double_sales(snap, &sold_twice, &sales_of));
 
     // Every sold seat: exactly its booking, paid by a succeeded operation of its order.
     for seat in &snap.seats {
         let key = (seat.event_id.clone(), seat.seat_id.clone());
         let bookings = by_seat.get(&key).map(Vec::as_slice).unwrap_or_default();
-        let last_sale: Vec<u64> = sales_of(&key).into_iter().last().into_iter().collect();
-        let problem = if seat.state == SeatState::Sold {
-            match bookings.iter().find(|b| Some(b.booking_id) == seat.booking_id) {
-                None => Some(format!("sold with booking_id {:?} but no such booking", seat.booking_id)),
-                Some(b) if Some(b.order_id) != seat.order_id => Some(format!(
-                    "booking {} is for order {}, the seat's order is {:?}",
-                    b.booking_id, b.order_id, seat.order_id
-                )),
-                Some(b) => match snap.payment_ops.iter().find(|op| op.payment_op_id == b.payment_op_id) {
-                    None => Some(format!("booking {} names unknown payment op {}", b.booking_id, b.payment_op_id)),
-                    Some(op) if op.order_id != b.order_id => Some(format!(
-                        "booking {} is paid by op {} of another order {}",
-                        b.booking_id, op.payment_op_id, op.order_id
-                    )),
-                    Some(op) if op.status != PaymentStatus::Succeeded => Some(format!(
-                        "booking {} is paid by op {} whose status is {}",
-                        b.booking_id, op.payment_op_id, op.status
-                    )),
-                    Some(_) => None,
-                },
-            }
-        } else {
-            bookings.first().map(|b| format!("booking {} on a seat that is {}", b.booking_id, seat.state))
-        };
-        if let Some(detail) = problem {
-            out.push(Violation::new(
-                Invariant::SoldSeatPaid,
-                Subject::seat(&seat.event_id, &seat.seat_id),
-                detail,
-                last_sale,
-            ));
+        if let Some(detail) = unpaid(snap, seat, bookings) {
+            let last_sale: Vec<u64> = sales_of(&key).into_iter().last().into_iter().collect();
+            let subject = Subject::seat(&seat.event_id, &seat.seat_id);
+            out.push(Violation::new(Invariant::SoldSeatPaid, subject, detail, last_sale));
         }
     }
     // Bookings on seats that do not exist.
@@ -114,6 +69,64 @@ pub fn check_bookings(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> V
         }
     }
     out
+}
+
+/// Double sales the final records show by themselves (chaos mode has no
+/// trace): one seat claimed by two live orders (sold to one, or in payment
+/// for one). The index allows one booking, but both buyers paid or will.
+/// Seats in `already` were reported from the trace.
+fn double_sales(
+    snap: &Snapshot,
+    already: &BTreeSet<(EventId, SeatId)>,
+    sales_of: &dyn Fn(&(EventId, SeatId)) -> Vec<u64>,
+) -> Vec<Violation> {
+    let mut live: BTreeMap<(EventId, SeatId), Vec<&Order>> = BTreeMap::new();
+    for o in snap.orders.iter().filter(|o| o.status.owns_seats() || o.status == OrderStatus::Confirmed) {
+        for s in &o.seat_ids {
+            live.entry((o.event_id.clone(), s.clone())).or_default().push(o);
+        }
+    }
+    let mut out = Vec::new();
+    for (key, orders) in live.iter().filter(|(k, os)| os.len() > 1 && !already.contains(*k)) {
+        let claims: Vec<String> =
+            orders.iter().map(|o| format!("{} ({}, {})", o.order_id, o.status, o.holder_id)).collect();
+        out.push(Violation::new(
+            Invariant::OneBookingPerSeat,
+            Subject::seat(&key.0, &key.1),
+            format!("double sale: claimed by {} live orders: {}", orders.len(), claims.join(", ")),
+            sales_of(key).into_iter().take(2).collect(),
+        ));
+    }
+    out
+}
+
+/// What is wrong with `seat`'s booking (`bookings`: those on the seat), if
+/// anything: a sold seat has exactly its booking, of its order, paid by a
+/// succeeded operation of that order; a seat not sold has none.
+fn unpaid(snap: &Snapshot, seat: &Seat, bookings: &[&Booking]) -> Option<String> {
+    if seat.state != SeatState::Sold {
+        return bookings.first().map(|b| format!("booking {} on a seat that is {}", b.booking_id, seat.state));
+    }
+    let Some(b) = bookings.iter().find(|b| Some(b.booking_id) == seat.booking_id) else {
+        return Some(format!("sold with booking_id {:?} but no such booking", seat.booking_id));
+    };
+    if Some(b.order_id) != seat.order_id {
+        return Some(format!(
+            "booking {} is for order {}, the seat's order is {:?}",
+            b.booking_id, b.order_id, seat.order_id
+        ));
+    }
+    match snap.payment_ops.iter().find(|op| op.payment_op_id == b.payment_op_id) {
+        None => Some(format!("booking {} names unknown payment op {}", b.booking_id, b.payment_op_id)),
+        Some(op) if op.order_id != b.order_id => Some(format!(
+            "booking {} is paid by op {} of another order {}",
+            b.booking_id, op.payment_op_id, op.order_id
+        )),
+        Some(op) if op.status != PaymentStatus::Succeeded => {
+            Some(format!("booking {} is paid by op {} whose status is {}", b.booking_id, op.payment_op_id, op.status))
+        }
+        Some(_) => None,
+    }
 }
 
 #[cfg(test)]
