@@ -45,7 +45,15 @@ pub fn check_hidden_charges(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config
             witnesses,
         ));
     }
+    out.extend(check_compensations_visible(snap, trace));
+    out
+}
 
+/// [`Invariant::CompensationVisible`]: every compensation not yet refunded
+/// is on the operators' list (its order compensating, failed or
+/// reconciling), and on the list the store served at the end, if recorded.
+fn check_compensations_visible(snap: &Snapshot, trace: &[TraceEvent]) -> Vec<Violation> {
+    let mut out = Vec::new();
     let comp_changes = compensation_changes(trace);
     let ord_changes = order_changes(trace);
     // The operators' list as served at the end, when the run recorded it.

@@ -12,76 +12,31 @@ use uuid::Uuid;
 /// Checks [`Invariant::RefundBounded`] and [`Invariant::NoDoubleRefund`].
 pub fn check_refunds(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> Vec<Violation> {
     let charges = charges(trace);
-    let refunds = refunds(trace);
-    let comp_changes = compensation_changes(trace);
     let mut out = Vec::new();
     let mut reported: BTreeSet<(Invariant, Uuid)> = BTreeSet::new();
-
     // The provider's ledger.
-    for (op_id, rs) in &refunds {
+    for (op_id, rs) in &refunds(trace) {
         let cs = charges.get(op_id).map(Vec::as_slice).unwrap_or_default();
-        let subject = Subject::PaymentOp { payment_op_id: *op_id };
-        let mut seen: BTreeMap<Uuid, u64> = BTreeMap::new();
-        for (seq, comp, _) in rs {
-            if let Some(first) = seen.get(comp) {
-                out.push(Violation::new(
-                    Invariant::NoDoubleRefund,
-                    subject.clone(),
-                    format!("compensation {comp} refunded twice"),
-                    vec![*first, *seq],
-                ));
-                reported.insert((Invariant::NoDoubleRefund, *op_id));
-                break;
-            }
-            seen.insert(*comp, *seq);
-        }
-        if !reported.contains(&(Invariant::NoDoubleRefund, *op_id)) && !cs.is_empty() && rs.len() > cs.len() {
-            out.push(Violation::new(
-                Invariant::NoDoubleRefund,
-                subject.clone(),
-                format!("{} refunds of {} charge(s)", rs.len(), cs.len()),
-                rs.iter().take(cs.len() + 1).map(|r| r.0).collect(),
-            ));
-            reported.insert((Invariant::NoDoubleRefund, *op_id));
-        }
-        let charged: i64 = cs.iter().map(|c| c.1).sum();
-        let mut refunded = 0i64;
-        for (seq, _, amount) in rs {
-            refunded += amount;
-            if refunded > charged {
-                let mut witnesses: Vec<u64> = cs.iter().map(|c| c.0).collect();
-                witnesses.push(*seq);
-                out.push(Violation::new(
-                    Invariant::RefundBounded,
-                    subject.clone(),
-                    format!("refunded {refunded} cents of {charged} charged"),
-                    witnesses,
-                ));
-                reported.insert((Invariant::RefundBounded, *op_id));
-                break;
-            }
+        for v in judge_ledger(*op_id, cs, rs) {
+            reported.insert((v.invariant, *op_id));
+            out.push(v);
         }
     }
-
     // The final records: succeeded compensations per operation.
-    let mut succeeded: BTreeMap<Uuid, Vec<&booking::model::Compensation>> = BTreeMap::new();
-    for c in &snap.compensations {
-        if c.status == CompensationStatus::Succeeded {
-            succeeded.entry(c.payment_op_id).or_default().push(c);
-        }
-    }
+    let comp_changes = compensation_changes(trace);
     let success_seq = |id: Uuid| -> Option<u64> {
         comp_changes.get(&id)?.iter().find(|(_, c)| c.to == CS::Succeeded).map(|(s, _)| *s)
     };
+    let mut succeeded: BTreeMap<Uuid, Vec<&booking::model::Compensation>> = BTreeMap::new();
+    for c in snap.compensations.iter().filter(|c| c.status == CompensationStatus::Succeeded) {
+        succeeded.entry(c.payment_op_id).or_default().push(c);
+    }
     for (op_id, comps) in &succeeded {
         let subject = Subject::PaymentOp { payment_op_id: *op_id };
+        let seqs = || comps.iter().filter_map(|c| success_seq(c.compensation_id));
         if comps.len() > 1 && !reported.contains(&(Invariant::NoDoubleRefund, *op_id)) {
-            out.push(Violation::new(
-                Invariant::NoDoubleRefund,
-                subject.clone(),
-                format!("{} succeeded compensations", comps.len()),
-                comps.iter().filter_map(|c| success_seq(c.compensation_id)).take(2).collect(),
-            ));
+            let detail = format!("{} succeeded compensations", comps.len());
+            out.push(Violation::new(Invariant::NoDoubleRefund, subject.clone(), detail, seqs().take(2).collect()));
         }
         if reported.contains(&(Invariant::RefundBounded, *op_id)) {
             continue;
@@ -90,12 +45,40 @@ pub fn check_refunds(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> Ve
         let op = snap.payment_ops.iter().find(|p| p.payment_op_id == *op_id);
         let charged = op.filter(|p| p.status == PaymentStatus::Succeeded).map_or(0, |p| p.amount_cents);
         if refunded > charged {
-            out.push(Violation::new(
-                Invariant::RefundBounded,
-                subject,
-                format!("compensations gave back {refunded} cents of {charged} charged"),
-                comps.iter().filter_map(|c| success_seq(c.compensation_id)).collect(),
-            ));
+            let detail = format!("compensations gave back {refunded} cents of {charged} charged");
+            out.push(Violation::new(Invariant::RefundBounded, subject, detail, seqs().collect()));
+        }
+    }
+    out
+}
+
+/// One payment operation's refunds in the provider's ledger (`rs`: seq,
+/// compensation, cents) against its charges (`cs`: seq, cents): no
+/// compensation refunded twice, no more refunds than charges, never more
+/// cents back than taken.
+fn judge_ledger(op_id: Uuid, cs: &[(u64, i64)], rs: &[(u64, Uuid, i64)]) -> Vec<Violation> {
+    let subject = Subject::PaymentOp { payment_op_id: op_id };
+    let mut out = Vec::new();
+    let mut seen: BTreeMap<Uuid, u64> = BTreeMap::new();
+    let twice = rs.iter().find_map(|(seq, comp, _)| seen.insert(*comp, *seq).map(|first| (first, *seq, comp)));
+    if let Some((first, seq, comp)) = twice {
+        let detail = format!("compensation {comp} refunded twice");
+        out.push(Violation::new(Invariant::NoDoubleRefund, subject.clone(), detail, vec![first, seq]));
+    } else if !cs.is_empty() && rs.len() > cs.len() {
+        let detail = format!("{} refunds of {} charge(s)", rs.len(), cs.len());
+        let witnesses = rs.iter().take(cs.len() + 1).map(|r| r.0).collect();
+        out.push(Violation::new(Invariant::NoDoubleRefund, subject.clone(), detail, witnesses));
+    }
+    let charged: i64 = cs.iter().map(|c| c.1).sum();
+    let mut refunded = 0i64;
+    for (seq, _, amount) in rs {
+        refunded += amount;
+        if refunded > charged {
+            let mut witnesses: Vec<u64> = cs.iter().map(|c| c.0).collect();
+            witnesses.push(*seq);
+            let detail = format!("refunded {refunded} cents of {charged} charged");
+            out.push(Violation::new(Invariant::RefundBounded, subject, detail, witnesses));
+            break;
         }
     }
     out
