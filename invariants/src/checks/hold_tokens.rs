@@ -11,7 +11,7 @@
 //!   with that token comes between them;
 //! - two ok `held` answers to different operations naming the same token.
 
-use crate::trace::{ChangeCause, ClientOp, OpId, OpResult};
+use crate::trace::{ChangeCause, ClientOp, OpId, OpResult, SeatChange};
 use crate::{Config, Invariant, Subject, TraceEvent, TraceKind, Violation};
 use booking::model::{EventId, Snapshot, UserId};
 use std::collections::BTreeMap;
@@ -38,40 +38,7 @@ pub fn check_hold_tokens(_snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) 
     for e in trace {
         match &e.kind {
             TraceKind::SeatChange(c) if c.cause == ChangeCause::Hold => {
-                let Some(token) = c.after.hold_token else { continue };
-                let subject = Subject::seat(&c.event_id, &c.seat_id);
-                if c.before.hold_token == Some(token) {
-                    let mut witnesses = vec![e.seq];
-                    witnesses.extend(grants.get(&token).map(|g| g.first_seq));
-                    out.push(Violation::new(
-                        Invariant::FreshHoldToken,
-                        subject,
-                        format!("hold by {:?} kept the seat's previous token {token}", c.authority.holder),
-                        witnesses,
-                    ));
-                    continue;
-                }
-                match grants.get(&token) {
-                    None => {
-                        let grant = Grant {
-                            first_seq: e.seq,
-                            store_now_ms: c.store_now_ms,
-                            holder: c.authority.holder.clone(),
-                            open: true,
-                        };
-                        grants.insert(token, grant);
-                    }
-                    Some(g) if g.open && g.store_now_ms == c.store_now_ms && g.holder == c.authority.holder => {}
-                    Some(g) => out.push(Violation::new(
-                        Invariant::FreshHoldToken,
-                        subject,
-                        format!(
-                            "hold by {:?} at {} reissued token {token}, first issued at {} to {:?}",
-                            c.authority.holder, c.store_now_ms, g.store_now_ms, g.holder
-                        ),
-                        vec![g.first_seq, e.seq],
-                    )),
-                }
+                out.extend(judge_hold_write(&mut grants, e.seq, c))
             }
             TraceKind::SeatChange(c) => {
                 for token in [c.before.hold_token, c.after.hold_token].into_iter().flatten() {
@@ -114,6 +81,36 @@ pub fn check_hold_tokens(_snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) 
         }
     }
     out
+}
+
+/// A hold's write `c` (trace seq `seq`): its token must be new, unless it
+/// is the same grant writing its other seats (same moment, same holder).
+fn judge_hold_write(grants: &mut BTreeMap<Uuid, Grant>, seq: u64, c: &SeatChange) -> Option<Violation> {
+    let token = c.after.hold_token?;
+    let subject = Subject::seat(&c.event_id, &c.seat_id);
+    if c.before.hold_token == Some(token) {
+        let mut witnesses = vec![seq];
+        witnesses.extend(grants.get(&token).map(|g| g.first_seq));
+        let detail = format!("hold by {:?} kept the seat's previous token {token}", c.authority.holder);
+        return Some(Violation::new(Invariant::FreshHoldToken, subject, detail, witnesses));
+    }
+    match grants.get(&token) {
+        None => {
+            let holder = c.authority.holder.clone();
+            grants.insert(token, Grant { first_seq: seq, store_now_ms: c.store_now_ms, holder, open: true });
+            None
+        }
+        Some(g) if g.open && g.store_now_ms == c.store_now_ms && g.holder == c.authority.holder => None,
+        Some(g) => Some(Violation::new(
+            Invariant::FreshHoldToken,
+            subject,
+            format!(
+                "hold by {:?} at {} reissued token {token}, first issued at {} to {:?}",
+                c.authority.holder, c.store_now_ms, g.store_now_ms, g.holder
+            ),
+            vec![g.first_seq, seq],
+        )),
+    }
 }
 
 #[cfg(test)]
