@@ -98,10 +98,19 @@ pub fn check_checkout_selection(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Co
             _ => {}
         }
     }
-    for order in &snap.orders {
-        if reported_orders.contains(&order.order_id) {
-            continue;
-        }
+    out.extend(orders_of_part_holds(snap, &grants, &reported_orders));
+    out
+}
+
+/// The store side: each order (not already reported from its answer) pays
+/// for exactly the seats its hold was granted.
+fn orders_of_part_holds(
+    snap: &Snapshot,
+    grants: &BTreeMap<Uuid, Grant>,
+    reported_orders: &BTreeSet<Uuid>,
+) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for order in snap.orders.iter().filter(|o| !reported_orders.contains(&o.order_id)) {
         let Some(g) = grants.get(&order.hold_token) else { continue };
         let paid: BTreeSet<SeatId> = order.seat_ids.iter().cloned().collect();
         if paid != g.seats {
