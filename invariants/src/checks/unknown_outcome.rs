@@ -24,7 +24,6 @@ use uuid::Uuid;
 /// `released`; for an early free, the seat's write and the charge.
 pub fn check_unknown_outcome(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> Vec<Violation> {
     let ord_changes = order_changes(trace);
-    let charges = charges(trace);
     let mut out = Vec::new();
 
     // Release decisions in the trace.
@@ -60,15 +59,25 @@ pub fn check_unknown_outcome(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Confi
         }
     }
 
-    // Seats freed early although the payment was charged. Deadline and
-    // payment operation from the final records, else from the order's changes.
+    out.extend(seats_freed_early(snap, trace, &ord_changes));
+    out
+}
+
+/// Seats freed before their order's payment deadline although the payment
+/// was charged. Deadline and payment operation from the final records, else
+/// from the order's changes.
+fn seats_freed_early(
+    snap: &Snapshot,
+    trace: &[TraceEvent],
+    ord_changes: &BTreeMap<Uuid, Vec<(u64, &OrderChange)>>,
+) -> Vec<Violation> {
+    let charges = charges(trace);
     let mut orders: BTreeMap<Uuid, (i64, Uuid)> = ord_changes
         .iter()
-        .filter_map(|(id, cs)| {
-            cs.last().map(|(_, c): &(u64, &OrderChange)| (*id, (c.payment_deadline_at_ms, c.payment_op_id)))
-        })
+        .filter_map(|(id, cs)| cs.last().map(|(_, c)| (*id, (c.payment_deadline_at_ms, c.payment_op_id))))
         .collect();
     orders.extend(snap.orders.iter().map(|o| (o.order_id, (o.payment_deadline_at_ms, o.payment_op_id))));
+    let mut out = Vec::new();
     for e in trace {
         let TraceKind::SeatChange(c) = &e.kind else { continue };
         if c.before.state != SeatState::PaymentPending || c.after.state != SeatState::Available {
