@@ -100,6 +100,29 @@ pub struct Room {
 }
 
 impl Room {
+    /// The room an `Opened` event opens.
+    ///
+    /// Precondition: `e` is [`RoomEvent::Opened`] (asserted).
+    fn opened(e: &RoomEvent) -> Room {
+        let RoomEvent::Opened { policy, target_active_sessions, opens_at_ms, session_ttl_ms, seed, .. } = e else {
+            panic!("Room::opened of {e:?}");
+        };
+        Room {
+            policy: *policy,
+            target_active_sessions: *target_active_sessions,
+            opens_at_ms: *opens_at_ms,
+            session_ttl_ms: *session_ttl_ms,
+            sold_out: false,
+            joined: BTreeSet::new(),
+            seed: seed.clone(),
+            drawn: false,
+            joins: Vec::new(),
+            admitted: Vec::new(),
+            keys: BTreeMap::new(),
+            line: BTreeSet::new(),
+        }
+    }
+
     /// `user` joins (at `now_ms`, service clock): in the line at their
     /// policy's place, unless they joined or were admitted before; a
     /// `rejoin` (their session ended) is a new arrival.
@@ -143,22 +166,8 @@ impl Admissions {
     /// Takes in what the rooms did.
     pub fn observe(&mut self, e: &RoomEvent) {
         match e {
-            RoomEvent::Opened { event_id, policy, target_active_sessions, opens_at_ms, session_ttl_ms, seed } => {
-                let room = Room {
-                    policy: *policy,
-                    target_active_sessions: *target_active_sessions,
-                    opens_at_ms: *opens_at_ms,
-                    session_ttl_ms: *session_ttl_ms,
-                    sold_out: false,
-                    joined: BTreeSet::new(),
-                    seed: seed.clone(),
-                    drawn: false,
-                    joins: Vec::new(),
-                    admitted: Vec::new(),
-                    keys: BTreeMap::new(),
-                    line: BTreeSet::new(),
-                };
-                self.rooms.insert(event_id.clone(), room);
+            RoomEvent::Opened { event_id, .. } => {
+                self.rooms.insert(event_id.clone(), Room::opened(e));
             }
             RoomEvent::Joined { event_id, user, tier, now_ms } => {
                 // A join by a user who had a session is a new arrival (the rooms join them only once it is over).
@@ -199,18 +208,22 @@ impl Admissions {
                     s.ended = Some(*how);
                 }
             }
-            RoomEvent::Pass { event_id, now_ms, .. } => {
-                self.this_pass.remove(event_id);
-                if let Some(room) = self.rooms.get_mut(event_id) {
-                    room.drawn |= *now_ms >= room.opens_at_ms;
-                }
-                for ((ev, _), s) in self.sessions.iter_mut() {
-                    if ev == event_id && s.ended.is_none() && s.expires_at_ms <= *now_ms {
-                        s.ended = Some(SessionEnd::Expired);
-                    }
-                }
-            }
+            RoomEvent::Pass { event_id, now_ms, .. } => self.pass(event_id, *now_ms),
             RoomEvent::Told { .. } => {}
+        }
+    }
+
+    /// An admission pass on `event_id` at the serving host's `now_ms`: a
+    /// lottery is drawn once the sale opened; sessions past their expiry end.
+    fn pass(&mut self, event_id: &str, now_ms: i64) {
+        self.this_pass.remove(event_id);
+        if let Some(room) = self.rooms.get_mut(event_id) {
+            room.drawn |= now_ms >= room.opens_at_ms;
+        }
+        for ((ev, _), s) in self.sessions.iter_mut() {
+            if ev == event_id && s.ended.is_none() && s.expires_at_ms <= now_ms {
+                s.ended = Some(SessionEnd::Expired);
+            }
         }
     }
 
