@@ -105,16 +105,7 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
     let exchanges = Exchanges::default();
     let service_lives = crate::service_lives::ServiceLives::default();
     let services = schedule::service_hosts(cfg.server_hosts);
-    // With a brownout window, the provider starts healthy (the step loop switches its faults).
-    let provider_faults = if cfg.provider_window_ms.is_some() { Default::default() } else { cfg.provider.clone() };
-    let provider = provider_host::install(
-        &mut sim,
-        host_seed(seed, "provider"),
-        provider_faults,
-        &services,
-        WEBHOOK_SECRET,
-        &exchanges,
-    );
+    let provider = install_provider(&mut sim, cfg, seed, &services, &exchanges);
     let switches = WorldSwitches {
         crash_enabled: Arc::new(AtomicBool::new(cfg.crash.is_some())),
         sweeper_stalled: Arc::new(AtomicBool::new(false)),
@@ -122,17 +113,7 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
     };
     for host in &services {
         let skew_ms = schedule.skew_of(host);
-        if skew_ms != 0 {
-            recorder.fault_at(0, FaultKind::ClockSkewed, format!("{host} clock skew {skew_ms} ms"));
-        }
-        let faults = HostFaults::new(
-            host.clone(),
-            cfg.crash.clone(),
-            host_seed(seed, host),
-            &switches,
-            recorder.clone(),
-            cfg.plant,
-        );
+        let faults = host_faults(cfg, seed, host, skew_ms, &switches, &recorder);
         install_service(
             &mut sim,
             cfg,
@@ -165,6 +146,35 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
         store_down,
         rooms: recording,
     }
+}
+
+/// Installs the fake provider's host; with a brownout window it starts
+/// healthy (the step loop switches its faults).
+fn install_provider(
+    sim: &mut turmoil::Sim<'static>,
+    cfg: &WorldConfig,
+    seed: u64,
+    services: &[String],
+    exchanges: &Exchanges,
+) -> FakeProvider {
+    let faults = if cfg.provider_window_ms.is_some() { Default::default() } else { cfg.provider.clone() };
+    provider_host::install(sim, host_seed(seed, "provider"), faults, services, WEBHOOK_SECRET, exchanges)
+}
+
+/// Service host `host`'s injector (its clock `skew_ms` off the store's is
+/// recorded as a fault when not 0).
+fn host_faults(
+    cfg: &WorldConfig,
+    seed: u64,
+    host: &str,
+    skew_ms: i64,
+    switches: &WorldSwitches,
+    recorder: &Recorder,
+) -> HostFaults {
+    if skew_ms != 0 {
+        recorder.fault_at(0, FaultKind::ClockSkewed, format!("{host} clock skew {skew_ms} ms"));
+    }
+    HostFaults::new(host.to_string(), cfg.crash.clone(), host_seed(seed, host), switches, recorder.clone(), cfg.plant)
 }
 
 /// The seat-map cache every service host shares (outside them, as one

@@ -47,6 +47,39 @@ pub fn model_config(cfg: &WorldConfig, host_skew_ms: Vec<i64>) -> invariants::mo
     }
 }
 
+/// Records what operators would read once the run settled: the operators'
+/// list the store serves, and the service's counters (what `GET /metrics`
+/// would have said) summed over every service life.
+fn record_operators_view(
+    store: &dyn booking::store::Store,
+    provider: &booking::fake_provider::FakeProvider,
+    recorder: &crate::recorder::Recorder,
+    lives: &crate::service_lives::ServiceLives,
+) {
+    let list = futures::executor::block_on(store.needs_resolution()).expect("MemStore operators' list");
+    recorder.operator_list(
+        list.orders.iter().map(|o| o.order_id).collect(),
+        list.compensations.iter().map(|c| c.compensation_id).collect(),
+    );
+    let snap = futures::executor::block_on(store.snapshot()).expect("MemStore snapshot");
+    let settled = provider.pending_tasks() == 0 && crate::quiescence::store_busy(&snap).is_none();
+    recorder.service_counters(lives.totals(settled));
+}
+
+/// The paths the run took: the provider's and the trace's.
+fn paths_of(
+    trace: &[invariants::TraceEvent],
+    provider: &booking::fake_provider::FakeProvider,
+    tick_ms: u64,
+) -> invariants::paths::PathCounts {
+    let mut paths = invariants::paths::PathCounts::new();
+    invariants::paths::count_provider(&mut paths, &provider.ledger().stats);
+    for (p, n) in invariants::paths::count(trace, tick_ms as i64) {
+        *paths.entry(p).or_insert(0) += n;
+    }
+    paths
+}
+
 /// Judges `world` of `seed` after stepping ended as `stepped`.
 pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> RunOutcome {
     let World { sim, store, store_clock, recorder, provider, exchanges, cache, host_skew_ms, service_lives, .. } =
@@ -64,23 +97,10 @@ pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> Ru
     }
     provider_host::record_ledger(&provider, &recorder);
     if panic.is_none() && error.is_none() {
-        // What operators would read now: the checkers hold it to the records.
-        let list = futures::executor::block_on(store.needs_resolution()).expect("MemStore operators' list");
-        recorder.operator_list(
-            list.orders.iter().map(|o| o.order_id).collect(),
-            list.compensations.iter().map(|c| c.compensation_id).collect(),
-        );
-        // What `GET /metrics` would have said, summed over every service life.
-        let snap = futures::executor::block_on(store.snapshot()).expect("MemStore snapshot");
-        let settled = provider.pending_tasks() == 0 && crate::quiescence::store_busy(&snap).is_none();
-        recorder.service_counters(service_lives.totals(settled));
+        record_operators_view(store.as_ref(), &provider, &recorder, &service_lives);
     }
-    let mut paths = invariants::paths::PathCounts::new();
-    invariants::paths::count_provider(&mut paths, &provider.ledger().stats);
     let trace = recorder.events();
-    for (p, n) in invariants::paths::count(&trace, cfg.tick_ms as i64) {
-        *paths.entry(p).or_insert(0) += n;
-    }
+    let paths = paths_of(&trace, &provider, cfg.tick_ms);
     if recorder.overflowed() {
         error.get_or_insert_with(|| "trace overflowed its bound".into());
     }

@@ -151,9 +151,9 @@ impl<'a> Walk<'a> {
         Some(a.at_ms + self.rooms.get(event_id)?.ttl_ms)
     }
 
-    fn admitted(&mut self, e: &TraceEvent, event_id: &'a String, user: &'a String, session_id: Uuid) {
-        let Some(room) = self.rooms.get_mut(event_id.as_str()) else { return };
-        room.admitted.push((user.clone(), e.seq));
+    fn admitted(&mut self, e: &TraceEvent, event_id: &'a str, user: &'a str, session_id: Uuid) {
+        let Some(room) = self.rooms.get_mut(event_id) else { return };
+        room.admitted.push((user.to_string(), e.seq));
         let (target, ttl_ms) = (room.target, room.ttl_ms);
         self.admissions.insert((event_id, user), Admission { session_id, at_ms: e.at_ms, seq: e.seq });
         let sessions = self.open.entry(event_id).or_default();
@@ -166,7 +166,7 @@ impl<'a> Walk<'a> {
             let detail = format!("{n} sessions open at once after admitting {user}; the target is {target}");
             self.report(
                 Invariant::SessionsWithinTarget,
-                Subject::Room { event_id: event_id.clone() },
+                Subject::Room { event_id: event_id.to_string() },
                 detail,
                 vec![e.seq],
             );
