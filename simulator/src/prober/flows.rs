@@ -83,7 +83,10 @@ pub async fn rate_burst(a: &mut Actor, kit: &ProberKit) {
     }
 }
 
-/// `a` checks out one hold under a key, then another hold under the same key; answers the first order.
+/// `a` checks out one hold under a key, then presents the same key for
+/// another hold and other seats, for the same hold and other seats, and for
+/// another hold and the same seats (each a reuse the key's record refuses);
+/// answers the first order.
 async fn key_reuse(a: &mut Actor, ev: &str) -> Option<Uuid> {
     let free = free_seats(a, ev).await;
     let [x, y, ..] = &free[..] else { return None };
@@ -95,6 +98,8 @@ async fn key_reuse(a: &mut Actor, ev: &str) -> Option<Uuid> {
     };
     if let Some((t2, s2, _)) = held(a, ev, std::slice::from_ref(y)).await {
         let _ = a.call(checkout(ev, t2, &s2, &key), 1).await;
+        let _ = a.call(checkout(ev, t1, &[x.clone(), y.clone()], &key), 1).await;
+        let _ = a.call(checkout(ev, t2, &s1, &key), 1).await;
         let _ = a.call(ClientOp::Release { event_id: ev.to_string(), hold_token: t2 }, 1).await;
     }
     order
