@@ -23,6 +23,8 @@ pub struct Stepped {
     pub step_panicked: bool,
     /// The panic the hook noted, if any.
     pub panic: Option<PanicNote>,
+    /// Settling ended with the work settled (see [`crate::step::settle`]).
+    pub settled: bool,
 }
 
 /// The deployment the auditor's model judges: the world's service settings,
@@ -49,20 +51,19 @@ pub fn model_config(cfg: &WorldConfig, host_skew_ms: Vec<i64>) -> invariants::mo
 
 /// Records what operators would read once the run settled: the operators'
 /// list the store serves, and the service's counters (what `GET /metrics`
-/// would have said) summed over every service life.
+/// would have said) summed over every service life; `settled`: whether the
+/// run ended with its work settled.
 fn record_operators_view(
     store: &dyn booking::store::Store,
-    provider: &booking::fake_provider::FakeProvider,
     recorder: &crate::recorder::Recorder,
     lives: &crate::service_lives::ServiceLives,
+    settled: bool,
 ) {
     let list = futures::executor::block_on(store.needs_resolution()).expect("MemStore operators' list");
     recorder.operator_list(
         list.orders.iter().map(|o| o.order_id).collect(),
         list.compensations.iter().map(|c| c.compensation_id).collect(),
     );
-    let snap = futures::executor::block_on(store.snapshot()).expect("MemStore snapshot");
-    let settled = provider.pending_tasks() == 0 && crate::quiescence::store_busy(&snap).is_none();
     recorder.service_counters(lives.totals(settled));
 }
 
@@ -97,7 +98,7 @@ pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> Ru
     }
     provider_host::record_ledger(&provider, &recorder);
     if panic.is_none() && error.is_none() {
-        record_operators_view(store.as_ref(), &provider, &recorder, &service_lives);
+        record_operators_view(store.as_ref(), &recorder, &service_lives, stepped.settled);
     }
     let trace = recorder.events();
     let paths = paths_of(&trace, &provider, cfg.tick_ms);

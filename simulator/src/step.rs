@@ -71,31 +71,38 @@ pub fn fault_phase(
 
 /// Steps the settle phase until `total_ms` of simulated time (and every
 /// client has finished), or until the world is quiescent, checked every
-/// [`quiescence::CHECK_INTERVAL_MS`]; marks its end in the trace.
+/// [`quiescence::CHECK_INTERVAL_MS`]; marks its end in the trace. Returns
+/// whether it ended with the work settled: no delayed provider work, and the
+/// store holding nothing unresolved (what the service's counters are exact
+/// for).
 pub fn settle(
     world: &mut World,
     nemeses: &mut Nemeses,
     mut clients_done: bool,
     total_ms: u64,
-) -> Result<(), StepError> {
+) -> Result<bool, StepError> {
     let mut next_check_ms = now_ms(world);
     loop {
         let now_ms = now_ms(world);
         if now_ms >= next_check_ms {
             next_check_ms = now_ms + quiescence::CHECK_INTERVAL_MS;
-            if quiescent(world, nemeses, clients_done) || (now_ms >= total_ms && clients_done) {
+            let idle = quiescence::world_idle(clients_done, nemeses.crash.hosts_down(), world.provider.pending_tasks());
+            let timed_out = now_ms >= total_ms && clients_done;
+            // The store's snapshot is taken only when it can end the phase.
+            let settled = (idle || timed_out) && work_settled(world);
+            if (idle && settled) || timed_out {
                 world.recorder.phase(now_ms as i64, PhaseMark::SettleEnd, world.store_clock.now_ms());
-                return Ok(());
+                return Ok(settled);
             }
         }
         clients_done = step(world, nemeses, true)?;
     }
 }
 
-/// Whether nothing is left to do: users done, hosts up, no delayed provider
-/// work, and the store holds nothing unresolved.
-fn quiescent(world: &World, nemeses: &Nemeses, clients_done: bool) -> bool {
-    quiescence::world_idle(clients_done, nemeses.crash.hosts_down(), world.provider.pending_tasks())
+/// Whether the work has settled: no delayed provider work, and the store
+/// holds nothing unresolved.
+fn work_settled(world: &World) -> bool {
+    world.provider.pending_tasks() == 0
         && quiescence::store_busy(&futures::executor::block_on(world.store.snapshot()).expect("MemStore snapshot"))
             .is_none()
 }

@@ -168,6 +168,7 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
         error: stepped.as_ref().ok().and_then(|r| r.clone().err()),
         step_panicked: stepped.is_err(),
         panic: crate::panic_note::take(),
+        settled: matches!(stepped, Ok(Ok(true))),
     };
     check::check(world, cfg, seed, stepped)
 }
