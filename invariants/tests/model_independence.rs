@@ -24,6 +24,7 @@ const FORBIDDEN: &[&str] = &[
     "bounded_text",
     "SeatMapVersion::of_seats",
     "etag_for(",
+    "IfNoneMatch",
     "all_seat_ids",
 ];
 

@@ -120,6 +120,7 @@ fn measure(
                         token: Some(&token),
                         idempotency_key: None,
                         admission: None,
+                        if_none_match: None,
                         body,
                         op: None,
                     };

@@ -50,6 +50,8 @@ pub struct Call<'a> {
     pub idempotency_key: Option<&'a str>,
     /// Admission token header (waiting-room events).
     pub admission: Option<&'a str>,
+    /// `If-None-Match` header (seat-map revalidation).
+    pub if_none_match: Option<&'a str>,
     /// JSON body.
     pub body: Option<Value>,
     /// The trace's op id of this request, sent as `x-holdfast-op` (see [`crate::op_scope`]).
@@ -103,6 +105,11 @@ impl SimClient {
         }
         if let Some(a) = call.admission {
             b = b.header("admission-token", a);
+        }
+        if let Some(v) = call.if_none_match {
+            // From bytes: a tag may carry obs-text (bytes past ASCII), which `&str` headers refuse.
+            let v = http::HeaderValue::from_bytes(v.as_bytes()).map_err(|e| format!("bad if-none-match: {e}"))?;
+            b = b.header("if-none-match", v);
         }
         if let Some(op) = call.op {
             b = b.header(crate::op_scope::OP_HEADER, op);

@@ -32,6 +32,7 @@ pub mod quiescence;
 pub mod recorder;
 pub mod recording_rooms;
 pub mod report;
+pub mod revalidation;
 pub mod room_user;
 pub mod runner;
 pub mod schedule;

@@ -5,6 +5,7 @@
 
 use crate::client::{Call, Reply, SimClient};
 use crate::recorder::Recorder;
+use crate::revalidation::SeatSeen;
 use booking::http::api::{HoldView, OrderView, ReleaseView};
 use booking::http::problem::Problem;
 use booking::model::SeatState;
@@ -90,14 +91,14 @@ pub struct UserParams {
 /// at, borrowed from the response body: the map is the most frequent answer
 /// in a run, and its other fields are not needed to pick seats.
 #[derive(Debug, Deserialize)]
-struct SeatMapSeen<'a> {
+struct SeatMapRead<'a> {
     #[serde(borrow)]
-    seats: Vec<SeatSeen<'a>>,
+    seats: Vec<SeatRead<'a>>,
 }
 
-/// One seat of [`SeatMapSeen`].
+/// One seat of [`SeatMapRead`].
 #[derive(Debug, Deserialize)]
-struct SeatSeen<'a> {
+struct SeatRead<'a> {
     #[serde(borrow)]
     seat_id: std::borrow::Cow<'a, str>,
     state: SeatState,
@@ -105,17 +106,19 @@ struct SeatSeen<'a> {
     hold_expires_at_ms: Option<i64>,
 }
 
-impl SeatSeen<'_> {
-    /// Whether a user would try this seat at `now_ms` (store-clock ms): it is
-    /// available, or held with a deadline already past. The map's countdown
-    /// is informative; a hold attempt lets the store decide (it takes over
-    /// an expired hold inline, whether or not the sweeper has run).
-    fn worth_trying(&self, now_ms: i64) -> bool {
-        match self.state {
-            SeatState::Available => true,
-            SeatState::Held => self.hold_expires_at_ms.is_some_and(|t| t < now_ms),
-            SeatState::PaymentPending | SeatState::Sold => false,
-        }
+impl SeatRead<'_> {
+    /// The seat if a user might try it, now or once a hold's deadline has
+    /// passed: available, or held with a deadline (tried only after it, see
+    /// [`Actor::browse`]). The map's countdown is informative; a hold attempt
+    /// lets the store decide (it takes over an expired hold inline, whether
+    /// or not the sweeper has run).
+    fn worth_a_look(&self) -> Option<SeatSeen> {
+        let held_until_ms = match self.state {
+            SeatState::Available => None,
+            SeatState::Held => Some(self.hold_expires_at_ms?),
+            SeatState::PaymentPending | SeatState::Sold => return None,
+        };
+        Some(SeatSeen { seat_id: self.seat_id.to_string(), held_until_ms })
     }
 }
 
@@ -172,6 +175,8 @@ pub struct Actor {
     pub rng: ChaCha8Rng,
     /// The admission token presented on holds and checkouts (waiting-room worlds, once admitted).
     pub admission: Option<String>,
+    /// The seat maps this user read last, for revalidation.
+    pub seen_maps: crate::revalidation::SeenMaps,
 }
 
 /// The problem kind of a 4xx answer (`urn:holdfast:problem:<kind>`), read
@@ -237,7 +242,8 @@ impl Actor {
         assert!(!services.is_empty());
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let home = rng.random_range(0..services.len());
-        Self { user, token, services, home, recorder, rng, admission: None }
+        let seen_maps = crate::revalidation::SeenMaps::new(seed);
+        Self { user, token, services, home, recorder, rng, admission: None, seen_maps }
     }
 
     pub(crate) async fn think(&mut self, range: (u64, u64)) {
@@ -277,8 +283,16 @@ impl Actor {
                 ClientOp::Hold { admission, .. } | ClientOp::Checkout { admission, .. } => admission.as_deref(),
                 _ => None,
             };
-            let call =
-                Call { method, path, token: Some(&self.token), idempotency_key: key, admission, body, op: Some(op_id) };
+            let call = Call {
+                method,
+                path,
+                token: Some(&self.token),
+                idempotency_key: key,
+                admission,
+                if_none_match: None,
+                body,
+                op: Some(op_id),
+            };
             match self.services[host].send(call).await {
                 Reply::Answered { status, body } if (200..300).contains(&status) => {
                     let result = result_of(&op, &body);
@@ -308,11 +322,14 @@ impl Actor {
     /// it shows worth trying, or `None` when no map came.
     /// `available_only` asks for the available seats alone
     /// (`?state=available`), as a user waiting for returns in a sold-out
-    /// rush re-polls; otherwise the whole map, as a user's first look.
+    /// rush re-polls; otherwise the whole map, as a user's first look. A
+    /// view read before may be revalidated ([`crate::revalidation`]): a
+    /// `304` answers with the remembered map.
     pub(crate) async fn browse(&mut self, event_id: &str, available_only: bool) -> Option<Vec<String>> {
         let host = self.home;
         let state = available_only.then_some(SeatState::Available);
-        let op = ClientOp::SeatMap { event_id: event_id.to_string(), state, if_none_match: None };
+        let if_none_match = self.seen_maps.condition(event_id, available_only);
+        let op = ClientOp::SeatMap { event_id: event_id.to_string(), state, if_none_match: if_none_match.clone() };
         let op_id = self.recorder.invoke(&self.user, op, Some(host as u32));
         let query = if available_only { "?state=available" } else { "" };
         let call = Call {
@@ -321,29 +338,20 @@ impl Actor {
             token: Some(&self.token),
             idempotency_key: None,
             admission: None,
+            if_none_match: if_none_match.as_deref(),
             body: None,
             op: Some(op_id),
         };
-        match self.services[host].send_raw(call).await {
-            Ok(raw) if raw.status == 200 => {
-                let map: SeatMapSeen<'_> = serde_json::from_slice(&raw.body).ok()?;
-                let mut counts = [0u32; 4];
-                for s in &map.seats {
-                    counts[invariants::model::http::ops::state_index(s.state)] += 1;
-                }
-                let source = raw.source.clone().unwrap_or_default();
-                self.recorder.ok(op_id, OpResult::SeatMap { etag: raw.etag.clone(), source, counts }, 200);
-                let now_ms = crate::sim_clock::EPOCH_MS + Recorder::now_ms();
-                Some(map.seats.into_iter().filter(|s| s.worth_trying(now_ms)).map(|s| s.seat_id.to_string()).collect())
-            }
-            Ok(raw) if (400..500).contains(&raw.status) => {
-                let body = serde_json::from_slice(&raw.body).unwrap_or(Value::Null);
-                self.recorder.fail(op_id, kind_of(&body), raw.status);
-                None
-            }
+        let answer = self.services[host].send_raw(call).await;
+        let seats = match answer {
+            Ok(raw) if raw.status == 200 || raw.status == 304 => self.read_map(op_id, event_id, available_only, raw),
             Ok(raw) => {
                 let body = serde_json::from_slice(&raw.body).unwrap_or(Value::Null);
-                self.recorder.unknown(op_id, &format!("http {} {}", raw.status, kind_of(&body)));
+                if (400..500).contains(&raw.status) {
+                    self.recorder.fail(op_id, kind_of(&body), raw.status);
+                } else {
+                    self.recorder.unknown(op_id, &format!("http {} {}", raw.status, kind_of(&body)));
+                }
                 None
             }
             Err(e) => {
@@ -351,7 +359,36 @@ impl Actor {
                 self.fail_over();
                 None
             }
+        }?;
+        let now_ms = crate::sim_clock::EPOCH_MS + Recorder::now_ms();
+        Some(seats.into_iter().filter(|s| s.held_until_ms.is_none_or(|t| t < now_ms)).map(|s| s.seat_id).collect())
+    }
+
+    /// Records a `200` or `304` seat-map answer and returns the seats worth
+    /// a look it shows (a `304`: the remembered map's); a `200` is remembered.
+    fn read_map(
+        &mut self,
+        op_id: invariants::trace::OpId,
+        event_id: &str,
+        available_only: bool,
+        raw: crate::client::Raw,
+    ) -> Option<Vec<SeatSeen>> {
+        let source = raw.source.clone().unwrap_or_default();
+        if raw.status == 304 {
+            self.recorder.ok(op_id, OpResult::SeatMap { etag: raw.etag, source, counts: [0; 4] }, 304);
+            return self.seen_maps.seats(event_id, available_only).map(<[SeatSeen]>::to_vec);
         }
+        let map: SeatMapRead<'_> = serde_json::from_slice(&raw.body).ok()?;
+        let mut counts = [0u32; 4];
+        for s in &map.seats {
+            counts[invariants::model::http::ops::state_index(s.state)] += 1;
+        }
+        self.recorder.ok(op_id, OpResult::SeatMap { etag: raw.etag.clone(), source, counts }, 200);
+        let seats: Vec<SeatSeen> = map.seats.iter().filter_map(SeatRead::worth_a_look).collect();
+        if let Some(etag) = raw.etag {
+            self.seen_maps.remember(event_id, available_only, etag, seats.clone());
+        }
+        Some(seats)
     }
 
     /// No answer from the home host: the next host becomes home.

@@ -84,6 +84,7 @@ fn alice_bob_story_over_simulated_http() {
                     token: Some(&t),
                     idempotency_key: None,
                     admission: None,
+                    if_none_match: None,
                     body: Some(json!({"seat_ids":["1A"]})),
                     op: None,
                 })
@@ -106,6 +107,7 @@ fn alice_bob_story_over_simulated_http() {
                     token: Some(&t),
                     idempotency_key: Some(&key),
                     admission: None,
+                    if_none_match: None,
                     body: Some(json!({"seat_ids":["1A"]})),
                     op: None,
                 })

@@ -8,6 +8,7 @@
 //! OpenAPI document's); [`ops`] judges the typed operations (hold, release,
 //! checkout, order status, seat map).
 
+pub mod conditional;
 pub mod ops;
 pub mod rate;
 pub mod routes;

@@ -11,11 +11,13 @@
 //!   shows it, or the first refusal.
 //! - An order's status reads the order; another user's order is `404
 //!   not-found`, as a missing one is; else the order as its details show it.
-//! - A seat map: with `If-None-Match`, the map's version is read and a
-//!   matching tag is `304`; `?state=` reads the seats in that state; else
+//! - A seat map: with an `If-None-Match` that states a condition (see
+//!   [`super::conditional`]), the map's version is read and a matching tag
+//!   is `304`; `?state=` reads the seats in that state; else
 //!   the map comes from the cache, or from the store (and is then exactly
 //!   the store's).
 
+use super::conditional::Condition;
 use super::{Expected, status_of};
 use crate::model::{ModelConfig, shown};
 use crate::store_call::StoreCall;
@@ -65,12 +67,6 @@ pub fn etag(v: &SeatMapVersion, state: Option<SeatState>) -> String {
         None => format!("\"sm-{}-{}\"", v.seats, v.version_sum),
         Some(s) => format!("\"sm-{}-{}-{}\"", v.seats, v.version_sum, s.as_str()),
     }
-}
-
-/// Whether `If-None-Match: header` matches `tag` (weak comparison; `*` matches).
-fn matches(header: &str, tag: &str) -> bool {
-    let strip = |t: &str| t.trim().trim_start_matches("W/").to_string();
-    header.split(',').any(|t| t.trim() == "*" || strip(t) == strip(tag))
 }
 
 fn refused<T>(r: &crate::store_call::Answer<T>) -> Option<Expected> {
@@ -194,14 +190,14 @@ fn order_status(s: &Served<'_>, id: uuid::Uuid, calls: &[&StoreCall]) -> Option<
 fn seat_map(s: &Served<'_>, event: &str, state: Option<SeatState>, inm: Option<&str>) -> Option<Expected> {
     let mut calls = s.calls.iter();
     let mut next = calls.next();
-    if let Some(header) = inm {
+    if let Some(condition) = inm.and_then(Condition::of) {
         let Some(Linked { call: StoreCall::SeatMapVersion { event_id, answer }, .. }) = next else { return None };
         if event_id != event {
             return None;
         }
         match answer {
             Err(e) => return (calls.next().is_none()).then(|| Expected::refused(e.kind)),
-            Ok(v) if matches(header, &etag(v, state)) => {
+            Ok(v) if condition.matches(&etag(v, state)) => {
                 let result = OpResult::SeatMap { etag: Some(etag(v, state)), source: "store".into(), counts: [0; 4] };
                 return calls.next().is_none().then_some(Expected::Answered(304, result));
             }
