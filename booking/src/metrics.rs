@@ -31,6 +31,9 @@ pub enum PaymentOutcome {
     Released,
 }
 
+/// One counter family: its name, its help line, and its samples (labels, value).
+type Family<'a> = (&'static str, &'static str, Vec<(&'static str, &'a AtomicU64)>);
+
 /// All counters of one service process.
 #[derive(Debug, Default)]
 pub struct Metrics {
@@ -60,6 +63,18 @@ pub struct Metrics {
     pub payments_late_success: AtomicU64,
     /// Unresolved payments released after their deadline.
     pub payments_released: AtomicU64,
+    /// Refund results recorded (a dispatcher's attempt or a refund webhook)
+    /// that left the compensation succeeded.
+    pub refunds_succeeded: AtomicU64,
+    /// Refund results recorded that left the compensation to be retried.
+    pub refunds_retrying: AtomicU64,
+    /// Refund results recorded, and dispatches, that found the compensation
+    /// failed for good (operators must act).
+    pub refunds_failed: AtomicU64,
+    /// Refund attempts that took over an attempt whose lease expired.
+    pub refunds_taken_over: AtomicU64,
+    /// Payments and outbox rows the workflow left for a later pass because the store failed on them.
+    pub workflow_store_errors: AtomicU64,
     /// Orders and compensations needing resolution, as last counted.
     pub unresolved: AtomicI64,
     /// Requests refused by the per-user rate limit.
@@ -109,6 +124,18 @@ impl Metrics {
         c.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Records a refund result a provider's webhook reported, by the
+    /// compensation's status after it was recorded.
+    pub fn refund_recorded(&self, status: crate::model::CompensationStatus) {
+        use crate::model::CompensationStatus as S;
+        let c = match status {
+            S::Succeeded => &self.refunds_succeeded,
+            S::Failed => &self.refunds_failed,
+            S::Requested | S::InFlight => &self.refunds_retrying,
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Records one room's admission pass (this instance led it).
     pub fn admission_pass(&self, r: &crate::admission::waiting_room::TickReport) {
         self.admissions.fetch_add(r.admitted.len() as u64, Ordering::Relaxed);
@@ -118,85 +145,119 @@ impl Metrics {
         self.admission_rate_per_ks.store((r.decision.rate_per_s * 1000.0).round() as i64, Ordering::Relaxed);
     }
 
+    /// Every counter: its name, its help line, and its samples (labels, value).
+    fn counters(&self) -> [Family<'_>; 13] {
+        [
+            ("holdfast_holds_acquired_total", "Holds granted.", vec![("", &self.holds_acquired)]),
+            (
+                "holdfast_holds_refused_contention_total",
+                "Holds refused because a seat was owned by someone else.",
+                vec![("", &self.holds_refused_contention)],
+            ),
+            (
+                "holdfast_seats_expired_unused_total",
+                "Seats whose hold expired without checkout (abandoned holds, counted per seat: a 3-seat hold counts 3).",
+                vec![("", &self.holds_expired_unused)],
+            ),
+            (
+                "holdfast_hold_expiry_lag_ms_sum",
+                "Sum over reclaimed holds of (reclaim time - expiry time), ms.",
+                vec![("", &self.expiry_lag_ms_sum)],
+            ),
+            (
+                "holdfast_checkouts_total",
+                "Checkout requests by outcome.",
+                vec![
+                    ("{outcome=\"created\"}", &self.checkouts_created),
+                    ("{outcome=\"replayed\"}", &self.checkouts_replayed),
+                    ("{outcome=\"refused\"}", &self.checkouts_refused),
+                ],
+            ),
+            (
+                "holdfast_payments_total",
+                "Payment outcomes learnt by the workflow.",
+                vec![
+                    ("{outcome=\"succeeded\"}", &self.payments_succeeded),
+                    ("{outcome=\"failed\"}", &self.payments_failed),
+                    ("{outcome=\"unknown\"}", &self.payments_unknown),
+                    ("{outcome=\"late_success\"}", &self.payments_late_success),
+                    ("{outcome=\"released\"}", &self.payments_released),
+                ],
+            ),
+            (
+                "holdfast_refunds_total",
+                "Refund results recorded (dispatcher attempts and refund webhooks) by the compensation's status after each (failed: failed for good; operators must act).",
+                vec![
+                    ("{outcome=\"succeeded\"}", &self.refunds_succeeded),
+                    ("{outcome=\"retrying\"}", &self.refunds_retrying),
+                    ("{outcome=\"failed\"}", &self.refunds_failed),
+                ],
+            ),
+            (
+                "holdfast_refunds_taken_over_total",
+                "Refund attempts that took over an attempt whose lease expired (its dispatcher died).",
+                vec![("", &self.refunds_taken_over)],
+            ),
+            (
+                "holdfast_workflow_store_errors_total",
+                "Payments and outbox rows the workflow left for a later pass because the store failed on them.",
+                vec![("", &self.workflow_store_errors)],
+            ),
+            (
+                "holdfast_rate_limited_total",
+                "Requests refused by the per-user hold rate limit.",
+                vec![("", &self.rate_limited)],
+            ),
+            ("holdfast_admissions_total", "Waiting-room admissions.", vec![("", &self.admissions)]),
+            (
+                "holdfast_sessions_abandoned_total",
+                "Waiting-room sessions that expired unused.",
+                vec![("", &self.sessions_abandoned)],
+            ),
+            (
+                "holdfast_admission_refused_total",
+                "Holds and checkouts refused by the admission gate.",
+                vec![("", &self.admission_refused)],
+            ),
+        ]
+    }
+
+    /// Every gauge: its name, its help line, and its value.
+    fn gauges(&self) -> [(&'static str, &'static str, i64); 5] {
+        let max_lag = i64::try_from(self.expiry_lag_ms_max.load(Ordering::Relaxed)).unwrap_or(i64::MAX);
+        [
+            ("holdfast_queue_waiting", "Users waiting in waiting rooms.", self.queue_waiting.load(Ordering::Relaxed)),
+            (
+                "holdfast_sessions_active",
+                "Open checkout sessions of waiting rooms.",
+                self.sessions_active.load(Ordering::Relaxed),
+            ),
+            (
+                "holdfast_admission_rate_per_ks",
+                "Admission rate, per 1000 s.",
+                self.admission_rate_per_ks.load(Ordering::Relaxed),
+            ),
+            ("holdfast_hold_expiry_lag_ms_max", "Largest expiry lag seen, ms.", max_lag),
+            (
+                "holdfast_unresolved",
+                "Orders and compensations needing resolution.",
+                self.unresolved.load(Ordering::Relaxed),
+            ),
+        ]
+    }
+
     /// Renders every metric in Prometheus text exposition format.
     pub fn render(&self) -> String {
-        let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        let mut out = String::with_capacity(2048);
-        let mut counter = |name: &str, help: &str, samples: &[(&str, u64)]| {
+        let mut out = String::with_capacity(4096);
+        for (name, help, samples) in self.counters() {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
             for (labels, v) in samples {
-                let _ = writeln!(out, "{name}{labels} {v}");
+                let _ = writeln!(out, "{name}{labels} {}", v.load(Ordering::Relaxed));
             }
-        };
-        counter("holdfast_holds_acquired_total", "Holds granted.", &[("", g(&self.holds_acquired))]);
-        counter(
-            "holdfast_holds_refused_contention_total",
-            "Holds refused because a seat was owned by someone else.",
-            &[("", g(&self.holds_refused_contention))],
-        );
-        counter(
-            "holdfast_seats_expired_unused_total",
-            "Seats whose hold expired without checkout (abandoned holds, counted per seat: a 3-seat hold counts 3).",
-            &[("", g(&self.holds_expired_unused))],
-        );
-        counter(
-            "holdfast_hold_expiry_lag_ms_sum",
-            "Sum over reclaimed holds of (reclaim time - expiry time), ms.",
-            &[("", g(&self.expiry_lag_ms_sum))],
-        );
-        counter(
-            "holdfast_checkouts_total",
-            "Checkout requests by outcome.",
-            &[
-                ("{outcome=\"created\"}", g(&self.checkouts_created)),
-                ("{outcome=\"replayed\"}", g(&self.checkouts_replayed)),
-                ("{outcome=\"refused\"}", g(&self.checkouts_refused)),
-            ],
-        );
-        counter(
-            "holdfast_payments_total",
-            "Payment outcomes learnt by the workflow.",
-            &[
-                ("{outcome=\"succeeded\"}", g(&self.payments_succeeded)),
-                ("{outcome=\"failed\"}", g(&self.payments_failed)),
-                ("{outcome=\"unknown\"}", g(&self.payments_unknown)),
-                ("{outcome=\"late_success\"}", g(&self.payments_late_success)),
-                ("{outcome=\"released\"}", g(&self.payments_released)),
-            ],
-        );
-        counter(
-            "holdfast_rate_limited_total",
-            "Requests refused by the per-user hold rate limit.",
-            &[("", g(&self.rate_limited))],
-        );
-        counter("holdfast_admissions_total", "Waiting-room admissions.", &[("", g(&self.admissions))]);
-        counter(
-            "holdfast_sessions_abandoned_total",
-            "Waiting-room sessions that expired unused.",
-            &[("", g(&self.sessions_abandoned))],
-        );
-        counter(
-            "holdfast_admission_refused_total",
-            "Holds and checkouts refused by the admission gate.",
-            &[("", g(&self.admission_refused))],
-        );
-        for (name, help, v) in [
-            ("holdfast_queue_waiting", "Users waiting in waiting rooms.", &self.queue_waiting),
-            ("holdfast_sessions_active", "Open checkout sessions of waiting rooms.", &self.sessions_active),
-            ("holdfast_admission_rate_per_ks", "Admission rate, per 1000 s.", &self.admission_rate_per_ks),
-        ] {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {}", v.load(Ordering::Relaxed));
         }
-        let _ = writeln!(
-            out,
-            "# HELP holdfast_hold_expiry_lag_ms_max Largest expiry lag seen, ms.\n# TYPE holdfast_hold_expiry_lag_ms_max gauge\nholdfast_hold_expiry_lag_ms_max {}",
-            g(&self.expiry_lag_ms_max)
-        );
-        let _ = writeln!(
-            out,
-            "# HELP holdfast_unresolved Orders and compensations needing resolution.\n# TYPE holdfast_unresolved gauge\nholdfast_unresolved {}",
-            self.unresolved.load(Ordering::Relaxed)
-        );
+        for (name, help, v) in self.gauges() {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {v}");
+        }
         out
     }
 }

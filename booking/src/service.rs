@@ -25,6 +25,7 @@ use async_trait::async_trait;
 use axum::Router;
 use axum::http::{HeaderMap, StatusCode};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Everything a service instance is made of.
@@ -120,6 +121,7 @@ impl WebhookSink for WorkflowWebhooks {
                         self.metrics.payment(PaymentOutcome::LateSuccess)
                     }
                     WebhookOutcome::Declined { decided_now: true } => self.metrics.payment(PaymentOutcome::Failed),
+                    WebhookOutcome::RefundRecorded { status } => self.metrics.refund_recorded(status),
                     _ => {}
                 }
                 Ok(())
@@ -307,6 +309,12 @@ fn record_dispatch(metrics: &Metrics, r: Result<DispatchReport, StoreError>) {
             add(metrics, PaymentOutcome::Failed, r.declined);
             add(metrics, PaymentOutcome::Unknown, r.unknown);
             add(metrics, PaymentOutcome::LateSuccess, r.compensations_opened);
+            let count = |c: &AtomicU64, n: u32| c.fetch_add(u64::from(n), Ordering::Relaxed);
+            count(&metrics.refunds_succeeded, r.refunds_succeeded);
+            count(&metrics.refunds_retrying, r.refunds_retrying);
+            count(&metrics.refunds_failed, r.refunds_failed);
+            count(&metrics.refunds_taken_over, r.refunds_taken_over);
+            count(&metrics.workflow_store_errors, r.errors);
         }
         Err(e) => tracing::warn!(error = %e, "dispatch pass failed"),
     }
@@ -319,6 +327,7 @@ fn record_reconcile(metrics: &Metrics, r: Result<ReconcileReport, StoreError>) {
             add(metrics, PaymentOutcome::LateSuccess, r.compensations_opened);
             add(metrics, PaymentOutcome::Failed, r.failed);
             add(metrics, PaymentOutcome::Released, r.released);
+            metrics.workflow_store_errors.fetch_add(u64::from(r.errors), Ordering::Relaxed);
         }
         Err(e) => tracing::warn!(error = %e, "reconcile pass failed"),
     }

@@ -414,7 +414,7 @@ pub async fn refund_webhook_before_answer(f: StoreFactory) {
         w.wf.handle_webhook(&event(WebhookKind::RefundSucceeded, 5, order.payment_op_id, Some(comp.compensation_id)))
             .await
             .unwrap();
-    assert_eq!(out, WebhookOutcome::RefundSucceeded);
+    assert_eq!(out, WebhookOutcome::RefundRecorded { status: CompensationStatus::Succeeded });
     assert_eq!(w.order(&order).await.status, OrderStatus::Compensated);
     w.clock.advance_ms(test_config().compensation_backoff_cap_ms);
     w.wf.dispatch_once().await.unwrap();

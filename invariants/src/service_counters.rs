@@ -30,13 +30,24 @@ pub struct ServiceCounters {
     pub payments_released: u64,
     /// `holdfast_admissions_total`.
     pub admissions: u64,
+    /// `holdfast_refunds_total{outcome="succeeded"}`.
+    pub refunds_succeeded: u64,
+    /// `holdfast_refunds_total{outcome="retrying"}`.
+    pub refunds_retrying: u64,
+    /// `holdfast_refunds_total{outcome="failed"}`.
+    pub refunds_failed: u64,
+    /// `holdfast_refunds_taken_over_total`.
+    pub refunds_taken_over: u64,
+    /// `holdfast_workflow_store_errors_total`: at most the store's refusals,
+    /// so not among [`ServiceCounters::named`] (no exact prediction).
+    pub workflow_store_errors: u64,
     /// Whether the run ended quiescent (no work in flight when they were read).
     pub settled: bool,
 }
 
 impl ServiceCounters {
-    /// Every counter by its field name, in declaration order.
-    pub fn named(&self) -> [(&'static str, u64); 11] {
+    /// Every exactly predicted counter by its field name, in declaration order.
+    pub fn named(&self) -> [(&'static str, u64); 15] {
         [
             ("holds_acquired", self.holds_acquired),
             ("holds_refused_contention", self.holds_refused_contention),
@@ -49,6 +60,10 @@ impl ServiceCounters {
             ("payments_late_success", self.payments_late_success),
             ("payments_released", self.payments_released),
             ("admissions", self.admissions),
+            ("refunds_succeeded", self.refunds_succeeded),
+            ("refunds_retrying", self.refunds_retrying),
+            ("refunds_failed", self.refunds_failed),
+            ("refunds_taken_over", self.refunds_taken_over),
         ]
     }
 }

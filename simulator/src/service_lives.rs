@@ -42,6 +42,11 @@ impl ServiceLives {
             payments_late_success: sum(|m| &m.payments_late_success),
             payments_released: sum(|m| &m.payments_released),
             admissions: sum(|m| &m.admissions),
+            refunds_succeeded: sum(|m| &m.refunds_succeeded),
+            refunds_retrying: sum(|m| &m.refunds_retrying),
+            refunds_failed: sum(|m| &m.refunds_failed),
+            refunds_taken_over: sum(|m| &m.refunds_taken_over),
+            workflow_store_errors: sum(|m| &m.workflow_store_errors),
             settled,
         }
     }

@@ -40,8 +40,13 @@ pub enum WebhookOutcome {
     },
     /// The event contradicts the outcome recorded first; nothing changed.
     Conflict,
-    /// The refund is recorded succeeded (now or before).
-    RefundSucceeded,
+    /// A refund's success was recorded; the compensation's status after it
+    /// (`Succeeded`, now or before; another status when it had already
+    /// failed for good, which operators see).
+    RefundRecorded {
+        /// The compensation's status after the record.
+        status: CompensationStatus,
+    },
     /// Nothing to do (e.g. a failed refund attempt: the dispatcher tracks attempts).
     Ignored,
 }
@@ -98,14 +103,11 @@ impl Workflow {
                         max_attempts: self.config.max_compensation_attempts,
                     })
                     .await?;
-                Ok(match done.status {
-                    CompensationStatus::Succeeded => WebhookOutcome::RefundSucceeded,
+                if done.status != CompensationStatus::Succeeded {
                     // Already failed for good: operators see it; the provider's word is logged.
-                    _ => {
-                        tracing::error!(%compensation_id, "refund succeeded at the provider after the compensation was marked failed");
-                        WebhookOutcome::Conflict
-                    }
-                })
+                    tracing::error!(%compensation_id, "refund succeeded at the provider after the compensation was marked failed");
+                }
+                Ok(WebhookOutcome::RefundRecorded { status: done.status })
             }
             WebhookKind::RefundFailed => Ok(WebhookOutcome::Ignored),
         }

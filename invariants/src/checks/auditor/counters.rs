@@ -3,7 +3,10 @@
 //! counted outcome is one the store decided: a hold granted, a contention
 //! refusal, a seat reclaimed (with its lag), an order created or replayed, a
 //! payment outcome recorded by the call that decided it (`decided_now`), an
-//! unresolved payment released, an admission made.
+//! unresolved payment released, an admission made, a refund attempt's
+//! recorded result (succeeded, retrying, failed for good), an attempt that
+//! took over an expired one. The workflow's store errors are bounded by the
+//! store's refusals.
 //!
 //! A counter may fall short of its prediction when work was cut between the
 //! store's answer and the count (a crash after commit, a request whose
@@ -14,6 +17,7 @@
 use crate::service_counters::ServiceCounters;
 use crate::store_call::StoreCall;
 use crate::trace::{FaultKind, TraceKind};
+use booking::model::CompensationStatus;
 use booking::store::SaleOutcome;
 
 /// The counters the store's answers predict, so far.
@@ -22,6 +26,8 @@ pub(super) struct Tally {
     want: ServiceCounters,
     /// Whether anything could have cut work between an answer and its count.
     disturbed: bool,
+    /// Store calls refused (the most store errors the workflow can count).
+    refused: u64,
 }
 
 impl Tally {
@@ -51,8 +57,9 @@ impl Tally {
             },
             StoreCall::PaymentFailure { answer: Ok(r), .. } => w.payments_failed += u64::from(r.decided_now),
             StoreCall::ReleaseUnresolved { answer: Ok(_), .. } => w.payments_released += 1,
-            _ => {}
+            _ => refunds(w, call),
         }
+        self.refused += u64::from(refused(call));
     }
 
     /// Counts an admission the waiting room made.
@@ -69,6 +76,15 @@ impl Tally {
     pub(super) fn judge(&self, got: &ServiceCounters) -> Vec<(&'static str, String)> {
         let exact = !self.disturbed && got.settled;
         let mut out = Vec::new();
+        if got.workflow_store_errors > self.refused {
+            out.push((
+                "workflow_store_errors",
+                format!(
+                    "the service counted {} store errors, the store refused only {} calls",
+                    got.workflow_store_errors, self.refused
+                ),
+            ));
+        }
         for ((name, want), (_, got)) in self.want.named().into_iter().zip(got.named()) {
             if got > want {
                 out.push((name, format!("the service counted {got}, the store decided only {want}")));
@@ -81,6 +97,30 @@ impl Tally {
         }
         out
     }
+}
+
+/// Counts what a compensation call's answer makes the dispatcher count: a
+/// recorded refund result by the compensation's status after it, an attempt
+/// that took over an expired one, and a compensation read (the dispatcher's,
+/// after the store said no attempt was due) that found it failed for good.
+fn refunds(w: &mut ServiceCounters, call: &StoreCall) {
+    match call {
+        StoreCall::FinishCompensation { answer: Ok(c), .. } => match c.status {
+            CompensationStatus::Succeeded => w.refunds_succeeded += 1,
+            CompensationStatus::Failed => w.refunds_failed += 1,
+            CompensationStatus::Requested | CompensationStatus::InFlight => w.refunds_retrying += 1,
+        },
+        StoreCall::StartCompensation { answer: Ok(a), .. } => w.refunds_taken_over += u64::from(a.took_over.is_some()),
+        StoreCall::Compensation { answer: Ok(c), .. } => {
+            w.refunds_failed += u64::from(c.status == CompensationStatus::Failed)
+        }
+        _ => {}
+    }
+}
+
+/// Whether the store refused `call`.
+fn refused(call: &StoreCall) -> bool {
+    call.refusal().is_some()
 }
 
 /// One seat reclaimed `lag_ms` after its hold's deadline (a negative lag counts as 0).
@@ -146,6 +186,60 @@ mod tests {
         assert_eq!(over, vec![("holds_expired_unused", "the service counted 3, the store decided only 2".to_string())]);
         t.disturb();
         assert_eq!(t.judge(&counted(0, 0, true)), vec![], "a crash may cut counts");
+    }
+
+    fn compensation(status: CompensationStatus) -> booking::model::Compensation {
+        booking::model::Compensation {
+            event_id: "ev".into(),
+            compensation_id: uuid::Uuid::nil(),
+            order_id: uuid::Uuid::nil(),
+            payment_op_id: uuid::Uuid::nil(),
+            kind: booking::model::CompensationKind::Refund,
+            amount_cents: 100,
+            status,
+            attempts: 1,
+            last_error: None,
+            next_attempt_at_ms: 0,
+            created_at_ms: 0,
+            updated_at_ms: 0,
+        }
+    }
+
+    #[test]
+    fn refunds_count_by_the_status_each_record_left_and_store_errors_by_the_refusals() {
+        let mut t = Tally::default();
+        let id = uuid::Uuid::nil();
+        let finish = |status| StoreCall::FinishCompensation {
+            req: booking::store::CompensationResult {
+                compensation_id: id,
+                outcome: booking::store::CompensationOutcome::Succeeded,
+                retry_after_ms: 0,
+                max_attempts: 3,
+            },
+            answer: Ok(compensation(status)),
+        };
+        for status in [CompensationStatus::InFlight, CompensationStatus::Succeeded, CompensationStatus::Failed] {
+            t.store_call(&finish(status));
+        }
+        t.store_call(&StoreCall::Compensation {
+            compensation_id: id,
+            answer: Ok(compensation(CompensationStatus::Failed)),
+        });
+        t.store_call(&StoreCall::NowMs {
+            answer: Err(crate::store_call::Refusal::from(&booking::store::StoreError::Backend("down".into()))),
+        });
+        let want = ServiceCounters {
+            refunds_retrying: 1,
+            refunds_succeeded: 1,
+            refunds_failed: 2,
+            workflow_store_errors: 1,
+            settled: true,
+            ..Default::default()
+        };
+        assert_eq!(t.judge(&want), vec![]);
+        let over = t.judge(&ServiceCounters { workflow_store_errors: u64::from(u32::MAX), ..want });
+        assert_eq!(over.len(), 1, "{over:?}");
+        assert_eq!(over[0].0, "workflow_store_errors");
     }
 
     #[test]
