@@ -123,7 +123,7 @@ impl World {
             Ok(result) => self.record(TraceKind::Ok { op_id, result, status: 0 }),
             Err(kind) => {
                 let error_kind = booking::problem_kind::ProblemKind::parse(kind).expect("a problem kind");
-                self.record(TraceKind::Fail { op_id, error_kind, status: 0 })
+                self.record(TraceKind::Fail { op_id, error_kind, status: 0, retry_after_s: None })
             }
         };
         (i, a)

@@ -64,6 +64,9 @@ pub enum TraceKind {
         /// The answer's HTTP status (0: not recorded).
         #[serde(default)]
         status: u16,
+        /// The problem's `retry_after_s`, when it carried one (a `429`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after_s: Option<u64>,
     },
     /// No answer (timeout, connection lost, host crashed): neither ok nor fail.
     Unknown {

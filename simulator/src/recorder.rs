@@ -74,8 +74,15 @@ impl Recorder {
     }
 
     /// Records a refusal with its stable error kind and HTTP status.
-    pub fn fail(&self, op_id: OpId, error_kind: booking::problem_kind::ProblemKind, status: u16) {
-        self.push(Self::now_ms(), TraceKind::Fail { op_id, error_kind, status });
+    pub fn fail(
+        &self,
+        op_id: OpId,
+        error_kind: booking::problem_kind::ProblemKind,
+        status: u16,
+        body: &serde_json::Value,
+    ) {
+        let retry_after_s = body["retry_after_s"].as_u64();
+        self.push(Self::now_ms(), TraceKind::Fail { op_id, error_kind, status, retry_after_s });
     }
 
     /// Records a store call made at store time `store_now_ms` for request `op_id` (if any).

@@ -303,7 +303,7 @@ impl Actor {
                 }
                 Reply::Answered { status, body } if (400..500).contains(&status) => {
                     let kind = kind_of(&body);
-                    self.recorder.fail(op_id, kind, status);
+                    self.recorder.fail(op_id, kind, status, &body);
                     return Err(Some(kind));
                 }
                 Reply::Answered { status, body } => {
@@ -348,7 +348,7 @@ impl Actor {
             Ok(raw) => {
                 let body = serde_json::from_slice(&raw.body).unwrap_or(Value::Null);
                 if (400..500).contains(&raw.status) {
-                    self.recorder.fail(op_id, kind_of(&body), raw.status);
+                    self.recorder.fail(op_id, kind_of(&body), raw.status, &body);
                 } else {
                     self.recorder.unknown(op_id, &format!("http {} {}", raw.status, kind_of(&body)));
                 }

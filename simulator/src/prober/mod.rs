@@ -171,7 +171,7 @@ impl Actor {
                     }
                     400..=499 => {
                         let kind = crate::user::kind_of(&body);
-                        self.recorder.fail(op_id, kind, raw.status);
+                        self.recorder.fail(op_id, kind, raw.status, &body);
                     }
                     s => self.recorder.unknown(op_id, &format!("http {s} {}", crate::user::kind_of(&body))),
                 }

@@ -211,6 +211,7 @@ impl<'a> Auditor<'a> {
             }),
             _ => self.judge_typed(&rec, from, to, got.as_ref()),
         };
+        let detail = detail.or_else(|| retry_hint(&e.kind, from, to));
         if let Some(detail) = detail {
             self.report(Finding::new(Subject::Request { op_id, client: rec.client.to_string() }, detail), rec.seqs);
         }
@@ -390,5 +391,16 @@ fn op_name(op: &ClientOp) -> &'static str {
         ClientOp::OrderStatus { .. } => "order status",
         ClientOp::SeatMap { .. } => "seat map",
         ClientOp::Request { .. } => "request",
+    }
+}
+
+/// A rate-limit refusal's `retry_after_s` that no moment of its span
+/// (`from_ms..=to_ms` on the serving host's clock) gives, if so.
+fn retry_hint(answer: &TraceKind, from_ms: i64, to_ms: i64) -> Option<String> {
+    let TraceKind::Fail { error_kind: ProblemKind::RateLimited, retry_after_s, .. } = answer else { return None };
+    match retry_after_s {
+        Some(s) if crate::model::http::rate::retry_agrees(*s, from_ms, to_ms) => None,
+        Some(s) => Some(format!("a rate-limit refusal told to retry after {s} s; the next minute began otherwise")),
+        None => Some("a rate-limit refusal told no time to retry after".into()),
     }
 }

@@ -7,6 +7,10 @@
 //! a span (sent .. answered): an attempt counts for certain in a minute only
 //! when its whole span falls in it, and may count in any minute its span
 //! touches. A refusal is then certain, possible, or impossible.
+//!
+//! A refusal tells when to ask again (`retry_after_s`): the whole seconds
+//! until the host's next minute starts, rounded up, at least 1 — for some
+//! moment of the span.
 
 use std::collections::BTreeMap;
 
@@ -78,9 +82,44 @@ impl Limiter {
     }
 }
 
+/// Whether a refusal whose span on its host's clock is `from_ms..=to_ms`
+/// may tell `retry_after_s` (see the module doc).
+pub fn retry_agrees(retry_after_s: u64, from_ms: i64, to_ms: i64) -> bool {
+    assert!(from_ms <= to_ms);
+    // Within a minute the wait only shrinks: each minute the span touches
+    // allows the waits from its last moment's to its first moment's.
+    let wait_s = |t_ms: i64| {
+        let next_minute_ms = (t_ms.div_euclid(WINDOW_MS) + 1) * WINDOW_MS;
+        u64::try_from(next_minute_ms - t_ms).expect("the next minute is ahead").div_ceil(1000).max(1)
+    };
+    let mut start_ms = from_ms;
+    while start_ms <= to_ms {
+        let end_ms = to_ms.min((start_ms.div_euclid(WINDOW_MS) + 1) * WINDOW_MS - 1);
+        if (wait_s(end_ms)..=wait_s(start_ms)).contains(&retry_after_s) {
+            return true;
+        }
+        start_ms = end_ms + 1;
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refusal_tells_the_seconds_to_the_next_minute() {
+        assert!(retry_agrees(60, 0, 0));
+        assert!(!retry_agrees(59, 0, 0));
+        assert!(retry_agrees(1, 59_500, 59_500));
+        assert!(retry_agrees(1, 59_999, 59_999), "at least 1");
+        assert!(retry_agrees(31, 29_000, 29_500) && retry_agrees(31, 29_500, 29_500));
+        assert!(!retry_agrees(32, 29_000, 29_500));
+        assert!(retry_agrees(60, 59_900, 60_100), "the span reaches the next minute");
+        assert!(retry_agrees(1, 59_900, 60_100));
+        assert!(!retry_agrees(30, 59_900, 60_100));
+        assert!(retry_agrees(60, -60_000, -60_000), "minutes before the epoch too");
+    }
 
     #[test]
     fn refusals_are_certain_only_when_every_possible_minute_is_full() {
