@@ -4,13 +4,13 @@
 //! clients send (RFC 9110 §13.1.2): the tag as given, weak, in a list with a
 //! stale tag, among empty list elements and whitespace, a stale tag alone,
 //! `*`, a tag past ASCII (obs-text), a list as long as the service reads
-//! and one byte longer, and malformed values the service must take as no condition. A `304`
+//! and one byte longer (the documented bound, as the model states it), and malformed values the service must take as no condition. A `304`
 //! says the remembered map is current.
 //!
 //! The decisions come from a generator of their own, so a user's other
 //! choices are the same whether or not it revalidates.
 
-use booking::http::etag::MAX_IF_NONE_MATCH_BYTES;
+use invariants::model::http::conditional::MAX_BYTES as MAX_IF_NONE_MATCH_BYTES;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;

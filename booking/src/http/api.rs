@@ -28,9 +28,16 @@ pub struct CreateEventBody {
 /// included (the document says `integer`; outside clients and fuzzers send
 /// such numbers). serde refuses a float for an integer field, so integer
 /// fields of request bodies read through this: an integral number in the
-/// type's range is accepted, anything else is the usual 400.
+/// type's range is accepted (written as a float, up to 2^53 in magnitude),
+/// anything else is the usual 400.
 pub(crate) mod json_int {
     use serde::de::{Deserialize, Deserializer, Error};
+
+    /// The largest magnitude of an integral number written as a float
+    /// (`5000.0`, `1.5e3`) that is read: 2^53, past which a float no longer
+    /// holds every integer (RFC 7493 §2.2), so it may not be the number the
+    /// client wrote.
+    pub const MAX_FLOAT_INT: f64 = 9_007_199_254_740_992.0;
 
     /// Reads an integral JSON number into `T`.
     pub fn de<'de, D, T>(d: D) -> Result<T, D::Error>
@@ -44,8 +51,7 @@ pub(crate) mod json_int {
         } else if let Some(v) = n.as_u64() {
             Some(v.into())
         } else {
-            // Integral floats within i64's range only: beyond it a float cannot be exact.
-            n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.2e18).map(|f| f as i128)
+            n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() <= MAX_FLOAT_INT).map(|f| f as i128)
         };
         wide.and_then(|v| T::try_from(v).ok())
             .ok_or_else(|| D::Error::custom(format!("{n} is not an integer in range")))
@@ -377,6 +383,12 @@ mod seat_range_tests {
         )
         .unwrap();
         assert_eq!((b.price_cents, b.seat_ranges[0].first, b.seat_ranges[0].width), (4500, 1, 2));
+        let priced =
+            |p: &str| serde_json::from_str::<CreateEventBody>(&format!(r#"{{"event_id":"e","price_cents":{p}}}"#));
+        assert_eq!(priced("9007199254740992.0").unwrap().price_cents, 1 << 53, "2^53 written as a float");
+        assert_eq!(priced("-9007199254740992.0").unwrap().price_cents, -(1 << 53));
+        assert!(priced("9007199254740994.0").is_err(), "past 2^53 a float may not be the integer written");
+        assert_eq!(priced("9007199254740994").unwrap().price_cents, (1 << 53) + 2, "written as an integer");
         for bad in [r#"1.5"#, r#"-1"#, r#"4294967296"#, r#"1e300"#] {
             let json = format!(r#"{{"event_id":"e","seat_ranges":[{{"first":{bad},"last":3}}],"price_cents":1}}"#);
             assert!(serde_json::from_str::<CreateEventBody>(&json).is_err(), "{bad}");

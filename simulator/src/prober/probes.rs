@@ -102,6 +102,16 @@ fn store_and_operations(kit: &ProberKit) -> Vec<Probe> {
         created(ranged(json!([{ "first": 1, "last": 1, "width": 10 }]))),
         // One seat more than an event may have (the listed one and these).
         created(ranged(json!([{ "first": 1, "last": MAX_SEATS_PER_EVENT }]))),
+        // Integers written as floats: integral ones up to 2^53, and past it.
+        created(ranged(json!([{ "prefix": "F-", "first": 1.0, "last": 2, "width": 2.0 }]))),
+        created(priced("a", "5000.0")),
+        created(priced("b", "4.5e3")),
+        created(priced("c", "100.5")),
+        created(priced("d", "9007199254740992.0")),
+        created(priced("e", "9007199254740994.0")),
+        created(priced("f", "1e19")),
+        created(priced("g", "10000000000000000000")),
+        created(priced("h", "-1.0")),
         // Operations and the waiting room's endpoints.
         Probe::user("GET", "/healthz").as_(Credential::None),
         Probe::user("GET", "/metrics").as_(Credential::None),
@@ -124,6 +134,11 @@ fn store_and_operations(kit: &ProberKit) -> Vec<Probe> {
 /// A `CreateEvent` body of `ranges` (and one listed seat) for the event `ranged`.
 fn ranged(ranges: serde_json::Value) -> String {
     json!({ "event_id": "ranged", "seat_ids": ["VIP"], "seat_ranges": ranges, "price_cents": 100 }).to_string()
+}
+
+/// A `CreateEvent` body for the event `priced-<name>` with `price_cents` written as `price`.
+fn priced(name: &str, price: &str) -> String {
+    format!(r#"{{"event_id":"priced-{name}","seat_ids":["VIP"],"price_cents":{price}}}"#)
 }
 
 /// An operator's event creation with `body`.

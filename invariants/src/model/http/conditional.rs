@@ -13,8 +13,10 @@
 //! - A list matches when one tag is weakly equal to the current one: the
 //!   same quoted part, `W/` ignored.
 
-/// The most bytes of `If-None-Match` the service reads; a longer value is no condition.
-pub const MAX_BYTES: usize = booking::http::etag::MAX_IF_NONE_MATCH_BYTES;
+/// The most bytes of `If-None-Match` the service reads, as the API documents
+/// it (the OpenAPI document, docs/RUNNING_BOOKINGD.md); a longer value is no
+/// condition.
+pub const MAX_BYTES: usize = 8_192;
 
 /// A request's condition on the seat map's entity tag.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,6 +9,7 @@
 //! checkout, order status, seat map).
 
 pub mod conditional;
+pub mod integer;
 pub mod ops;
 pub mod rate;
 pub mod routes;

@@ -28,7 +28,7 @@ fn range(v: &Value) -> Result<Range<'_>, ProblemKind> {
         return Err(ProblemKind::BadRequest);
     }
     let int =
-        |k: &str| obj.get(k).map(|v| v.as_u64().filter(|n| *n <= u64::from(u32::MAX)).ok_or(ProblemKind::BadRequest));
+        |k: &str| obj.get(k).map(|v| super::integer::of_type::<u32>(v).map(u64::from).ok_or(ProblemKind::BadRequest));
     let prefix = match obj.get("prefix") {
         None => "",
         Some(p) => p.as_str().ok_or(ProblemKind::BadRequest)?,

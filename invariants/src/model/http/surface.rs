@@ -328,14 +328,13 @@ fn create_event_body(body: &Value) -> Result<(String, Vec<String>, i64), Problem
         return Err(ProblemKind::BadRequest);
     }
     let event_id = obj.get("event_id").and_then(Value::as_str).ok_or(ProblemKind::BadRequest)?.to_string();
-    let price =
-        obj.get("price_cents").and_then(Value::as_f64).filter(|p| p.fract() == 0.0).ok_or(ProblemKind::BadRequest)?;
+    let price = obj.get("price_cents").and_then(super::integer::of_type::<i64>).ok_or(ProblemKind::BadRequest)?;
     let seats = match obj.get("seat_ids") {
         None => Vec::new(),
         Some(v) => seat_ids(&serde_json::json!({ "seat_ids": v }))?,
     };
     let seats = super::seat_ranges::expand(seats, obj.get("seat_ranges"))?;
-    Ok((event_id, seats, price as i64))
+    Ok((event_id, seats, price))
 }
 
 /// The documented waiting-room body's shape.
@@ -348,7 +347,7 @@ fn room_body(body: &Value) -> Result<(), ProblemKind> {
     let policy_ok =
         obj.get("policy").and_then(Value::as_str).is_some_and(|p| ["fifo", "lottery", "priority"].contains(&p));
     let opens_ok = obj.get("opens_at").is_some_and(Value::is_string);
-    let int = |v: &Value| v.as_f64().is_some_and(|f| f.fract() == 0.0 && f >= 0.0 && f <= f64::from(u32::MAX));
+    let int = |v: &Value| super::integer::of_type::<u32>(v).is_some();
     let target_ok = obj.get("target_active_sessions").is_some_and(int);
     let ttl_ok = obj.get("session_ttl_s").is_none_or(|v| v.is_null() || int(v));
     if policy_ok && opens_ok && target_ok && ttl_ok { Ok(()) } else { Err(ProblemKind::BadRequest) }
