@@ -20,7 +20,7 @@ pub fn of(v: &Value) -> Option<i128> {
         return Some(u.into());
     }
     let f = n.as_f64()?;
-    (f.trunc() == f && (-MAX_FLOAT_INT..=MAX_FLOAT_INT).contains(&f)).then(|| f as i128)
+    (f.trunc() == f && (-MAX_FLOAT_INT..=MAX_FLOAT_INT).contains(&f)).then_some(f as i128)
 }
 
 /// The integer `v` states, if it is one that `T` holds.
