@@ -13,7 +13,7 @@ pub const DEFAULT_RECONCILE_BOUND_MS: i64 = 30_000;
 pub const DEFAULT_COMPENSATION_BOUND_MS: i64 = 60_000;
 
 /// The checkers' parameters.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
     /// The store's clock when the final records were read (end of the settle phase).
     pub final_store_now_ms: i64,

@@ -113,7 +113,7 @@ fn observe(rooms: &mut BTreeMap<String, Room>, at_ms: i64, ev: &RoomEvent) {
     }
     let Some(r) = rooms.get_mut(ev.event_id()) else { return };
     match ev {
-        RoomEvent::Opened { .. } => {}
+        RoomEvent::Opened { .. } | RoomEvent::LawRan { .. } | RoomEvent::LawLearnt { .. } => {}
         RoomEvent::Joined { user, .. } => {
             r.joined_at.entry(user.clone()).or_insert(at_ms);
         }

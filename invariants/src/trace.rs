@@ -640,6 +640,40 @@ pub enum RoomEvent {
         /// The event.
         event_id: EventId,
     },
+    /// An instance's admission law ran before a pass: the instance's clock,
+    /// the signals it read and what it decided (rates and health in
+    /// millionths, rounded).
+    LawRan {
+        /// The event.
+        event_id: EventId,
+        /// The instance (`svc<i>`) and its life (0 first, +1 per restart).
+        instance: String,
+        /// The instance's life.
+        life: u32,
+        /// The instance's clock.
+        now_ms: i64,
+        /// What the law read.
+        signals: LawSignals,
+        /// Users it asked to admit.
+        admit: u32,
+        /// Its rate, admissions per 1,000,000 s.
+        rate_per_million_s: i64,
+        /// Its health, in millionths.
+        health_ppm: i64,
+        /// The mean session it assumed, in thousandths of a ms.
+        mean_session_us: i64,
+    },
+    /// An instance's admission law learnt a session's duration.
+    LawLearnt {
+        /// The event.
+        event_id: EventId,
+        /// The instance (`svc<i>`).
+        instance: String,
+        /// The instance's life.
+        life: u32,
+        /// The session's duration.
+        duration_ms: u64,
+    },
     /// A waiting user learnt they were admitted, or that the event sold out.
     Told {
         /// The event.
@@ -662,9 +696,28 @@ impl RoomEvent {
             | RoomEvent::Ended { event_id, .. }
             | RoomEvent::Reopened { event_id, .. }
             | RoomEvent::SoldOut { event_id }
+            | RoomEvent::LawRan { event_id, .. }
+            | RoomEvent::LawLearnt { event_id, .. }
             | RoomEvent::Told { event_id, .. } => event_id,
         }
     }
+}
+
+/// What an admission law read for one run (booking's `Signals`, as traced).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LawSignals {
+    /// Checkout sessions open.
+    pub active_sessions: u32,
+    /// Hold attempts on the event since the instance's last run.
+    pub hold_attempts: u64,
+    /// Of those, refused because a seat was taken.
+    pub hold_refusals: u64,
+    /// Payment creations since the instance's last tick.
+    pub provider_calls: u64,
+    /// Of those, failed.
+    pub provider_errors: u64,
+    /// Their p95 latency, ms (0: no call).
+    pub provider_latency_p95_ms: u64,
 }
 
 /// Which fault was injected or lifted.

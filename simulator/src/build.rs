@@ -121,7 +121,7 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
             skew_ms,
             faults,
             (&store, &cache, rooms.as_ref()),
-            (&exchanges, &service_lives),
+            (&exchanges, &service_lives, &recorder),
         );
     }
     match &cfg.waiting_room {
@@ -289,7 +289,7 @@ fn install_service(
     skew_ms: i64,
     faults: HostFaults,
     (store, cache, rooms): SharedParts<'_>,
-    (exchanges, lives): (&Exchanges, &crate::service_lives::ServiceLives),
+    (exchanges, lives, recorder): (&Exchanges, &crate::service_lives::ServiceLives, &Recorder),
 ) {
     let room_config = cfg.waiting_room.map(|r| WaitingRoomConfig {
         poll_max_s: r.poll_max_s,
@@ -304,16 +304,19 @@ fn install_service(
         ..ServiceConfig::default()
     };
     let (store, cache, exchanges, workflow) = (store.clone(), cache.clone(), exchanges.clone(), cfg.workflow.clone());
-    let lives = lives.clone();
+    let (lives, recorder) = (lives.clone(), recorder.clone());
+    let starts = std::sync::atomic::AtomicU32::new(0);
     sim.host(host, move || {
         let (store, cache, exchanges, lives) = (store.clone(), cache.clone(), exchanges.clone(), lives.clone());
         let (config, workflow) = (config.clone(), workflow.clone());
+        let life = starts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let waiting_room = match (&rooms, room_config) {
             (Some((rooms, records)), Some(config)) => WaitingRoomParts {
                 rooms: rooms.clone(),
                 records: records.clone(),
                 config,
                 instance: instance.clone(),
+                law_log: Arc::new(crate::law_log::TracedLawLog::new(recorder.clone(), instance.clone(), life)),
                 ..WaitingRoomParts::in_memory(ADMISSION_SECRET)
             },
             _ => WaitingRoomParts::in_memory(ADMISSION_SECRET),

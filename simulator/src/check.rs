@@ -46,6 +46,25 @@ pub fn model_config(cfg: &WorldConfig, host_skew_ms: Vec<i64>) -> invariants::mo
         max_compensation_attempts: cfg.workflow.max_compensation_attempts,
         max_compensation_unknown_attempts: cfg.workflow.max_compensation_unknown_attempts,
         queue_poll_s: (room.poll_min_s, cfg.waiting_room.map_or(room.poll_max_s, |r| r.poll_max_s)),
+        admission_law: admission_law(cfg),
+    }
+}
+
+/// The admission law's settings the world's services run with: booking's
+/// defaults, the room's prior session and the tick interval.
+fn admission_law(cfg: &WorldConfig) -> invariants::model::law::LawSettings {
+    let p = booking::admission::controller::AdmissionParams::default();
+    let room = booking::admission::waiting_room::WaitingRoomConfig::default();
+    invariants::model::law::LawSettings {
+        prior_session_ms: cfg.waiting_room.map_or(room.prior_session_ms, |r| r.prior_session_ms),
+        session_weight: p.session_weight,
+        contention_threshold: p.contention_threshold,
+        provider_error_threshold: p.provider_error_threshold,
+        provider_latency_target_ms: p.provider_latency_target_ms,
+        min_health: p.min_health,
+        recovery_per_tick: p.recovery_per_tick,
+        max_burst_s: p.max_burst_s,
+        tick_ms: room.tick_ms,
     }
 }
 

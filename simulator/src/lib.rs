@@ -18,6 +18,7 @@ pub mod faults;
 pub mod faulty_cache;
 pub mod faulty_store;
 pub mod junit;
+pub mod law_log;
 pub mod markup;
 pub mod nemesis;
 pub mod net;

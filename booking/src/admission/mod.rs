@@ -3,6 +3,7 @@
 //! - [`controller`]: the admission law: Little's law for the base rate,
 //!   slowed by hold contention, provider errors and latency, capped by
 //!   the headroom under the target of active sessions.
+//! - [`law_log`]: what each run of the law saw and decided, for watchers.
 //! - [`queue`]: one event's waiting queue under its fairness policy (arrival
 //!   order, a verifiable pre-sale lottery, priority tiers), in memory.
 //! - [`records`]: the authority's record of the rooms (PostgreSQL): which
@@ -18,6 +19,7 @@
 //!   presented to another event or used after their session ended.
 
 pub mod controller;
+pub mod law_log;
 pub mod provider_health;
 pub mod queue;
 pub mod records;

@@ -15,6 +15,7 @@
 //! rooms cap every pass at `target − active`.
 
 use super::controller::{AdmissionController, AdmissionParams, Decision, Signals};
+use super::law_log::{LawLog, TracingLawLog};
 use super::provider_health::ProviderHealth;
 use super::records::{MemRoomRecords, RoomRecords};
 use super::room::{Gauge, Place, RoomError, RoomImage, RoomSpec, Rooms, Session, SessionEnd};
@@ -75,6 +76,8 @@ pub struct WaitingRoomParts {
     pub config: WaitingRoomConfig,
     /// This instance's name among those sharing the rooms (the admission lease's holder).
     pub instance: String,
+    /// Who watches the admission laws' runs.
+    pub law_log: Arc<dyn LawLog>,
 }
 
 impl WaitingRoomParts {
@@ -86,6 +89,7 @@ impl WaitingRoomParts {
             secret: secret.to_vec(),
             config: WaitingRoomConfig::default(),
             instance: "local".to_string(),
+            law_log: Arc::new(TracingLawLog),
         }
     }
 }
@@ -199,6 +203,7 @@ pub struct WaitingRoom {
     /// Turns true once this instance has seen a room: its ticks start then.
     any_room: tokio::sync::watch::Sender<bool>,
     laws: Mutex<BTreeMap<String, Law>>,
+    law_log: Arc<dyn LawLog>,
     /// The fault seam (planted bugs of the gate).
     faults: crate::fault::Faults,
     /// Per room: hold attempts and refusals since the last tick (this instance's).
@@ -236,6 +241,7 @@ impl WaitingRoom {
             known: Mutex::new(BTreeMap::new()),
             any_room: tokio::sync::watch::Sender::new(false),
             laws: Mutex::new(BTreeMap::new()),
+            law_log: parts.law_log,
             holds: Mutex::new(BTreeMap::new()),
         }
     }
@@ -499,6 +505,7 @@ impl WaitingRoom {
             self.rooms.end_session(event_id, &claims.user_id, claims.session_id, why, self.clock.now_ms()).await?;
         if let (Some(duration_ms), Some(law)) = (ended, self.laws.lock().expect("laws lock").get_mut(event_id)) {
             law.controller.session_ended(duration_ms);
+            self.law_log.session_ended(event_id, duration_ms);
         }
         Ok(())
     }
@@ -548,7 +555,9 @@ impl WaitingRoom {
                     provider_errors: provider.errors,
                     provider_latency_p95_ms: provider.latency_p95_ms,
                 };
-                (law.controller.tick(elapsed_ms, &signals), law.sold_out)
+                let decision = law.controller.tick(elapsed_ms, &signals);
+                self.law_log.ran(&event_id, now_ms, &signals, &decision);
+                (decision, law.sold_out)
             };
             let pass = self.rooms.admit(&event_id, decision.admit, decision.rate_per_s, now_ms).await?;
             recorded(self.records.record_admissions(&event_id, &pass.admitted).await)?;
@@ -562,6 +571,7 @@ impl WaitingRoom {
                 let law = laws.get_mut(&event_id).expect("the law was made above");
                 for d in &pass.expired_ms {
                     law.controller.session_ended(*d);
+                    self.law_log.session_ended(&event_id, *d);
                 }
                 law.active = pass.active;
                 law.sold_out = now_sold_out;

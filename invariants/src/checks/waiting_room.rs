@@ -141,7 +141,7 @@ impl<'a> Walk<'a> {
             RoomEvent::Told { event_id, user, .. } => {
                 self.told.insert((event_id, user));
             }
-            RoomEvent::SoldOut { .. } => {}
+            RoomEvent::SoldOut { .. } | RoomEvent::LawRan { .. } | RoomEvent::LawLearnt { .. } => {}
         }
     }
 

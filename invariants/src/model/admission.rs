@@ -209,7 +209,7 @@ impl Admissions {
                 }
             }
             RoomEvent::Pass { event_id, now_ms, .. } => self.pass(event_id, *now_ms),
-            RoomEvent::Told { .. } => {}
+            RoomEvent::Told { .. } | RoomEvent::LawRan { .. } | RoomEvent::LawLearnt { .. } => {}
         }
     }
 

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// The deployment the model judges. Built by the simulator from the
 /// scenario; all times in ms.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelConfig {
     /// Simulated time 0 on the store's clock (the trace's `at_ms` is
     /// simulated time; the store's clock is `epoch_ms + at_ms`).
@@ -36,6 +36,9 @@ pub struct ModelConfig {
     /// again (the rooms' `poll_min_s`; bookingd's `--admission-poll-max-s`).
     #[serde(default = "default_queue_poll_s")]
     pub queue_poll_s: (u64, u64),
+    /// The waiting rooms' admission law's settings.
+    #[serde(default)]
+    pub admission_law: super::law::LawSettings,
 }
 
 fn default_queue_poll_s() -> (u64, u64) {

@@ -27,6 +27,7 @@
 pub mod admission;
 pub mod config;
 pub mod http;
+pub mod law;
 pub mod money;
 pub mod queue;
 pub mod standing;

@@ -210,6 +210,14 @@ fn room_text(r: &RoomEvent) -> String {
             format!("{user}'s session {} at {event_id} reopened: its purchase failed", short(session_id))
         }
         RoomEvent::SoldOut { event_id } => format!("{event_id} sold out"),
+        RoomEvent::LawRan { event_id, instance, admit, rate_per_million_s, health_ppm, .. } => format!(
+            "{instance}'s law for {event_id}: admit {admit}, rate {:.3}/s, health {:.3}",
+            *rate_per_million_s as f64 / 1e6,
+            *health_ppm as f64 / 1e6
+        ),
+        RoomEvent::LawLearnt { event_id, instance, duration_ms, .. } => {
+            format!("{instance}'s law for {event_id} learnt a {duration_ms} ms session")
+        }
         RoomEvent::Told { event_id, user, admitted } => {
             format!(
                 "{user} told: {}",

@@ -411,6 +411,8 @@ impl Builder {
                 let (lane, word) = match r {
                     RoomEvent::Opened { event_id, .. } => (LaneKey::Room(event_id.clone()), "opened"),
                     RoomEvent::Pass { event_id, .. } => (LaneKey::Room(event_id.clone()), "pass"),
+                    RoomEvent::LawRan { event_id, .. } => (LaneKey::Room(event_id.clone()), "law"),
+                    RoomEvent::LawLearnt { event_id, .. } => (LaneKey::Room(event_id.clone()), "learnt"),
                     RoomEvent::SoldOut { event_id } => (LaneKey::Room(event_id.clone()), "sold-out"),
                     RoomEvent::Joined { user, .. } => (LaneKey::User(user.clone()), "joined"),
                     RoomEvent::Admitted { user, .. } => (LaneKey::User(user.clone()), "admitted"),

@@ -13,6 +13,7 @@
 //! follow from it), at most [`MAX_REPORTED`] in all.
 
 mod counters;
+mod laws;
 mod ops;
 mod records;
 
@@ -62,6 +63,8 @@ struct Auditor<'a> {
     rooms_downs: u64,
     /// The service's counters as the store's answers predict them.
     tally: counters::Tally,
+    /// Every instance's admission laws, as the model runs them.
+    laws: laws::Laws,
 }
 
 impl<'a> Auditor<'a> {
@@ -81,6 +84,7 @@ impl<'a> Auditor<'a> {
             rooms_down: false,
             rooms_downs: 0,
             tally: counters::Tally::default(),
+            laws: laws::Laws::default(),
         }
     }
 
@@ -108,6 +112,10 @@ impl<'a> Auditor<'a> {
             TraceKind::Room(r) => {
                 if matches!(r, crate::trace::RoomEvent::Admitted { .. }) {
                     self.tally.admitted();
+                }
+                if let Some(what) = self.laws.observe(&self.cfg.admission_law, r) {
+                    let event_id = r.event_id().to_string();
+                    self.report(Finding::new(Subject::Room { event_id }, what), vec![e.seq]);
                 }
                 if let Some(what) = self.admissions.judge(r, self.cfg.epoch_ms + e.at_ms) {
                     let event_id = match r {
@@ -201,6 +209,7 @@ mod tests {
             max_compensation_attempts: 3,
             max_compensation_unknown_attempts: 6,
             queue_poll_s: (2, 60),
+            admission_law: Default::default(),
         };
         Config::new(10_000, 10_000).with_audit(audit)
     }
