@@ -1,9 +1,12 @@
 //! The auditor's admission-law side: every run of every instance's law
 //! recomputed by the model's law ([`crate::model::law`]) from what it read,
 //! and every pass held to ask for what the law that ran before it decided.
+//! The hold readings are checked too: a run reads the holds on its event
+//! that its instance's store answered since its last run (each a hold
+//! attempt; a refusal for a taken seat, a refused one).
 
 use crate::model::law::{Decided, Law, LawSettings};
-use crate::trace::RoomEvent;
+use crate::trace::{OpId, RoomEvent};
 use std::collections::BTreeMap;
 
 /// One law: an event's at one life of one instance.
@@ -17,6 +20,10 @@ pub(super) struct Laws {
     targets: BTreeMap<String, u32>,
     /// Per event, what the law that ran last decided, until its pass.
     asked: BTreeMap<String, u32>,
+    /// Per (host, event): holds its store answered since its law last ran (attempts, refused).
+    holds: BTreeMap<(u32, String), (u64, u64)>,
+    /// The host each request was sent to.
+    hosts: BTreeMap<OpId, u32>,
 }
 
 impl Laws {
@@ -43,6 +50,27 @@ impl Laws {
         }
     }
 
+    /// Request `op_id` was sent to host `host`.
+    pub(super) fn sent(&mut self, op_id: OpId, host: u32) {
+        self.hosts.insert(op_id, host);
+    }
+
+    /// The store answered a hold on `event_id` that request `op_id` asked for (`refused`: a seat was taken).
+    pub(super) fn hold_answered(&mut self, op_id: OpId, event_id: &str, refused: bool) {
+        if let Some(&host) = self.hosts.get(&op_id)
+            && self.targets.contains_key(event_id)
+        {
+            let (attempts, refusals) = self.holds.entry((host, event_id.to_string())).or_default();
+            *attempts += 1;
+            *refusals += u64::from(refused);
+        }
+    }
+
+    /// Host `host` stopped: what it counted is gone.
+    pub(super) fn forget(&mut self, host: u32) {
+        self.holds.retain(|(h, _), _| *h != host);
+    }
+
     fn ran(&mut self, s: &LawSettings, r: &RoomEvent) -> Option<String> {
         let RoomEvent::LawRan {
             event_id,
@@ -59,6 +87,14 @@ impl Laws {
             return None;
         };
         self.asked.insert(event_id.clone(), *admit);
+        let host = instance.strip_prefix("svc").and_then(|h| h.parse().ok());
+        let holds = host.and_then(|h| self.holds.remove(&(h, event_id.clone()))).unwrap_or_default();
+        if (signals.hold_attempts, signals.hold_refusals) != holds {
+            return Some(format!(
+                "{instance}'s admission law read {} hold attempts and {} refusals at {now_ms}; its store answered {} and refused {}",
+                signals.hold_attempts, signals.hold_refusals, holds.0, holds.1
+            ));
+        }
         let Some(target) = self.targets.get(event_id).copied() else {
             return Some(format!("{instance}'s admission law ran for {event_id}, which has no room"));
         };
@@ -71,9 +107,7 @@ impl Laws {
             mean_session_us: *mean_session_us,
         };
         (!got.agrees(&want)).then(|| {
-            format!(
-                "{instance}'s admission law decided {got:?} at {now_ms} under {signals:?}; the law gives {want:?}"
-            )
+            format!("{instance}'s admission law decided {got:?} at {now_ms} under {signals:?}; the law gives {want:?}")
         })
     }
 }

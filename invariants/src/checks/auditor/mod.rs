@@ -16,6 +16,7 @@ mod counters;
 mod laws;
 mod ops;
 mod records;
+mod sell_out;
 
 use crate::model::http::rate::Limiter;
 use crate::model::money::Ledger;
@@ -65,6 +66,8 @@ struct Auditor<'a> {
     tally: counters::Tally,
     /// Every instance's admission laws, as the model runs them.
     laws: laws::Laws,
+    /// The sell-outs rooms' passes owe.
+    sell_out: sell_out::SellOut,
 }
 
 impl<'a> Auditor<'a> {
@@ -85,6 +88,7 @@ impl<'a> Auditor<'a> {
             rooms_downs: 0,
             tally: counters::Tally::default(),
             laws: laws::Laws::default(),
+            sell_out: sell_out::SellOut::default(),
         }
     }
 
@@ -112,6 +116,9 @@ impl<'a> Auditor<'a> {
             TraceKind::Room(r) => {
                 if matches!(r, crate::trace::RoomEvent::Admitted { .. }) {
                     self.tally.admitted();
+                }
+                if let Some((event_id, what, read)) = self.sell_out.room(r) {
+                    self.report(Finding::new(Subject::Room { event_id }, what), vec![read, e.seq]);
                 }
                 if let Some(what) = self.laws.observe(&self.cfg.admission_law, r) {
                     let event_id = r.event_id().to_string();
@@ -141,11 +148,17 @@ impl<'a> Auditor<'a> {
             TraceKind::Fault { kind: FaultKind::RoomsDown, .. } => {
                 self.rooms_down = true;
                 self.rooms_downs += 1;
+                self.sell_out.excuse();
             }
-            TraceKind::Fault { kind: FaultKind::RoomsLost, .. } => self.rooms_down = false,
+            TraceKind::Fault { kind: FaultKind::RoomsLost, .. } => {
+                self.rooms_down = false;
+                self.sell_out.excuse();
+            }
             TraceKind::Fault { kind: FaultKind::CrashAfterCommit | FaultKind::HostRestarted, detail } => {
+                self.sell_out.excuse();
                 if let Some(host) = host_of(detail) {
                     self.limiter.forget(host);
+                    self.laws.forget(host);
                 }
             }
             _ => {}

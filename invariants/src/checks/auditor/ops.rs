@@ -110,6 +110,9 @@ impl<'a> Auditor<'a> {
         op: &'a ClientOp,
         host: Option<u32>,
     ) {
+        if let Some(host) = host {
+            self.laws.sent(op_id, host);
+        }
         let class = raw(op).map(|r| surface::classify(&r, self.cfg.max_body_bytes));
         let mut rec = OpRecord {
             client,

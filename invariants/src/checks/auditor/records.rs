@@ -57,6 +57,19 @@ impl<'a> Auditor<'a> {
         let counts = self.counts(call);
         let replay = if self.store_down { outage(call) } else { self.store.replay(now_ms, call) };
         self.tally.store_call(call);
+        if let (Some(op), StoreCall::AcquireHold { req, answer }) = (op_id, call) {
+            let refused = answer.as_ref().is_err_and(|r| r.kind == booking::problem_kind::ProblemKind::SeatUnavailable);
+            self.laws.hold_answered(op, &req.event_id, refused);
+        }
+        let seats = &self.store.seats;
+        self.sell_out.store_call(seq, op_id, call, |event| {
+            let mut of_event = seats.range((event.to_string(), String::new())..).take_while(|((e, _), _)| e == event);
+            let mut any = false;
+            of_event.all(|(_, s)| {
+                any = true;
+                s.state == booking::model::SeatState::Sold
+            }) && any
+        });
         if let Some(f) = only_a_bug(call) {
             self.report(f, vec![seq]);
         }
