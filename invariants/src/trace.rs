@@ -703,22 +703,8 @@ impl RoomEvent {
     }
 }
 
-/// What an admission law read for one run (booking's `Signals`, as traced).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LawSignals {
-    /// Checkout sessions open.
-    pub active_sessions: u32,
-    /// Hold attempts on the event since the instance's last run.
-    pub hold_attempts: u64,
-    /// Of those, refused because a seat was taken.
-    pub hold_refusals: u64,
-    /// Payment creations since the instance's last tick.
-    pub provider_calls: u64,
-    /// Of those, failed.
-    pub provider_errors: u64,
-    /// Their p95 latency, ms (0: no call).
-    pub provider_latency_p95_ms: u64,
-}
+/// What an admission law read for one run: booking's own record of it.
+pub use booking::admission::controller::Signals as LawSignals;
 
 /// Which fault was injected or lifted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -5,7 +5,7 @@
 use crate::recorder::Recorder;
 use booking::admission::controller::{Decision, Signals};
 use booking::admission::law_log::LawLog;
-use invariants::trace::{LawSignals, RoomEvent};
+use invariants::trace::RoomEvent;
 
 /// The law log of one life of one service host.
 #[derive(Debug)]
@@ -24,20 +24,12 @@ impl TracedLawLog {
 
 impl LawLog for TracedLawLog {
     fn ran(&self, event_id: &str, now_ms: i64, s: &Signals, d: &Decision) {
-        let signals = LawSignals {
-            active_sessions: s.active_sessions,
-            hold_attempts: s.hold_attempts,
-            hold_refusals: s.hold_refusals,
-            provider_calls: s.provider_calls,
-            provider_errors: s.provider_errors,
-            provider_latency_p95_ms: s.provider_latency_p95_ms,
-        };
         self.recorder.room(RoomEvent::LawRan {
             event_id: event_id.to_string(),
             instance: self.instance.clone(),
             life: self.life,
             now_ms,
-            signals,
+            signals: *s,
             admit: d.admit,
             rate_per_million_s: (d.rate_per_s * 1e6).round() as i64,
             health_ppm: (d.health * 1e6).round() as i64,

@@ -34,7 +34,7 @@
 //! window, so admission changes cannot feed back into their own measurement
 //! within one tick. Pure: no I/O, no clock (the caller passes elapsed time).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The law's parameters (see the module documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -96,7 +96,7 @@ impl AdmissionParams {
 }
 
 /// What the service saw over the last window, and how many sessions are active now.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Signals {
     /// Checkout sessions open now.
     pub active_sessions: u32,

@@ -59,7 +59,7 @@ impl Tally {
             StoreCall::ReleaseUnresolved { answer: Ok(_), .. } => w.payments_released += 1,
             _ => refunds(w, call),
         }
-        self.refused += u64::from(refused(call));
+        self.refused += u64::from(call.refusal().is_some());
     }
 
     /// Counts an admission the waiting room made.
@@ -116,11 +116,6 @@ fn refunds(w: &mut ServiceCounters, call: &StoreCall) {
         }
         _ => {}
     }
-}
-
-/// Whether the store refused `call`.
-fn refused(call: &StoreCall) -> bool {
-    call.refusal().is_some()
 }
 
 /// One seat reclaimed `lag_ms` after its hold's deadline (a negative lag counts as 0).

@@ -63,12 +63,9 @@ impl<'a> Auditor<'a> {
         }
         let seats = &self.store.seats;
         self.sell_out.store_call(seq, op_id, call, |event| {
-            let mut of_event = seats.range((event.to_string(), String::new())..).take_while(|((e, _), _)| e == event);
-            let mut any = false;
-            of_event.all(|(_, s)| {
-                any = true;
-                s.state == booking::model::SeatState::Sold
-            }) && any
+            let mut of_event =
+                seats.range((event.to_string(), String::new())..).take_while(|((e, _), _)| e == event).peekable();
+            of_event.peek().is_some() && of_event.all(|(_, s)| s.state == booking::model::SeatState::Sold)
         });
         if let Some(f) = only_a_bug(call) {
             self.report(f, vec![seq]);
