@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 mod error;
+mod knobs;
 mod load;
 mod model;
 mod names;
@@ -17,6 +18,10 @@ mod swarm;
 mod write;
 
 pub use error::ScenarioError;
+pub use knobs::{
+    Access, Bound, Check, FromValue, KNOBS, Knob, MIN_PHASE_MS, MS_GRAIN, Rule, Shrink, Swarm, Value, fault_tables,
+    knob, reference,
+};
 pub use load::{
     MAX_HOLD_TTL_MS, MAX_LATENCY_MS, MAX_PAYMENT_TTL_MS, MAX_PHASE_MS, MAX_PINNED_FAULTS, MAX_SEATS_PER_EVENT,
     MAX_SEATS_PER_HOLD, MAX_STALL_MS,

@@ -2,10 +2,9 @@
 //! key path), then every range and cross-key rule checked.
 
 use crate::error::ScenarioError;
-use crate::model::{Outcome, RangeMs, Scenario};
-use crate::names::{
-    CACHE_FAULT_NAMES, CLASSIFICATION_NAMES, COMMIT_POINT_NAMES, INVARIANT_NAMES, PATH_NAMES, ROOM_POLICY_NAMES,
-};
+use crate::knobs::KNOBS;
+use crate::model::{RangeMs, Scenario};
+use crate::names::CACHE_FAULT_NAMES;
 use crate::seeds::SeedRange;
 use std::path::Path;
 
@@ -53,7 +52,7 @@ impl Scenario {
     /// The faults of one seed: the file's faults, or with `swarm = true` the
     /// per-seed mix of [`crate::SwarmDraw`].
     pub fn faults_for_seed(&self, seed: u64) -> crate::Faults {
-        if self.swarm { crate::SwarmDraw::new(seed).apply(&self.faults) } else { self.faults.clone() }
+        if self.swarm { crate::SwarmDraw::new(seed).apply(self) } else { self.faults.clone() }
     }
 
     /// Total simulated time of a run: fault phase then settle phase, ms.
@@ -73,214 +72,63 @@ impl Scenario {
         if self.description.trim().is_empty() || self.description.contains('\n') {
             return Err(v.inconsistent("description", "must be one non-empty line"));
         }
-        let w = &self.workload;
-        v.count("workload.events", w.events.into(), 1, 100)?;
-        v.count("workload.seats_per_event", w.seats_per_event.into(), 1, MAX_SEATS_PER_EVENT)?;
-        v.count("workload.hot_seats", w.hot_seats.into(), 0, w.seats_per_event.into())?;
-        v.probability("workload.hot_share", w.hot_share)?;
-        if w.hot_seats == 0 && w.hot_share > 0.0 {
-            return Err(v.inconsistent("workload.hot_share", "is above 0 but workload.hot_seats is 0"));
+        for knob in KNOBS {
+            knob.validate(self, &self.origin)?;
         }
-        v.count("workload.users", w.users.into(), 1, 100_000)?;
-        v.count("workload.client_hosts", w.client_hosts.into(), 1, 64)?;
-        v.count("workload.server_hosts", w.server_hosts.into(), 1, 16)?;
-        v.range("workload.think_time_ms", w.think_time_ms, MAX_PHASE_MS)?;
-        if let Some(arrival) = w.arrival_ms {
-            v.range("workload.arrival_ms", arrival, MAX_PHASE_MS)?;
-        }
-        v.probability("workload.multi_seat_share", w.multi_seat_share)?;
-        v.count("workload.max_seats_per_hold", w.max_seats_per_hold.into(), 1, MAX_SEATS_PER_HOLD)?;
-        if w.multi_seat_share > 0.0 && w.max_seats_per_hold < 2 {
-            return Err(v.inconsistent("workload.multi_seat_share", "is above 0 but workload.max_seats_per_hold is 1"));
-        }
-        v.probability("workload.checkout_share", w.checkout_share)?;
-        v.probability("workload.abandon_share", w.abandon_share)?;
-        if w.checkout_share + w.abandon_share > 1.0 {
-            return Err(v.inconsistent("workload.abandon_share", "checkout_share + abandon_share exceed 1"));
-        }
-        v.probability("workload.hoard_share", w.hoard_share)?;
-        v.probability("workload.double_submit_share", w.double_submit_share)?;
-        v.probability("workload.partial_checkout_share", w.partial_checkout_share)?;
-        if w.partial_checkout_share > 0.0 && w.max_seats_per_hold < 2 {
-            return Err(
-                v.inconsistent("workload.partial_checkout_share", "is above 0 but workload.max_seats_per_hold is 1")
-            );
-        }
-        v.count("workload.probers", w.probers.into(), 0, 100)?;
-        v.duration("workload.hold_ttl_ms", w.hold_ttl_ms, 1, MAX_HOLD_TTL_MS)?;
-        v.duration("workload.payment_ttl_ms", w.payment_ttl_ms, 1, MAX_PAYMENT_TTL_MS)?;
-
-        let f = &self.faults;
-        if let Some(p) = &f.paused_client {
-            v.probability("faults.paused_client.probability", p.probability)?;
-            v.duration("faults.paused_client.pause_ms", p.pause_ms, 1, MAX_PHASE_MS)?;
-        }
-        if let Some(s) = &f.stale_token {
-            v.probability("faults.stale_token.probability", s.probability)?;
-        }
-        if let Some(d) = &f.delayed_callback {
-            v.probability("faults.delayed_callback.probability", d.probability)?;
-            v.duration("faults.delayed_callback.delay_ms", d.delay_ms, 1, MAX_PHASE_MS)?;
-            v.probability("faults.delayed_callback.duplicate_probability", d.duplicate_probability)?;
-            v.probability("faults.delayed_callback.reorder_probability", d.reorder_probability)?;
-        }
-        if let Some(c) = &f.crash_after_commit {
-            v.probability("faults.crash_after_commit.probability", c.probability)?;
-            v.duration("faults.crash_after_commit.restart_after_ms", c.restart_after_ms, 1, MAX_PHASE_MS)?;
-            if c.points.is_empty() {
-                return Err(v.inconsistent("faults.crash_after_commit.points", "names no commit point"));
-            }
-            for (i, p) in c.points.iter().enumerate() {
-                v.known(&format!("faults.crash_after_commit.points[{i}]"), p, COMMIT_POINT_NAMES)?;
-            }
-        }
-        if let Some(p) = &f.provider {
-            v.probability("faults.provider.unknown_probability", p.unknown_probability)?;
-            v.probability("faults.provider.decline_probability", p.decline_probability)?;
-            v.probability("faults.provider.error_rate", p.error_rate)?;
-            v.range("faults.provider.latency_ms", p.latency_ms, MAX_LATENCY_MS)?;
-            v.probability("faults.provider.late_success_probability", p.late_success_probability)?;
-            v.probability("faults.provider.refund_failure_probability", p.refund_failure_probability)?;
-            if p.unknown_probability + p.decline_probability + p.error_rate > 1.0 {
-                return Err(v.inconsistent(
-                    "faults.provider",
-                    "unknown_probability + decline_probability + error_rate exceed 1",
-                ));
-            }
-        }
-        if let Some(n) = &f.network {
-            v.probability("faults.network.partition_probability", n.partition_probability)?;
-            v.duration("faults.network.partition_ms", n.partition_ms, 1, MAX_PHASE_MS)?;
-            v.range("faults.network.latency_ms", n.latency_ms, MAX_LATENCY_MS)?;
-            if let Some(pinned) = &n.pinned {
-                v.count("faults.network.pinned (entries)", pinned.len() as i64, 0, crate::MAX_PINNED_FAULTS)?;
-                for (i, l) in pinned.iter().enumerate() {
-                    let key = format!("faults.network.pinned[{i}]");
-                    v.window(&key, l.start_ms, l.end_ms, self.phases.fault_ms)?;
-                    v.known(&format!("{key}.mode"), &l.mode, &["cut", "held"])?;
-                    if !is_link(&l.a, &l.b, w.server_hosts.into(), w.client_hosts.into()) {
-                        return Err(v.inconsistent(
-                            &key,
-                            &format!(
-                                "{} <-> {} is not a link of this world (svcN <-> provider, clientN <-> svcN)",
-                                l.a, l.b
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-        if let Some(c) = &f.clock_skew {
-            v.duration("faults.clock_skew.max_skew_ms", c.max_skew_ms, 1, MAX_PHASE_MS)?;
-        }
-        if let Some(s) = &f.sweeper_stall {
-            v.duration("faults.sweeper_stall.from_ms", s.from_ms, 0, MAX_STALL_MS)?;
-            v.duration("faults.sweeper_stall.to_ms", s.to_ms, s.from_ms + 1, MAX_STALL_MS)?;
-        }
-        if let Some(o) = &f.store_outage {
-            v.duration("faults.store_outage.from_ms", o.from_ms, 0, self.phases.fault_ms - 1)?;
-            v.duration("faults.store_outage.to_ms", o.to_ms, o.from_ms + 1, self.phases.fault_ms)?;
-        }
-        if let Some(r) = &f.rooms_lost {
-            v.duration("faults.rooms_lost.at_ms", r.at_ms, 0, self.phases.fault_ms - 1)?;
-            v.duration("faults.rooms_lost.down_ms", r.down_ms, 0, self.phases.fault_ms - 1 - r.at_ms)?;
-            if self.waiting_room.is_none() {
-                return Err(v.inconsistent("faults.rooms_lost", "needs a [waiting_room] to lose"));
-            }
-        }
-        if let Some(c) = &f.cache {
-            v.probability("faults.cache.probability", c.probability)?;
-            v.duration("faults.cache.length_ms", c.length_ms, 1, MAX_PHASE_MS)?;
-            if c.modes.is_empty() {
-                return Err(v.inconsistent("faults.cache.modes", "names no cache fault"));
-            }
-            for (i, m) in c.modes.iter().enumerate() {
-                v.known(&format!("faults.cache.modes[{i}]"), m, CACHE_FAULT_NAMES)?;
-            }
-            if let Some(pinned) = &c.pinned {
-                v.count("faults.cache.pinned (entries)", pinned.len() as i64, 0, crate::MAX_PINNED_FAULTS)?;
-                let mut prev_end_ms = 0;
-                for (i, p) in pinned.iter().enumerate() {
-                    let key = format!("faults.cache.pinned[{i}]");
-                    v.window(&key, p.start_ms, p.end_ms, self.phases.fault_ms)?;
-                    v.known(&format!("{key}.mode"), &p.mode, CACHE_FAULT_NAMES)?;
-                    if p.start_ms < prev_end_ms {
-                        return Err(
-                            v.inconsistent(&key, "starts before the previous one ends (one at a time, in time order)")
-                        );
-                    }
-                    prev_end_ms = p.end_ms;
-                }
-            }
-        }
-        if self.swarm && f.kinds().is_empty() {
-            return Err(v.inconsistent("swarm", "swarm = true needs at least one fault under [faults]"));
-        }
-
-        if let Some(w) = f.provider.as_ref().and_then(|p| p.window_ms) {
-            v.range("faults.provider.window_ms", w, self.phases.fault_ms)?;
-        }
-        if let Some(r) = &self.waiting_room {
-            v.known("waiting_room.policy", &r.policy, ROOM_POLICY_NAMES)?;
-            v.count("waiting_room.target_active_sessions", r.target_active_sessions.into(), 1, 100_000)?;
-            v.duration("waiting_room.session_ttl_ms", r.session_ttl_ms, 1_000, MAX_PHASE_MS)?;
-            v.duration("waiting_room.opens_at_ms", r.opens_at_ms, 0, MAX_PHASE_MS)?;
-            if let Some(p) = r.prior_session_ms {
-                v.duration("waiting_room.prior_session_ms", p, 1, MAX_PHASE_MS)?;
-            }
-            v.probability("waiting_room.member_share", r.member_share)?;
-            v.probability("waiting_room.bypass_share", r.bypass_share)?;
-            if let Some(p) = r.poll_max_s {
-                v.count("waiting_room.poll_max_s", p as i64, 2, 3_600)?;
-            }
-            if r.member_share > 0.0 && r.policy != "priority" {
-                return Err(v.inconsistent("waiting_room.member_share", "is above 0 but the policy is not priority"));
-            }
-            if self.swarm {
-                return Err(v.inconsistent("waiting_room", "a swarm scenario has no waiting room"));
-            }
-        }
-        if let Some(n) = self.service.max_refund_attempts {
-            v.count("service.max_refund_attempts", n.into(), 1, 100)?;
-        }
-        v.duration("phases.fault_ms", self.phases.fault_ms, 1, MAX_PHASE_MS)?;
-        v.duration("phases.settle_ms", self.phases.settle_ms, 1, MAX_PHASE_MS)?;
+        self.validate_pinned_links(&v)?;
+        self.validate_pinned_cache(&v)?;
         SeedRange::parse(&self.seeds.default).map_err(|reason| ScenarioError::BadSeeds {
             origin: self.origin.clone(),
             value: self.seeds.default.clone(),
             reason,
         })?;
+        Ok(())
+    }
 
-        let e = &self.expect;
-        for (i, name) in e.violations.iter().enumerate() {
-            v.known(&format!("expect.violations[{i}]"), name, INVARIANT_NAMES)?;
+    /// `faults.network.pinned`: each window within the fault phase, each a link of this world.
+    fn validate_pinned_links(&self, v: &Validator) -> Result<(), ScenarioError> {
+        let Some(pinned) = self.faults.network.as_ref().and_then(|n| n.pinned.as_ref()) else { return Ok(()) };
+        let w = &self.workload;
+        v.count("faults.network.pinned (entries)", pinned.len() as i64, 0, MAX_PINNED_FAULTS)?;
+        for (i, l) in pinned.iter().enumerate() {
+            let key = format!("faults.network.pinned[{i}]");
+            v.window(&key, l.start_ms, l.end_ms, self.phases.fault_ms)?;
+            v.known(&format!("{key}.mode"), &l.mode, &["cut", "held"])?;
+            if !is_link(&l.a, &l.b, w.server_hosts.into(), w.client_hosts.into()) {
+                let what =
+                    format!("{} <-> {} is not a link of this world (svcN <-> provider, clientN <-> svcN)", l.a, l.b);
+                return Err(v.inconsistent(&key, &what));
+            }
         }
-        if e.outcome == Outcome::Pass && !e.violations.is_empty() {
-            return Err(v.inconsistent("expect.violations", "lists violations but expect.outcome is \"pass\""));
-        }
-        if let Some(c) = &e.classification {
-            v.known("expect.classification", c, CLASSIFICATION_NAMES)?;
-        }
-        for (i, name) in e.tolerated.iter().enumerate() {
-            v.known(&format!("expect.tolerated[{i}]"), name, INVARIANT_NAMES)?;
-        }
-        if e.outcome == Outcome::Pass && !e.tolerated.is_empty() {
-            return Err(v.inconsistent("expect.tolerated", "lists violations but expect.outcome is \"pass\""));
-        }
-        for (i, name) in e.must_happen.iter().enumerate() {
-            v.known(&format!("expect.must_happen[{i}]"), name, PATH_NAMES)?;
+        Ok(())
+    }
+
+    /// `faults.cache.pinned`: each window within the fault phase, one at a time, in time order.
+    fn validate_pinned_cache(&self, v: &Validator) -> Result<(), ScenarioError> {
+        let Some(pinned) = self.faults.cache.as_ref().and_then(|c| c.pinned.as_ref()) else { return Ok(()) };
+        v.count("faults.cache.pinned (entries)", pinned.len() as i64, 0, MAX_PINNED_FAULTS)?;
+        let mut prev_end_ms = 0;
+        for (i, p) in pinned.iter().enumerate() {
+            let key = format!("faults.cache.pinned[{i}]");
+            v.window(&key, p.start_ms, p.end_ms, self.phases.fault_ms)?;
+            v.known(&format!("{key}.mode"), &p.mode, CACHE_FAULT_NAMES)?;
+            if p.start_ms < prev_end_ms {
+                return Err(v.inconsistent(&key, "starts before the previous one ends (one at a time, in time order)"));
+            }
+            prev_end_ms = p.end_ms;
         }
         Ok(())
     }
 }
 
 /// Range checks that name the file and key.
-struct Validator<'a> {
-    origin: &'a str,
+pub(crate) struct Validator<'a> {
+    /// The file (or `library:<file>`) every message starts with.
+    pub(crate) origin: &'a str,
 }
 
 impl Validator<'_> {
-    fn probability(&self, key_path: &str, value: f64) -> Result<(), ScenarioError> {
+    pub(crate) fn probability(&self, key_path: &str, value: f64) -> Result<(), ScenarioError> {
         if (0.0..=1.0).contains(&value) {
             Ok(())
         } else {
@@ -288,7 +136,7 @@ impl Validator<'_> {
         }
     }
 
-    fn duration(&self, key_path: &str, value: i64, min: i64, max: i64) -> Result<(), ScenarioError> {
+    pub(crate) fn duration(&self, key_path: &str, value: i64, min: i64, max: i64) -> Result<(), ScenarioError> {
         if (min..=max).contains(&value) {
             Ok(())
         } else {
@@ -301,7 +149,7 @@ impl Validator<'_> {
         }
     }
 
-    fn range(&self, key_path: &str, r: RangeMs, max: i64) -> Result<(), ScenarioError> {
+    pub(crate) fn range(&self, key_path: &str, r: RangeMs, max: i64) -> Result<(), ScenarioError> {
         self.duration(&format!("{key_path}.min"), r.min, 0, max)?;
         self.duration(&format!("{key_path}.max"), r.max, 0, max)?;
         if r.min > r.max {
@@ -315,7 +163,7 @@ impl Validator<'_> {
         Ok(())
     }
 
-    fn count(&self, key_path: &str, value: i64, min: i64, max: i64) -> Result<(), ScenarioError> {
+    pub(crate) fn count(&self, key_path: &str, value: i64, min: i64, max: i64) -> Result<(), ScenarioError> {
         if (min..=max).contains(&value) {
             Ok(())
         } else {
@@ -324,12 +172,18 @@ impl Validator<'_> {
     }
 
     /// A pinned fault's window: `0 <= start_ms < end_ms <= fault_ms`.
-    fn window(&self, key_path: &str, start_ms: i64, end_ms: i64, fault_ms: i64) -> Result<(), ScenarioError> {
+    pub(crate) fn window(
+        &self,
+        key_path: &str,
+        start_ms: i64,
+        end_ms: i64,
+        fault_ms: i64,
+    ) -> Result<(), ScenarioError> {
         self.duration(&format!("{key_path}.start_ms"), start_ms, 0, fault_ms - 1)?;
         self.duration(&format!("{key_path}.end_ms"), end_ms, start_ms + 1, fault_ms)
     }
 
-    fn known(&self, key_path: &str, name: &str, known: &[&str]) -> Result<(), ScenarioError> {
+    pub(crate) fn known(&self, key_path: &str, name: &str, known: &[&str]) -> Result<(), ScenarioError> {
         if known.contains(&name) {
             Ok(())
         } else {
@@ -342,7 +196,7 @@ impl Validator<'_> {
         }
     }
 
-    fn inconsistent(&self, key_path: &str, message: &str) -> ScenarioError {
+    pub(crate) fn inconsistent(&self, key_path: &str, message: &str) -> ScenarioError {
         ScenarioError::Inconsistent { origin: self.origin.into(), key_path: key_path.into(), message: message.into() }
     }
 }

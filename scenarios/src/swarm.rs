@@ -3,7 +3,8 @@
 //! masks another is absent in some seeds). Pure and deterministic: the seed
 //! alone decides, through a tiny splitmix64 stream.
 
-use crate::model::Faults;
+use crate::knobs::{KNOBS, Swarm, Value};
+use crate::model::{Faults, Scenario};
 use serde::{Deserialize, Serialize};
 
 /// The faults a scenario can configure, in file order.
@@ -168,59 +169,40 @@ impl SwarmDraw {
         splitmix64(&mut s) & 1 == 1
     }
 
-    /// `faults` with the kinds that are off removed and every probability of
-    /// the kinds that are on multiplied by their weight (clock skew: its
-    /// maximum skew; a sweeper stall is on or off). Durations are unchanged.
-    pub fn apply(&self, faults: &Faults) -> Faults {
-        let w = |k| self.weight(k);
-        let scale = |p: f64, weight: f64| (p * weight).clamp(0.0, 1.0);
-        Faults {
-            paused_client: faults.paused_client.clone().zip(w(FaultKind::PausedClient)).map(|(mut f, k)| {
-                f.probability = scale(f.probability, k);
-                f
-            }),
-            stale_token: faults.stale_token.clone().zip(w(FaultKind::StaleToken)).map(|(mut f, k)| {
-                f.probability = scale(f.probability, k);
-                f
-            }),
-            delayed_callback: faults.delayed_callback.clone().zip(w(FaultKind::DelayedCallback)).map(|(mut f, k)| {
-                f.probability = scale(f.probability, k);
-                f.duplicate_probability = scale(f.duplicate_probability, k);
-                f.reorder_probability = scale(f.reorder_probability, k);
-                f
-            }),
-            crash_after_commit: faults.crash_after_commit.clone().zip(w(FaultKind::CrashAfterCommit)).map(
-                |(mut f, k)| {
-                    f.probability = scale(f.probability, k);
-                    f
-                },
-            ),
-            provider: faults.provider.clone().zip(w(FaultKind::Provider)).map(|(mut f, k)| {
-                f.unknown_probability = scale(f.unknown_probability, k);
-                f.decline_probability = scale(f.decline_probability, k);
-                f.error_rate = scale(f.error_rate, k);
-                f.late_success_probability = scale(f.late_success_probability, k);
-                f.refund_failure_probability = scale(f.refund_failure_probability, k);
-                f.lenient_refunds |= self.lenient_refunds();
-                f
-            }),
-            network: faults.network.clone().zip(w(FaultKind::Network)).map(|(mut f, k)| {
-                f.partition_probability = scale(f.partition_probability, k);
-                f
-            }),
-            clock_skew: faults.clock_skew.clone().zip(w(FaultKind::ClockSkew)).map(|(mut f, k)| {
-                f.max_skew_ms = ((f.max_skew_ms as f64 * k).round() as i64).max(1);
-                f
-            }),
-            sweeper_stall: faults.sweeper_stall.clone().filter(|_| w(FaultKind::SweeperStall).is_some()),
-            store_outage: faults.store_outage.clone().filter(|_| w(FaultKind::StoreOutage).is_some()),
-            // One moment, not a rate: kept as the scenario says.
-            rooms_lost: faults.rooms_lost.clone(),
-            cache: faults.cache.clone().zip(w(FaultKind::Cache)).map(|(mut f, k)| {
-                f.probability = scale(f.probability, k);
-                f
-            }),
+    /// The faults of `scenario` with the kinds that are off removed and every
+    /// knob of the kinds that are on changed as its row of
+    /// [`crate::KNOBS`] says ([`crate::Swarm`]): probabilities multiplied by
+    /// their kind's weight, clock skew's maximum too; a lenient provider on
+    /// the seeds that draw one. Durations and `rooms_lost` are unchanged.
+    pub fn apply(&self, scenario: &Scenario) -> Faults {
+        let mut s = scenario.clone();
+        for knob in KNOBS {
+            let (get, set) = (knob.access.get, knob.access.set);
+            match knob.swarm {
+                Swarm::Keep => {}
+                Swarm::Switch(kind) => {
+                    if self.weight(kind).is_none() && get(&s).is_some() {
+                        set(&mut s, Value::Absent);
+                    }
+                }
+                Swarm::Scale(kind) => {
+                    if let (Some(w), Some(Value::Share(p))) = (self.weight(kind), get(&s)) {
+                        set(&mut s, Value::Share((p * w).clamp(0.0, 1.0)));
+                    }
+                }
+                Swarm::ScaleMs(kind) => {
+                    if let (Some(w), Some(Value::Int(ms))) = (self.weight(kind), get(&s)) {
+                        set(&mut s, Value::Int(((ms as f64 * w).round() as i64).max(1)));
+                    }
+                }
+                Swarm::Lenient => {
+                    if let Some(Value::Flag(lenient)) = get(&s) {
+                        set(&mut s, Value::Flag(lenient || self.lenient_refunds()));
+                    }
+                }
+            }
         }
+        s.faults
     }
 }
 

@@ -115,7 +115,7 @@ impl Figures {
             users: s.workload.users,
             seats_per_event: s.workload.seats_per_event,
             events: s.workload.events,
-            fault_tables: steps::fault_tables(s),
+            fault_tables: scenarios::fault_tables(s),
             trace_events,
         }
     }

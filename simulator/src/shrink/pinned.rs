@@ -5,9 +5,10 @@
 //! clients, stale tokens and the provider's knobs are policies decided at the
 //! moment (see `crate::schedule`): they stay drawn from the seed.
 
-use super::steps::{Candidate, MS_GRAIN, Step};
+use super::steps::{Candidate, Step};
 use crate::plan::Plan;
 use crate::schedule;
+use scenarios::MS_GRAIN;
 use scenarios::{PinnedCacheFault, PinnedLinkFault, Scenario};
 
 /// `s` with the link and cache faults that `seed` draws for it pinned, and
