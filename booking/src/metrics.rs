@@ -146,7 +146,12 @@ impl Metrics {
     }
 
     /// Every counter: its name, its help line, and its samples (labels, value).
-    fn counters(&self) -> [Family<'_>; 13] {
+    fn counters(&self) -> impl Iterator<Item = Family<'_>> {
+        self.sale_counters().into_iter().chain(self.service_counters())
+    }
+
+    /// The counters of holds, checkouts, payments and refunds.
+    fn sale_counters(&self) -> [Family<'_>; 9] {
         [
             ("holdfast_holds_acquired_total", "Holds granted.", vec![("", &self.holds_acquired)]),
             (
@@ -203,6 +208,12 @@ impl Metrics {
                 "Payments and outbox rows the workflow left for a later pass because the store failed on them.",
                 vec![("", &self.workflow_store_errors)],
             ),
+        ]
+    }
+
+    /// The counters of the rate limiter and the waiting room.
+    fn service_counters(&self) -> [Family<'_>; 4] {
+        [
             (
                 "holdfast_rate_limited_total",
                 "Requests refused by the per-user hold rate limit.",

@@ -9,20 +9,24 @@
 #![warn(missing_docs)]
 
 mod error;
+mod fault_kind;
 mod knobs;
+mod limits;
 mod load;
 mod model;
 mod names;
 mod seeds;
 mod swarm;
+mod validator;
 mod write;
 
 pub use error::ScenarioError;
+pub use fault_kind::FaultKind;
 pub use knobs::{
     Access, Bound, Check, FromValue, KNOBS, Knob, MIN_PHASE_MS, MS_GRAIN, Rule, Shrink, Swarm, Value, fault_tables,
     knob, reference,
 };
-pub use load::{
+pub use limits::{
     MAX_HOLD_TTL_MS, MAX_LATENCY_MS, MAX_PAYMENT_TTL_MS, MAX_PHASE_MS, MAX_PINNED_FAULTS, MAX_SEATS_PER_EVENT,
     MAX_SEATS_PER_HOLD, MAX_STALL_MS,
 };
@@ -31,7 +35,7 @@ pub use names::{
     CACHE_FAULT_NAMES, CLASSIFICATION_NAMES, COMMIT_POINT_NAMES, INVARIANT_NAMES, PATH_NAMES, ROOM_POLICY_NAMES,
 };
 pub use seeds::{MAX_SEEDS_PER_RANGE, SeedRange};
-pub use swarm::{FaultKind, MIN_SWARM_WEIGHT, SwarmDraw, splitmix64};
+pub use swarm::{MIN_SWARM_WEIGHT, SwarmDraw, splitmix64};
 pub use write::WriteError;
 
 /// The built-in scenario files: (file name, contents), in name order.

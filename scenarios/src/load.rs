@@ -3,27 +3,12 @@
 
 use crate::error::ScenarioError;
 use crate::knobs::KNOBS;
-use crate::model::{RangeMs, Scenario};
+use crate::limits::MAX_PINNED_FAULTS;
+use crate::model::Scenario;
 use crate::names::CACHE_FAULT_NAMES;
 use crate::seeds::SeedRange;
+use crate::validator::Validator;
 use std::path::Path;
-
-/// Largest phase, pause, delay or partition, ms (one hour).
-pub const MAX_PHASE_MS: i64 = 60 * 60 * 1000;
-/// Largest hold time to live, ms (mirrors `booking::model::MAX_HOLD_TTL_MS`).
-pub const MAX_HOLD_TTL_MS: i64 = 60 * 60 * 1000;
-/// Largest payment time to live, ms (mirrors `booking::model::MAX_PAYMENT_TTL_MS`).
-pub const MAX_PAYMENT_TTL_MS: i64 = 24 * 60 * 60 * 1000;
-/// Largest selection (mirrors `booking::model::MAX_SEATS_PER_HOLD`).
-pub const MAX_SEATS_PER_HOLD: i64 = 8;
-/// Largest event (mirrors `booking::model::MAX_SEATS_PER_EVENT`).
-pub const MAX_SEATS_PER_EVENT: i64 = 100_000;
-/// Largest latency, ms.
-pub const MAX_LATENCY_MS: i64 = 60_000;
-/// Largest sweeper-stall bound, ms (one day).
-pub const MAX_STALL_MS: i64 = 24 * 60 * 60 * 1000;
-/// Most pinned faults one fault table may list (`faults.network.pinned`, `faults.cache.pinned`).
-pub const MAX_PINNED_FAULTS: i64 = 10_000;
 
 impl Scenario {
     /// Reads and validates the scenario file at `path`.
@@ -118,86 +103,6 @@ impl Scenario {
             prev_end_ms = p.end_ms;
         }
         Ok(())
-    }
-}
-
-/// Range checks that name the file and key.
-pub(crate) struct Validator<'a> {
-    /// The file (or `library:<file>`) every message starts with.
-    pub(crate) origin: &'a str,
-}
-
-impl Validator<'_> {
-    pub(crate) fn probability(&self, key_path: &str, value: f64) -> Result<(), ScenarioError> {
-        if (0.0..=1.0).contains(&value) {
-            Ok(())
-        } else {
-            Err(ScenarioError::ProbabilityOutOfRange { origin: self.origin.into(), key_path: key_path.into(), value })
-        }
-    }
-
-    pub(crate) fn duration(&self, key_path: &str, value: i64, min: i64, max: i64) -> Result<(), ScenarioError> {
-        if (min..=max).contains(&value) {
-            Ok(())
-        } else {
-            Err(ScenarioError::BadDuration {
-                origin: self.origin.into(),
-                key_path: key_path.into(),
-                value,
-                reason: format!("must be within {min}..={max} ms"),
-            })
-        }
-    }
-
-    pub(crate) fn range(&self, key_path: &str, r: RangeMs, max: i64) -> Result<(), ScenarioError> {
-        self.duration(&format!("{key_path}.min"), r.min, 0, max)?;
-        self.duration(&format!("{key_path}.max"), r.max, 0, max)?;
-        if r.min > r.max {
-            return Err(ScenarioError::BadDuration {
-                origin: self.origin.into(),
-                key_path: format!("{key_path}.max"),
-                value: r.max,
-                reason: format!("smaller than {key_path}.min = {}", r.min),
-            });
-        }
-        Ok(())
-    }
-
-    pub(crate) fn count(&self, key_path: &str, value: i64, min: i64, max: i64) -> Result<(), ScenarioError> {
-        if (min..=max).contains(&value) {
-            Ok(())
-        } else {
-            Err(ScenarioError::OutOfRange { origin: self.origin.into(), key_path: key_path.into(), value, min, max })
-        }
-    }
-
-    /// A pinned fault's window: `0 <= start_ms < end_ms <= fault_ms`.
-    pub(crate) fn window(
-        &self,
-        key_path: &str,
-        start_ms: i64,
-        end_ms: i64,
-        fault_ms: i64,
-    ) -> Result<(), ScenarioError> {
-        self.duration(&format!("{key_path}.start_ms"), start_ms, 0, fault_ms - 1)?;
-        self.duration(&format!("{key_path}.end_ms"), end_ms, start_ms + 1, fault_ms)
-    }
-
-    pub(crate) fn known(&self, key_path: &str, name: &str, known: &[&str]) -> Result<(), ScenarioError> {
-        if known.contains(&name) {
-            Ok(())
-        } else {
-            Err(ScenarioError::UnknownName {
-                origin: self.origin.into(),
-                key_path: key_path.into(),
-                name: name.into(),
-                known: known.join(", "),
-            })
-        }
-    }
-
-    pub(crate) fn inconsistent(&self, key_path: &str, message: &str) -> ScenarioError {
-        ScenarioError::Inconsistent { origin: self.origin.into(), key_path: key_path.into(), message: message.into() }
     }
 }
 

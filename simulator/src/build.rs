@@ -310,17 +310,7 @@ fn install_service(
         let (store, cache, exchanges, lives) = (store.clone(), cache.clone(), exchanges.clone(), lives.clone());
         let (config, workflow) = (config.clone(), workflow.clone());
         let life = starts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let waiting_room = match (&rooms, room_config) {
-            (Some((rooms, records)), Some(config)) => WaitingRoomParts {
-                rooms: rooms.clone(),
-                records: records.clone(),
-                config,
-                instance: instance.clone(),
-                law_log: Arc::new(crate::law_log::TracedLawLog::new(recorder.clone(), instance.clone(), life)),
-                ..WaitingRoomParts::in_memory(ADMISSION_SECRET)
-            },
-            _ => WaitingRoomParts::in_memory(ADMISSION_SECRET),
-        };
+        let waiting_room = waiting_room_parts(rooms.as_ref(), room_config, &instance, &recorder, life);
         let faults = Faults::new(Arc::new(faults.share()));
         async move {
             let provider = HttpProvider::new(
@@ -354,6 +344,28 @@ fn install_service(
             Ok(())
         }
     });
+}
+
+/// The waiting-room parts of one life of a service host: the world's shared
+/// rooms with the host's law traced, or none (in memory, unused) without a room.
+fn waiting_room_parts(
+    rooms: Option<&SharedRooms>,
+    config: Option<WaitingRoomConfig>,
+    instance: &str,
+    recorder: &Recorder,
+    life: u32,
+) -> WaitingRoomParts {
+    match (rooms, config) {
+        (Some((rooms, records)), Some(config)) => WaitingRoomParts {
+            rooms: rooms.clone(),
+            records: records.clone(),
+            config,
+            instance: instance.to_string(),
+            law_log: Arc::new(crate::law_log::TracedLawLog::new(recorder.clone(), instance.to_string(), life)),
+            ..WaitingRoomParts::in_memory(ADMISSION_SECRET)
+        },
+        _ => WaitingRoomParts::in_memory(ADMISSION_SECRET),
+    }
 }
 
 /// What every user of the world does: the scenario's params, the world's

@@ -44,6 +44,7 @@ pub mod step;
 pub mod timeline;
 pub mod traced_store;
 pub mod user;
+pub mod verdict;
 pub mod world;
 
 /// Whether this crate was built with `--cfg tokio_unstable` (from

@@ -308,34 +308,11 @@ fn exit_code(code: i32) -> ExitCode {
 
 fn chaos(args: ChaosArgs) -> ExitCode {
     use simulator::chaos::{self, ChaosOptions};
-    let mut plans = Vec::new();
-    for n in &args.scenarios {
-        match plan::find(n) {
-            Some(p) => plans.push(p),
-            None => return usage_error(format!("unknown scenario {n}; `simulator list` shows them")),
-        }
-    }
-    for f in &args.files {
-        match plan::from_file(f) {
-            Ok(p) => plans.push(p),
-            Err(e) => return usage_error(e),
-        }
-    }
     let seeds = args.seed.map(|s| s..s + 1).unwrap_or(args.seeds.clone());
-    if plans.is_empty() {
-        // Scenarios with real faults, and every waiting-room scenario (its
-        // runs stop, restart and stall the run's own Redis).
-        plans = plan::library()
-            .into_iter()
-            .filter(|p| chaos::has_real_faults(p, seeds.start) || p.world_for(seeds.start).waiting_room.is_some())
-            .collect();
-    }
-    if let Some(name) = &args.plant {
-        match parse_plant(name) {
-            Ok(p) => plans.iter_mut().for_each(|plan| plan.plant = Some(p)),
-            Err(e) => return usage_error(e),
-        }
-    }
+    let plans = match chaos_plans(&args, seeds.start) {
+        Ok(plans) => plans,
+        Err(e) => return usage_error(e),
+    };
     let opts = ChaosOptions {
         admin_url: args.database_url.clone(),
         redis_url: (!args.no_redis).then(|| args.redis_url.clone()),
@@ -376,18 +353,48 @@ fn chaos(args: ChaosArgs) -> ExitCode {
         }
     }
     if !args.json {
-        let faults: Vec<String> =
-            survived.iter().filter(|(k, _)| k.as_str() != "note").map(|(k, n)| format!("{k}={n}")).collect();
-        match &args.expect_caught {
-            Some(inv) => println!("chaos: {} of {total} planted runs were caught violating {inv}", total - failed),
-            None => println!(
-                "chaos: {} of {total} runs passed; the passing runs survived {}",
-                total - failed,
-                faults.join(" ")
-            ),
-        }
+        print_chaos_summary(&args, total, failed, &survived);
     }
     if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS }
+}
+
+/// The plans `chaos` runs: the named scenarios and files, else every
+/// library scenario with real faults and every waiting-room scenario (its
+/// runs stop, restart and stall the run's own Redis); each with the plant.
+fn chaos_plans(args: &ChaosArgs, first_seed: u64) -> Result<Vec<plan::Plan>, String> {
+    let mut plans = Vec::new();
+    for n in &args.scenarios {
+        plans.push(plan::find(n).ok_or_else(|| format!("unknown scenario {n}; `simulator list` shows them"))?);
+    }
+    for f in &args.files {
+        plans.push(plan::from_file(f)?);
+    }
+    if plans.is_empty() {
+        plans = plan::library()
+            .into_iter()
+            .filter(|p| {
+                simulator::chaos::has_real_faults(p, first_seed) || p.world_for(first_seed).waiting_room.is_some()
+            })
+            .collect();
+    }
+    if let Some(name) = &args.plant {
+        let plant = parse_plant(name)?;
+        plans.iter_mut().for_each(|plan| plan.plant = Some(plant));
+    }
+    Ok(plans)
+}
+
+/// The last line of a chaos run: how many runs passed (or were caught) and
+/// what the passing ones survived.
+fn print_chaos_summary(args: &ChaosArgs, total: u64, failed: u64, survived: &std::collections::BTreeMap<String, u64>) {
+    let faults: Vec<String> =
+        survived.iter().filter(|(k, _)| k.as_str() != "note").map(|(k, n)| format!("{k}={n}")).collect();
+    match &args.expect_caught {
+        Some(inv) => println!("chaos: {} of {total} planted runs were caught violating {inv}", total - failed),
+        None => {
+            println!("chaos: {} of {total} runs passed; the passing runs survived {}", total - failed, faults.join(" "))
+        }
+    }
 }
 
 /// A chaos fault's kebab-case name.

@@ -99,15 +99,9 @@ impl Plan {
             payment_ttl_ms: w.payment_ttl_ms,
             fault_ms: s.phases.fault_ms as u64,
             settle_ms: s.phases.settle_ms as u64,
-            crash: f.crash_after_commit.as_ref().map(|c| CrashFault {
-                probability: c.probability,
-                restart_after_ms: c.restart_after_ms as u64,
-                points: c.points.iter().map(|p| CommitPoint::parse(p).expect("validated commit point")).collect(),
-            }),
+            crash: crash_fault(&f),
             provider: provider_faults(w, &f),
-            link_faults: f.network.as_ref().filter(|n| n.partition_probability > 0.0 || n.pinned.is_some()).map(|n| {
-                LinkFaults { per_second_probability: n.partition_probability, length_ms: n.partition_ms as u64 }
-            }),
+            link_faults: link_faults(&f),
             message_latency_ms: message_latency_ms(f.network.as_ref()),
             clock_skew_ms: f.clock_skew.as_ref().map(|c| c.max_skew_ms).unwrap_or(0),
             sweeper_stall: f
@@ -136,31 +130,58 @@ impl Plan {
                 .as_ref()
                 .and_then(|c| c.pinned.as_ref())
                 .map(|pinned| pinned.iter().map(CacheFault::from_pinned).collect()),
-            cache_faults: f.cache.as_ref().filter(|c| c.probability > 0.0 || c.pinned.is_some()).map(|c| CacheFaults {
-                per_second_probability: c.probability,
-                length_ms: c.length_ms as u64,
-                modes: c.modes.iter().map(|m| CacheMode::parse(m).expect("validated cache fault")).collect(),
-            }),
-            waiting_room: s.waiting_room.as_ref().map(|r| RoomWorld {
-                policy: match r.policy.as_str() {
-                    "lottery" => Policy::Lottery,
-                    "priority" => Policy::Priority,
-                    _ => Policy::Fifo,
-                },
-                target_active_sessions: r.target_active_sessions,
-                session_ttl_ms: r.session_ttl_ms,
-                opens_at_ms: r.opens_at_ms as u64,
-                prior_session_ms: r.prior_session_ms.unwrap_or(90_000) as u64,
-                member_share: r.member_share,
-                bypass_share: r.bypass_share,
-                poll_max_s: r.poll_max_s.unwrap_or(60),
-            }),
+            cache_faults: cache_faults(&f),
+            waiting_room: s.waiting_room.as_ref().map(room_world),
             provider_window_ms: f
                 .provider
                 .as_ref()
                 .and_then(|p| p.window_ms)
                 .map(|w| (w.min.max(0) as u64, w.max.max(0) as u64)),
         }
+    }
+}
+
+/// The crash-after-commit fault of a seed's faults.
+fn crash_fault(f: &scenarios::Faults) -> Option<CrashFault> {
+    f.crash_after_commit.as_ref().map(|c| CrashFault {
+        probability: c.probability,
+        restart_after_ms: c.restart_after_ms as u64,
+        points: c.points.iter().map(|p| CommitPoint::parse(p).expect("validated commit point")).collect(),
+    })
+}
+
+/// The drawn link faults of a seed's faults (none without a chance of one or a pinned list).
+fn link_faults(f: &scenarios::Faults) -> Option<LinkFaults> {
+    f.network
+        .as_ref()
+        .filter(|n| n.partition_probability > 0.0 || n.pinned.is_some())
+        .map(|n| LinkFaults { per_second_probability: n.partition_probability, length_ms: n.partition_ms as u64 })
+}
+
+/// The drawn seat-map cache faults of a seed's faults (none without a chance of one or a pinned list).
+fn cache_faults(f: &scenarios::Faults) -> Option<CacheFaults> {
+    f.cache.as_ref().filter(|c| c.probability > 0.0 || c.pinned.is_some()).map(|c| CacheFaults {
+        per_second_probability: c.probability,
+        length_ms: c.length_ms as u64,
+        modes: c.modes.iter().map(|m| CacheMode::parse(m).expect("validated cache fault")).collect(),
+    })
+}
+
+/// The world's waiting room, from the scenario's (absent keys: bookingd's defaults).
+fn room_world(r: &scenarios::WaitingRoom) -> RoomWorld {
+    RoomWorld {
+        policy: match r.policy.as_str() {
+            "lottery" => Policy::Lottery,
+            "priority" => Policy::Priority,
+            _ => Policy::Fifo,
+        },
+        target_active_sessions: r.target_active_sessions,
+        session_ttl_ms: r.session_ttl_ms,
+        opens_at_ms: r.opens_at_ms as u64,
+        prior_session_ms: r.prior_session_ms.unwrap_or(90_000) as u64,
+        member_share: r.member_share,
+        bypass_share: r.bypass_share,
+        poll_max_s: r.poll_max_s.unwrap_or(60),
     }
 }
 

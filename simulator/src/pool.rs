@@ -8,7 +8,7 @@
 //! per seed makes every run, and every `replay` of it, see the same numbers.
 
 use crate::plan::Plan;
-use crate::runner::{self, SeedVerdict};
+use crate::verdict::{SeedVerdict, replay_command};
 use std::io::Write;
 
 /// Wall-clock timing of the runner itself (never simulated code): the one
@@ -46,7 +46,7 @@ pub fn seed_args(plan: &Plan, seed: u64) -> Vec<String> {
 pub fn seed_in_process(plan: &Plan, seed: u64) -> SeedVerdict {
     let exe = std::env::current_exe().expect("the simulator knows its own path");
     let failed = |why: crate::failure::Failure| {
-        SeedVerdict::without_run(plan.name.clone(), seed, runner::replay_command(plan, seed), why)
+        SeedVerdict::without_run(plan.name.clone(), seed, replay_command(plan, seed), why)
     };
     let out =
         std::process::Command::new(exe).args(seed_args(plan, seed)).stderr(std::process::Stdio::inherit()).output();

@@ -277,49 +277,7 @@ impl FakeProvider {
                     Some(_) => p.first_response.clone(),
                 }
             } else {
-                if g.payments.len() >= MAX_LEDGER_ENTRIES {
-                    return Err(FakeError::Full);
-                }
-                let id = format!("pay_{:08}", g.next_payment_no);
-                g.next_payment_no += 1;
-                let (decline, late_p) = (g.faults.decline_rate, g.faults.late_success_rate);
-                let (status, failure_reason) = if g.chance(decline) {
-                    g.stats.declines += 1;
-                    ("failed", Some("card_declined".to_string()))
-                } else if g.chance(late_p) {
-                    g.stats.late_successes += 1;
-                    late = Some(g.faults.late_success_delay_ms);
-                    ("processing", None)
-                } else {
-                    ("succeeded", None)
-                };
-                let rec = PaymentRecord {
-                    id,
-                    idempotency_key: key,
-                    order_id: body.order_id,
-                    amount_cents: body.amount_cents,
-                    status: status.into(),
-                    failure_reason,
-                };
-                g.payments.insert(
-                    key,
-                    StoredPayment { params: Some(body), first_response: rec.clone(), current: rec.clone() },
-                );
-                match rec.status.as_str() {
-                    "succeeded" => {
-                        self.plan_webhook(&mut g, WebhookKind::PaymentSucceeded, &rec, None, None, &mut deliveries)
-                    }
-                    "failed" => self.plan_webhook(
-                        &mut g,
-                        WebhookKind::PaymentFailed,
-                        &rec,
-                        None,
-                        rec.failure_reason.clone(),
-                        &mut deliveries,
-                    ),
-                    _ => {}
-                }
-                rec
+                self.new_payment(&mut g, key, body, &mut late, &mut deliveries)?
             };
             let lost = g.faults.lost_response_rate;
             if g.chance(lost) {
@@ -334,6 +292,51 @@ impl FakeProvider {
             self.spawn_late_success(key, delay_ms);
         }
         result
+    }
+
+    /// A payment never seen under `key`: its outcome drawn (declined, late
+    /// success, or succeeded), recorded, and its webhook planned.
+    fn new_payment(
+        &self,
+        g: &mut Inner,
+        key: Uuid,
+        body: CreatePaymentBody,
+        late: &mut Option<u64>,
+        deliveries: &mut Vec<Delivery>,
+    ) -> Result<PaymentRecord, FakeError> {
+        if g.payments.len() >= MAX_LEDGER_ENTRIES {
+            return Err(FakeError::Full);
+        }
+        let id = format!("pay_{:08}", g.next_payment_no);
+        g.next_payment_no += 1;
+        let (decline, late_p) = (g.faults.decline_rate, g.faults.late_success_rate);
+        let (status, failure_reason) = if g.chance(decline) {
+            g.stats.declines += 1;
+            ("failed", Some("card_declined".to_string()))
+        } else if g.chance(late_p) {
+            g.stats.late_successes += 1;
+            *late = Some(g.faults.late_success_delay_ms);
+            ("processing", None)
+        } else {
+            ("succeeded", None)
+        };
+        let rec = PaymentRecord {
+            id,
+            idempotency_key: key,
+            order_id: body.order_id,
+            amount_cents: body.amount_cents,
+            status: status.into(),
+            failure_reason,
+        };
+        g.payments.insert(key, StoredPayment { params: Some(body), first_response: rec.clone(), current: rec.clone() });
+        match rec.status.as_str() {
+            "succeeded" => self.plan_webhook(g, WebhookKind::PaymentSucceeded, &rec, None, None, deliveries),
+            "failed" => {
+                self.plan_webhook(g, WebhookKind::PaymentFailed, &rec, None, rec.failure_reason.clone(), deliveries)
+            }
+            _ => {}
+        }
+        Ok(rec)
     }
 
     /// `GET /v1/payments/{key}`: the payment's current record.
@@ -406,77 +409,8 @@ impl FakeProvider {
                 }
                 Ok(rec.clone())
             } else {
-                let payment =
-                    g.payments.get(&body.payment_key).ok_or(FakeError::NotFound(body.payment_key))?.current.clone();
-                if payment.status != "succeeded" {
-                    return Err(FakeError::NotRefundable(format!("payment is {}", payment.status)));
-                }
-                let refunded: i64 = g
-                    .refunds
-                    .values()
-                    .filter(|(p, _)| p.payment_key == body.payment_key)
-                    .map(|(p, _)| p.amount_cents)
-                    .sum();
-                // Strict: the refunds together stay within the charge. Lenient
-                // (`Faults::lenient_refunds`): only each refund does, so a new key
-                // refunds again however much went back before.
-                let already = if g.faults.lenient_refunds { 0 } else { refunded };
-                if already + body.amount_cents > payment.amount_cents {
-                    return Err(FakeError::NotRefundable(format!(
-                        "{} + {} exceeds the payment's {}",
-                        refunded, body.amount_cents, payment.amount_cents
-                    )));
-                }
-                if g.refunds.len() >= MAX_LEDGER_ENTRIES {
-                    return Err(FakeError::Full);
-                }
-                let attempt = {
-                    let a = g.refund_attempts.entry(key).or_insert(0);
-                    *a += 1;
-                    *a
-                };
-                let fail_p = g.faults.refund_failure_rate;
-                let reason = if attempt <= g.faults.refund_fail_first_n {
-                    Some(format!("refund attempt {attempt} refused (fail-first-n)"))
-                } else if g.chance(fail_p) {
-                    Some(format!("refund attempt {attempt} refused (random)"))
-                } else {
-                    None
-                };
-                match reason {
-                    Some(reason) => {
-                        g.stats.refund_failures += 1;
-                        self.plan_webhook(
-                            &mut g,
-                            WebhookKind::RefundFailed,
-                            &payment,
-                            Some(key),
-                            Some(reason.clone()),
-                            &mut deliveries,
-                        );
-                        Err(FakeError::RefundFailed(reason))
-                    }
-                    None => {
-                        let rec = RefundRecord {
-                            id: format!("re_{:08}", g.next_refund_no),
-                            idempotency_key: key,
-                            payment_key: body.payment_key,
-                            amount_cents: body.amount_cents,
-                            status: "succeeded".into(),
-                        };
-                        g.next_refund_no += 1;
-                        g.refunds.insert(key, (body, rec.clone()));
-                        self.plan_webhook(
-                            &mut g,
-                            WebhookKind::RefundSucceeded,
-                            &payment,
-                            Some(key),
-                            None,
-                            &mut deliveries,
-                        );
-                        Ok(rec)
-                    }
-                }
+                let payment = Self::refundable(&g, &body)?;
+                self.attempt_refund(&mut g, key, body, &payment, &mut deliveries)
             };
             // A processed refund whose answer is lost: the client must retry with the key.
             let lost = g.faults.lost_response_rate;
@@ -489,6 +423,74 @@ impl FakeProvider {
         };
         self.spawn_deliveries(deliveries);
         result
+    }
+
+    /// The payment `body` refunds, if a refund of it may be attempted: it
+    /// succeeded, and the refunds stay within its charge (each alone, when
+    /// the provider is lenient); the ledger has room.
+    fn refundable(g: &Inner, body: &CreateRefundBody) -> Result<PaymentRecord, FakeError> {
+        let payment = g.payments.get(&body.payment_key).ok_or(FakeError::NotFound(body.payment_key))?.current.clone();
+        if payment.status != "succeeded" {
+            return Err(FakeError::NotRefundable(format!("payment is {}", payment.status)));
+        }
+        let refunded: i64 =
+            g.refunds.values().filter(|(p, _)| p.payment_key == body.payment_key).map(|(p, _)| p.amount_cents).sum();
+        // Strict: the refunds together stay within the charge. Lenient
+        // (`Faults::lenient_refunds`): only each refund does, so a new key
+        // refunds again however much went back before.
+        let already = if g.faults.lenient_refunds { 0 } else { refunded };
+        if already + body.amount_cents > payment.amount_cents {
+            return Err(FakeError::NotRefundable(format!(
+                "{} + {} exceeds the payment's {}",
+                refunded, body.amount_cents, payment.amount_cents
+            )));
+        }
+        if g.refunds.len() >= MAX_LEDGER_ENTRIES {
+            return Err(FakeError::Full);
+        }
+        Ok(payment)
+    }
+
+    /// One attempt at a new refund under `key`: refused as the fault knobs
+    /// say (the first N attempts, or at random), else recorded; its webhook
+    /// planned either way.
+    fn attempt_refund(
+        &self,
+        g: &mut Inner,
+        key: Uuid,
+        body: CreateRefundBody,
+        payment: &PaymentRecord,
+        deliveries: &mut Vec<Delivery>,
+    ) -> Result<RefundRecord, FakeError> {
+        let attempt = {
+            let a = g.refund_attempts.entry(key).or_insert(0);
+            *a += 1;
+            *a
+        };
+        let fail_p = g.faults.refund_failure_rate;
+        let reason = if attempt <= g.faults.refund_fail_first_n {
+            Some(format!("refund attempt {attempt} refused (fail-first-n)"))
+        } else if g.chance(fail_p) {
+            Some(format!("refund attempt {attempt} refused (random)"))
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            g.stats.refund_failures += 1;
+            self.plan_webhook(g, WebhookKind::RefundFailed, payment, Some(key), Some(reason.clone()), deliveries);
+            return Err(FakeError::RefundFailed(reason));
+        }
+        let rec = RefundRecord {
+            id: format!("re_{:08}", g.next_refund_no),
+            idempotency_key: key,
+            payment_key: body.payment_key,
+            amount_cents: body.amount_cents,
+            status: "succeeded".into(),
+        };
+        g.next_refund_no += 1;
+        g.refunds.insert(key, (body, rec.clone()));
+        self.plan_webhook(g, WebhookKind::RefundSucceeded, payment, Some(key), None, deliveries);
+        Ok(rec)
     }
 
     /// Plans the copies of one webhook (drop, delay, duplicate, reorder), drawing under the lock.

@@ -7,47 +7,23 @@ use super::api::*;
 use super::authed::Authed;
 use super::cache::CachedSeatMap;
 use super::etag::IfNoneMatch;
+use super::extract::{ApiJson, ApiPath, ApiQuery, check_event_id};
 use super::problem::Problem;
 use super::state::AppState;
 use crate::admission::token::AdmissionClaims;
 use crate::admission::waiting_room::Use;
 use crate::fault::CommitPoint;
 use crate::metrics::CheckoutOutcome;
-use crate::model::valid_id;
 use crate::problem_kind::ProblemKind;
 use crate::store::{AcquireHold, BeginPayment, CreateEvent, ReleaseHold, SeatMapVersion, StoreError};
 use axum::Json;
-use axum::extract::{FromRequest, FromRequestParts, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use uuid::Uuid;
-
-/// JSON body extractor whose rejections are problem documents.
-#[derive(Debug, FromRequest)]
-#[from_request(via(axum::Json), rejection(Problem))]
-pub struct ApiJson<T>(pub T);
-
-/// Path extractor whose rejections are problem documents.
-#[derive(Debug, FromRequestParts)]
-#[from_request(via(axum::extract::Path), rejection(Problem))]
-pub struct ApiPath<T>(pub T);
-
-/// Query extractor whose rejections are problem documents.
-#[derive(Debug, FromRequestParts)]
-#[from_request(via(axum::extract::Query), rejection(Problem))]
-pub struct ApiQuery<T>(pub T);
-
-/// `400` unless `event_id` is 1..=64 characters of `[A-Za-z0-9_.-]`.
-pub(crate) fn check_event_id(event_id: &str) -> Result<(), Problem> {
-    if valid_id(event_id) {
-        Ok(())
-    } else {
-        Err(Problem::bad_request("event_id must be 1..=64 characters of [A-Za-z0-9_.-]"))
-    }
-}
 
 /// `POST /v1/events` (admin): creates an event with its seats.
 pub async fn create_event(

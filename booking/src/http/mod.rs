@@ -7,6 +7,7 @@ pub mod auth;
 pub mod authed;
 pub mod cache;
 pub mod etag;
+pub mod extract;
 pub mod framework_errors;
 pub mod handlers;
 pub mod invalidating_store;

@@ -4,7 +4,7 @@
 //! anyone may read a lottery's commitment and, after the draw, its reveal.
 
 use super::authed::Authed;
-use super::handlers::{ApiJson, ApiPath, check_event_id};
+use super::extract::{ApiJson, ApiPath, check_event_id};
 use super::problem::Problem;
 use super::state::AppState;
 use crate::admission::room::{Policy, RoomSpec};

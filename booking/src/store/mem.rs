@@ -266,6 +266,89 @@ impl Inner {
         self.payment_ops.insert((op.event_id.clone(), op.payment_op_id), op);
     }
 
+    /// What an earlier success recorded for `order`: its bookings, or the
+    /// compensation of a charge that came too late.
+    fn recorded_sale(&self, order: Order) -> SaleOutcome {
+        if order.status == OrderStatus::Confirmed {
+            let bookings = self.bookings_of_order(&order);
+            return SaleOutcome::Confirmed { order, bookings };
+        }
+        let compensation = self
+            .compensations_of_order(order.order_id)
+            .into_iter()
+            .next()
+            .expect("charged order without a ticket has a compensation");
+        SaleOutcome::Compensating { order, compensation }
+    }
+
+    /// A success for an order that still owns its seats (checked by
+    /// [`Inner::check_sale`]): every seat sold, a booking per seat, the
+    /// order confirmed.
+    fn sell_order(
+        &mut self,
+        order: &Order,
+        op: &PaymentOp,
+        booking_ids: &[Uuid],
+        now_ms: i64,
+        rules: &Rules,
+    ) -> Result<SaleOutcome, StoreError> {
+        let sold = order_machine::next(order, &OrderCause::Sell, now_ms, rules)
+            .map_err(|r| order_refused(order.order_id, r))?;
+        let mut bookings = Vec::with_capacity(order.seat_ids.len());
+        for (seat_id, &booking_id) in order.seat_ids.iter().zip(booking_ids) {
+            let before = &self.seats[&(order.event_id.clone(), seat_id.clone())];
+            let cause = SeatCause::Sell { order_id: order.order_id, booking_id };
+            let after =
+                seat_machine::next(before, &cause, now_ms, rules).expect("check_sale: an open order owns its seats");
+            self.put_seat(after);
+            let booking = Booking {
+                event_id: order.event_id.clone(),
+                seat_id: seat_id.clone(),
+                booking_id,
+                order_id: order.order_id,
+                payment_op_id: op.payment_op_id,
+                holder_id: order.holder_id.clone(),
+                created_at_ms: now_ms,
+            };
+            self.bookings.insert((order.event_id.clone(), seat_id.clone(), booking_id), booking.clone());
+            bookings.push(booking);
+        }
+        self.put_order(sold.clone());
+        Ok(SaleOutcome::Confirmed { order: sold, bookings })
+    }
+
+    /// A success for an order that no longer owns its seats: a refund to
+    /// start (a compensation and its outbox row), the order marked late-charged.
+    fn refund_late_charge(
+        &mut self,
+        order: &Order,
+        op: &PaymentOp,
+        now_ms: i64,
+        ids: &dyn IdSource,
+        rules: &Rules,
+    ) -> Result<SaleOutcome, StoreError> {
+        let charged = order_machine::next(order, &OrderCause::LateCharge, now_ms, rules)
+            .map_err(|r| order_refused(order.order_id, r))?;
+        let compensation_id = ids.next_uuid();
+        let outbox_id = ids.next_uuid();
+        let compensation = Compensation::requested_refund(
+            &order.event_id,
+            compensation_id,
+            order.order_id,
+            op.payment_op_id,
+            op.amount_cents,
+            now_ms,
+        );
+        self.put_compensation(compensation.clone());
+        self.compensation_event.insert(compensation_id, order.event_id.clone());
+        self.outbox.insert(
+            (order.event_id.clone(), outbox_id),
+            OutboxEvent::pending(&order.event_id, outbox_id, OutboxKind::Compensate, compensation_id, now_ms),
+        );
+        self.put_order(charged.clone());
+        Ok(SaleOutcome::Compensating { order: charged, compensation })
+    }
+
     fn bookings_of_order(&self, order: &Order) -> Vec<Booking> {
         self.bookings
             .range((order.event_id.clone(), String::new(), Uuid::nil())..)
@@ -479,18 +562,7 @@ impl Store for MemStore {
             let repeat_refund =
                 op_after.is_none() && !rules.repeat_success_idempotent && order.status == OrderStatus::Confirmed;
             if op_after.is_none() && !repeat_refund {
-                let first = if order.status == OrderStatus::Confirmed {
-                    let bookings = db.bookings_of_order(&order);
-                    SaleOutcome::Confirmed { order, bookings }
-                } else {
-                    let compensation = db
-                        .compensations_of_order(order.order_id)
-                        .into_iter()
-                        .next()
-                        .expect("charged order without a ticket has a compensation");
-                    SaleOutcome::Compensating { order, compensation }
-                };
-                return Ok(Recorded { outcome: first, decided_now: false });
+                return Ok(Recorded { outcome: db.recorded_sale(order), decided_now: false });
             }
             // The booking ids are drawn first, as PgStore draws them before its
             // sale can be refused (so both stores consume the same ids).
@@ -507,52 +579,12 @@ impl Store for MemStore {
             if let Some(op_after) = op_after {
                 db.put_op(op_after);
             }
-            if order.status.owns_seats() {
-                let sold = order_machine::next(&order, &OrderCause::Sell, now_ms, &rules)
-                    .map_err(|r| order_refused(order.order_id, r))?;
-                let mut bookings = Vec::with_capacity(order.seat_ids.len());
-                for (seat_id, &booking_id) in order.seat_ids.iter().zip(&booking_ids) {
-                    let before = &db.seats[&(order.event_id.clone(), seat_id.clone())];
-                    let cause = SeatCause::Sell { order_id: order.order_id, booking_id };
-                    let after = seat_machine::next(before, &cause, now_ms, &rules)
-                        .expect("check_sale: an open order owns its seats");
-                    db.put_seat(after);
-                    let booking = Booking {
-                        event_id: order.event_id.clone(),
-                        seat_id: seat_id.clone(),
-                        booking_id,
-                        order_id: order.order_id,
-                        payment_op_id: op.payment_op_id,
-                        holder_id: order.holder_id.clone(),
-                        created_at_ms: now_ms,
-                    };
-                    db.bookings.insert((order.event_id.clone(), seat_id.clone(), booking_id), booking.clone());
-                    bookings.push(booking);
-                }
-                db.put_order(sold.clone());
-                Ok(Recorded { outcome: SaleOutcome::Confirmed { order: sold, bookings }, decided_now: true })
+            let outcome = if order.status.owns_seats() {
+                db.sell_order(&order, &op, &booking_ids, now_ms, &rules)?
             } else {
-                let charged = order_machine::next(&order, &OrderCause::LateCharge, now_ms, &rules)
-                    .map_err(|r| order_refused(order.order_id, r))?;
-                let compensation_id = ids.next_uuid();
-                let outbox_id = ids.next_uuid();
-                let compensation = Compensation::requested_refund(
-                    &order.event_id,
-                    compensation_id,
-                    order.order_id,
-                    op.payment_op_id,
-                    op.amount_cents,
-                    now_ms,
-                );
-                db.put_compensation(compensation.clone());
-                db.compensation_event.insert(compensation_id, order.event_id.clone());
-                db.outbox.insert(
-                    (order.event_id.clone(), outbox_id),
-                    OutboxEvent::pending(&order.event_id, outbox_id, OutboxKind::Compensate, compensation_id, now_ms),
-                );
-                db.put_order(charged.clone());
-                Ok(Recorded { outcome: SaleOutcome::Compensating { order: charged, compensation }, decided_now: true })
-            }
+                db.refund_late_charge(&order, &op, now_ms, ids, &rules)?
+            };
+            Ok(Recorded { outcome, decided_now: true })
         })
     }
 

@@ -3,8 +3,8 @@
 
 use super::{Check, Knob, Value};
 use crate::error::ScenarioError;
-use crate::load::Validator;
 use crate::model::Scenario;
+use crate::validator::Validator;
 
 impl Knob {
     /// Checks this knob of `s` (nothing when it is absent); `origin` starts

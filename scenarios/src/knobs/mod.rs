@@ -17,8 +17,8 @@ mod value;
 pub use table::KNOBS;
 pub use value::{FromValue, Value};
 
+use crate::fault_kind::FaultKind;
 use crate::model::Scenario;
-use crate::swarm::FaultKind;
 
 /// One key of the scenario file.
 pub struct Knob {

@@ -3,7 +3,8 @@
 //! the shrinker and the README renderer.
 
 use super::{Access, Bound, Check, FromValue, Knob, MIN_PHASE_MS, MS_GRAIN, Rule, Shrink, Swarm, Value};
-use crate::load::{
+use crate::fault_kind::FaultKind as F;
+use crate::limits::{
     MAX_HOLD_TTL_MS, MAX_LATENCY_MS, MAX_PAYMENT_TTL_MS, MAX_PHASE_MS, MAX_SEATS_PER_EVENT, MAX_SEATS_PER_HOLD,
     MAX_STALL_MS,
 };
@@ -11,7 +12,6 @@ use crate::model::Outcome;
 use crate::names::{
     CACHE_FAULT_NAMES, CLASSIFICATION_NAMES, COMMIT_POINT_NAMES, INVARIANT_NAMES, PATH_NAMES, ROOM_POLICY_NAMES,
 };
-use crate::swarm::FaultKind as F;
 
 /// A key every scenario has: `req!(workload.events)`.
 macro_rules! req {

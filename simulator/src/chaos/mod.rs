@@ -549,12 +549,47 @@ async fn users_under_faults(
     people: People,
     t: FaultTargets,
 ) -> Result<u64, String> {
-    let (seed, opts, cfg, faults) = (run.seed, run.opts, run.cfg, run.faults);
+    let (seed, cfg, faults) = (run.seed, run.cfg, run.faults);
     let mut user = cfg.user.clone();
     user.events = Arc::new(people.events.clone());
     let (stop_tx, stop_rx) = watch::channel(false);
     let supervisor =
         tokio::spawn(disrupt::supervise(stack.clone(), faults.clone(), seed, log.clone(), stop_rx.clone()));
+    let fault_tasks = spawn_fault_tasks(run, stack, log, &people.tokens[0], &t, &stop_rx);
+    let outages = run.redis.as_ref().map(|r| {
+        tokio::spawn(disrupt::redis_outages(
+            r.clone(),
+            stack.clone(),
+            faults.clone(),
+            seed,
+            log.clone(),
+            stop_rx.clone(),
+        ))
+    });
+    drive_users(run, api, people, user, log).await;
+    let _ = stop_tx.send(true);
+    for task in fault_tasks {
+        let _ = task.await;
+    }
+    if let Some(o) = outages {
+        o.await.map_err(|e| format!("redis outages: {e}"))??;
+    }
+    supervisor.await.map_err(|e| format!("supervisor: {e}"))??;
+    Ok(log.now_ms())
+}
+
+/// The fault tasks that run beside the users until `stop_rx` says stop:
+/// kills, terminated PostgreSQL backends, disconnecting clients (with the
+/// first user's `token`), and with a cache the poisoned entries.
+fn spawn_fault_tasks(
+    run: &Run<'_>,
+    stack: &Arc<Mutex<Stack>>,
+    log: &Arc<FaultLog>,
+    token: &str,
+    t: &FaultTargets,
+    stop_rx: &watch::Receiver<bool>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let (seed, opts, faults) = (run.seed, run.opts, run.faults);
     let mut fault_tasks = vec![
         tokio::spawn(disrupt::kills(stack.clone(), faults.clone(), seed, log.clone(), stop_rx.clone())),
         tokio::spawn(disrupt::pg_terminations(
@@ -567,7 +602,7 @@ async fn users_under_faults(
         tokio::spawn(disrupt::disconnects(
             t.addrs.clone(),
             t.event_ids.clone(),
-            people.tokens[0].clone(),
+            token.to_string(),
             seed,
             faults.clone(),
             log.clone(),
@@ -584,16 +619,13 @@ async fn users_under_faults(
             stop_rx.clone(),
         )));
     }
-    let outages = run.redis.as_ref().map(|r| {
-        tokio::spawn(disrupt::redis_outages(
-            r.clone(),
-            stack.clone(),
-            faults.clone(),
-            seed,
-            log.clone(),
-            stop_rx.clone(),
-        ))
-    });
+    fault_tasks
+}
+
+/// Runs the users to the end of the run's duration: through the waiting
+/// room when the run has one, else straight at the seats.
+async fn drive_users(run: &Run<'_>, api: &Api, people: People, user: crate::user::UserParams, log: &Arc<FaultLog>) {
+    let (seed, opts, cfg) = (run.seed, run.opts, run.cfg);
     let tokens = Arc::new(people.tokens);
     let max_think_ms = 400;
     match people.room {
@@ -608,15 +640,6 @@ async fn users_under_faults(
             workload::run(seed, wl, api.clone(), tokens, log.clone()).await;
         }
     }
-    let _ = stop_tx.send(true);
-    for task in fault_tasks {
-        let _ = task.await;
-    }
-    if let Some(o) = outages {
-        o.await.map_err(|e| format!("redis outages: {e}"))??;
-    }
-    supervisor.await.map_err(|e| format!("supervisor: {e}"))??;
-    Ok(log.now_ms())
 }
 
 /// The checkers chaos mode runs: those sound on the final tables and the

@@ -24,6 +24,7 @@ pub mod capsule;
 pub mod cli;
 pub mod oracle;
 pub mod pinned;
+mod reducer;
 pub mod steps;
 
 use booking::fault::Plant;
@@ -193,114 +194,11 @@ fn progress(on: bool, line: impl FnOnce() -> String) {
 pub fn shrink(req: &Request) -> Result<Shrunk, ShrinkError> {
     let started = crate::pool::wall_now();
     let oracle = oracle::Oracle::new(req.seed, req.plant)?;
-    let mut original_plan = crate::plan::Plan::new(req.scenario.clone(), req.file.clone());
-    original_plan.plant = req.plant;
-    let first = crate::pool::seed_in_process(&original_plan, req.seed);
-    let mut runs: u64 = 1;
-    let plant_note = req.plant.map(|p| format!(" with plant {p}")).unwrap_or_default();
-    if first.passed {
-        return Err(ShrinkError::DoesNotFail {
-            scenario: req.scenario.name.clone(),
-            seed: req.seed,
-            plant: plant_note,
-        });
-    }
-    let Some(target) = target(&oracle::labels(&first), &req.scenario.name, req.plant) else {
-        let failures: Vec<String> = first.failures.iter().map(ToString::to_string).collect();
-        return Err(ShrinkError::NoTarget {
-            scenario: req.scenario.name.clone(),
-            seed: req.seed,
-            failures: failures.join("; "),
-        });
-    };
-    progress(req.progress, || {
-        format!(
-            "{} seed {}{plant_note} fails with {target}; {} trace events",
-            req.scenario.name, req.seed, first.trace_events
-        )
-    });
-    // A swarm scenario's seed draws its fault mix: make it this seed's mix, explicitly.
-    let mut current = req.scenario.clone();
-    if current.swarm {
-        current.faults = current.faults_for_seed(req.seed);
-        current.swarm = false;
-    }
-    let mut best = oracle.try_candidate(&current)?;
-    runs += 1;
-    let mut changes: Vec<String> = Vec::new();
-    if !best.labels.contains(&target) {
-        // The explicit mix did not reproduce it: shrink the scenario as it is.
-        current = req.scenario.clone();
-        best = oracle.try_candidate(&current)?;
-        runs += 1;
-    } else if req.scenario.swarm {
-        changes.push("swarm -> this seed's fault mix".to_string());
-    }
-    let mut all = steps::all();
-    all.extend(pinned::steps());
-    let mut pin_tried = false;
-    'passes: for _pass in 0..MAX_PASSES {
-        let mut changed = false;
-        for step in &all {
-            for cand in (step.smaller)(&current) {
-                // One run is kept back for the capsule's own check.
-                if runs + 1 >= req.max_runs {
-                    progress(req.progress, || format!("run budget ({}) spent", req.max_runs));
-                    break 'passes;
-                }
-                if !oracle::validates(&cand.scenario) {
-                    continue;
-                }
-                let trial = oracle.try_candidate(&cand.scenario)?;
-                runs += 1;
-                let kept = trial.labels.contains(&target);
-                progress(req.progress, || {
-                    let what = if kept {
-                        format!("kept, {} trace events", trial.verdict.trace_events)
-                    } else if trial.labels.is_empty() {
-                        "passes".to_string()
-                    } else {
-                        format!("fails otherwise ({})", trial.labels.join(", "))
-                    };
-                    format!("run {runs}/{}: {}: {what}", req.max_runs, cand.change)
-                });
-                if kept {
-                    current = cand.scenario;
-                    best = trial;
-                    changes.push(cand.change);
-                    changed = true;
-                    break;
-                }
-            }
-        }
-        if changed {
-            continue;
-        }
-        // Nothing smaller helps: pin the fault schedule (once), then go on
-        // shrinking it fault by fault.
-        if pin_tried {
-            break;
-        }
-        pin_tried = true;
-        let Some((cand, change)) = pinned::pin(&current, req.seed) else { break };
-        if runs + 1 >= req.max_runs || !oracle::validates(&cand) {
-            break;
-        }
-        let trial = oracle.try_candidate(&cand)?;
-        runs += 1;
-        let kept = trial.labels.contains(&target);
-        progress(req.progress, || {
-            format!("run {runs}/{}: {change}: {}", req.max_runs, if kept { "kept" } else { "not the same failure" })
-        });
-        if !kept {
-            break;
-        }
-        current = cand;
-        best = trial;
-        changes.push(change);
-    }
-    let capsule_scenario = capsule::scenario(&current, &req.scenario, req.seed, &target);
-    let toml = capsule_scenario.to_toml()?;
+    let (first, target) = first_failure(req)?;
+    let mut reducer = start(req, &oracle, target)?;
+    reducer.run()?;
+    let reducer::Reducer { target, current, best, changes, runs, .. } = reducer;
+    let toml = capsule::scenario(&current, &req.scenario, req.seed, &target).to_toml()?;
     let mut shrunk = Shrunk {
         scenario: req.scenario.name.clone(),
         seed: req.seed,
@@ -330,6 +228,56 @@ pub fn shrink(req: &Request) -> Result<Shrunk, ShrinkError> {
     shrunk.wall_s = started.elapsed().as_secs_f64();
     write(&req.out, &capsule::document(&shrunk, &toml))?;
     Ok(shrunk)
+}
+
+/// The original run of `req`'s seed and the failure to keep.
+fn first_failure(req: &Request) -> Result<(crate::runner::SeedVerdict, String), ShrinkError> {
+    let mut original_plan = crate::plan::Plan::new(req.scenario.clone(), req.file.clone());
+    original_plan.plant = req.plant;
+    let first = crate::pool::seed_in_process(&original_plan, req.seed);
+    let plant_note = req.plant.map(|p| format!(" with plant {p}")).unwrap_or_default();
+    if first.passed {
+        let (scenario, seed) = (req.scenario.name.clone(), req.seed);
+        return Err(ShrinkError::DoesNotFail { scenario, seed, plant: plant_note });
+    }
+    let Some(target) = target(&oracle::labels(&first), &req.scenario.name, req.plant) else {
+        let failures: Vec<String> = first.failures.iter().map(ToString::to_string).collect();
+        let (scenario, seed) = (req.scenario.name.clone(), req.seed);
+        return Err(ShrinkError::NoTarget { scenario, seed, failures: failures.join("; ") });
+    };
+    progress(req.progress, || {
+        format!(
+            "{} seed {}{plant_note} fails with {target}; {} trace events",
+            req.scenario.name, req.seed, first.trace_events
+        )
+    });
+    Ok((first, target))
+}
+
+/// The reduction's start: a swarm scenario's seed draws its fault mix, so
+/// it becomes this seed's mix, explicitly, when that still fails so.
+fn start<'r>(
+    req: &'r Request,
+    oracle: &'r oracle::Oracle,
+    target: String,
+) -> Result<reducer::Reducer<'r>, ShrinkError> {
+    let mut current = req.scenario.clone();
+    if current.swarm {
+        current.faults = current.faults_for_seed(req.seed);
+        current.swarm = false;
+    }
+    let mut best = oracle.try_candidate(&current)?;
+    let mut runs: u64 = 2;
+    let mut changes: Vec<String> = Vec::new();
+    if !best.labels.contains(&target) {
+        // The explicit mix did not reproduce it: shrink the scenario as it is.
+        current = req.scenario.clone();
+        best = oracle.try_candidate(&current)?;
+        runs += 1;
+    } else if req.scenario.swarm {
+        changes.push("swarm -> this seed's fault mix".to_string());
+    }
+    Ok(reducer::Reducer { req, oracle, target, current, best, changes, runs })
 }
 
 fn write(path: &std::path::Path, text: &str) -> Result<(), ShrinkError> {

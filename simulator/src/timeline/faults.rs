@@ -7,7 +7,7 @@
 //! simulator writes it (`svc0 crashes after ...`, `client0 <-> svc1 cut`,
 //! `u00001 pauses ...`); a detail of another shape lands in a shared lane.
 
-use super::lanes::LaneKey;
+use super::lane_key::LaneKey;
 use invariants::trace::FaultKind;
 
 /// What a band is: the pair of fault events that open and close one.

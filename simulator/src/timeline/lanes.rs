@@ -9,84 +9,12 @@
 
 use super::describe::{self, name_of};
 use super::faults::{self, BandKind, Edge};
+pub use super::lane_key::LaneKey;
 use super::scale::{TimeScale, time_label};
 use booking::model::SeatState;
 use invariants::trace::{ClientOp, OpId, PaymentEvent, PhaseMark, RoomEvent, TraceEvent, TraceKind};
 use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
-
-/// A lane: one row of the timeline. The derived order is the display order:
-/// the run and its faults first, then waiting rooms, seats and users.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum LaneKey {
-    /// Phase markers and the operators' list.
-    Run,
-    /// A service host (`svc0`): crashes, restarts, clock skew.
-    Host(String),
-    /// A link between two hosts (`client0 <-> svc1`): partitions.
-    Link(String),
-    /// The hold sweeper: its stall.
-    Sweeper,
-    /// The seat-map cache: its faults, the maps it served.
-    Cache,
-    /// The network as a whole: latency faults.
-    Network,
-    /// The payment provider: its fault knobs, and money movements no order claims.
-    Provider,
-    /// The store: calls made by background work (dispatcher, reconciler, sweeper, webhooks).
-    Store,
-    /// An event's waiting room: openings, admission passes, sell-out.
-    Room(String),
-    /// A seat: its state over time and every write to it.
-    Seat {
-        /// The event.
-        event_id: String,
-        /// The seat.
-        seat_id: String,
-    },
-    /// A user: requests, orders, payments, refunds, pauses, queueing.
-    User(String),
-    /// Events whose lane could not be told (an answer to an unknown request, say).
-    Other,
-}
-
-impl LaneKey {
-    /// The lane's label.
-    pub fn label(&self) -> String {
-        match self {
-            LaneKey::Run => "run".into(),
-            LaneKey::Host(h) => format!("host {h}"),
-            LaneKey::Link(l) => format!("link {l}"),
-            LaneKey::Sweeper => "sweeper".into(),
-            LaneKey::Cache => "seat-map cache".into(),
-            LaneKey::Network => "network".into(),
-            LaneKey::Provider => "provider".into(),
-            LaneKey::Store => "store (background calls)".into(),
-            LaneKey::Room(e) => format!("waiting room {e}"),
-            LaneKey::Seat { event_id, seat_id } => format!("seat {event_id}/{seat_id}"),
-            LaneKey::User(u) => format!("user {u}"),
-            LaneKey::Other => "other".into(),
-        }
-    }
-
-    /// The heading of the group the lane is listed under.
-    pub fn group(&self) -> &'static str {
-        match self {
-            LaneKey::Run
-            | LaneKey::Host(_)
-            | LaneKey::Link(_)
-            | LaneKey::Sweeper
-            | LaneKey::Cache
-            | LaneKey::Network
-            | LaneKey::Provider
-            | LaneKey::Store => "run, hosts and faults",
-            LaneKey::Room(_) => "waiting rooms",
-            LaneKey::Seat { .. } => "seats",
-            LaneKey::User(_) => "users",
-            LaneKey::Other => "other",
-        }
-    }
-}
 
 /// How an item is drawn; also its stacking order in its lane (later on top).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -166,6 +94,34 @@ pub fn after_run(trace: &[TraceEvent]) -> BTreeMap<u64, i64> {
 /// The CSS class word of a seat state.
 fn state_class(s: SeatState) -> String {
     format!("st-{}", super::escape::class_fragment(s.as_str()))
+}
+
+/// The payment operation a payment event is about, and its mark's word.
+fn payment_mark(p: &PaymentEvent) -> (&Uuid, &'static str) {
+    match p {
+        PaymentEvent::Charged { payment_op_id, .. } => (payment_op_id, "charged"),
+        PaymentEvent::Declined { payment_op_id } => (payment_op_id, "declined"),
+        PaymentEvent::Unknown { payment_op_id, .. } => (payment_op_id, "unknown"),
+        PaymentEvent::Refunded { payment_op_id, .. } => (payment_op_id, "refunded"),
+        PaymentEvent::RefundFailed { payment_op_id, .. } => (payment_op_id, "refund-failed"),
+        PaymentEvent::CallbackDelivered { payment_op_id, .. } => (payment_op_id, "callback"),
+    }
+}
+
+/// The lane a room event marks (its room's, or its user's) and the mark's word.
+fn room_mark(r: &RoomEvent) -> (LaneKey, &'static str) {
+    match r {
+        RoomEvent::Opened { event_id, .. } => (LaneKey::Room(event_id.clone()), "opened"),
+        RoomEvent::Pass { event_id, .. } => (LaneKey::Room(event_id.clone()), "pass"),
+        RoomEvent::LawRan { event_id, .. } => (LaneKey::Room(event_id.clone()), "law"),
+        RoomEvent::LawLearnt { event_id, .. } => (LaneKey::Room(event_id.clone()), "learnt"),
+        RoomEvent::SoldOut { event_id } => (LaneKey::Room(event_id.clone()), "sold-out"),
+        RoomEvent::Joined { user, .. } => (LaneKey::User(user.clone()), "joined"),
+        RoomEvent::Admitted { user, .. } => (LaneKey::User(user.clone()), "admitted"),
+        RoomEvent::Ended { user, .. } => (LaneKey::User(user.clone()), "ended"),
+        RoomEvent::Reopened { user, .. } => (LaneKey::User(user.clone()), "reopened"),
+        RoomEvent::Told { user, .. } => (LaneKey::User(user.clone()), "told"),
+    }
 }
 
 /// The kind word of a client request.
@@ -343,24 +299,7 @@ impl Builder {
     fn event(&mut self, e: &TraceEvent, ix: &Index) {
         use super::escape::class_fragment as cf;
         match &e.kind {
-            TraceKind::Invoke { op_id, client, op, .. } => {
-                let at_ms = self.at(e);
-                let done = ix.completions.get(op_id).filter(|d| d.at_ms >= at_ms);
-                let (to_ms, outcome) = done.map_or((self.end_ms, "open"), |d| (d.at_ms, d.outcome));
-                let answer = done.map_or_else(
-                    || "no answer by the end of the run".to_string(),
-                    |d| format!("{} after {} ms", d.outcome, d.at_ms.saturating_sub(at_ms)),
-                );
-                let item = Item {
-                    layer: Layer::Bar,
-                    from_ms: at_ms,
-                    to_ms,
-                    seq: Some(e.seq),
-                    class: format!("bar op op-{} out-{outcome}", op_kind(op)),
-                    title: format!("{}; {answer}", self.line(e)),
-                };
-                self.push(LaneKey::User(client.clone()), item);
-            }
+            TraceKind::Invoke { op_id, client, op, .. } => self.invoke(e, ix, *op_id, client, op),
             TraceKind::Ok { op_id, .. } | TraceKind::Fail { op_id, .. } | TraceKind::Unknown { op_id, .. } => {
                 let outcome = match &e.kind {
                     TraceKind::Ok { .. } => "ok",
@@ -379,47 +318,17 @@ impl Builder {
                 self.mark(lane, e, format!("mark refund comp-{}", cf(&name_of(&c.to))));
             }
             TraceKind::Payment(p) => {
-                let (id, word) = match p {
-                    PaymentEvent::Charged { payment_op_id, .. } => (payment_op_id, "charged"),
-                    PaymentEvent::Declined { payment_op_id } => (payment_op_id, "declined"),
-                    PaymentEvent::Unknown { payment_op_id, .. } => (payment_op_id, "unknown"),
-                    PaymentEvent::Refunded { payment_op_id, .. } => (payment_op_id, "refunded"),
-                    PaymentEvent::RefundFailed { payment_op_id, .. } => (payment_op_id, "refund-failed"),
-                    PaymentEvent::CallbackDelivered { payment_op_id, .. } => (payment_op_id, "callback"),
-                };
+                let (id, word) = payment_mark(p);
                 self.mark(ix.payment_lane(id), e, format!("mark pay pay-{word}"));
             }
             TraceKind::Fault { kind, detail } => self.fault(e, *kind, detail),
-            TraceKind::Phase { phase, .. } => {
-                self.mark(LaneKey::Run, e, "mark phase".into());
-                let title = describe::event_line(e);
-                let class = format!("overlay-phase phase-{}", cf(&name_of(phase)));
-                self.overlays.push(Item {
-                    layer: Layer::Mark,
-                    from_ms: e.at_ms,
-                    to_ms: e.at_ms,
-                    seq: None,
-                    class,
-                    title,
-                });
-            }
+            TraceKind::Phase { phase, .. } => self.phase(e, phase),
             TraceKind::SeatMapCached { version_sum, .. } => {
                 let class = if version_sum.is_some() { "mark cached" } else { "mark cached poisoned" };
                 self.mark(LaneKey::Cache, e, class.into());
             }
             TraceKind::Room(r) => {
-                let (lane, word) = match r {
-                    RoomEvent::Opened { event_id, .. } => (LaneKey::Room(event_id.clone()), "opened"),
-                    RoomEvent::Pass { event_id, .. } => (LaneKey::Room(event_id.clone()), "pass"),
-                    RoomEvent::LawRan { event_id, .. } => (LaneKey::Room(event_id.clone()), "law"),
-                    RoomEvent::LawLearnt { event_id, .. } => (LaneKey::Room(event_id.clone()), "learnt"),
-                    RoomEvent::SoldOut { event_id } => (LaneKey::Room(event_id.clone()), "sold-out"),
-                    RoomEvent::Joined { user, .. } => (LaneKey::User(user.clone()), "joined"),
-                    RoomEvent::Admitted { user, .. } => (LaneKey::User(user.clone()), "admitted"),
-                    RoomEvent::Ended { user, .. } => (LaneKey::User(user.clone()), "ended"),
-                    RoomEvent::Reopened { user, .. } => (LaneKey::User(user.clone()), "reopened"),
-                    RoomEvent::Told { user, .. } => (LaneKey::User(user.clone()), "told"),
-                };
+                let (lane, word) = room_mark(r);
                 self.mark(lane, e, format!("mark room room-{word}"));
             }
             TraceKind::OperatorList { .. } => self.mark(LaneKey::Run, e, "mark operators".into()),
@@ -431,6 +340,34 @@ impl Builder {
                 self.mark(lane, e, format!("mark store store-{outcome}"));
             }
         }
+    }
+
+    /// A client operation: a bar on its user's lane until its answer.
+    fn invoke(&mut self, e: &TraceEvent, ix: &Index, op_id: OpId, client: &str, op: &ClientOp) {
+        let at_ms = self.at(e);
+        let done = ix.completions.get(&op_id).filter(|d| d.at_ms >= at_ms);
+        let (to_ms, outcome) = done.map_or((self.end_ms, "open"), |d| (d.at_ms, d.outcome));
+        let answer = done.map_or_else(
+            || "no answer by the end of the run".to_string(),
+            |d| format!("{} after {} ms", d.outcome, d.at_ms.saturating_sub(at_ms)),
+        );
+        let item = Item {
+            layer: Layer::Bar,
+            from_ms: at_ms,
+            to_ms,
+            seq: Some(e.seq),
+            class: format!("bar op op-{} out-{outcome}", op_kind(op)),
+            title: format!("{}; {answer}", self.line(e)),
+        };
+        self.push(LaneKey::User(client.to_string()), item);
+    }
+
+    /// A phase mark: on the run's lane, and an overlay across every lane.
+    fn phase(&mut self, e: &TraceEvent, phase: &PhaseMark) {
+        self.mark(LaneKey::Run, e, "mark phase".into());
+        let title = describe::event_line(e);
+        let class = format!("overlay-phase phase-{}", super::escape::class_fragment(&name_of(phase)));
+        self.overlays.push(Item { layer: Layer::Mark, from_ms: e.at_ms, to_ms: e.at_ms, seq: None, class, title });
     }
 
     /// Ends every span still under way at the run's end.

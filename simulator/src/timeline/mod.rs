@@ -22,6 +22,7 @@ pub mod describe;
 pub mod escape;
 pub mod faults;
 mod html;
+pub mod lane_key;
 pub mod lanes;
 pub mod scale;
 

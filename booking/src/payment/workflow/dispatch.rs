@@ -21,7 +21,7 @@
 
 use super::Workflow;
 use crate::fault::CommitPoint;
-use crate::model::{CompensationStatus, OutboxEvent, OutboxKind, PaymentStatus};
+use crate::model::{Compensation, CompensationStatus, OutboxEvent, OutboxKind, PaymentStatus};
 use crate::payment::provider::{CreatePayment, ProviderError, ProviderPayment, ProviderStatus, RefundStatus};
 use crate::planted;
 use crate::store::{
@@ -248,21 +248,7 @@ impl Workflow {
     async fn dispatch_compensation(&self, row: &OutboxEvent, report: &mut DispatchReport) -> Result<(), StoreError> {
         let attempt = match self.store.start_compensation_attempt(row.ref_id, self.config.outbox_lease_ms).await {
             Ok(a) => a,
-            Err(StoreError::CompensationNotDue(id)) => {
-                let c = self.store.compensation(id).await?;
-                return match c.status {
-                    CompensationStatus::Succeeded => self.store.complete_outbox(&row.event_id, row.outbox_id).await,
-                    CompensationStatus::Failed => {
-                        report.refunds_failed += 1;
-                        self.store.complete_outbox(&row.event_id, row.outbox_id).await
-                    }
-                    // Backing off, or leased to a live attempt elsewhere: back when due.
-                    CompensationStatus::Requested | CompensationStatus::InFlight => {
-                        let now_ms = self.store.now_ms().await?;
-                        self.retry_row(row, "compensation not due yet", c.next_attempt_at_ms - now_ms).await
-                    }
-                };
-            }
+            Err(StoreError::CompensationNotDue(id)) => return self.compensation_not_due(row, id, report).await,
             Err(e) => return Err(e),
         };
         self.faults.after_commit(CommitPoint::CompensationStart).await;
@@ -276,29 +262,14 @@ impl Workflow {
             );
         }
         let comp = attempt.compensation;
-        let n = comp.attempts;
-        let definite_failure = |error: String| CompensationOutcome::Failed { attempt: n, error };
-        let previous_unknown = comp.last_error.as_deref().is_some_and(|e| e.starts_with(UNKNOWN_OUTCOME_PREFIX));
-        let refund_key = if planted!(self.faults, RefundNewKeyPerRetry) && previous_unknown {
-            // The planted bug: after an unknown outcome, "start a fresh refund" under a new key.
-            uuid::Uuid::from_u128(comp.compensation_id.as_u128() ^ u128::from(n as u32))
-        } else {
-            comp.compensation_id
-        };
-        let outcome = match self.provider.refund(refund_key, comp.payment_op_id, comp.amount_cents).await {
-            Ok(RefundStatus::Succeeded) => CompensationOutcome::Succeeded,
-            Ok(RefundStatus::Failed { reason }) => definite_failure(format!("refund failed: {reason}")),
-            Err(ProviderError::Unknown(e)) => CompensationOutcome::Unknown { attempt: n, error: e },
-            // Refused or unreachable: nothing happened at the provider through this attempt.
-            Err(e) => definite_failure(e.to_string()),
-        };
+        let outcome = self.refund_once(&comp).await;
         let max_attempts = match outcome {
             CompensationOutcome::Unknown { .. } => self.config.max_compensation_unknown_attempts,
             CompensationOutcome::Succeeded | CompensationOutcome::Failed { .. } => {
                 self.config.max_compensation_attempts
             }
         };
-        let retry_after_ms = self.config.compensation_backoff_ms(n);
+        let retry_after_ms = self.config.compensation_backoff_ms(comp.attempts);
         let done = self
             .store
             .finish_compensation_attempt(&CompensationResult {
@@ -309,6 +280,62 @@ impl Workflow {
             })
             .await?;
         self.faults.after_commit(CommitPoint::CompensationFinish).await;
+        self.after_attempt(row, &done, retry_after_ms, report).await
+    }
+
+    /// The outbox row of a compensation that is not due: done with when the
+    /// compensation is settled, else back when it is due (backing off, or
+    /// leased to a live attempt elsewhere).
+    async fn compensation_not_due(
+        &self,
+        row: &OutboxEvent,
+        id: uuid::Uuid,
+        report: &mut DispatchReport,
+    ) -> Result<(), StoreError> {
+        let c = self.store.compensation(id).await?;
+        match c.status {
+            CompensationStatus::Succeeded => self.store.complete_outbox(&row.event_id, row.outbox_id).await,
+            CompensationStatus::Failed => {
+                report.refunds_failed += 1;
+                self.store.complete_outbox(&row.event_id, row.outbox_id).await
+            }
+            CompensationStatus::Requested | CompensationStatus::InFlight => {
+                let now_ms = self.store.now_ms().await?;
+                self.retry_row(row, "compensation not due yet", c.next_attempt_at_ms - now_ms).await
+            }
+        }
+    }
+
+    /// One refund call for `comp`'s current attempt, under the
+    /// compensation's own key, and what it came to.
+    async fn refund_once(&self, comp: &Compensation) -> CompensationOutcome {
+        let n = comp.attempts;
+        let definite_failure = |error: String| CompensationOutcome::Failed { attempt: n, error };
+        let previous_unknown = comp.last_error.as_deref().is_some_and(|e| e.starts_with(UNKNOWN_OUTCOME_PREFIX));
+        let refund_key = if planted!(self.faults, RefundNewKeyPerRetry) && previous_unknown {
+            // The planted bug: after an unknown outcome, "start a fresh refund" under a new key.
+            uuid::Uuid::from_u128(comp.compensation_id.as_u128() ^ u128::from(n as u32))
+        } else {
+            comp.compensation_id
+        };
+        match self.provider.refund(refund_key, comp.payment_op_id, comp.amount_cents).await {
+            Ok(RefundStatus::Succeeded) => CompensationOutcome::Succeeded,
+            Ok(RefundStatus::Failed { reason }) => definite_failure(format!("refund failed: {reason}")),
+            Err(ProviderError::Unknown(e)) => CompensationOutcome::Unknown { attempt: n, error: e },
+            // Refused or unreachable: nothing happened at the provider through this attempt.
+            Err(e) => definite_failure(e.to_string()),
+        }
+    }
+
+    /// The outbox row after an attempt was recorded: done with once the
+    /// compensation is settled, else retried after the backoff.
+    async fn after_attempt(
+        &self,
+        row: &OutboxEvent,
+        done: &Compensation,
+        retry_after_ms: i64,
+        report: &mut DispatchReport,
+    ) -> Result<(), StoreError> {
         match done.status {
             CompensationStatus::Succeeded => {
                 report.refunds_succeeded += 1;

@@ -167,26 +167,10 @@ pub fn next(before: &Seat, cause: &SeatCause<'_>, now_ms: i64, rules: &Rules) ->
             if !holdable(before, now_ms, rules) {
                 return Err(SeatRefusal::Owned);
             }
-            let takeover = before.state == SeatState::Held;
-            after.state = SeatState::Held;
-            if rules.hold_fresh_token || !takeover {
-                after.hold_token = Some(token);
-            }
-            after.holder_id = Some(holder.clone());
-            after.hold_expires_at_ms = Some(expires_at_ms);
-            after.order_id = None;
-            after.booking_id = None;
+            hold(&mut after, token, holder, expires_at_ms, rules);
         }
         SeatCause::Release { token, holder } => {
-            if before.hold_token != Some(token) {
-                return Err(SeatRefusal::OtherToken { state: before.state });
-            }
-            if before.holder_id.as_ref() != Some(holder) {
-                return Err(SeatRefusal::OtherHolder);
-            }
-            if before.state != SeatState::Held {
-                return Err(SeatRefusal::NotHeld);
-            }
+            release_guard(before, token, holder)?;
             make_available(&mut after);
         }
         SeatCause::Expire => {
@@ -197,18 +181,7 @@ pub fn next(before: &Seat, cause: &SeatCause<'_>, now_ms: i64, rules: &Rules) ->
         }
         SeatCause::Checkout { token, holder, order_id } => {
             checkout_guard(before, token, holder, now_ms, rules)?;
-            after.state = SeatState::PaymentPending;
-            after.order_id = Some(order_id);
-            if !rules.checkout_state {
-                // The planted unconditional write names the presented hold as the
-                // seat's; a seat that had no hold (available, sold) gets the
-                // checkout's time as its deadline and loses its booking: the
-                // columns a `payment_pending` seat must carry.
-                after.hold_token = Some(token);
-                after.holder_id = Some(holder.clone());
-                after.hold_expires_at_ms.get_or_insert(now_ms);
-                after.booking_id = None;
-            }
+            check_out(&mut after, token, holder, order_id, now_ms, rules);
         }
         SeatCause::Sell { order_id, booking_id } => {
             reserved_by(before, order_id)?;
@@ -232,6 +205,50 @@ pub fn next(before: &Seat, cause: &SeatCause<'_>, now_ms: i64, rules: &Rules) ->
         after.state
     );
     Ok(after)
+}
+
+/// `after` (a copy of a holdable seat) held under `token` by `holder` until
+/// `expires_at_ms`; a takeover keeps the old token when a planted bug says so.
+fn hold(after: &mut Seat, token: Uuid, holder: &UserId, expires_at_ms: i64, rules: &Rules) {
+    let takeover = after.state == SeatState::Held;
+    after.state = SeatState::Held;
+    if rules.hold_fresh_token || !takeover {
+        after.hold_token = Some(token);
+    }
+    after.holder_id = Some(holder.clone());
+    after.hold_expires_at_ms = Some(expires_at_ms);
+    after.order_id = None;
+    after.booking_id = None;
+}
+
+/// Whether the presented `token` and `holder` may release `before`.
+fn release_guard(before: &Seat, token: Uuid, holder: &UserId) -> Result<(), SeatRefusal> {
+    if before.hold_token != Some(token) {
+        return Err(SeatRefusal::OtherToken { state: before.state });
+    }
+    if before.holder_id.as_ref() != Some(holder) {
+        return Err(SeatRefusal::OtherHolder);
+    }
+    if before.state != SeatState::Held {
+        return Err(SeatRefusal::NotHeld);
+    }
+    Ok(())
+}
+
+/// `after` (a copy of a seat the checkout guard passed) pending payment of `order_id`.
+fn check_out(after: &mut Seat, token: Uuid, holder: &UserId, order_id: Uuid, now_ms: i64, rules: &Rules) {
+    after.state = SeatState::PaymentPending;
+    after.order_id = Some(order_id);
+    if !rules.checkout_state {
+        // The planted unconditional write names the presented hold as the
+        // seat's; a seat that had no hold (available, sold) gets the
+        // checkout's time as its deadline and loses its booking: the
+        // columns a `payment_pending` seat must carry.
+        after.hold_token = Some(token);
+        after.holder_id = Some(holder.clone());
+        after.hold_expires_at_ms.get_or_insert(now_ms);
+        after.booking_id = None;
+    }
 }
 
 /// `Ok` when `seat` is `payment_pending` for `order_id`.

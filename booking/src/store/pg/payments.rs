@@ -9,7 +9,7 @@
 use super::holds::{lock_seats, require_event};
 use super::rows::{self, booking_cols, comp_cols, op_cols, order_cols, seat_cols};
 use super::tx::{Fail, TxIds, ensure, ensure_written};
-use crate::model::{Booking, Compensation, Order, OrderStatus, OutboxKind, PaymentOp, SeatId};
+use crate::model::{Booking, Compensation, Order, OrderStatus, OutboxKind, PaymentOp, Seat, SeatId};
 use crate::store::decide::{check_checkout, check_whole_hold, order_refused, payment_refused};
 use crate::store::machine::order::{self as order_machine, OrderCause};
 use crate::store::machine::payment::{self as payment_machine, PaymentCause};
@@ -180,23 +180,55 @@ pub(super) async fn begin_payment(
         return Ok(replayed); // only reached when a bug checks the hold first
     }
     if rules.checkout_whole_hold {
-        let held_with_token: Vec<SeatId> = sqlx::query(
-            "SELECT seat_id FROM seats WHERE event_id = $1 AND hold_token = $2 AND state = 'held' ORDER BY seat_id",
-        )
-        .bind(&req.event_id)
-        .bind(req.hold_token)
-        .fetch_all(&mut *c)
-        .await?
-        .iter()
-        .map(|r| r.try_get("seat_id"))
-        .collect::<Result<_, _>>()?;
-        check_whole_hold(sorted, &held_with_token)?;
+        check_whole_hold(sorted, &held_with_token(c, req).await?)?;
     }
-
     let order_id = ids.next_uuid();
     let payment_op_id = ids.next_uuid();
     let outbox_id = ids.next_uuid();
     let amount_cents = price_cents * sorted.len() as i64;
+    check_out_seats(c, now_ms, req, sorted, &locked, order_id, rules).await?;
+    let order = order_machine::open(req, sorted, order_id, payment_op_id, amount_cents, now_ms);
+    insert_order(c, &order).await?;
+    insert_payment_op(c, &payment_machine::open(&order, now_ms)).await?;
+    insert_outbox(c, &req.event_id, outbox_id, OutboxKind::Charge, payment_op_id, now_ms).await?;
+    let n = sqlx::query(
+        "UPDATE idempotency_keys SET order_id = $4 \
+         WHERE event_id = $1 AND holder_id = $2 AND idempotency_key = $3 AND order_id IS NULL",
+    )
+    .bind(&req.event_id)
+    .bind(&req.holder_id)
+    .bind(&req.idempotency_key)
+    .bind(order_id)
+    .execute(&mut *c)
+    .await?
+    .rows_affected();
+    ensure(n == 1, || "idempotency key changed under its lock".into())?;
+    Ok(BeginPaymentOutcome { order, replayed: false })
+}
+
+/// The seats of the event held under the request's token, in seat order.
+async fn held_with_token(c: &mut PgConnection, req: &BeginPayment) -> Result<Vec<SeatId>, Fail> {
+    let rows = sqlx::query(
+        "SELECT seat_id FROM seats WHERE event_id = $1 AND hold_token = $2 AND state = 'held' ORDER BY seat_id",
+    )
+    .bind(&req.event_id)
+    .bind(req.hold_token)
+    .fetch_all(&mut *c)
+    .await?;
+    Ok(rows.iter().map(|r| r.try_get("seat_id")).collect::<Result<_, _>>()?)
+}
+
+/// The locked seats from held to payment-pending for `order_id`, each row
+/// as the seat machine decides.
+async fn check_out_seats(
+    c: &mut PgConnection,
+    now_ms: i64,
+    req: &BeginPayment,
+    sorted: &[SeatId],
+    locked: &[Seat],
+    order_id: Uuid,
+    rules: &Rules,
+) -> Result<(), Fail> {
     let cause = SeatCause::Checkout { token: req.hold_token, holder: &req.holder_id, order_id };
     let expected = locked
         .iter()
@@ -214,8 +246,10 @@ pub(super) async fn begin_payment(
         .fetch_all(&mut *c)
         .await?;
     ensure(rows.len() == sorted.len(), || format!("checkout moved {} of {} locked seats", rows.len(), sorted.len()))?;
-    ensure_written("checked-out seat", expected, rows::all(&rows, rows::seat)?, |s| s.seat_id.clone())?;
-    let order = order_machine::open(req, sorted, order_id, payment_op_id, amount_cents, now_ms);
+    ensure_written("checked-out seat", expected, rows::all(&rows, rows::seat)?, |s| s.seat_id.clone())
+}
+
+async fn insert_order(c: &mut PgConnection, order: &Order) -> Result<(), Fail> {
     sqlx::query(
         "INSERT INTO orders (event_id, order_id, holder_id, hold_token, seat_ids, amount_cents, status, payment_op_id, \
                              payment_deadline_at_ms, idempotency_key, resolution_reason, created_at_ms, updated_at_ms) \
@@ -236,7 +270,10 @@ pub(super) async fn begin_payment(
     .bind(order.updated_at_ms)
     .execute(&mut *c)
     .await?;
-    let op = payment_machine::open(&order, now_ms);
+    Ok(())
+}
+
+async fn insert_payment_op(c: &mut PgConnection, op: &PaymentOp) -> Result<(), Fail> {
     sqlx::query(
         "INSERT INTO payment_ops (event_id, payment_op_id, order_id, amount_cents, status, provider_payment_id, last_error, \
                                   updated_at_ms, next_check_at_ms, checks) \
@@ -254,20 +291,7 @@ pub(super) async fn begin_payment(
     .bind(op.checks)
     .execute(&mut *c)
     .await?;
-    insert_outbox(c, &req.event_id, outbox_id, OutboxKind::Charge, payment_op_id, now_ms).await?;
-    let n = sqlx::query(
-        "UPDATE idempotency_keys SET order_id = $4 \
-         WHERE event_id = $1 AND holder_id = $2 AND idempotency_key = $3 AND order_id IS NULL",
-    )
-    .bind(&req.event_id)
-    .bind(&req.holder_id)
-    .bind(&req.idempotency_key)
-    .bind(order_id)
-    .execute(&mut *c)
-    .await?
-    .rows_affected();
-    ensure(n == 1, || "idempotency key changed under its lock".into())?;
-    Ok(BeginPaymentOutcome { order, replayed: false })
+    Ok(())
 }
 
 /// The checkout's conditional write: `held → payment_pending` where the
@@ -381,109 +405,152 @@ pub(super) async fn record_payment_success(
     // A planted bug takes a repeated success of a confirmed order for a late one.
     let repeat_refund = !decided && !rules.repeat_success_idempotent && before.status == OrderStatus::Confirmed;
     if !decided && !repeat_refund {
-        let first = if before.status == OrderStatus::Confirmed {
-            let bookings = bookings_of_order(c, &before).await?;
-            SaleOutcome::Confirmed { order: before, bookings }
-        } else {
-            let compensation = compensations_of_order(c, before.order_id)
-                .await?
-                .into_iter()
-                .next()
-                .ok_or_else(|| Fail::Broken("charged order without a ticket has no compensation".into()))?;
-            SaleOutcome::Compensating { order: before, compensation }
-        };
-        return Ok(Recorded { outcome: first, decided_now: false });
+        return Ok(Recorded { outcome: recorded_sale(c, before).await?, decided_now: false });
     }
     if decided {
         move_op(c, &op, &cause, now_ms).await?;
     }
-    if before.status.owns_seats() {
-        let locked = lock_seats(c, &before.event_id, &before.seat_ids).await?;
-        let booking_ids: Vec<Uuid> = before.seat_ids.iter().map(|_| ids.next_uuid()).collect();
-        let expected = locked
-            .iter()
-            .zip(&booking_ids)
-            .filter_map(|(s, &booking_id)| {
-                seat_machine::next(s, &SeatCause::Sell { order_id: before.order_id, booking_id }, now_ms, rules).ok()
-            })
-            .collect();
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE seats s SET state = 'sold', booking_id = v.booking_id, hold_expires_at_ms = NULL, version = s.version + 1 \
-             FROM UNNEST($2::text[], $3::uuid[]) AS v(seat_id, booking_id) \
-             WHERE s.event_id = $1 AND s.seat_id = v.seat_id AND s.state = 'payment_pending' AND s.order_id = $4 \
-             RETURNING {}",
-            seat_cols!().split(", ").map(|col| format!("s.{col}")).collect::<Vec<_>>().join(", ")
-        )))
-        .bind(&before.event_id)
-        .bind(&before.seat_ids)
-        .bind(&booking_ids)
-        .bind(before.order_id)
-        .fetch_all(&mut *c)
-        .await?;
-        ensure(rows.len() == before.seat_ids.len(), || {
-            format!("an open order owns its seats: sold {} of {}", rows.len(), before.seat_ids.len())
-        })?;
-        ensure_written("sold seat", expected, rows::all(&rows, rows::seat)?, |s| s.seat_id.clone())?;
-        sqlx::query(
-            "INSERT INTO bookings (event_id, seat_id, booking_id, order_id, payment_op_id, holder_id, status, created_at_ms) \
-             SELECT $1, v.seat_id, v.booking_id, $4, $5, $6, 'confirmed', $7 \
-             FROM UNNEST($2::text[], $3::uuid[]) AS v(seat_id, booking_id)",
-        )
-        .bind(&before.event_id)
-        .bind(&before.seat_ids)
-        .bind(&booking_ids)
-        .bind(before.order_id)
-        .bind(op.payment_op_id)
-        .bind(&before.holder_id)
-        .bind(now_ms)
-        .execute(&mut *c)
-        .await?;
-        let order = move_order(c, &before, &OrderCause::Sell, now_ms, rules).await?;
-        let bookings = order
-            .seat_ids
-            .iter()
-            .zip(&booking_ids)
-            .map(|(seat_id, &booking_id)| Booking {
-                event_id: order.event_id.clone(),
-                seat_id: seat_id.clone(),
-                booking_id,
-                order_id: order.order_id,
-                payment_op_id: op.payment_op_id,
-                holder_id: order.holder_id.clone(),
-                created_at_ms: now_ms,
-            })
-            .collect();
-        Ok(Recorded { outcome: SaleOutcome::Confirmed { order, bookings }, decided_now: true })
+    let outcome = if before.status.owns_seats() {
+        sell_order(c, now_ms, ids, &op, &before, rules).await?
     } else {
-        let compensation_id = ids.next_uuid();
-        let outbox_id = ids.next_uuid();
-        let compensation = Compensation::requested_refund(
-            &before.event_id,
-            compensation_id,
-            before.order_id,
-            op.payment_op_id,
-            op.amount_cents,
-            now_ms,
-        );
-        sqlx::query(
-            "INSERT INTO compensations (event_id, compensation_id, order_id, payment_op_id, kind, amount_cents, status, \
-                                        attempts, last_error, next_attempt_at_ms, created_at_ms, updated_at_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, 0, NULL, $8, $8, $8)",
-        )
-        .bind(&compensation.event_id)
-        .bind(compensation_id)
-        .bind(compensation.order_id)
-        .bind(compensation.payment_op_id)
-        .bind(compensation.kind.as_str())
-        .bind(compensation.amount_cents)
-        .bind(compensation.status.as_str())
-        .bind(now_ms)
-        .execute(&mut *c)
-        .await?;
-        insert_outbox(c, &before.event_id, outbox_id, OutboxKind::Compensate, compensation_id, now_ms).await?;
-        let order = move_order(c, &before, &OrderCause::LateCharge, now_ms, rules).await?;
-        Ok(Recorded { outcome: SaleOutcome::Compensating { order, compensation }, decided_now: true })
+        refund_late_charge(c, now_ms, ids, &op, &before, rules).await?
+    };
+    Ok(Recorded { outcome, decided_now: true })
+}
+
+/// What an earlier success recorded for `order`: its bookings, or the
+/// compensation of a charge that came too late.
+async fn recorded_sale(c: &mut PgConnection, order: Order) -> Result<SaleOutcome, Fail> {
+    if order.status == OrderStatus::Confirmed {
+        let bookings = bookings_of_order(c, &order).await?;
+        return Ok(SaleOutcome::Confirmed { order, bookings });
     }
+    let compensation = compensations_of_order(c, order.order_id)
+        .await?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Fail::Broken("charged order without a ticket has no compensation".into()))?;
+    Ok(SaleOutcome::Compensating { order, compensation })
+}
+
+/// A success for an order that still owns its seats: every seat sold, a
+/// booking per seat, the order confirmed.
+async fn sell_order(
+    c: &mut PgConnection,
+    now_ms: i64,
+    ids: &TxIds,
+    op: &PaymentOp,
+    before: &Order,
+    rules: &Rules,
+) -> Result<SaleOutcome, Fail> {
+    let booking_ids: Vec<Uuid> = before.seat_ids.iter().map(|_| ids.next_uuid()).collect();
+    sell_seats(c, now_ms, before, &booking_ids, rules).await?;
+    sqlx::query(
+        "INSERT INTO bookings (event_id, seat_id, booking_id, order_id, payment_op_id, holder_id, status, created_at_ms) \
+         SELECT $1, v.seat_id, v.booking_id, $4, $5, $6, 'confirmed', $7 \
+         FROM UNNEST($2::text[], $3::uuid[]) AS v(seat_id, booking_id)",
+    )
+    .bind(&before.event_id)
+    .bind(&before.seat_ids)
+    .bind(&booking_ids)
+    .bind(before.order_id)
+    .bind(op.payment_op_id)
+    .bind(&before.holder_id)
+    .bind(now_ms)
+    .execute(&mut *c)
+    .await?;
+    let order = move_order(c, before, &OrderCause::Sell, now_ms, rules).await?;
+    let bookings = order
+        .seat_ids
+        .iter()
+        .zip(&booking_ids)
+        .map(|(seat_id, &booking_id)| Booking {
+            event_id: order.event_id.clone(),
+            seat_id: seat_id.clone(),
+            booking_id,
+            order_id: order.order_id,
+            payment_op_id: op.payment_op_id,
+            holder_id: order.holder_id.clone(),
+            created_at_ms: now_ms,
+        })
+        .collect();
+    Ok(SaleOutcome::Confirmed { order, bookings })
+}
+
+/// Every seat of `order` from payment-pending to sold under `booking_ids`,
+/// each row as the seat machine decides.
+async fn sell_seats(
+    c: &mut PgConnection,
+    now_ms: i64,
+    order: &Order,
+    booking_ids: &[Uuid],
+    rules: &Rules,
+) -> Result<(), Fail> {
+    let locked = lock_seats(c, &order.event_id, &order.seat_ids).await?;
+    let expected = locked
+        .iter()
+        .zip(booking_ids)
+        .filter_map(|(s, &booking_id)| {
+            seat_machine::next(s, &SeatCause::Sell { order_id: order.order_id, booking_id }, now_ms, rules).ok()
+        })
+        .collect();
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE seats s SET state = 'sold', booking_id = v.booking_id, hold_expires_at_ms = NULL, version = s.version + 1 \
+         FROM UNNEST($2::text[], $3::uuid[]) AS v(seat_id, booking_id) \
+         WHERE s.event_id = $1 AND s.seat_id = v.seat_id AND s.state = 'payment_pending' AND s.order_id = $4 \
+         RETURNING {}",
+        seat_cols!().split(", ").map(|col| format!("s.{col}")).collect::<Vec<_>>().join(", ")
+    )))
+    .bind(&order.event_id)
+    .bind(&order.seat_ids)
+    .bind(booking_ids)
+    .bind(order.order_id)
+    .fetch_all(&mut *c)
+    .await?;
+    ensure(rows.len() == order.seat_ids.len(), || {
+        format!("an open order owns its seats: sold {} of {}", rows.len(), order.seat_ids.len())
+    })?;
+    ensure_written("sold seat", expected, rows::all(&rows, rows::seat)?, |s| s.seat_id.clone())
+}
+
+/// A success for an order that no longer owns its seats: a refund to start
+/// (a compensation and its outbox row), the order marked late-charged.
+async fn refund_late_charge(
+    c: &mut PgConnection,
+    now_ms: i64,
+    ids: &TxIds,
+    op: &PaymentOp,
+    before: &Order,
+    rules: &Rules,
+) -> Result<SaleOutcome, Fail> {
+    let compensation_id = ids.next_uuid();
+    let outbox_id = ids.next_uuid();
+    let compensation = Compensation::requested_refund(
+        &before.event_id,
+        compensation_id,
+        before.order_id,
+        op.payment_op_id,
+        op.amount_cents,
+        now_ms,
+    );
+    sqlx::query(
+        "INSERT INTO compensations (event_id, compensation_id, order_id, payment_op_id, kind, amount_cents, status, \
+                                    attempts, last_error, next_attempt_at_ms, created_at_ms, updated_at_ms) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 0, NULL, $8, $8, $8)",
+    )
+    .bind(&compensation.event_id)
+    .bind(compensation_id)
+    .bind(compensation.order_id)
+    .bind(compensation.payment_op_id)
+    .bind(compensation.kind.as_str())
+    .bind(compensation.amount_cents)
+    .bind(compensation.status.as_str())
+    .bind(now_ms)
+    .execute(&mut *c)
+    .await?;
+    insert_outbox(c, &before.event_id, outbox_id, OutboxKind::Compensate, compensation_id, now_ms).await?;
+    let order = move_order(c, before, &OrderCause::LateCharge, now_ms, rules).await?;
+    Ok(SaleOutcome::Compensating { order, compensation })
 }
 
 /// Body of [`Store::record_payment_failure`](crate::store::Store::record_payment_failure); `reason` is bounded.

@@ -71,23 +71,7 @@ pub(super) async fn claim_reconcile(
         befores.push(before);
     }
     ensure(ops.len() <= limit as usize, || format!("claimed {} of at most {limit} payments", ops.len()))?;
-    let order_ids: Vec<Uuid> = ops.iter().map(|p| p.order_id).collect();
-    let rows = sqlx::query(concat!("SELECT ", order_cols!(), " FROM orders WHERE order_id = ANY($1)"))
-        .bind(&order_ids)
-        .fetch_all(&mut *c)
-        .await?;
-    let orders = rows::all(&rows, rows::order)?;
-    let mut claimed = ops
-        .into_iter()
-        .map(|op| {
-            let order = orders
-                .iter()
-                .find(|o| o.event_id == op.event_id && o.order_id == op.order_id)
-                .cloned()
-                .ok_or_else(|| Fail::Broken(format!("payment op {} without its order", op.payment_op_id)))?;
-            Ok((order, op))
-        })
-        .collect::<Result<Vec<_>, Fail>>()?;
+    let mut claimed = with_orders(c, ops).await?;
     let mut expected = Vec::with_capacity(befores.len());
     for (before, (order, _)) in befores.iter().zip(&claimed) {
         let cause = PaymentCause::Claim { order, backoff };
@@ -102,4 +86,24 @@ pub(super) async fn claim_reconcile(
         (a.payment_deadline_at_ms, &a.event_id, a.order_id).cmp(&(b.payment_deadline_at_ms, &b.event_id, b.order_id))
     });
     Ok(claimed)
+}
+
+/// Each claimed payment operation with its order.
+async fn with_orders(c: &mut PgConnection, ops: Vec<PaymentOp>) -> Result<Vec<(Order, PaymentOp)>, Fail> {
+    let order_ids: Vec<Uuid> = ops.iter().map(|p| p.order_id).collect();
+    let rows = sqlx::query(concat!("SELECT ", order_cols!(), " FROM orders WHERE order_id = ANY($1)"))
+        .bind(&order_ids)
+        .fetch_all(&mut *c)
+        .await?;
+    let orders = rows::all(&rows, rows::order)?;
+    ops.into_iter()
+        .map(|op| {
+            let order = orders
+                .iter()
+                .find(|o| o.event_id == op.event_id && o.order_id == op.order_id)
+                .cloned()
+                .ok_or_else(|| Fail::Broken(format!("payment op {} without its order", op.payment_op_id)))?;
+            Ok((order, op))
+        })
+        .collect()
 }
