@@ -23,6 +23,7 @@ pub mod fake_provider;
 pub mod fault;
 pub mod http;
 pub mod ids;
+pub mod invalidating_store;
 pub mod metrics;
 pub mod model;
 pub mod payment;

@@ -8,7 +8,7 @@ use crate::clock::Clock;
 use crate::fault::{CommitPoint, Faults};
 use crate::http::auth::Authenticator;
 use crate::http::cache::SeatMapCache;
-use crate::http::invalidating_store::InvalidatingStore;
+use crate::invalidating_store::InvalidatingStore;
 use crate::http::problem::Problem;
 use crate::http::rate_limit::RateLimiter;
 use crate::http::{AppState, ServiceConfig, WebhookSink, router};

@@ -4,6 +4,7 @@
 //! its fault injector) and the client hosts (virtual users as tasks).
 
 use crate::client::SimClient;
+use crate::deployment::{ADMISSION_SECRET, SERVICE_PORT, TOKEN_SECRET, WEBHOOK_SECRET};
 use crate::exchanges::Exchanges;
 use crate::faults::{HostFaults, WorldSwitches};
 use crate::faulty_cache::{CacheSwitch, FaultyCache};
@@ -15,7 +16,7 @@ use crate::room_user::{RoomRun, RoomWorld, SharedAdmissions};
 use crate::schedule::{self, FaultSchedule};
 use crate::sim_clock::{EPOCH_MS, SimClock};
 use crate::user::{Actor, SeenHolds};
-use crate::world::{ADMISSION_SECRET, SERVICE_PORT, TOKEN_SECRET, WEBHOOK_SECRET, WorldConfig, host_seed};
+use crate::world_config::{WorldConfig, host_seed};
 use booking::admission::records::{MemRoomRecords, RoomRecords};
 use booking::admission::room::{RoomSpec, Rooms};
 use booking::admission::waiting_room::{WaitingRoom, WaitingRoomConfig, WaitingRoomParts};

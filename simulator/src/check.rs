@@ -9,10 +9,12 @@ use crate::panic_note::PanicNote;
 use crate::provider_host;
 use crate::sim_clock::EPOCH_MS;
 use crate::step::StepError;
-use crate::world::{RunOutcome, WorldConfig};
+use crate::world_config::WorldConfig;
 use booking::clock::Clock;
 use booking::http::ServiceConfig;
 use invariants::Config as CheckConfig;
+use invariants::Violation;
+use invariants::trace::TraceEvent;
 
 /// How stepping ended.
 #[derive(Debug)]
@@ -40,8 +42,8 @@ pub fn model_config(cfg: &WorldConfig, host_skew_ms: Vec<i64>) -> invariants::mo
         hold_attempts_per_minute: crate::build::HOLD_ATTEMPTS_PER_MINUTE,
         host_skew_ms,
         min_latency_ms: cfg.message_latency_ms.0 as i64,
-        admission_secret: crate::world::ADMISSION_SECRET.to_vec(),
-        webhook_secret: crate::world::WEBHOOK_SECRET.to_vec(),
+        admission_secret: crate::deployment::ADMISSION_SECRET.to_vec(),
+        webhook_secret: crate::deployment::WEBHOOK_SECRET.to_vec(),
         max_body_bytes: service.max_body_bytes,
         max_compensation_attempts: cfg.workflow.max_compensation_attempts,
         max_compensation_unknown_attempts: cfg.workflow.max_compensation_unknown_attempts,
@@ -162,4 +164,35 @@ pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> Ru
         answers,
         panic,
     }
+}
+
+/// The result of one run.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// The seed.
+    pub seed: u64,
+    /// Every violated invariant.
+    pub violations: Vec<Violation>,
+    /// The trace.
+    pub trace: Vec<TraceEvent>,
+    /// Hex SHA-256 of the trace.
+    pub trace_hash: String,
+    /// Simulated time the run covered, ms.
+    pub simulated_ms: u64,
+    /// Per-run metrics.
+    pub metrics: invariants::metrics::Metrics,
+    /// Set when the run could not complete (a host errored, the trace overflowed).
+    pub error: Option<String>,
+    /// HTTP requests the simulated servers answered (services and provider).
+    pub http_exchanges: u64,
+    /// Seat-map reads the services answered from their shared cache.
+    pub seat_map_cache_hits: u64,
+    /// How often each fault and each interesting path happened.
+    pub paths: invariants::paths::PathCounts,
+    /// What clients were answered, by kind (see [`invariants::answers`]).
+    pub answers: invariants::answers::AnswerCounts,
+    /// A panic inside the world (a failed assertion in the service, the
+    /// store or the simulator): the run stopped there, and the checkers did
+    /// not judge its half-written records.
+    pub panic: Option<crate::panic_note::PanicNote>,
 }

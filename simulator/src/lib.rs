@@ -11,9 +11,11 @@ pub mod build;
 pub mod chaos;
 pub mod check;
 pub mod client;
+pub mod deployment;
 pub mod exchanges;
 pub mod failure;
 pub mod failure_report;
+pub mod fault_params;
 pub mod faults;
 pub mod faulty_cache;
 pub mod faulty_store;
@@ -46,6 +48,7 @@ pub mod traced_store;
 pub mod user;
 pub mod verdict;
 pub mod world;
+pub mod world_config;
 
 /// Whether this crate was built with `--cfg tokio_unstable` (from
 /// `.cargo/config.toml`): without it tokio's scheduler and `select!` are not

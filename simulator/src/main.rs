@@ -663,7 +663,7 @@ fn replay(args: ReplayArgs) -> ExitCode {
 fn write_timeline(
     path: &str,
     plan: &Plan,
-    out: &simulator::world::RunOutcome,
+    out: &simulator::check::RunOutcome,
     verdict: &runner::SeedVerdict,
 ) -> std::io::Result<()> {
     // The violations are drawn with their witnesses; the rest (a panic, an

@@ -2,13 +2,13 @@
 //! virtual users, each fault table becomes knobs on the world, the provider
 //! or the users. Swarm scenarios switch and weigh faults per seed.
 
+use crate::fault_params::{CacheFault, CacheFaults, LinkFault, LinkFaults, PausedClients, SweeperStall};
 use crate::faults::CrashFault;
 use crate::faulty_cache::CacheMode;
 use crate::provider_host::ProviderFaults;
 use crate::room_user::RoomWorld;
-use crate::schedule::{CacheFault, CacheFaults, LinkFault, LinkFaults, PausedClients, SweeperStall};
 use crate::user::UserParams;
-use crate::world::WorldConfig;
+use crate::world_config::WorldConfig;
 use booking::admission::room::Policy;
 use booking::fault::{CommitPoint, Plant};
 use scenarios::{FaultKind, Outcome, Scenario};
@@ -111,7 +111,7 @@ impl Plan {
             store_outage: f
                 .store_outage
                 .as_ref()
-                .map(|o| crate::schedule::StoreOutage { from_ms: o.from_ms as u64, to_ms: o.to_ms as u64 }),
+                .map(|o| crate::fault_params::StoreOutage { from_ms: o.from_ms as u64, to_ms: o.to_ms as u64 }),
             rooms_lost_at_ms: f.rooms_lost.as_ref().map(|r| r.at_ms as u64),
             rooms_down_ms: f.rooms_lost.as_ref().map_or(0, |r| r.down_ms as u64),
             plant: self.plant,

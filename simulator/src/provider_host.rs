@@ -52,7 +52,7 @@ pub fn install(
         .map(|s| {
             HttpWebhookTransport::new(
                 SimConnector,
-                &format!("http://{s}:{}/v1/webhooks/provider", crate::world::SERVICE_PORT),
+                &format!("http://{s}:{}/v1/webhooks/provider", crate::deployment::SERVICE_PORT),
                 Duration::from_secs(2),
             )
             .expect("webhook url is valid")

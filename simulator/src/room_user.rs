@@ -81,7 +81,7 @@ impl Actor {
     /// Sends one queue request (`POST` joins, `GET` polls) to the home host,
     /// as a traced operation (the auditor reads the answer).
     async fn queue_call(&mut self, method: &'static str, event_id: &str) -> Option<Standing> {
-        let probe = crate::prober::Probe::user(method, format!("/v1/events/{event_id}/queue"));
+        let probe = crate::prober::probe::Probe::user(method, format!("/v1/events/{event_id}/queue"));
         // Boxed: a waiting user's task stays small between polls (the
         // client's request future is large, and an async fn is as large as
         // its largest await).

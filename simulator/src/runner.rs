@@ -3,9 +3,10 @@
 //! second) and, for each failure, the violated invariant and the one command
 //! that replays it.
 
+use crate::check::RunOutcome;
 use crate::failure::Failure;
 use crate::plan::Plan;
-use crate::world::{self, RunOutcome};
+use crate::world::{self};
 use serde::Serialize;
 
 pub use crate::verdict::{SeedVerdict, replay_command};

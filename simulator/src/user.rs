@@ -74,7 +74,7 @@ pub struct UserParams {
     /// When the user arrives (its first step), ms after the start.
     pub arrival_ms: (u64, u64),
     /// Paused client: probability per checkout, and how long the pause lasts.
-    pub pause: Option<crate::schedule::PausedClients>,
+    pub pause: Option<crate::fault_params::PausedClients>,
     /// Stale-token replay: probability per granted hold.
     pub stale_replay: Option<f64>,
     /// Users start no new flow after this simulated time.
@@ -512,7 +512,7 @@ impl Actor {
         hold_token: Uuid,
         seat_ids: &[String],
     ) {
-        if let Some(crate::schedule::PausedClients { probability, pause_ms }) = p.pause
+        if let Some(crate::fault_params::PausedClients { probability, pause_ms }) = p.pause
             && self.rng.random_bool(probability)
         {
             self.recorder

@@ -10,7 +10,6 @@ pub mod etag;
 pub mod extract;
 pub mod framework_errors;
 pub mod handlers;
-pub mod invalidating_store;
 pub mod problem;
 pub mod queue;
 pub mod rate_limit;

@@ -189,7 +189,7 @@ fn moments(rng: &mut ChaCha8Rng, d: u64, n: usize) -> Vec<u64> {
 }
 
 /// The fault plan of `seed` for a world config.
-fn fault_plan(cfg: &crate::world::WorldConfig, opts: &ChaosOptions, rng: &mut ChaCha8Rng) -> FaultPlan {
+fn fault_plan(cfg: &crate::world_config::WorldConfig, opts: &ChaosOptions, rng: &mut ChaCha8Rng) -> FaultPlan {
     let d = opts.duration_ms.max(1_000);
     let (crash_points, crash_skip) = match &cfg.crash {
         Some(c) => {
@@ -314,7 +314,12 @@ async fn run_inner(
 }
 
 /// The `bookingd serve` arguments every process of a run gets.
-fn bookingd_args(plan: &Plan, cfg: &crate::world::WorldConfig, hold_ttl_ms: i64, payment_ttl_ms: i64) -> Vec<String> {
+fn bookingd_args(
+    plan: &Plan,
+    cfg: &crate::world_config::WorldConfig,
+    hold_ttl_ms: i64,
+    payment_ttl_ms: i64,
+) -> Vec<String> {
     let mut args: Vec<String> = vec![
         "--hold-ttl-ms".into(),
         hold_ttl_ms.to_string(),
@@ -344,7 +349,7 @@ fn bookingd_args(plan: &Plan, cfg: &crate::world::WorldConfig, hold_ttl_ms: i64,
 struct Run<'a> {
     seed: u64,
     opts: &'a ChaosOptions,
-    cfg: &'a crate::world::WorldConfig,
+    cfg: &'a crate::world_config::WorldConfig,
     faults: &'a FaultPlan,
     records: &'a std::path::Path,
     payment_ttl_ms: i64,
@@ -480,7 +485,7 @@ impl People {
 
 /// Creates the run's events (scaled to chaos bounds), their rooms and the users' tokens.
 async fn create_events(
-    cfg: &crate::world::WorldConfig,
+    cfg: &crate::world_config::WorldConfig,
     seed: u64,
     opts: &ChaosOptions,
     db_name: &str,

@@ -7,10 +7,12 @@
 
 use booking::model::SeatState;
 use invariants::trace::{ClientOp, FaultKind, TraceEvent, TraceKind};
+use simulator::check::RunOutcome;
+use simulator::fault_params::CacheFaults;
 use simulator::faulty_cache::CacheMode;
 use simulator::plan;
-use simulator::schedule::{self, CacheFaults};
-use simulator::world::{RunOutcome, WorldConfig};
+use simulator::schedule::{self};
+use simulator::world_config::WorldConfig;
 use std::collections::BTreeMap;
 
 /// `cache-faults` seed `seed` with the cache in `mode` for the whole fault phase.

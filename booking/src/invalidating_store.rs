@@ -11,7 +11,7 @@
 //! seat pass straight through. A stale entry that slips past (a read that
 //! put an older map after the invalidation) lives at most the cache's TTL.
 
-use super::cache::SeatMapCache;
+use crate::http::cache::SeatMapCache;
 use crate::model::{Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, SeatId, SeatState, Snapshot};
 use crate::store::*;
 use async_trait::async_trait;
