@@ -10,8 +10,8 @@
 
 use crate::build;
 use crate::check::{self, RunOutcome, Stepped};
-use crate::nemesis::{CacheNemesis, CrashNemesis, LinkNemesis, Nemeses, OutageNemesis, RoomsNemesis, StallNemesis};
-use crate::schedule::{self, FaultSchedule};
+use crate::nemesis::Nemeses;
+use crate::schedule;
 use crate::step;
 use crate::world_config::WorldConfig;
 
@@ -21,7 +21,7 @@ pub use crate::build::SELF_TEST_PANIC_VAR;
 pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
     let schedule = schedule::draw(cfg, seed);
     let mut world = build::build(cfg, seed, &schedule);
-    let mut nemeses = nemeses_for(&schedule, &world);
+    let mut nemeses = Nemeses::new(&schedule, &world);
     crate::panic_note::install();
     let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let brownout = cfg.provider_window_ms.map(|(from, to)| (from, to, &cfg.provider));
@@ -37,16 +37,4 @@ pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
         settled: matches!(stepped, Ok(Ok(true))),
     };
     check::check(world, cfg, seed, stepped)
-}
-
-/// The nemeses that carry out `schedule` on `world`.
-fn nemeses_for(schedule: &FaultSchedule, world: &build::World) -> Nemeses {
-    Nemeses {
-        crash: CrashNemesis::new(world.switches.clone(), schedule.crash.as_ref().map(|c| c.restart_after_ms)),
-        stall: StallNemesis::new(schedule.sweeper_stall, world.switches.sweeper_stalled.clone()),
-        link: LinkNemesis::new(schedule.link_faults.clone()),
-        cache: CacheNemesis::new(schedule.cache_faults.clone(), world.cache_switch.clone()),
-        outage: OutageNemesis::new(schedule.store_outage, world.store_down.clone()),
-        rooms: RoomsNemesis::new(schedule.rooms_lost_at_ms, schedule.rooms_down_ms, world.rooms.clone()),
-    }
 }

@@ -20,7 +20,9 @@ pub use outage::OutageNemesis;
 pub use rooms::RoomsNemesis;
 pub use stall::StallNemesis;
 
+use crate::build::World;
 use crate::recorder::Recorder;
+use crate::schedule::FaultSchedule;
 
 /// What a nemesis may act on at one step.
 pub struct Stage<'s, 'w> {
@@ -43,42 +45,51 @@ pub trait Nemesis {
     fn end_faults(&mut self) {}
 }
 
-/// Every nemesis of a world, acting in a fixed order (crashes and restarts,
-/// the sweeper's stall, link faults, cache faults, the store's outage, the
-/// rooms' loss): the order is part of the trace.
+/// Builds one fault kind's nemesis from the seed's schedule and the world it acts on.
+type Registration = fn(&FaultSchedule, &World) -> Box<dyn Nemesis>;
+
+/// Every fault kind's nemesis after the crashes', in acting order (the
+/// order is part of the trace): one line per fault kind.
+const REGISTERED: &[Registration] = &[
+    |s, w| Box::new(StallNemesis::new(s.sweeper_stall, w.switches.sweeper_stalled.clone())),
+    |s, _| Box::new(LinkNemesis::new(s.link_faults.clone())),
+    |s, w| Box::new(CacheNemesis::new(s.cache_faults.clone(), w.cache_switch.clone())),
+    |s, w| Box::new(OutageNemesis::new(s.store_outage, w.store_down.clone())),
+    |s, w| Box::new(RoomsNemesis::new(s.rooms_lost_at_ms, s.rooms_down_ms, w.rooms.clone())),
+];
+
+/// Every nemesis of a world, acting in a fixed order: crashes and restarts
+/// first (the world asks it which hosts are down), then [`REGISTERED`]'s.
 pub struct Nemeses {
     /// Crashes after commit and restarts.
     pub crash: CrashNemesis,
-    /// The sweeper's stall window.
-    pub stall: StallNemesis,
-    /// Link faults.
-    pub link: LinkNemesis,
-    /// Seat-map cache faults.
-    pub cache: CacheNemesis,
-    /// The store's outage window.
-    pub outage: OutageNemesis,
-    /// The waiting rooms' loss.
-    pub rooms: RoomsNemesis,
+    /// The other fault kinds', in [`REGISTERED`]'s order.
+    others: Vec<Box<dyn Nemesis>>,
 }
 
 impl Nemeses {
+    /// The nemeses that carry out `schedule` on `world`.
+    pub fn new(schedule: &FaultSchedule, world: &World) -> Self {
+        let restart_after_ms = schedule.crash.as_ref().map(|c| c.restart_after_ms);
+        Nemeses {
+            crash: CrashNemesis::new(world.switches.clone(), restart_after_ms),
+            others: REGISTERED.iter().map(|register| register(schedule, world)).collect(),
+        }
+    }
+
     /// Each acts, in order.
     pub fn act(&mut self, stage: &mut Stage<'_, '_>) {
         self.crash.act(stage);
-        self.stall.act(stage);
-        self.link.act(stage);
-        self.cache.act(stage);
-        self.outage.act(stage);
-        self.rooms.act(stage);
+        for nemesis in &mut self.others {
+            nemesis.act(stage);
+        }
     }
 
     /// The fault phase ends for each.
     pub fn end_faults(&mut self) {
         self.crash.end_faults();
-        self.stall.end_faults();
-        self.link.end_faults();
-        self.cache.end_faults();
-        self.outage.end_faults();
-        self.rooms.end_faults();
+        for nemesis in &mut self.others {
+            nemesis.end_faults();
+        }
     }
 }
