@@ -6,7 +6,7 @@
 use crate::check::RunOutcome;
 use crate::failure::Failure;
 use crate::plan::Plan;
-use crate::world::{self};
+use crate::world;
 use serde::Serialize;
 
 pub use crate::verdict::{SeedVerdict, replay_command};

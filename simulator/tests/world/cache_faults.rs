@@ -11,7 +11,7 @@ use simulator::check::RunOutcome;
 use simulator::fault_params::CacheFaults;
 use simulator::faulty_cache::CacheMode;
 use simulator::plan;
-use simulator::schedule::{self};
+use simulator::schedule;
 use simulator::world_config::WorldConfig;
 use std::collections::BTreeMap;
 

@@ -8,4 +8,5 @@ mod cache;
 mod cache_faults;
 mod knobs;
 mod record_transitions;
+mod regressions;
 mod schedule;

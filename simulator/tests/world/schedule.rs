@@ -5,7 +5,7 @@
 use invariants::trace::{FaultKind, TraceKind};
 use simulator::fault_params::LinkMode;
 use simulator::plan;
-use simulator::schedule::{self};
+use simulator::schedule;
 
 /// Faults of `kind` in `trace`: (ms since the world started, detail).
 fn faults(trace: &[invariants::trace::TraceEvent], kind: FaultKind) -> Vec<(u64, String)> {

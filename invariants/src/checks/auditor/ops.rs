@@ -239,11 +239,18 @@ impl<'a> Auditor<'a> {
                 let states = |s: &Option<Standing>| {
                     s.as_ref().is_some_and(|s| a.states(&self.cfg.admission_secret, event_id, rec.client, &body, s))
                 };
-                // A place read while others were admitted: between its place now and that many more.
-                let moved = a.admitted_count(event_id) - admitted_at_send;
+                // A place read while others were admitted (each moves it up
+                // one) and, in a priority room, while members joined ahead
+                // (each moves it down one): at least where it stood at send
+                // less those admissions, at most where it ended plus them.
+                let moved = (a.admitted_count(event_id) - admitted_at_send) as u64;
                 let between = match (&at_end, body["position"].as_u64()) {
                     (Some(Standing::Waiting(end)), Some(p)) => {
-                        body["state"] == "waiting" && (*end..=*end + moved as u64).contains(&p)
+                        let from = match &at_send {
+                            Some(Standing::Waiting(sent)) => sent.saturating_sub(moved).min(*end),
+                            _ => *end,
+                        };
+                        body["state"] == "waiting" && (from..=*end + moved).contains(&p)
                     }
                     _ => false,
                 };
