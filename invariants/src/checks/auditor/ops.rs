@@ -254,7 +254,9 @@ impl<'a> Auditor<'a> {
                     }
                     _ => false,
                 };
-                if !states(&at_send) && !states(&at_end) && !between {
+                // A join that landed before a draw made while it was under way was awaiting it.
+                let awaiting_draw = !drawn_at_send && a.drawn(event_id) && states(&Some(Standing::AwaitingDraw));
+                if !states(&at_send) && !states(&at_end) && !between && !awaiting_draw {
                     return Some(format!(
                         "{event_id}'s queue answered {}; the rooms had {at_send:?} then {at_end:?}",
                         shown(&body)
