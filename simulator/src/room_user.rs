@@ -1,7 +1,9 @@
 //! A user in front of a waiting room: arrives, joins the event's queue, and
 //! waits cheaply (one small task, asleep for as long as the service says)
 //! until admitted or told the event sold out; then, with the admission
-//! token, looks, holds and checks out as any user does. A share of users
+//! token, looks, holds and checks out as any user does, after the fault
+//! phase too (an admission is a turn to buy), and polls once more just before
+//! the run gives up (a late sell-out is told to everyone). A share of users
 //! also try to get past the queue: holds without a token, with a forged,
 //! borrowed or other-event one, and with their own after its session ended.
 //! Joins and polls are traced operations (the auditor holds their answers to
@@ -23,6 +25,9 @@ pub const MAX_POLLS: u32 = 10_000;
 pub const POLL_RETRY_MS: (u64, u64) = (1_000, 3_000);
 /// Extra wait added to each `Retry-After`, ms (uniform, end exclusive): clients do not poll in lockstep.
 pub const POLL_JITTER_MS: (u64, u64) = (0, 1_000);
+/// A waiting user's last poll comes this long before it gives up, ms, whatever
+/// `Retry-After` said: a sale that sold out late is still told to everyone.
+pub const LAST_POLL_BEFORE_GIVE_UP_MS: u64 = 5_000;
 /// Admission tokens remembered for borrowing (bounded).
 pub const MAX_SHARED_ADMISSIONS: usize = 4_096;
 
@@ -119,7 +124,12 @@ impl Actor {
                     self.rng.random_range(POLL_RETRY_MS.0..POLL_RETRY_MS.1)
                 }
             };
-            tokio::time::sleep(Duration::from_millis(wait_ms)).await;
+            let now_ms = u64::try_from(Recorder::now_ms()).unwrap_or(0);
+            let last_poll_ms = run.give_up_at_ms.saturating_sub(LAST_POLL_BEFORE_GIVE_UP_MS);
+            if now_ms >= last_poll_ms {
+                return None; // that was the last poll
+            }
+            tokio::time::sleep(Duration::from_millis(wait_ms.min(last_poll_ms - now_ms))).await;
         }
         None
     }
@@ -133,11 +143,22 @@ impl Actor {
         let bypass = self.rng.random_bool(run.bypass_share);
         let Some(admission) = self.wait_in_queue(&p.events[event].0, &run).await else { return };
         // The buyer's part is boxed: only admitted users pay for its (large) future.
-        Box::pin(self.buy(p, event, bypass, admission, shared)).await;
+        Box::pin(self.buy(p, event, bypass, admission, shared, run.give_up_at_ms)).await;
     }
 
-    /// An admitted user's part: maybe bypass attempts, then flows until the session ends.
-    async fn buy(mut self, p: UserParams, event: usize, bypass: bool, admission: String, shared: SharedAdmissions) {
+    /// An admitted user's part: maybe bypass attempts, then flows until the
+    /// session ends. An admission is a turn to buy, so it is used even after
+    /// the fault phase, until `buy_until_ms`: a user who idled it away would
+    /// hold up everyone behind them for a whole session lifetime.
+    async fn buy(
+        mut self,
+        p: UserParams,
+        event: usize,
+        bypass: bool,
+        admission: String,
+        shared: SharedAdmissions,
+        buy_until_ms: u64,
+    ) {
         let (event_id, seats) = p.events[event].clone();
         {
             let mut pool = shared.lock().expect("shared admissions poisoned");
@@ -150,7 +171,7 @@ impl Actor {
         }
         self.admission = Some(admission.clone());
         for _ in 0..p.max_flows {
-            if Recorder::now_ms() >= p.active_until_ms as i64 {
+            if Recorder::now_ms() >= buy_until_ms as i64 {
                 return;
             }
             self.think(p.think_ms).await;
