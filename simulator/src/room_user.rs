@@ -190,6 +190,9 @@ impl Actor {
                         return; // released (the session ended) or abandoned (it expires)
                     }
                     self.check_out(&p, 0, &event_id, hold_token, &seat_ids).await;
+                    // Where the purchase left the session (ended; open again if
+                    // the order came to nothing): the auditor holds the answer.
+                    let _ = self.queue_call("GET", &event_id).await;
                     if bypass
                         && let Some(available) = self.browse(&event_id, true).await
                         && let Some(seat) = available.first()
