@@ -14,7 +14,7 @@ use booking::fake_provider::LedgerStats;
 use booking::model::{CompensationStatus, OrderStatus, SeatState};
 use booking::problem_kind::ProblemKind;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
 
 /// One kind of interesting event. Stable kebab-case names.
@@ -103,6 +103,8 @@ pub enum Path {
     AdmittedFromQueue,
     /// A waiting user was told the event sold out.
     SoldOutTold,
+    /// A user whose session was over joined the queue again (a new arrival).
+    Rejoined,
     /// A hold or checkout on a waiting-room event was refused by the admission gate.
     AdmissionRefused,
     /// An admission pass ran at half (or less) the highest rate its room had run at.
@@ -174,6 +176,7 @@ impl Path {
         Path::StaleMapServed,
         Path::AdmittedFromQueue,
         Path::SoldOutTold,
+        Path::Rejoined,
         Path::AdmissionRefused,
         Path::AdmissionSlowed,
         Path::AdmissionRecovered,
@@ -232,6 +235,7 @@ impl Path {
             Path::StaleMapServed => "stale-map-served",
             Path::AdmittedFromQueue => "admitted-from-queue",
             Path::SoldOutTold => "sold-out-told",
+            Path::Rejoined => "rejoined",
             Path::AdmissionRefused => "admission-refused",
             Path::AdmissionSlowed => "admission-slowed",
             Path::AdmissionRecovered => "admission-recovered",
@@ -349,6 +353,14 @@ pub fn count(trace: &[TraceEvent], tick_ms: i64) -> PathCounts {
                 w.bump(if *admitted { Path::AdmittedFromQueue } else { Path::SoldOutTold })
             }
             TraceKind::Room(RoomEvent::Pass { event_id, rate_per_ks, .. }) => w.pass(event_id, *rate_per_ks),
+            TraceKind::Room(RoomEvent::Admitted { event_id, user, .. }) => {
+                w.admitted.insert((event_id, user));
+            }
+            TraceKind::Room(RoomEvent::Joined { event_id, user, .. }) => {
+                if w.admitted.remove(&(event_id.as_str(), user.as_str())) {
+                    w.bump(Path::Rejoined)
+                }
+            }
             TraceKind::Fault { kind, .. } => {
                 if let Some(p) = fault_path(*kind) {
                     w.bump(p)
@@ -410,6 +422,8 @@ struct PathWalk<'a> {
     versions: BTreeMap<&'a str, i64>,
     /// Each room's highest admission rate so far, and whether it is slowed now.
     rates: BTreeMap<&'a str, (i64, bool)>,
+    /// Users admitted on an event, not joined since: (event, user).
+    admitted: BTreeSet<(&'a str, &'a str)>,
 }
 
 impl<'a> PathWalk<'a> {

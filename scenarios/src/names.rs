@@ -84,6 +84,7 @@ pub const PATH_NAMES: &[&str] = &[
     "stale-map-served",
     "admitted-from-queue",
     "sold-out-told",
+    "rejoined",
     "admission-refused",
     "admission-slowed",
     "admission-recovered",

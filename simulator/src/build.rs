@@ -449,7 +449,11 @@ fn install_room_users(
 ) {
     let auth = Authenticator::new(TOKEN_SECRET, Arc::new(SimClock::new(0)));
     let params = world_params(cfg, events);
-    let run = RoomRun { bypass_share: room.bypass_share, give_up_at_ms: cfg.fault_ms + cfg.settle_ms };
+    let run = RoomRun {
+        bypass_share: room.bypass_share,
+        give_up_at_ms: cfg.fault_ms + cfg.settle_ms,
+        session_ttl_ms: u64::try_from(room.session_ttl_ms).expect("a session lifetime is positive"),
+    };
     let shared: SharedAdmissions = Arc::default();
     for c in 0..cfg.client_hosts {
         let clients: Vec<SimClient> =

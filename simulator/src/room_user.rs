@@ -3,7 +3,9 @@
 //! until admitted or told the event sold out; then, with the admission
 //! token, looks, holds and checks out as any user does, after the fault
 //! phase too (an admission is a turn to buy), and polls once more just before
-//! the run gives up (a late sell-out is told to everyone). A share of users
+//! the run gives up (a late sell-out is told to everyone). Half of those who
+//! let their admission lapse (released or abandoned their hold) come back
+//! once it has expired and join again, at the back. A share of users
 //! also try to get past the queue: holds without a token, with a forged,
 //! borrowed or other-event one, and with their own after its session ended.
 //! Joins and polls are traced operations (the auditor holds their answers to
@@ -63,6 +65,22 @@ pub struct RoomRun {
     pub bypass_share: f64,
     /// Simulated ms after which a user still waiting stops polling (the run is ending).
     pub give_up_at_ms: u64,
+    /// An admission's lifetime, ms: a user who let theirs lapse comes back after it.
+    pub session_ttl_ms: u64,
+}
+
+/// Share of users who let their admission lapse without buying (released or
+/// abandoned their hold) and come back once it has expired, joining again
+/// at the back of the line (the rooms' record then holds a rejoin).
+pub const COMEBACK_SHARE: f64 = 0.5;
+
+/// How an admitted user's turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Turn {
+    /// A purchase, a refusal by the gate, nothing left to buy, or the run ending.
+    Over,
+    /// They released or abandoned their hold: the admission lapses unused.
+    Lapsed,
 }
 
 /// Where a poll left the user.
@@ -141,9 +159,15 @@ impl Actor {
         self.think(p.arrival_ms).await;
         let event = self.rng.random_range(0..p.events.len());
         let bypass = self.rng.random_bool(run.bypass_share);
-        let Some(admission) = self.wait_in_queue(&p.events[event].0, &run).await else { return };
+        let event_id = p.events[event].0.clone();
+        let Some(admission) = self.wait_in_queue(&event_id, &run).await else { return };
         // The buyer's part is boxed: only admitted users pay for its (large) future.
-        Box::pin(self.buy(p, event, bypass, admission, shared, run.give_up_at_ms)).await;
+        let turn = Box::pin(self.buy(&p, event, bypass, admission, &shared, run.give_up_at_ms)).await;
+        if turn == Turn::Lapsed && self.rng.random_bool(COMEBACK_SHARE) {
+            tokio::time::sleep(Duration::from_millis(run.session_ttl_ms)).await;
+            let Some(admission) = self.wait_in_queue(&event_id, &run).await else { return };
+            Box::pin(self.buy(&p, event, false, admission, &shared, run.give_up_at_ms)).await;
+        }
     }
 
     /// An admitted user's part: maybe bypass attempts, then flows until the
@@ -151,14 +175,14 @@ impl Actor {
     /// the fault phase, until `buy_until_ms`: a user who idled it away would
     /// hold up everyone behind them for a whole session lifetime.
     async fn buy(
-        mut self,
-        p: UserParams,
+        &mut self,
+        p: &UserParams,
         event: usize,
         bypass: bool,
         admission: String,
-        shared: SharedAdmissions,
+        shared: &SharedAdmissions,
         buy_until_ms: u64,
-    ) {
+    ) -> Turn {
         let (event_id, seats) = p.events[event].clone();
         {
             let mut pool = shared.lock().expect("shared admissions poisoned");
@@ -167,19 +191,19 @@ impl Actor {
             }
         }
         if bypass {
-            self.try_bypasses(&p, &event_id, &seats, &admission, &shared).await;
+            self.try_bypasses(p, &event_id, &seats, &admission, shared).await;
         }
         self.admission = Some(admission.clone());
         for _ in 0..p.max_flows {
             if Recorder::now_ms() >= buy_until_ms as i64 {
-                return;
+                return Turn::Over;
             }
             self.think(p.think_ms).await;
             let Some(available) = self.browse(&event_id, false).await else { continue };
             if available.is_empty() {
-                return; // nothing left to buy: the session expires unused
+                return Turn::Over; // nothing left to buy: the session expires unused
             }
-            let seat_ids = self.pick_seats(&p, &seats, &available);
+            let seat_ids = self.pick_seats(p, &seats, &available);
             match self.call(ClientOp::Hold { event_id: event_id.clone(), seat_ids, admission: None }, 1).await {
                 Ok(OpResult::Held { hold_token, seat_ids, .. }) => {
                     if !self.rng.random_bool(p.checkout_share) {
@@ -187,9 +211,9 @@ impl Actor {
                             let release = ClientOp::Release { event_id: event_id.clone(), hold_token };
                             let _ = self.call(release, p.max_attempts).await;
                         }
-                        return; // released (the session ended) or abandoned (it expires)
+                        return Turn::Lapsed; // released or abandoned: the session expires unused
                     }
-                    self.check_out(&p, 0, &event_id, hold_token, &seat_ids).await;
+                    self.check_out(p, 0, &event_id, hold_token, &seat_ids).await;
                     // Where the purchase left the session (ended; open again if
                     // the order came to nothing): the auditor holds the answer.
                     let _ = self.queue_call("GET", &event_id).await;
@@ -205,12 +229,13 @@ impl Actor {
                         };
                         let _ = self.call(hold, 1).await;
                     }
-                    return;
+                    return Turn::Over;
                 }
-                Err(Some(kind)) if kind.is_admission_refusal() => return,
+                Err(Some(kind)) if kind.is_admission_refusal() => return Turn::Over,
                 _ => {}
             }
         }
+        Turn::Over
     }
 
     /// Holds without a token, with a forged one, with another user's, and

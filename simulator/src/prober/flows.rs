@@ -207,6 +207,11 @@ fn webhook_event(user: &str, kind: &str, payment: Uuid, refund: Option<Uuid>, pr
     .to_string()
 }
 
+/// A webhook signature's age the service must accept (its tolerance is 5 minutes), ms.
+const WEBHOOK_WITHIN_MS: i64 = 270_000;
+/// A webhook signature's age the service must refuse, ms.
+const WEBHOOK_BEYOND_MS: i64 = 330_000;
+
 /// A webhook probe carrying `body` signed at `at_ms` with the provider's secret.
 fn signed(kit: &ProberKit, body: String, at_ms: i64) -> Probe {
     Probe::user("POST", "/v1/webhooks/provider")
@@ -232,6 +237,12 @@ pub fn webhooks(kit: &ProberKit, user: &str) -> Vec<Probe> {
             "pi_x",
         )),
         signed(event("payment_succeeded", unknown, None, "pi_x"), now - 10 * 60 * 1000),
+        // Half a minute inside and outside the 5-minute tolerance, either
+        // side of the serving host's clock (latency and skew are seconds).
+        signed(event("payment_succeeded", unknown, None, "pi_x"), now - WEBHOOK_WITHIN_MS),
+        signed(event("payment_succeeded", unknown, None, "pi_x"), now + WEBHOOK_WITHIN_MS),
+        signed(event("payment_succeeded", unknown, None, "pi_x"), now - WEBHOOK_BEYOND_MS),
+        signed(event("payment_succeeded", unknown, None, "pi_x"), now + WEBHOOK_BEYOND_MS),
         signed("{}".into(), now),
         signed(event("payment_succeeded", unknown, None, "pi_x"), now),
         signed(event("payment_succeeded", unknown, None, ""), now),

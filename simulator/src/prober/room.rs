@@ -83,7 +83,11 @@ pub async fn run(a: &mut Actor, b: &mut Actor, c: &mut Actor, kit: &ProberKit, r
             .as_(Credential::Admin)
             .json(room_body(room.target_active_sessions + 1)),
     ];
-    let run = RoomRun { bypass_share: 0.0, give_up_at_ms: kit.give_up_at_ms };
+    let run = RoomRun {
+        bypass_share: 0.0,
+        give_up_at_ms: kit.give_up_at_ms,
+        session_ttl_ms: u64::try_from(room.session_ttl_ms).expect("a session lifetime is positive"),
+    };
     let c_part = async {
         for p in probes {
             let _ = c.probe(p, kit).await;

@@ -53,3 +53,12 @@ fn an_admission_after_the_fault_phase_is_still_used() {
 fn a_late_sell_out_is_told_to_everyone_still_waiting() {
     assert_passes("priority-members", 9);
 }
+
+/// Postmortem (found when room users whose admission lapsed began to join
+/// again): the auditor's model let anyone who had ever joined join a sold-out
+/// room, but a user whose session is over joins as a new arrival, and the
+/// service rightly refuses them `409 sold-out`; queue-bypass seed 1 had eight.
+#[test]
+fn a_rejoin_after_the_sell_out_is_refused_as_a_new_arrival() {
+    assert_passes("queue-bypass", 1);
+}

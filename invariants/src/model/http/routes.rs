@@ -29,6 +29,7 @@ use super::Expected;
 use super::ops::Linked;
 use super::surface::{Raw, Route};
 use crate::model::admission::Admissions;
+use crate::model::standing::Standing;
 use crate::model::{ModelConfig, shown};
 use crate::store_call::StoreCall;
 use crate::trace::OpResult;
@@ -89,7 +90,15 @@ pub fn expect(route: &Route, raw: &Raw<'_>, client: &str, ctx: &Ctx<'_>, calls: 
             calls,
             match ctx.admissions.room(event_id) {
                 None => Expected::refused(ProblemKind::NoWaitingRoom),
-                Some(r) if r.sold_out && !r.joined.contains(client) => Expected::refused(ProblemKind::SoldOut),
+                // A new arrival (never joined, or their session is over) finds the sale sold out.
+                Some(r)
+                    if r.sold_out
+                        && (!r.joined.contains(client)
+                            || ctx.admissions.standing(event_id, client, ctx.host_now_ms)
+                                == Some(Standing::SessionEnded)) =>
+                {
+                    Expected::refused(ProblemKind::SoldOut)
+                }
                 Some(_) => ok(200),
             },
         ),
