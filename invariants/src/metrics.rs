@@ -261,6 +261,7 @@ fn payment_name(p: &PaymentEvent) -> &'static str {
         PaymentEvent::CallbackDelivered { duplicate: true, .. } => "callback_duplicate",
         PaymentEvent::CallbackDelivered { late: true, .. } => "callback_late",
         PaymentEvent::CallbackDelivered { .. } => "callback",
+        PaymentEvent::Read { .. } => "read",
     }
 }
 

@@ -542,6 +542,15 @@ pub enum PaymentEvent {
         /// The provider's error.
         reason: String,
     },
+    /// The provider answered a status read (`GET /v1/payments/{key}`),
+    /// traced where it answers (the simulator's provider host).
+    Read {
+        /// The payment operation asked about.
+        payment_op_id: Uuid,
+        /// The status it answered (`processing`, `succeeded`, `failed`,
+        /// ...); `None`: it had no record of the payment (`404`).
+        status: Option<String>,
+    },
     /// A callback (webhook) reached the service.
     CallbackDelivered {
         /// The payment operation.

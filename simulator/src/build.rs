@@ -106,7 +106,7 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
     let exchanges = Exchanges::default();
     let service_lives = crate::service_lives::ServiceLives::default();
     let services = schedule::service_hosts(cfg.server_hosts);
-    let provider = install_provider(&mut sim, cfg, seed, &services, &exchanges);
+    let provider = install_provider(&mut sim, cfg, seed, &services, &exchanges, &recorder);
     let switches = WorldSwitches {
         crash_enabled: Arc::new(AtomicBool::new(cfg.crash.is_some())),
         sweeper_stalled: Arc::new(AtomicBool::new(false)),
@@ -157,9 +157,10 @@ fn install_provider(
     seed: u64,
     services: &[String],
     exchanges: &Exchanges,
+    recorder: &Recorder,
 ) -> FakeProvider {
     let faults = if cfg.provider_window_ms.is_some() { Default::default() } else { cfg.provider.clone() };
-    provider_host::install(sim, host_seed(seed, "provider"), faults, services, WEBHOOK_SECRET, exchanges)
+    provider_host::install(sim, host_seed(seed, "provider"), faults, services, WEBHOOK_SECRET, (exchanges, recorder))
 }
 
 /// Service host `host`'s injector (its clock `skew_ms` off the store's is

@@ -1,7 +1,9 @@
 //! The provider host: the real fake provider app on turmoil, its webhooks
 //! delivered to the service hosts over simulated HTTP (next host on failure),
-//! its fault knobs switched off when the fault phase ends, and its ledger —
-//! the money that actually moved — appended to the trace after the run.
+//! its fault knobs switched off when the fault phase ends, its answers to
+//! status reads traced as it gives them (`PaymentEvent::Read`: what the
+//! reconciler was told), and its ledger — the money that actually moved —
+//! appended to the trace after the run.
 
 use crate::exchanges::Exchanges;
 use crate::net::{SimConnector, SimListener};
@@ -38,14 +40,46 @@ impl WebhookTransport for AnyService {
     }
 }
 
-/// Installs the provider host, its requests counted in `exchanges`; returns the provider's shared state.
+/// Largest provider answer the read tracer buffers, bytes (a payment record is a few hundred).
+const MAX_TRACED_ANSWER_BYTES: usize = 64 * 1024;
+
+/// `router` with its answers to `GET /v1/payments/{key}` traced: the status
+/// it answered, or no record (`404`); other answers (injected errors) are not reads.
+fn traced_reads(router: axum::Router, recorder: Recorder) -> axum::Router {
+    router.layer(axum::middleware::from_fn(move |req: axum::extract::Request, next: axum::middleware::Next| {
+        let recorder = recorder.clone();
+        async move {
+            let key = (req.method() == axum::http::Method::GET)
+                .then(|| req.uri().path().strip_prefix("/v1/payments/").and_then(|k| uuid::Uuid::parse_str(k).ok()))
+                .flatten();
+            let resp = next.run(req).await;
+            let Some(payment_op_id) = key else { return resp };
+            let (parts, body) = resp.into_parts();
+            let bytes = axum::body::to_bytes(body, MAX_TRACED_ANSWER_BYTES).await.unwrap_or_default();
+            let status = match parts.status.as_u16() {
+                200 => serde_json::from_slice::<serde_json::Value>(&bytes)
+                    .ok()
+                    .and_then(|v| v["status"].as_str().map(|s| Some(s.to_string()))),
+                404 => Some(None),
+                _ => None,
+            };
+            if let Some(status) = status {
+                recorder.payment(PaymentEvent::Read { payment_op_id, status });
+            }
+            axum::response::Response::from_parts(parts, axum::body::Body::from(bytes))
+        }
+    }))
+}
+
+/// Installs the provider host, its requests counted in `exchanges` and its
+/// status reads traced to `recorder`; returns the provider's shared state.
 pub fn install(
     sim: &mut turmoil::Sim<'_>,
     seed: u64,
     faults: Faults,
     services: &[String],
     webhook_secret: &[u8],
-    exchanges: &Exchanges,
+    (exchanges, recorder): (&Exchanges, &Recorder),
 ) -> FakeProvider {
     let transports = services
         .iter()
@@ -68,11 +102,13 @@ pub fn install(
     .expect("scenario provider faults are valid");
     let shared = provider.clone();
     let exchanges = exchanges.clone();
+    let recorder = recorder.clone();
     sim.host("provider", move || {
         let provider = shared.clone();
         let exchanges = exchanges.clone();
+        let recorder = recorder.clone();
         async move {
-            let app = exchanges.count(app(provider));
+            let app = exchanges.count(traced_reads(app(provider), recorder));
             booking::http::serve(SimListener::bind(PROVIDER_PORT).await?, app, std::future::pending()).await?;
             Ok(())
         }

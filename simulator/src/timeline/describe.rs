@@ -181,6 +181,9 @@ fn payment_text(p: &PaymentEvent) -> String {
             if *duplicate { ", duplicate" } else { "" },
             if *late { ", late" } else { "" }
         ),
+        PaymentEvent::Read { payment_op_id, status } => {
+            format!("provider read payment {}: {}", short(payment_op_id), status.as_deref().unwrap_or("no record"))
+        }
     }
 }
 

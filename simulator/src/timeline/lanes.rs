@@ -105,6 +105,7 @@ fn payment_mark(p: &PaymentEvent) -> (&Uuid, &'static str) {
         PaymentEvent::Refunded { payment_op_id, .. } => (payment_op_id, "refunded"),
         PaymentEvent::RefundFailed { payment_op_id, .. } => (payment_op_id, "refund-failed"),
         PaymentEvent::CallbackDelivered { payment_op_id, .. } => (payment_op_id, "callback"),
+        PaymentEvent::Read { payment_op_id, .. } => (payment_op_id, "read"),
     }
 }
 

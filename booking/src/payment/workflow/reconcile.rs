@@ -28,6 +28,17 @@ use crate::planted;
 use crate::store::StoreError;
 use serde::{Deserialize, Serialize};
 
+/// A release's reason names what the provider last said; these are the
+/// provider's answers it can name (the rest are errors, quoted as they came).
+pub mod said {
+    /// The provider answered the payment is still processing (a status read).
+    pub const STILL_PROCESSING: &str = "provider: payment still processing";
+    /// The provider answered processing where a final answer was sought (applied as unknown).
+    pub const PROCESSING: &str = "provider: payment processing";
+    /// The provider answered it has no record of the payment (`404` to a status read).
+    pub const NO_RECORD: &str = "provider has no record of the payment";
+}
+
 /// What one reconcile pass did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReconcileReport {
@@ -92,8 +103,8 @@ impl Workflow {
                         }
                     }
                 }
-                Ok(Some(_)) => "provider: payment still processing".to_string(),
-                Ok(None) => "provider has no record of the payment".to_string(),
+                Ok(Some(_)) => said::STILL_PROCESSING.to_string(),
+                Ok(None) => said::NO_RECORD.to_string(),
                 Err(e) => format!("provider status unknown: {e}"),
             };
             // The planted bug: a provider without a final answer taken as no payment.

@@ -15,6 +15,7 @@
 mod counters;
 mod laws;
 mod ops;
+mod provider_reads;
 mod records;
 mod sell_out;
 
@@ -68,6 +69,8 @@ struct Auditor<'a> {
     laws: laws::Laws,
     /// The sell-outs rooms' passes owe.
     sell_out: sell_out::SellOut,
+    /// What the provider answered status reads.
+    reads: provider_reads::ProviderReads,
 }
 
 impl<'a> Auditor<'a> {
@@ -89,6 +92,7 @@ impl<'a> Auditor<'a> {
             tally: counters::Tally::default(),
             laws: laws::Laws::default(),
             sell_out: sell_out::SellOut::default(),
+            reads: provider_reads::ProviderReads::default(),
         }
     }
 
@@ -132,6 +136,9 @@ impl<'a> Auditor<'a> {
                     self.report(Finding::new(Subject::Room { event_id }, what), vec![e.seq]);
                 }
                 self.admissions.observe(r);
+            }
+            TraceKind::Payment(crate::trace::PaymentEvent::Read { payment_op_id, status }) => {
+                self.reads.read(*payment_op_id, status.as_deref())
             }
             TraceKind::Invoke { op_id, client, op, host } => self.invoke(e, *op_id, client, op, *host),
             TraceKind::Ok { op_id, .. } | TraceKind::Fail { op_id, .. } | TraceKind::Unknown { op_id, .. } => {

@@ -70,6 +70,11 @@ impl<'a> Auditor<'a> {
         if let Some(f) = only_a_bug(call) {
             self.report(f, vec![seq]);
         }
+        if let StoreCall::ReleaseUnresolved { payment_op_id, reason, answer: Ok(_) } = call
+            && let Some(what) = self.reads.release(*payment_op_id, reason)
+        {
+            self.report(Finding::new(Subject::PaymentOp { payment_op_id: *payment_op_id }, what), vec![seq]);
+        }
         let mut witnesses: Vec<u64> = self.writes.iter().map(|e| e.seq).collect();
         witnesses.push(seq);
         for f in replay.findings {
