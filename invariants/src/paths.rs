@@ -356,11 +356,7 @@ pub fn count(trace: &[TraceEvent], tick_ms: i64) -> PathCounts {
             TraceKind::Room(RoomEvent::Admitted { event_id, user, .. }) => {
                 w.admitted.insert((event_id, user));
             }
-            TraceKind::Room(RoomEvent::Joined { event_id, user, .. }) => {
-                if w.admitted.remove(&(event_id.as_str(), user.as_str())) {
-                    w.bump(Path::Rejoined)
-                }
-            }
+            TraceKind::Room(RoomEvent::Joined { event_id, user, .. }) => w.joined(event_id, user),
             TraceKind::Fault { kind, .. } => {
                 if let Some(p) = fault_path(*kind) {
                     w.bump(p)
@@ -427,6 +423,13 @@ struct PathWalk<'a> {
 }
 
 impl<'a> PathWalk<'a> {
+    /// `user` joined `event_id`'s queue: a rejoin when they were admitted since their last join.
+    fn joined(&mut self, event_id: &'a str, user: &'a str) {
+        if self.admitted.remove(&(event_id, user)) {
+            self.bump(Path::Rejoined)
+        }
+    }
+
     fn bump(&mut self, p: Path) {
         *self.out.entry(p).or_insert(0) += 1;
     }
