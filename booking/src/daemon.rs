@@ -475,7 +475,7 @@ impl Rooms for LazyRedisRooms {
         event_id: &str,
         user_id: &str,
         session_id: uuid::Uuid,
-        order_id: uuid::Uuid,
+        order_id: crate::model::OrderId,
         now_ms: i64,
     ) -> Result<bool, RoomError> {
         self.rooms().await?.reopen(event_id, user_id, session_id, order_id, now_ms).await
@@ -570,7 +570,7 @@ where
                     return Err("--user must be 1..=64 characters of [A-Za-z0-9_.-]".to_string());
                 }
                 let clock = Arc::new(SystemClock);
-                let claims = Claims { sub: user, events, exp_ms: clock.now_ms() + ttl_s * 1000, admin, tier };
+                let claims = Claims { sub: user.into(), events, exp_ms: clock.now_ms() + ttl_s * 1000, admin, tier };
                 println!("{}", Authenticator::new(&secret, clock).issue(&claims));
                 Ok(())
             }

@@ -12,11 +12,13 @@
 //! put an older map after the invalidation) lives at most the cache's TTL.
 
 use crate::http::cache::SeatMapCache;
-use crate::model::{Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, SeatId, SeatState, Snapshot};
+use crate::model::{
+    Booking, Compensation, CompensationId, EventId, Order, OrderId, OutboxEvent, OutboxId, PaymentOp, PaymentOpId,
+    Seat, SeatId, SeatState, Snapshot,
+};
 use crate::store::*;
 use async_trait::async_trait;
 use std::sync::Arc;
-use uuid::Uuid;
 
 /// `inner`, with `cache` invalidated on every seat-map change.
 pub struct InvalidatingStore {
@@ -86,16 +88,20 @@ impl Store for InvalidatingStore {
         self.changed(&order.event_id).await;
         Ok(r)
     }
-    async fn record_payment_failure(&self, payment_op_id: Uuid, reason: &str) -> Result<Recorded<Order>, StoreError> {
+    async fn record_payment_failure(
+        &self,
+        payment_op_id: PaymentOpId,
+        reason: &str,
+    ) -> Result<Recorded<Order>, StoreError> {
         let r = self.inner.record_payment_failure(payment_op_id, reason).await?;
         self.changed(&r.outcome.event_id).await;
         Ok(r)
     }
-    async fn record_payment_unknown(&self, payment_op_id: Uuid, error: &str) -> Result<Order, StoreError> {
+    async fn record_payment_unknown(&self, payment_op_id: PaymentOpId, error: &str) -> Result<Order, StoreError> {
         // The seats stay reserved: no seat changes.
         self.inner.record_payment_unknown(payment_op_id, error).await
     }
-    async fn release_unresolved_payment(&self, payment_op_id: Uuid, reason: &str) -> Result<Order, StoreError> {
+    async fn release_unresolved_payment(&self, payment_op_id: PaymentOpId, reason: &str) -> Result<Order, StoreError> {
         let order = self.inner.release_unresolved_payment(payment_op_id, reason).await?;
         self.changed(&order.event_id).await;
         Ok(order)
@@ -103,13 +109,13 @@ impl Store for InvalidatingStore {
     async fn claim_outbox(&self, limit: u32, lease_ms: i64) -> Result<Vec<OutboxEvent>, StoreError> {
         self.inner.claim_outbox(limit, lease_ms).await
     }
-    async fn complete_outbox(&self, event_id: &EventId, outbox_id: Uuid) -> Result<(), StoreError> {
+    async fn complete_outbox(&self, event_id: &EventId, outbox_id: OutboxId) -> Result<(), StoreError> {
         self.inner.complete_outbox(event_id, outbox_id).await
     }
     async fn retry_outbox(
         &self,
         event_id: &EventId,
-        outbox_id: Uuid,
+        outbox_id: OutboxId,
         error: &str,
         retry_after_ms: i64,
     ) -> Result<(), StoreError> {
@@ -117,7 +123,7 @@ impl Store for InvalidatingStore {
     }
     async fn start_compensation_attempt(
         &self,
-        compensation_id: Uuid,
+        compensation_id: CompensationId,
         lease_ms: i64,
     ) -> Result<CompensationAttempt, StoreError> {
         self.inner.start_compensation_attempt(compensation_id, lease_ms).await
@@ -125,7 +131,7 @@ impl Store for InvalidatingStore {
     async fn finish_compensation_attempt(&self, req: &CompensationResult) -> Result<Compensation, StoreError> {
         self.inner.finish_compensation_attempt(req).await
     }
-    async fn compensation(&self, compensation_id: Uuid) -> Result<Compensation, StoreError> {
+    async fn compensation(&self, compensation_id: CompensationId) -> Result<Compensation, StoreError> {
         self.inner.compensation(compensation_id).await
     }
     async fn seat_map(&self, event_id: &EventId) -> Result<Vec<Seat>, StoreError> {
@@ -141,16 +147,16 @@ impl Store for InvalidatingStore {
     ) -> Result<(SeatMapVersion, Vec<Seat>), StoreError> {
         self.inner.seats_in_state(event_id, state).await
     }
-    async fn order(&self, order_id: Uuid) -> Result<Order, StoreError> {
+    async fn order(&self, order_id: OrderId) -> Result<Order, StoreError> {
         self.inner.order(order_id).await
     }
-    async fn payment_op(&self, payment_op_id: Uuid) -> Result<PaymentOp, StoreError> {
+    async fn payment_op(&self, payment_op_id: PaymentOpId) -> Result<PaymentOp, StoreError> {
         self.inner.payment_op(payment_op_id).await
     }
-    async fn compensations_for_order(&self, order_id: Uuid) -> Result<Vec<Compensation>, StoreError> {
+    async fn compensations_for_order(&self, order_id: OrderId) -> Result<Vec<Compensation>, StoreError> {
         self.inner.compensations_for_order(order_id).await
     }
-    async fn order_details(&self, order_id: Uuid) -> Result<OrderDetails, StoreError> {
+    async fn order_details(&self, order_id: OrderId) -> Result<OrderDetails, StoreError> {
         self.inner.order_details(order_id).await
     }
     async fn bookings(&self, event_id: &EventId) -> Result<Vec<Booking>, StoreError> {
@@ -191,11 +197,11 @@ mod tests {
             cache.put("e", &CachedSeatMap { etag: "\"sm-1-1\"".into(), body: b"{}".to_vec() }).await;
         };
         let gone = || async { cache.get("e").await.is_none() };
-        let seats = vec!["a".to_string(), "b".to_string()];
+        let seats = vec![SeatId::from("a"), SeatId::from("b")];
         store.create_event(&CreateEvent { event_id: "e".into(), seat_ids: seats, price_cents: 1 }).await.unwrap();
         let hold = |seat: &str| AcquireHold {
             event_id: "e".into(),
-            seat_ids: vec![seat.to_string()],
+            seat_ids: vec![SeatId::from(seat)],
             holder_id: "u".into(),
             ttl_ms: 1_000,
             max_held_seats: None,
@@ -233,7 +239,7 @@ mod tests {
         store.record_payment_success(&sale).await.unwrap();
         assert!(gone().await, "a late success (webhook)");
         cached().await;
-        assert!(store.seat_map(&"e".to_string()).await.is_ok());
+        assert!(store.seat_map(&EventId::from("e")).await.is_ok());
         assert!(!gone().await, "a read changes nothing");
     }
 }

@@ -31,3 +31,4 @@ pub mod problem_kind;
 pub mod service;
 pub mod store;
 pub mod sweeper;
+pub mod typed_ids;

@@ -7,12 +7,9 @@
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// An event's identifier: 1..=64 characters of `[A-Za-z0-9_.-]`.
-pub type EventId = String;
-/// A seat's identifier within its event: same alphabet and length as [`EventId`].
-pub type SeatId = String;
-/// A user's identifier: same alphabet and length as [`EventId`].
-pub type UserId = String;
+pub use crate::typed_ids::{
+    BookingId, CompensationId, EventId, HoldToken, OrderId, OutboxId, PaymentOpId, SeatId, UserId,
+};
 
 /// Upper bound on the seats of one hold: a selection is small by construction.
 pub const MAX_SEATS_PER_HOLD: usize = 8;
@@ -175,15 +172,15 @@ pub struct Seat {
     /// Bumped by one on every change.
     pub version: i64,
     /// The current hold's token (`held`, `payment_pending`).
-    pub hold_token: Option<Uuid>,
+    pub hold_token: Option<HoldToken>,
     /// The current holder (`held`, `payment_pending`, `sold`).
     pub holder_id: Option<UserId>,
     /// When the current hold expires (`held`, `payment_pending`).
     pub hold_expires_at_ms: Option<i64>,
     /// The order that reserves or bought the seat (`payment_pending`, `sold`).
-    pub order_id: Option<Uuid>,
+    pub order_id: Option<OrderId>,
     /// The confirmed booking (`sold`).
-    pub booking_id: Option<Uuid>,
+    pub booking_id: Option<BookingId>,
 }
 
 /// An event and its per-seat price.
@@ -203,11 +200,11 @@ pub struct Order {
     /// The event.
     pub event_id: EventId,
     /// Unique order id.
-    pub order_id: Uuid,
+    pub order_id: OrderId,
     /// The buyer.
     pub holder_id: UserId,
     /// The hold token the order was created from.
-    pub hold_token: Uuid,
+    pub hold_token: HoldToken,
     /// The seats, sorted.
     pub seat_ids: Vec<SeatId>,
     /// Total to charge, in cents.
@@ -215,7 +212,7 @@ pub struct Order {
     /// Where the order is.
     pub status: OrderStatus,
     /// Its (one) payment operation; also the provider's idempotency key.
-    pub payment_op_id: Uuid,
+    pub payment_op_id: PaymentOpId,
     /// After this instant an unresolved payment may be released.
     pub payment_deadline_at_ms: i64,
     /// The client's idempotency key for the checkout.
@@ -234,9 +231,9 @@ pub struct PaymentOp {
     /// The event.
     pub event_id: EventId,
     /// Unique; used as the provider's idempotency key.
-    pub payment_op_id: Uuid,
+    pub payment_op_id: PaymentOpId,
     /// The order it pays for.
-    pub order_id: Uuid,
+    pub order_id: OrderId,
     /// Amount, in cents.
     pub amount_cents: i64,
     /// What the provider has said.
@@ -263,11 +260,11 @@ pub struct Booking {
     /// The seat.
     pub seat_id: SeatId,
     /// Unique booking id.
-    pub booking_id: Uuid,
+    pub booking_id: BookingId,
     /// The order that bought it.
-    pub order_id: Uuid,
+    pub order_id: OrderId,
     /// The payment operation that paid for it.
-    pub payment_op_id: Uuid,
+    pub payment_op_id: PaymentOpId,
     /// The buyer.
     pub holder_id: UserId,
     /// When it was confirmed.
@@ -280,11 +277,11 @@ pub struct Compensation {
     /// The event.
     pub event_id: EventId,
     /// Unique compensation id; also the provider's idempotency key for the refund.
-    pub compensation_id: Uuid,
+    pub compensation_id: CompensationId,
     /// The order that was charged.
-    pub order_id: Uuid,
+    pub order_id: OrderId,
     /// The payment operation that was charged.
-    pub payment_op_id: Uuid,
+    pub payment_op_id: PaymentOpId,
     /// Void or refund.
     pub kind: CompensationKind,
     /// Amount to give back, in cents.
@@ -311,7 +308,7 @@ pub struct OutboxEvent {
     /// The event.
     pub event_id: EventId,
     /// Unique id.
-    pub outbox_id: Uuid,
+    pub outbox_id: OutboxId,
     /// What to do.
     pub kind: OutboxKind,
     /// The payment operation (`charge`) or compensation (`compensate`) concerned.
@@ -360,9 +357,9 @@ impl Compensation {
     /// due at once (`requested`, no attempt yet).
     pub fn requested_refund(
         event_id: &EventId,
-        compensation_id: Uuid,
-        order_id: Uuid,
-        payment_op_id: Uuid,
+        compensation_id: CompensationId,
+        order_id: OrderId,
+        payment_op_id: PaymentOpId,
         amount_cents: i64,
         now_ms: i64,
     ) -> Self {
@@ -385,12 +382,18 @@ impl Compensation {
 
 impl OutboxEvent {
     /// A new dispatch event, due at once.
-    pub fn pending(event_id: &EventId, outbox_id: Uuid, kind: OutboxKind, ref_id: Uuid, now_ms: i64) -> Self {
+    pub fn pending(
+        event_id: &EventId,
+        outbox_id: OutboxId,
+        kind: OutboxKind,
+        ref_id: impl Into<Uuid>,
+        now_ms: i64,
+    ) -> Self {
         Self {
             event_id: event_id.clone(),
             outbox_id,
             kind,
-            ref_id,
+            ref_id: ref_id.into(),
             status: OutboxStatus::Pending,
             attempts: 0,
             available_at_ms: now_ms,

@@ -50,6 +50,7 @@ mod tests {
     use super::*;
     use crate::clock::ManualClock;
     use crate::ids::SeededIds;
+    use crate::model::SeatId;
     use crate::store::{AcquireHold, CreateEvent, MemStore};
     use std::sync::Arc;
 
@@ -57,7 +58,7 @@ mod tests {
     async fn sweeps_expired_holds_in_bounded_passes_and_counts_lag() {
         let clock = ManualClock::new(10_000);
         let store = MemStore::new(clock.clone(), Arc::new(SeededIds::new(1)));
-        let seats: Vec<String> = (0..7).map(|i| format!("s{i}")).collect();
+        let seats: Vec<SeatId> = (0..7).map(|i| SeatId::from(format!("s{i}"))).collect();
         store
             .create_event(&CreateEvent { event_id: "e".into(), seat_ids: seats.clone(), price_cents: 1 })
             .await

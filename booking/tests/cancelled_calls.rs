@@ -11,6 +11,7 @@
 
 mod common;
 
+use booking::model::{SeatId, UserId};
 use booking::store::{AcquireHold, CreateEvent, PgStore, Store, StoreError};
 use common::TestDb;
 use std::time::Duration;
@@ -43,7 +44,7 @@ fn delays_us(seed: u64, n: usize) -> Vec<u64> {
         .collect()
 }
 
-async fn hold(store: &PgStore, event: &str, seat: String, holder: String) -> Result<(), StoreError> {
+async fn hold(store: &PgStore, event: &str, seat: SeatId, holder: UserId) -> Result<(), StoreError> {
     store
         .acquire_hold(&AcquireHold {
             event_id: event.into(),
@@ -61,8 +62,8 @@ async fn calls_dropped_mid_transaction_never_break_unrelated_holds() {
     // A small pool: a poisoned connection is soon reused by an innocent hold.
     let db = TestDb::create(4).await;
     let store = db.db_clock_store(12);
-    let victims: Vec<String> = (0..INNOCENT_HOLDS).map(|i| format!("V{i:04}")).collect();
-    let bait: Vec<String> = (0..BAIT_SEATS).map(|i| format!("B{i:04}")).collect();
+    let victims: Vec<SeatId> = (0..INNOCENT_HOLDS).map(|i| SeatId::from(format!("V{i:04}"))).collect();
+    let bait: Vec<SeatId> = (0..BAIT_SEATS).map(|i| SeatId::from(format!("B{i:04}"))).collect();
     for (event, seats) in [("innocent", &victims), ("bait", &bait)] {
         store
             .create_event(&CreateEvent { event_id: event.into(), seat_ids: seats.clone(), price_cents: 100 })
@@ -81,8 +82,8 @@ async fn calls_dropped_mid_transaction_never_break_unrelated_holds() {
                         if i % 2 == 0 {
                             let _ = store.seat_map(&"bait".into()).await;
                         } else {
-                            let seat = format!("B{:04}", (c * CALLS_PER_CANCELLER + i) % BAIT_SEATS);
-                            let _ = hold(&store, "bait", seat, format!("quitter{c}.{i}")).await;
+                            let seat = SeatId::from(format!("B{:04}", (c * CALLS_PER_CANCELLER + i) % BAIT_SEATS));
+                            let _ = hold(&store, "bait", seat, UserId::from(format!("quitter{c}.{i}"))).await;
                         }
                     };
                     let _ = tokio::time::timeout(Duration::from_micros(delay_us), call).await;
@@ -97,7 +98,10 @@ async fn calls_dropped_mid_transaction_never_break_unrelated_holds() {
                 let mut failures = Vec::new();
                 for i in 0..HOLDS_PER_INNOCENT {
                     let k = n * HOLDS_PER_INNOCENT + i;
-                    if let Err(e) = hold(&store, "innocent", format!("V{k:04}"), format!("fan{k}")).await {
+                    if let Err(e) =
+                        hold(&store, "innocent", SeatId::from(format!("V{k:04}")), UserId::from(format!("fan{k}")))
+                            .await
+                    {
                         failures.push(e);
                     }
                 }
@@ -129,7 +133,7 @@ async fn calls_dropped_mid_transaction_never_break_unrelated_holds() {
     assert_eq!(idle_in_tx, 0, "connections left idle in transaction");
     // And every pooled connection still decides: a taken seat is refused by name.
     for i in 0..16 {
-        let seat = format!("V{i:04}");
+        let seat = SeatId::from(format!("V{i:04}"));
         let refused = hold(&store, "innocent", seat.clone(), "latecomer".into()).await;
         assert_eq!(refused, Err(StoreError::SeatUnavailable { event_id: "innocent".into(), seat_id: seat }));
         store.seat_map(&"innocent".into()).await.expect("a read after the storm");

@@ -10,6 +10,7 @@
 
 mod common;
 
+use booking::model::SeatId;
 use booking::store::{AcquireHold, CreateEvent, PgStore, Store};
 use common::TestDb;
 use sqlx::PgPool;
@@ -41,7 +42,7 @@ async fn hold(store: &PgStore, seat: usize) {
     store
         .acquire_hold(&AcquireHold {
             event_id: "big".into(),
-            seat_ids: vec![format!("s{seat:05}")],
+            seat_ids: vec![SeatId::from(format!("s{seat:05}"))],
             holder_id: "alice".into(),
             ttl_ms: 60_000,
             max_held_seats: None,
@@ -60,7 +61,7 @@ async fn a_hold_reads_a_handful_of_rows_whatever_the_event_size() {
     // case the schema must be good for whatever the planner's estimates.
     sqlx::query("SET plan_cache_mode = force_generic_plan").execute(&db.pool).await.expect("set plan mode");
     let store = db.db_clock_store(7);
-    let seat_ids: Vec<String> = (0..EVENT_SEATS).map(|s| format!("s{s:05}")).collect();
+    let seat_ids: Vec<SeatId> = (0..EVENT_SEATS).map(|s| SeatId::from(format!("s{s:05}"))).collect();
     store.create_event(&CreateEvent { event_id: "big".into(), seat_ids, price_cents: 100 }).await.expect("create");
     for seat in 0..WARM_HOLDS {
         hold(&store, seat).await;

@@ -4,6 +4,7 @@
 
 mod common;
 
+use booking::model::{EventId, SeatId};
 use booking::store::*;
 use common::{TestDb, on_both};
 use std::sync::Arc;
@@ -14,8 +15,8 @@ const CAP: u32 = 8;
 /// Hold lifetime, ms.
 const HOLD_TTL_MS: i64 = 60_000;
 
-fn seat(i: usize) -> String {
-    format!("s{i:03}")
+fn seat(i: usize) -> SeatId {
+    SeatId::from(format!("s{i:03}"))
 }
 
 async fn event(store: &dyn Store, seats: usize) {
@@ -48,7 +49,7 @@ async fn held_and_paying_seats_count_expired_and_released_ones_do_not() {
         let err = store.acquire_hold(&hold_req(6..9, "ann", Some(CAP))).await.unwrap_err();
         assert_eq!(err, StoreError::HoldLimit { event_id: "ev".into(), limit: CAP, held: 6, requested: 3 });
         assert_eq!(err.kind(), booking::problem_kind::ProblemKind::HoldLimit);
-        assert!(store.seat_map(&"ev".to_string()).await.unwrap()[6..9].iter().all(|s| s.holder_id.is_none()));
+        assert!(store.seat_map(&EventId::from("ev")).await.unwrap()[6..9].iter().all(|s| s.holder_id.is_none()));
         // Another user is not affected; neither is a hold without a cap.
         store.acquire_hold(&hold_req(10..18, "bob", Some(CAP))).await.unwrap();
         store.acquire_hold(&hold_req(18..20, "ann", None)).await.unwrap();
@@ -114,7 +115,7 @@ async fn one_users_concurrent_holds_cannot_pass_the_cap_together() {
         }
         assert_eq!(granted, CAP as usize, "round {round}");
         let held = store
-            .seat_map(&"ev".to_string())
+            .seat_map(&EventId::from("ev"))
             .await
             .unwrap()
             .iter()

@@ -11,7 +11,8 @@ use booking::http::auth::{Authenticator, Claims};
 use booking::http::cache::{CachedSeatMap, MemCache, SeatMapCache};
 use booking::ids::SeededIds;
 use booking::model::{
-    Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, SeatId, SeatState, Snapshot,
+    Booking, Compensation, CompensationId, EventId, Order, OrderId, OutboxEvent, OutboxId, PaymentOp, PaymentOpId,
+    Seat, SeatId, SeatState, Snapshot,
 };
 use booking::payment::provider::UnreachableProvider;
 use booking::service::{Service, ServiceParts};
@@ -22,7 +23,6 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tower::ServiceExt;
-use uuid::Uuid;
 
 struct Env {
     app: axum::Router,
@@ -126,43 +126,47 @@ impl Store for CountingStore {
     async fn record_payment_success(&self, req: &PaymentSuccess) -> Result<Recorded<SaleOutcome>, StoreError> {
         self.inner.record_payment_success(req).await
     }
-    async fn record_payment_failure(&self, op: Uuid, reason: &str) -> Result<Recorded<Order>, StoreError> {
+    async fn record_payment_failure(&self, op: PaymentOpId, reason: &str) -> Result<Recorded<Order>, StoreError> {
         self.inner.record_payment_failure(op, reason).await
     }
-    async fn record_payment_unknown(&self, op: Uuid, error: &str) -> Result<Order, StoreError> {
+    async fn record_payment_unknown(&self, op: PaymentOpId, error: &str) -> Result<Order, StoreError> {
         self.inner.record_payment_unknown(op, error).await
     }
-    async fn release_unresolved_payment(&self, op: Uuid, reason: &str) -> Result<Order, StoreError> {
+    async fn release_unresolved_payment(&self, op: PaymentOpId, reason: &str) -> Result<Order, StoreError> {
         self.inner.release_unresolved_payment(op, reason).await
     }
     async fn claim_outbox(&self, limit: u32, lease_ms: i64) -> Result<Vec<OutboxEvent>, StoreError> {
         self.inner.claim_outbox(limit, lease_ms).await
     }
-    async fn complete_outbox(&self, event_id: &EventId, outbox_id: Uuid) -> Result<(), StoreError> {
+    async fn complete_outbox(&self, event_id: &EventId, outbox_id: OutboxId) -> Result<(), StoreError> {
         self.inner.complete_outbox(event_id, outbox_id).await
     }
-    async fn retry_outbox(&self, ev: &EventId, id: Uuid, error: &str, after_ms: i64) -> Result<(), StoreError> {
+    async fn retry_outbox(&self, ev: &EventId, id: OutboxId, error: &str, after_ms: i64) -> Result<(), StoreError> {
         self.inner.retry_outbox(ev, id, error, after_ms).await
     }
-    async fn start_compensation_attempt(&self, id: Uuid, lease_ms: i64) -> Result<CompensationAttempt, StoreError> {
+    async fn start_compensation_attempt(
+        &self,
+        id: CompensationId,
+        lease_ms: i64,
+    ) -> Result<CompensationAttempt, StoreError> {
         self.inner.start_compensation_attempt(id, lease_ms).await
     }
     async fn finish_compensation_attempt(&self, req: &CompensationResult) -> Result<Compensation, StoreError> {
         self.inner.finish_compensation_attempt(req).await
     }
-    async fn compensation(&self, id: Uuid) -> Result<Compensation, StoreError> {
+    async fn compensation(&self, id: CompensationId) -> Result<Compensation, StoreError> {
         self.inner.compensation(id).await
     }
-    async fn order(&self, order_id: Uuid) -> Result<Order, StoreError> {
+    async fn order(&self, order_id: OrderId) -> Result<Order, StoreError> {
         self.inner.order(order_id).await
     }
-    async fn payment_op(&self, id: Uuid) -> Result<PaymentOp, StoreError> {
+    async fn payment_op(&self, id: PaymentOpId) -> Result<PaymentOp, StoreError> {
         self.inner.payment_op(id).await
     }
-    async fn compensations_for_order(&self, order_id: Uuid) -> Result<Vec<Compensation>, StoreError> {
+    async fn compensations_for_order(&self, order_id: OrderId) -> Result<Vec<Compensation>, StoreError> {
         self.inner.compensations_for_order(order_id).await
     }
-    async fn order_details(&self, order_id: Uuid) -> Result<OrderDetails, StoreError> {
+    async fn order_details(&self, order_id: OrderId) -> Result<OrderDetails, StoreError> {
         self.order_details.fetch_add(1, Ordering::SeqCst);
         self.inner.order_details(order_id).await
     }
@@ -320,7 +324,7 @@ async fn hold_checkout_and_idempotent_retry() {
     );
     // A status poll read every booking of the event. Confirmed, the
     // order is served by one read of that order, its bookings with it.
-    let order_id: Uuid = o1["order_id"].as_str().unwrap().parse().unwrap();
+    let order_id: OrderId = o1["order_id"].as_str().unwrap().parse().unwrap();
     let op = e.store.order(order_id).await.unwrap().payment_op_id;
     let paid = PaymentSuccess { payment_op_id: op, provider_payment_id: "pay_1".into() };
     e.store.record_payment_success(&paid).await.unwrap();

@@ -133,6 +133,6 @@ async fn late_success_after_release_refunded_over_http_with_failing_refunds() {
     // Provider truth agrees with the store: charged once, refunded once.
     let charged: Vec<_> = ledger.payments.iter().filter(|p| p.status == "succeeded").collect();
     assert_eq!(charged.len(), 1);
-    assert_eq!(ledger.refunds[0].payment_key, order.payment_op_id);
+    assert_eq!(ledger.refunds[0].payment_key, order.payment_op_id.as_uuid());
     w.assert_nothing_charged_is_hidden(false).await;
 }

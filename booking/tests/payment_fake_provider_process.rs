@@ -3,13 +3,13 @@
 //! parameters, a 409 refusal; status reads; idempotent refunds; fault knobs.
 
 use booking::fake_provider::Ledger;
+use booking::model::{CompensationId, OrderId, PaymentOpId};
 use booking::payment::HttpProvider;
 use booking::payment::provider::{CreatePayment, PaymentProvider, ProviderError, ProviderStatus, RefundStatus};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
-use uuid::Uuid;
 
 struct Proc(Child);
 impl Drop for Proc {
@@ -54,8 +54,8 @@ fn admin(url: &str, method: &str, path: &str, body: &str) -> (u16, String) {
 async fn fake_provider_process_is_idempotent_over_http() {
     let (_proc, url) = start();
     let p = HttpProvider::with_http(&url, Duration::from_secs(5)).unwrap();
-    let key = Uuid::from_u128(1);
-    let req = CreatePayment { idempotency_key: key, amount_cents: 1_500, order_id: Uuid::from_u128(100) };
+    let key = PaymentOpId::from_u128(1);
+    let req = CreatePayment { idempotency_key: key, amount_cents: 1_500, order_id: OrderId::from_u128(100) };
     let first = p.create_payment(&req).await.unwrap();
     assert_eq!(first.status, ProviderStatus::Succeeded);
     let replay = p.create_payment(&req).await.unwrap();
@@ -68,14 +68,17 @@ async fn fake_provider_process_is_idempotent_over_http() {
         r => panic!("expected a 409 refusal, got {r:?}"),
     }
     assert_eq!(p.fetch_payment(key).await.unwrap(), Some(first.clone()));
-    assert_eq!(p.fetch_payment(Uuid::from_u128(2)).await.unwrap(), None, "never processed: 404");
+    assert_eq!(p.fetch_payment(PaymentOpId::from_u128(2)).await.unwrap(), None, "never processed: 404");
 
     // Refunds: idempotent by their key; only one refund is booked.
-    let rk = Uuid::from_u128(50);
+    let rk = CompensationId::from_u128(50);
     assert_eq!(p.refund(rk, key, 1_500).await.unwrap(), RefundStatus::Succeeded);
     assert_eq!(p.refund(rk, key, 1_500).await.unwrap(), RefundStatus::Succeeded);
     assert!(
-        matches!(p.refund(Uuid::from_u128(51), key, 1_500).await, Err(ProviderError::Refused { status: 409, .. })),
+        matches!(
+            p.refund(CompensationId::from_u128(51), key, 1_500).await,
+            Err(ProviderError::Refused { status: 409, .. })
+        ),
         "no double refund"
     );
     let (status, body) = admin(&url, "GET", "/admin/ledger", "");
@@ -85,7 +88,7 @@ async fn fake_provider_process_is_idempotent_over_http() {
     assert_eq!(ledger.refunds.len(), 1);
 
     // Cancel of a never-seen key tombstones it: a later create is not charged.
-    let k3 = Uuid::from_u128(3);
+    let k3 = PaymentOpId::from_u128(3);
     assert!(matches!(p.cancel_payment(k3).await.unwrap().status, ProviderStatus::Failed { .. }));
     let late = CreatePayment { idempotency_key: k3, ..req.clone() };
     assert!(matches!(p.create_payment(&late).await.unwrap().status, ProviderStatus::Failed { .. }));
@@ -96,14 +99,14 @@ async fn fake_provider_process_is_idempotent_over_http() {
     assert!(body.contains("/problems/invalid-request"));
     let (status, _) = admin(&url, "POST", "/admin/faults", r#"{"decline_rate": 1.0}"#);
     assert_eq!(status, 200);
-    let k4 = CreatePayment { idempotency_key: Uuid::from_u128(4), ..req.clone() };
+    let k4 = CreatePayment { idempotency_key: PaymentOpId::from_u128(4), ..req.clone() };
     assert_eq!(p.create_payment(&k4).await.unwrap().status, ProviderStatus::Failed { reason: "card_declined".into() });
     // error_rate 1: a 503 before processing is an unknown outcome for the client, and nothing is recorded.
     admin(&url, "POST", "/admin/faults", r#"{"error_rate": 1.0}"#);
-    let k5 = CreatePayment { idempotency_key: Uuid::from_u128(5), ..req.clone() };
+    let k5 = CreatePayment { idempotency_key: PaymentOpId::from_u128(5), ..req.clone() };
     assert!(matches!(p.create_payment(&k5).await, Err(ProviderError::Unknown(_))));
     admin(&url, "POST", "/admin/faults", "{}");
-    assert_eq!(p.fetch_payment(Uuid::from_u128(5)).await.unwrap(), None);
+    assert_eq!(p.fetch_payment(PaymentOpId::from_u128(5)).await.unwrap(), None);
     // Bad input is a 4xx problem, not a 5xx.
     let (status, body) = admin(&url, "POST", "/v1/payments", r#"{"amount_cents": 1}"#);
     assert_eq!(status, 400, "{body}");

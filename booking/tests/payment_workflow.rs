@@ -6,28 +6,30 @@
 mod common;
 mod payment_support;
 
-use booking::model::{CompensationStatus, OrderStatus, OutboxStatus, PaymentStatus, SeatState};
+use booking::model::{
+    CompensationId, CompensationStatus, EventId, OrderStatus, OutboxStatus, PaymentOpId, PaymentStatus, SeatState,
+};
 use booking::payment::provider::ProviderStatus;
 use booking::payment::webhook::{WebhookEvent, WebhookKind};
 use booking::payment::workflow::WebhookOutcome;
 use payment_support::*;
 
 async fn seat_state(w: &World, seat: &str) -> SeatState {
-    w.store.seat_map(&"ev".to_string()).await.unwrap().into_iter().find(|s| s.seat_id == seat).unwrap().state
+    w.store.seat_map(&EventId::from("ev")).await.unwrap().into_iter().find(|s| s.seat_id == seat).unwrap().state
 }
 
 async fn all_outbox_done(w: &World) -> bool {
     w.snapshot().await.outbox.iter().all(|o| o.status == OutboxStatus::Done)
 }
 
-fn event(kind: WebhookKind, seq: u64, key: uuid::Uuid, refund_key: Option<uuid::Uuid>) -> WebhookEvent {
+fn event(kind: WebhookKind, seq: u64, key: PaymentOpId, refund_key: Option<CompensationId>) -> WebhookEvent {
     WebhookEvent {
         provider_event_id: format!("evt_{seq}"),
         sequence: seq,
         kind,
-        payment_key: key,
+        payment_key: key.as_uuid(),
         provider_payment_id: "pay_1".into(),
-        refund_key,
+        refund_key: refund_key.map(CompensationId::as_uuid),
         failure_reason: matches!(kind, WebhookKind::PaymentFailed).then(|| "card_declined".into()),
         created_at_ms: T0_MS,
     }
@@ -328,7 +330,7 @@ pub async fn refund_fails_for_good_visible(f: StoreFactory) {
 /// Duplicates and every reordering of the webhooks of one payment change
 /// nothing after the first that decided it.
 pub async fn duplicate_and_reordered_webhooks(f: StoreFactory) {
-    let evs = |key| {
+    let evs = |key: PaymentOpId| {
         vec![
             event(WebhookKind::PaymentSucceeded, 1, key, None),
             event(WebhookKind::PaymentSucceeded, 1, key, None),
@@ -430,7 +432,7 @@ pub async fn interrupted_refund_attempt_is_taken_over(f: StoreFactory) {
     let comp = w.store.compensations_for_order(order.order_id).await.unwrap().remove(0);
     // The crashed dispatcher: claimed the row and started the attempt, then died.
     let claimed = w.store.claim_outbox(16, test_config().outbox_lease_ms).await.unwrap();
-    assert!(claimed.iter().any(|o| o.ref_id == comp.compensation_id));
+    assert!(claimed.iter().any(|o| o.ref_id == comp.compensation_id.as_uuid()));
     let started =
         w.store.start_compensation_attempt(comp.compensation_id, test_config().outbox_lease_ms).await.unwrap();
     assert_eq!((started.compensation.status, started.took_over), (CompensationStatus::InFlight, None));
@@ -530,7 +532,7 @@ pub async fn a_live_refund_attempt_is_not_taken_over(f: StoreFactory) {
 /// A webhook for a payment this store never created is a named error.
 pub async fn webhook_for_unknown_payment(f: StoreFactory) {
     let w = World::new(f).await;
-    let id = uuid::Uuid::from_u128(42);
+    let id = PaymentOpId::from_u128(42);
     let err = w.wf.handle_webhook(&event(WebhookKind::PaymentSucceeded, 1, id, None)).await.unwrap_err();
     assert_eq!(err, booking::payment::WorkflowError::UnknownPayment(id));
 }

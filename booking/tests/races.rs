@@ -6,12 +6,12 @@
 
 mod common;
 
-use booking::model::SeatState;
+use booking::model::{HoldToken, SeatId, SeatState, UserId};
 use booking::store::{AcquireHold, BeginPayment, CreateEvent, HoldGrant, PgStore, ReconcileBackoff, Store, StoreError};
 use common::TestDb;
 use std::collections::BTreeMap;
 
-async fn create(store: &PgStore, event_id: &str, seats: &[String]) {
+async fn create(store: &PgStore, event_id: &str, seats: &[SeatId]) {
     store
         .create_event(&CreateEvent { event_id: event_id.into(), seat_ids: seats.to_vec(), price_cents: 100 })
         .await
@@ -44,12 +44,12 @@ async fn sixty_four_tasks_racing_for_one_seat_get_exactly_one_hold() {
     const TASKS: usize = 64;
     let db = TestDb::create(16).await;
     let store = db.db_clock_store(1);
-    create(&store, "final", &["1A".to_string()]).await;
+    create(&store, "final", &[SeatId::from("1A")]).await;
     let requests = (0..TASKS)
         .map(|i| AcquireHold {
             event_id: "final".into(),
             seat_ids: vec!["1A".into()],
-            holder_id: format!("fan{i}"),
+            holder_id: UserId::from(format!("fan{i}")),
             ttl_ms: 300_000,
             max_held_seats: None,
         })
@@ -76,7 +76,7 @@ async fn overlapping_multi_seat_holds_are_all_or_nothing_and_never_double_held()
     const SEATS: usize = 12;
     let db = TestDb::create(16).await;
     let store = db.db_clock_store(2);
-    let seat_ids: Vec<String> = (0..SEATS).map(|i| format!("R{i:02}")).collect();
+    let seat_ids: Vec<SeatId> = (0..SEATS).map(|i| SeatId::from(format!("R{i:02}"))).collect();
     create(&store, "gala", &seat_ids).await;
     // Task i asks for 2..=4 neighbouring seats starting at a spread offset, given
     // in descending order (the store must lock them sorted regardless).
@@ -84,12 +84,12 @@ async fn overlapping_multi_seat_holds_are_all_or_nothing_and_never_double_held()
         .map(|i| {
             let len = 2 + i % 3;
             let first = (i * 5) % (SEATS - len + 1);
-            let mut sel: Vec<String> = seat_ids[first..first + len].to_vec();
+            let mut sel: Vec<SeatId> = seat_ids[first..first + len].to_vec();
             sel.reverse();
             AcquireHold {
                 event_id: "gala".into(),
                 seat_ids: sel,
-                holder_id: format!("party{i}"),
+                holder_id: UserId::from(format!("party{i}")),
                 ttl_ms: 300_000,
                 max_held_seats: None,
             }
@@ -97,7 +97,7 @@ async fn overlapping_multi_seat_holds_are_all_or_nothing_and_never_double_held()
         .collect();
     let results = race(&store, requests).await;
 
-    let mut owner: BTreeMap<String, uuid::Uuid> = BTreeMap::new();
+    let mut owner: BTreeMap<SeatId, HoldToken> = BTreeMap::new();
     let mut winners = 0;
     for (req, res) in &results {
         match res {
@@ -105,7 +105,7 @@ async fn overlapping_multi_seat_holds_are_all_or_nothing_and_never_double_held()
                 winners += 1;
                 let mut want = req.seat_ids.clone();
                 want.sort();
-                let got: Vec<String> = g.seats.iter().map(|s| s.seat_id.clone()).collect();
+                let got: Vec<SeatId> = g.seats.iter().map(|s| s.seat_id.clone()).collect();
                 assert_eq!(got, want, "a grant holds exactly its whole selection");
                 for s in got {
                     assert!(owner.insert(s.clone(), g.hold_token).is_none(), "seat {s} granted twice");
@@ -141,7 +141,7 @@ async fn concurrent_retries_of_one_checkout_make_one_order() {
     const RETRIES: usize = 16;
     let db = TestDb::create(16).await;
     let store = db.db_clock_store(3);
-    create(&store, "gig", &["1A".to_string(), "1B".to_string()]).await;
+    create(&store, "gig", &[SeatId::from("1A"), SeatId::from("1B")]).await;
     let g = store
         .acquire_hold(&AcquireHold {
             event_id: "gig".into(),
@@ -189,7 +189,7 @@ async fn concurrent_reconcile_claims_never_share_a_payment() {
     const LIMIT: u32 = 8;
     let db = TestDb::create(16).await;
     let store = db.db_clock_store(4);
-    let seat_ids: Vec<String> = (0..PAYMENTS).map(|i| format!("S{i:02}")).collect();
+    let seat_ids: Vec<SeatId> = (0..PAYMENTS).map(|i| SeatId::from(format!("S{i:02}"))).collect();
     create(&store, "cup", &seat_ids).await;
     let mut op_ids = std::collections::BTreeSet::new();
     for (i, seat) in seat_ids.iter().enumerate() {
@@ -197,7 +197,7 @@ async fn concurrent_reconcile_claims_never_share_a_payment() {
             .acquire_hold(&AcquireHold {
                 event_id: "cup".into(),
                 seat_ids: vec![seat.clone()],
-                holder_id: format!("fan{i}"),
+                holder_id: UserId::from(format!("fan{i}")),
                 ttl_ms: 300_000,
                 max_held_seats: None,
             })

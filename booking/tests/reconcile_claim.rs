@@ -16,7 +16,7 @@ const BACKOFF: ReconcileBackoff = ReconcileBackoff { base_ms: 1_000, cap_ms: 8_0
 
 /// An event with seats `s0..s{n-1}`.
 async fn event(store: &dyn Store, n: usize) {
-    let seat_ids = (0..n).map(|i| format!("s{i}")).collect();
+    let seat_ids = (0..n).map(|i| SeatId::from(format!("s{i}"))).collect();
     store.create_event(&CreateEvent { event_id: "ev".into(), seat_ids, price_cents: 1_000 }).await.unwrap();
 }
 
@@ -25,8 +25,8 @@ async fn order(store: &dyn Store, i: usize, payment_ttl_ms: i64) -> Order {
     let g = store
         .acquire_hold(&AcquireHold {
             event_id: "ev".into(),
-            seat_ids: vec![format!("s{i}")],
-            holder_id: format!("u{i}"),
+            seat_ids: vec![SeatId::from(format!("s{i}"))],
+            holder_id: UserId::from(format!("u{i}")),
             ttl_ms: 60_000,
             max_held_seats: None,
         })
@@ -37,7 +37,7 @@ async fn order(store: &dyn Store, i: usize, payment_ttl_ms: i64) -> Order {
             event_id: "ev".into(),
             holder_id: g.holder_id,
             hold_token: g.hold_token,
-            seat_ids: vec![format!("s{i}")],
+            seat_ids: vec![SeatId::from(format!("s{i}"))],
             idempotency_key: format!("k{i}"),
             payment_ttl_ms,
         })
@@ -47,7 +47,7 @@ async fn order(store: &dyn Store, i: usize, payment_ttl_ms: i64) -> Order {
 }
 
 /// The order ids a claim returned, in its order.
-fn claimed_orders(claimed: &[(Order, PaymentOp)]) -> Vec<uuid::Uuid> {
+fn claimed_orders(claimed: &[(Order, PaymentOp)]) -> Vec<OrderId> {
     claimed.iter().map(|(o, _)| o.order_id).collect()
 }
 

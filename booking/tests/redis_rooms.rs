@@ -13,6 +13,7 @@ use booking::admission::room::{
     Admitted, Gauge, LotteryRecord, MemRooms, Place, Policy, RedisRooms, RoomError, RoomSpec, Rooms, Session,
     SessionEnd, contract,
 };
+use booking::model::{OrderId, UserId};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, BTreeSet};
@@ -102,8 +103,8 @@ async fn concurrent_joins_from_two_instances_keep_one_place_each() {
     a.open(ev, &spec, [9; 32]).await.unwrap();
     b.open(ev, &spec, [9; 32]).await.unwrap();
 
-    let a_users: Vec<String> = (0..400).map(|i| format!("a{i:03}")).collect();
-    let b_users: Vec<String> = (0..400).map(|i| format!("b{i:03}")).collect();
+    let a_users: Vec<UserId> = (0..400).map(|i| UserId::from(format!("a{i:03}"))).collect();
+    let b_users: Vec<UserId> = (0..400).map(|i| UserId::from(format!("b{i:03}"))).collect();
     let mut answered = BTreeMap::new();
     for chunk in 0..8 {
         let (from, to) = (chunk * 50, chunk * 50 + 50);
@@ -145,13 +146,13 @@ async fn concurrent_joins_from_two_instances_keep_one_place_each() {
     let spec = RoomSpec { target_active_sessions: target, session_ttl_ms: ttl, ..spec };
     let ev = "target";
     a.open(ev, &spec, [10; 32]).await.unwrap();
-    let users: Vec<String> = (0..600).map(|i| format!("t{i:03}")).collect();
+    let users: Vec<UserId> = (0..600).map(|i| UserId::from(format!("t{i:03}"))).collect();
     let (ja, jb) = futures::join!(
         futures::future::join_all(users[..300].iter().map(|u| a.join(ev, u, 0, OPEN_MS))),
         futures::future::join_all(users[300..].iter().map(|u| b.join(ev, u, 0, OPEN_MS))),
     );
     assert!(ja.into_iter().chain(jb).all(|r| r.is_ok()));
-    let mut open: BTreeMap<String, Session> = BTreeMap::new();
+    let mut open: BTreeMap<UserId, Session> = BTreeMap::new();
     let mut ever = BTreeSet::new();
     for round in 0..60i64 {
         let now = OPEN_MS + round * 300;
@@ -169,7 +170,7 @@ async fn concurrent_joins_from_two_instances_keep_one_place_each() {
         if round % 3 == 0
             && let Some((u, s)) = open.pop_first()
         {
-            let why = SessionEnd::Purchased { order_id: Uuid::nil(), key_id: Uuid::nil() };
+            let why = SessionEnd::Purchased { order_id: OrderId::nil(), key_id: Uuid::nil() };
             let ended = b.end_session(ev, &u, s.session_id, why, now + 1).await.unwrap();
             assert_eq!(ended, Some((now + 1 - s.admitted_at_ms) as u64));
         }
@@ -193,8 +194,8 @@ async fn lottery_draw_under_concurrent_joins_places_everyone_once() {
     let ev = "draw";
     a.open(ev, &spec, seed).await.unwrap();
     // a's clock lags (its users join before the opening) while b's joins, after it, draw.
-    let early: Vec<String> = (0..400).map(|i| format!("e{i:03}")).collect();
-    let late: Vec<String> = (0..300).map(|i| format!("l{i:03}")).collect();
+    let early: Vec<UserId> = (0..400).map(|i| UserId::from(format!("e{i:03}"))).collect();
+    let late: Vec<UserId> = (0..300).map(|i| UserId::from(format!("l{i:03}"))).collect();
     for u in &early[..100] {
         assert_eq!(a.join(ev, u, 0, OPEN_MS - 1).await.unwrap(), Place::AwaitingDraw);
     }
@@ -231,7 +232,7 @@ async fn lottery_draw_under_concurrent_joins_places_everyone_once() {
     assert_eq!(joiners.iter().cloned().collect::<BTreeSet<_>>(), drawn_users, "the draw placed every pre-draw joiner");
     assert_eq!(joiners.len(), drawn_users.len(), "each once");
     let batch = a.admit(ev, 10_000, 1.0, OPEN_MS + 2).await.unwrap();
-    let order: Vec<String> = batch.admitted.into_iter().map(|(u, _)| u).collect();
+    let order: Vec<UserId> = batch.admitted.into_iter().map(|(u, _)| u).collect();
     assert_eq!(order.len(), 700, "everyone placed once");
     assert_eq!(order.iter().collect::<BTreeSet<_>>().len(), 700);
     assert_eq!(&order[..joiners.len()], lottery_order(&seed, &joiners).as_slice(), "the draw's order first");
@@ -243,11 +244,11 @@ async fn lottery_draw_under_concurrent_joins_places_everyone_once() {
 /// One call of the differential run.
 #[derive(Debug, Clone)]
 enum Op {
-    Join { event: String, user: String, tier: u8, now: i64 },
+    Join { event: String, user: UserId, tier: u8, now: i64 },
     Admit { event: String, n: u32, rate: f64, now: i64 },
-    Place { event: String, user: String },
-    End { event: String, user: String, session_id: Option<Uuid>, why: SessionEnd, now: i64 },
-    Reopen { event: String, user: String, session_id: Option<Uuid>, order: u8, now: i64 },
+    Place { event: String, user: UserId },
+    End { event: String, user: UserId, session_id: Option<Uuid>, why: SessionEnd, now: i64 },
+    Reopen { event: String, user: UserId, session_id: Option<Uuid>, order: u8, now: i64 },
     SellOut { event: String },
     Lottery { event: String },
     Lead { event: String, holder: String, lease_ms: i64, now: i64 },
@@ -283,7 +284,7 @@ async fn apply(rooms: &dyn Rooms, op: &Op, session_of: Option<Uuid>) -> Answer {
         }
         Op::Reopen { event, user, session_id, order, now } => {
             let sid = session_id.or(session_of).unwrap_or(Uuid::nil());
-            Answer::Reopen(rooms.reopen(event, user, sid, Uuid::from_bytes([*order; 16]), *now).await)
+            Answer::Reopen(rooms.reopen(event, user, sid, OrderId::from_bytes([*order; 16]), *now).await)
         }
         Op::SellOut { event } => Answer::Unit(rooms.sell_out(event).await),
         Op::Lottery { event } => Answer::Lottery(rooms.lottery(event).await),
@@ -295,10 +296,10 @@ async fn apply(rooms: &dyn Rooms, op: &Op, session_of: Option<Uuid>) -> Answer {
 }
 
 /// A random call at `now`; session ends mostly name one of `admitted` (users admitted so far).
-fn random_op(rng: &mut ChaCha8Rng, i: usize, policy: Policy, now: i64, spec: &RoomSpec, admitted: &[String]) -> Op {
+fn random_op(rng: &mut ChaCha8Rng, i: usize, policy: Policy, now: i64, spec: &RoomSpec, admitted: &[UserId]) -> Op {
     let event = if rng.random_ratio(1, 40) { "missing".to_string() } else { "ev".to_string() };
     // New users keep arriving: 150 at first, one more every 4 calls.
-    let user = format!("user{:03}", rng.random_range(0..150 + i / 4));
+    let user = UserId::from(format!("user{:03}", rng.random_range(0..150 + i / 4)));
     let roll = rng.random_range(0..1_000);
     match roll {
         0..400 => {
@@ -315,7 +316,7 @@ fn random_op(rng: &mut ChaCha8Rng, i: usize, policy: Policy, now: i64, spec: &Ro
             let order = rng.random_range(0..3u8);
             let why = match rng.random_range(0..3) {
                 0 => SessionEnd::Expired,
-                _ => SessionEnd::Purchased { order_id: Uuid::from_bytes([order; 16]), key_id: Uuid::from_u128(7) },
+                _ => SessionEnd::Purchased { order_id: OrderId::from_bytes([order; 16]), key_id: Uuid::from_u128(7) },
             };
             let session_id = if rng.random_ratio(1, 5) { Some(Uuid::from_u128(rng.random())) } else { None };
             let user = match admitted.len() {
@@ -358,7 +359,7 @@ async fn redis_rooms_answer_as_mem_rooms_do() {
         assert_eq!(mem.open("ev", &spec, seed).await, redis.open("ev", &spec, seed).await);
         let mut now = OPEN_MS - 3_000;
         let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
-        let mut admitted: Vec<String> = Vec::new();
+        let mut admitted: Vec<UserId> = Vec::new();
         for i in 0..2_000 {
             now += if rng.random_ratio(1, 25) { -rng.random_range(0..200) } else { rng.random_range(0..60) };
             let mut op = random_op(&mut rng, i, policy, now, &spec, &admitted);
@@ -395,7 +396,7 @@ async fn redis_rooms_answer_as_mem_rooms_do() {
             *counts.entry(kind).or_default() += 1;
         }
         for i in 0..650 {
-            let op = Op::Place { event: "ev".into(), user: format!("user{i:03}") };
+            let op = Op::Place { event: "ev".into(), user: UserId::from(format!("user{i:03}")) };
             assert_eq!(apply(&mem, &op, None).await, apply(&redis, &op, None).await, "{policy:?} final {op:?}");
         }
         eprintln!("{policy:?}: {counts:?}");

@@ -8,6 +8,7 @@ mod common;
 use booking::admission::records::{MemRoomRecords, PgRoomRecords, RoomRecords};
 use booking::admission::room::image::{JournalUser, RoomJournal};
 use booking::admission::room::{Policy, RoomError, RoomSpec, Session, SessionEnd};
+use booking::model::{OrderId, SeatId, UserId};
 use booking::store::{CreateEvent, Store};
 use common::TestDb;
 use rand::{Rng, SeedableRng};
@@ -37,12 +38,12 @@ async fn call(records: &dyn RoomRecords, rng: &mut ChaCha8Rng, now_ms: i64) -> (
         }
         5 | 6 => {
             let session = Session::new(ev, &user, 1, now_ms, TTL_MS);
-            (format!("admit {ev} {user}"), unit(records.record_admissions(ev, &[(user.clone(), session)]).await))
+            (format!("admit {ev} {user}"), unit(records.record_admissions(ev, &[(UserId::from(&user), session)]).await))
         }
         7 | 8 => {
             let at = now_ms - rng.random_range(0..3) * 10;
             let end = rng.random_bool(0.7).then(|| SessionEnd::Purchased {
-                order_id: Uuid::from_u128(rng.random()),
+                order_id: OrderId::from_u128(rng.random()),
                 key_id: Uuid::from_u128(rng.random()),
             });
             (format!("purchase {ev} {user} {at} {end:?}"), unit(records.record_purchase(ev, &user, at, end).await))
@@ -76,7 +77,7 @@ async fn pg_room_records_answer_as_mem_room_records_do() {
     let db = TestDb::create(2).await;
     let store = db.db_clock_store(1);
     for ev in EVENTS {
-        let seats = vec!["s1".to_string()];
+        let seats = vec![SeatId::from("s1")];
         store.create_event(&CreateEvent { event_id: ev.into(), seat_ids: seats, price_cents: 1 }).await.unwrap();
     }
     let pg: Arc<dyn RoomRecords> = Arc::new(PgRoomRecords::new(store.pool().clone()));

@@ -15,7 +15,7 @@ async fn event(store: &dyn Store, seats: &[&str]) {
     store
         .create_event(&CreateEvent {
             event_id: "ev".into(),
-            seat_ids: seats.iter().map(|s| s.to_string()).collect(),
+            seat_ids: seats.iter().map(|s| SeatId::from(*s)).collect(),
             price_cents: 2_000,
         })
         .await
@@ -26,7 +26,7 @@ async fn hold(store: &dyn Store, seats: &[&str], holder: &str) -> HoldGrant {
     store
         .acquire_hold(&AcquireHold {
             event_id: "ev".into(),
-            seat_ids: seats.iter().map(|s| s.to_string()).collect(),
+            seat_ids: seats.iter().map(|s| SeatId::from(*s)).collect(),
             holder_id: holder.into(),
             ttl_ms: 60_000,
             max_held_seats: None,
@@ -46,7 +46,7 @@ fn checkout(g: &HoldGrant, key: &str) -> BeginPayment {
     }
 }
 
-async fn states(store: &dyn Store) -> Vec<(String, SeatState)> {
+async fn states(store: &dyn Store) -> Vec<(SeatId, SeatState)> {
     store.seat_map(&"ev".into()).await.unwrap().into_iter().map(|s| (s.seat_id, s.state)).collect()
 }
 
@@ -59,8 +59,11 @@ async fn release_needs_the_holder_and_a_live_token() {
         let release =
             |holder: &str, token| ReleaseHold { event_id: "ev".into(), holder_id: holder.into(), hold_token: token };
         assert_eq!(store.release_hold(&release("bob", g.hold_token)).await, Err(StoreError::NotHolder));
-        assert_eq!(store.release_hold(&release("ann", uuid::Uuid::nil())).await, Err(StoreError::HoldNotFound));
-        assert_eq!(store.release_hold(&release("ann", g.hold_token)).await, Ok(vec!["1".to_string(), "2".to_string()]));
+        assert_eq!(store.release_hold(&release("ann", HoldToken::nil())).await, Err(StoreError::HoldNotFound));
+        assert_eq!(
+            store.release_hold(&release("ann", g.hold_token)).await,
+            Ok(vec![SeatId::from("1"), SeatId::from("2")])
+        );
         assert_eq!(store.release_hold(&release("ann", g.hold_token)).await, Err(StoreError::HoldNotFound));
         assert_eq!(states(store).await, vec![("1".into(), SeatState::Available), ("2".into(), SeatState::Available)]);
         // A checked-out hold can no longer be released by its token.
@@ -99,7 +102,7 @@ async fn checkout_is_idempotent_per_key_and_takes_the_whole_hold() {
         let snap = store.snapshot().await.unwrap();
         assert_eq!(snap.orders.len(), 1);
         assert_eq!(snap.outbox.len(), 1, "one charge dispatch event");
-        assert_eq!(snap.outbox[0].ref_id, first.order.payment_op_id);
+        assert_eq!(snap.outbox[0].ref_id, first.order.payment_op_id.as_uuid());
 
         // An expired hold cannot be checked out.
         let g = hold(store, &["c"], "bob").await;
@@ -347,7 +350,7 @@ async fn bad_input_is_a_named_error_and_writes_nothing() {
         let before = store.snapshot().await.unwrap();
         let bad_hold = |seats: Vec<&str>, ttl_ms| AcquireHold {
             event_id: "ev".into(),
-            seat_ids: seats.into_iter().map(String::from).collect(),
+            seat_ids: seats.into_iter().map(SeatId::from).collect(),
             holder_id: "ann".into(),
             ttl_ms,
             max_held_seats: None,
@@ -360,7 +363,7 @@ async fn bad_input_is_a_named_error_and_writes_nothing() {
             store.acquire_hold(&bad_hold(vec!["a", "zz"], 1)).await,
             Err(StoreError::UnknownSeat { event_id: "ev".into(), seat_id: "zz".into() })
         );
-        let nul = PaymentSuccess { payment_op_id: uuid::Uuid::nil(), provider_payment_id: "a\0b".into() };
+        let nul = PaymentSuccess { payment_op_id: PaymentOpId::nil(), provider_payment_id: "a\0b".into() };
         assert!(matches!(store.record_payment_success(&nul).await, Err(StoreError::InvalidInput(_))));
         assert_eq!(store.seat_map(&"bad\0id".into()).await, Err(StoreError::UnknownEvent("bad\0id".into())));
         assert_eq!(store.seat_map_version(&"bad\0id".into()).await, Err(StoreError::UnknownEvent("bad\0id".into())));
@@ -402,7 +405,7 @@ async fn an_abandoned_refund_attempt_is_taken_over_once_its_lease_expires() {
         for bad in [0, MAX_RETRY_DELAY_MS + 1] {
             assert!(matches!(store.start_compensation_attempt(id, bad).await, Err(StoreError::InvalidInput(_))));
         }
-        let nobody = uuid::Uuid::from_u128(7);
+        let nobody = CompensationId::from_u128(7);
         assert_eq!(store.start_compensation_attempt(nobody, 5_000).await, Err(StoreError::UnknownCompensation(nobody)));
         assert_eq!(store.compensation(nobody).await, Err(StoreError::UnknownCompensation(nobody)));
 

@@ -22,6 +22,7 @@ use booking::admission::queue::lottery_order;
 use booking::admission::token::rfc3339_ms;
 use booking::clock::{Clock, SystemClock};
 use booking::http::auth::{Authenticator, Claims};
+use booking::model::{SeatId, UserId};
 use bytes::Bytes;
 use common::TestDb;
 use futures::future::join_all;
@@ -204,7 +205,7 @@ impl Api {
     }
 
     async fn create_event(&self, event: &str, seats: u32) {
-        let seat_ids: Vec<String> = (1..=seats).map(|i| format!("s{i}")).collect();
+        let seat_ids: Vec<SeatId> = (1..=seats).map(|i| SeatId::from(format!("s{i}"))).collect();
         let body = json!({"event_id": event, "seat_ids": seat_ids, "price_cents": 2500});
         let r = self.call("POST", "/v1/events", "ops", None, Some(body)).await;
         assert_eq!(r.status, 201, "{}", r.text);
@@ -441,10 +442,10 @@ async fn lottery_order_is_recomputable_from_the_reveal() {
         assert_eq!(r.body["commitment"], commitment.as_str());
         let seed = hex::decode(r.body["seed"].as_str().expect("the seed, revealed")).unwrap();
         assert_eq!(hex::encode(Sha256::digest(&seed)), commitment, "the revealed seed is the one committed to");
-        let joiners: Vec<String> = serde_json::from_value(r.body["joiners"].clone()).unwrap();
+        let joiners: Vec<UserId> = serde_json::from_value(r.body["joiners"].clone()).unwrap();
         assert_eq!(joiners, users, "the joiners, in arrival order");
         let seed: [u8; 32] = seed.try_into().expect("a 32-byte seed");
-        let order = lottery_order(&seed, &joiners);
+        let order: Vec<String> = lottery_order(&seed, &joiners).into_iter().map(String::from).collect();
         let mut by_hand = users.clone();
         by_hand.sort_by_key(|u| Sha256::new().chain_update(seed).chain_update(u.as_bytes()).finalize().to_vec());
         assert_eq!(order, by_hand, "SHA-256(seed || user id) orders the draw");

@@ -7,11 +7,10 @@
 use crate::checks::index::seat_changes;
 use crate::trace::{ChangeCause, ClientOp, OpId, PaymentEvent, TraceKind};
 use crate::{Config, TraceEvent};
-use booking::model::{SeatState, Snapshot};
+use booking::model::{HoldToken, SeatState, Snapshot};
 use booking::problem_kind::ProblemKind;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
-use uuid::Uuid;
 
 /// What a full-looking seat map means.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -244,10 +243,10 @@ fn bump(map: &mut BTreeMap<String, u64>, key: &str) {
 /// Hold tokens by what became of them, as the store's changes show.
 #[derive(Default)]
 struct HoldTokens {
-    granted: BTreeSet<Uuid>,
-    checked_out: BTreeSet<Uuid>,
-    released: BTreeSet<Uuid>,
-    expired_unused: BTreeSet<Uuid>,
+    granted: BTreeSet<HoldToken>,
+    checked_out: BTreeSet<HoldToken>,
+    released: BTreeSet<HoldToken>,
+    expired_unused: BTreeSet<HoldToken>,
 }
 
 /// A payment event's name in [`Metrics::payments`].

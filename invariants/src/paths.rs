@@ -11,11 +11,10 @@
 
 use crate::trace::{ClientOp, FaultKind, OpResult, RoomEvent, TraceEvent, TraceKind};
 use booking::fake_provider::LedgerStats;
-use booking::model::{CompensationStatus, OrderStatus, SeatState};
+use booking::model::{CompensationStatus, HoldToken, OrderStatus, SeatId, SeatState};
 use booking::problem_kind::ProblemKind;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
-use uuid::Uuid;
 
 /// One kind of interesting event. Stable kebab-case names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -276,7 +275,7 @@ pub type PathCounts = BTreeMap<Path, u64>;
 pub fn count_boundaries(trace: &[TraceEvent], tick_ms: i64) -> PathCounts {
     use crate::store_call::StoreCall;
     let mut out = PathCounts::new();
-    let mut deadline: BTreeMap<(&str, &str), (Option<Uuid>, i64)> = BTreeMap::new();
+    let mut deadline: BTreeMap<(&str, &str), (Option<HoldToken>, i64)> = BTreeMap::new();
     let mut pending: Vec<&crate::trace::SeatChange> = Vec::new();
     let offset = |d: i64| match d {
         d if d == -tick_ms => Some(0usize),
@@ -411,9 +410,9 @@ struct PathWalk<'a> {
     /// Open client operations: op id -> the op (holds, checkouts and releases only).
     open: BTreeMap<u64, &'a ClientOp>,
     /// Each granted hold's seats.
-    granted: BTreeMap<Uuid, Vec<&'a str>>,
+    granted: BTreeMap<HoldToken, Vec<&'a str>>,
     /// The idempotency key that checked each hold out.
-    checked_out: BTreeMap<Uuid, &'a str>,
+    checked_out: BTreeMap<HoldToken, &'a str>,
     /// Each event's seat changes so far: its store seat-map version.
     versions: BTreeMap<&'a str, i64>,
     /// Each room's highest admission rate so far, and whether it is slowed now.
@@ -555,8 +554,8 @@ fn compensation_path(from: Option<CompensationStatus>, to: CompensationStatus) -
 }
 
 /// `seats` sorted and deduplicated, borrowed.
-fn sorted(seats: &[String]) -> Vec<&str> {
-    let mut v: Vec<&str> = seats.iter().map(String::as_str).collect();
+fn sorted(seats: &[SeatId]) -> Vec<&str> {
+    let mut v: Vec<&str> = seats.iter().map(SeatId::as_str).collect();
     v.sort_unstable();
     v.dedup();
     v

@@ -5,6 +5,7 @@
 //! checker counts them: from admission until ended or expired.
 
 use crate::trace::{RoomEvent, TraceEvent, TraceKind};
+use booking::model::{EventId, UserId};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
@@ -26,7 +27,7 @@ pub struct Sample {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RoomMetrics {
     /// The event.
-    pub event_id: String,
+    pub event_id: EventId,
     /// The target of open sessions.
     pub target: u32,
     /// Users who joined.
@@ -54,7 +55,7 @@ pub struct RoomMetrics {
 struct Room {
     target: u32,
     ttl_ms: i64,
-    joined_at: BTreeMap<String, i64>,
+    joined_at: BTreeMap<UserId, i64>,
     waits_ms: Vec<i64>,
     admitted: u64,
     told_sold_out: u64,
@@ -81,7 +82,7 @@ impl Room {
 /// The figures of every room of `trace`, sampling the timeline every `sample_s` (>= 1).
 pub fn compute(trace: &[TraceEvent], sample_s: u64) -> Vec<RoomMetrics> {
     assert!(sample_s >= 1, "a timeline needs a sample interval");
-    let mut rooms: BTreeMap<String, Room> = BTreeMap::new();
+    let mut rooms: BTreeMap<EventId, Room> = BTreeMap::new();
     let mut next_sample_ms = 0i64;
     for e in trace {
         while e.at_ms >= next_sample_ms {
@@ -104,7 +105,7 @@ pub fn compute(trace: &[TraceEvent], sample_s: u64) -> Vec<RoomMetrics> {
 }
 
 /// Applies one room event, at simulated `at_ms`, to the rooms' figures.
-fn observe(rooms: &mut BTreeMap<String, Room>, at_ms: i64, ev: &RoomEvent) {
+fn observe(rooms: &mut BTreeMap<EventId, Room>, at_ms: i64, ev: &RoomEvent) {
     if let RoomEvent::Opened { event_id, target_active_sessions, session_ttl_ms, .. } = ev {
         let r = rooms.entry(event_id.clone()).or_default();
         r.target = *target_active_sessions;
@@ -152,7 +153,7 @@ fn observe(rooms: &mut BTreeMap<String, Room>, at_ms: i64, ev: &RoomEvent) {
 
 impl Room {
     /// The room's figures, once the trace was read.
-    fn figures(mut self, event_id: String) -> RoomMetrics {
+    fn figures(mut self, event_id: EventId) -> RoomMetrics {
         self.waits_ms.sort_unstable();
         let pct = |p: usize| match self.waits_ms.len() {
             0 => 0.0,
@@ -188,7 +189,7 @@ mod tests {
     #[test]
     fn figures_follow_the_room_s_events() {
         let mut t = Trace::new(100);
-        let ev = || "ev".to_string();
+        let ev = || EventId::from("ev");
         let at = |t: &mut Trace, ms: i64, k: RoomEvent| t.record(ms, TraceKind::Room(k)).unwrap();
         at(
             &mut t,
@@ -203,7 +204,7 @@ mod tests {
             },
         );
         for (i, u) in ["a", "b", "c"].iter().enumerate() {
-            at(&mut t, i as i64, RoomEvent::Joined { event_id: ev(), user: u.to_string(), tier: 0, now_ms: 0 });
+            at(&mut t, i as i64, RoomEvent::Joined { event_id: ev(), user: UserId::from(*u), tier: 0, now_ms: 0 });
         }
         for (ms, u, n) in [(1_000, "a", 1), (2_000, "b", 2)] {
             at(
@@ -211,7 +212,7 @@ mod tests {
                 ms,
                 RoomEvent::Admitted {
                     event_id: ev(),
-                    user: u.to_string(),
+                    user: UserId::from(u),
                     session_id: Uuid::from_u128(n),
                     expires_at_ms: 0,
                 },

@@ -10,7 +10,10 @@
 //! is recorded by its version and a digest of its seats ([`SeatsDigest`]),
 //! not seat by seat.
 
-use booking::model::{Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, SeatId, SeatState};
+use booking::model::{
+    Booking, Compensation, CompensationId, EventId, Order, OrderId, OutboxEvent, OutboxId, PaymentOp, PaymentOpId,
+    Seat, SeatId, SeatState,
+};
 use booking::problem_kind::ProblemKind;
 use booking::store::{
     AcquireHold, BeginPayment, BeginPaymentOutcome, CompensationAttempt, CompensationResult, CreateEvent, ExpiredHold,
@@ -18,7 +21,6 @@ use booking::store::{
     SeatMapVersion, StoreError,
 };
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
 /// A refused call: the error's kind and its message (`StoreError`'s `Display`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,23 +123,23 @@ pub enum StoreCall {
     /// `record_payment_success`.
     PaymentSuccess { req: PaymentSuccess, answer: Answer<Recorded<SaleOutcome>> },
     /// `record_payment_failure`.
-    PaymentFailure { payment_op_id: Uuid, reason: String, answer: Answer<Recorded<Order>> },
+    PaymentFailure { payment_op_id: PaymentOpId, reason: String, answer: Answer<Recorded<Order>> },
     /// `record_payment_unknown`.
-    PaymentUnknown { payment_op_id: Uuid, error: String, answer: Answer<Order> },
+    PaymentUnknown { payment_op_id: PaymentOpId, error: String, answer: Answer<Order> },
     /// `release_unresolved_payment`.
-    ReleaseUnresolved { payment_op_id: Uuid, reason: String, answer: Answer<Order> },
+    ReleaseUnresolved { payment_op_id: PaymentOpId, reason: String, answer: Answer<Order> },
     /// `claim_outbox`.
     ClaimOutbox { limit: u32, lease_ms: i64, answer: Answer<Vec<OutboxEvent>> },
     /// `complete_outbox`.
-    CompleteOutbox { event_id: EventId, outbox_id: Uuid, answer: Answer<()> },
+    CompleteOutbox { event_id: EventId, outbox_id: OutboxId, answer: Answer<()> },
     /// `retry_outbox`.
-    RetryOutbox { event_id: EventId, outbox_id: Uuid, error: String, retry_after_ms: i64, answer: Answer<()> },
+    RetryOutbox { event_id: EventId, outbox_id: OutboxId, error: String, retry_after_ms: i64, answer: Answer<()> },
     /// `start_compensation_attempt`.
-    StartCompensation { compensation_id: Uuid, attempt_lease_ms: i64, answer: Answer<CompensationAttempt> },
+    StartCompensation { compensation_id: CompensationId, attempt_lease_ms: i64, answer: Answer<CompensationAttempt> },
     /// `finish_compensation_attempt`.
     FinishCompensation { req: CompensationResult, answer: Answer<Compensation> },
     /// `compensation`.
-    Compensation { compensation_id: Uuid, answer: Answer<Compensation> },
+    Compensation { compensation_id: CompensationId, answer: Answer<Compensation> },
     /// `seat_map` (recorded by digest).
     SeatMap { event_id: EventId, answer: Answer<SeatsDigest> },
     /// `seat_map_version`.
@@ -145,13 +147,13 @@ pub enum StoreCall {
     /// `seats_in_state` (recorded by the version and the digest of the seats shown).
     SeatsInState { event_id: EventId, state: SeatState, answer: Answer<(SeatMapVersion, SeatsDigest)> },
     /// `order`.
-    Order { order_id: Uuid, answer: Answer<Order> },
+    Order { order_id: OrderId, answer: Answer<Order> },
     /// `payment_op`.
-    PaymentOp { payment_op_id: Uuid, answer: Answer<PaymentOp> },
+    PaymentOp { payment_op_id: PaymentOpId, answer: Answer<PaymentOp> },
     /// `compensations_for_order`.
-    CompensationsForOrder { order_id: Uuid, answer: Answer<Vec<Compensation>> },
+    CompensationsForOrder { order_id: OrderId, answer: Answer<Vec<Compensation>> },
     /// `order_details`.
-    OrderDetails { order_id: Uuid, answer: Answer<OrderDetails> },
+    OrderDetails { order_id: OrderId, answer: Answer<OrderDetails> },
     /// `bookings`.
     Bookings { event_id: EventId, answer: Answer<Vec<Booking>> },
     /// `claim_reconcile`.
@@ -234,6 +236,7 @@ impl StoreCall {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use booking::model::HoldToken;
 
     fn seat(id: &str, version: i64) -> Seat {
         Seat {
@@ -269,7 +272,7 @@ mod tests {
     #[test]
     fn calls_round_trip_through_json() {
         let call = StoreCall::ReleaseHold {
-            req: ReleaseHold { event_id: "ev".into(), holder_id: "u".into(), hold_token: Uuid::from_u128(7) },
+            req: ReleaseHold { event_id: "ev".into(), holder_id: "u".into(), hold_token: HoldToken::from_u128(7) },
             answer: Err(Refusal::from(&StoreError::NotHolder)),
         };
         let text = serde_json::to_string(&call).unwrap();

@@ -8,8 +8,8 @@ use crate::trace::{
     Trace, TraceKind,
 };
 use booking::model::{
-    Booking, Compensation, CompensationKind, CompensationStatus, Event, Order, OrderStatus, PaymentOp, PaymentStatus,
-    Seat, SeatState, Snapshot,
+    Booking, BookingId, Compensation, CompensationId, CompensationKind, CompensationStatus, Event, HoldToken, Order,
+    OrderId, OrderStatus, PaymentOp, PaymentOpId, PaymentStatus, Seat, SeatId, SeatState, Snapshot,
 };
 use uuid::Uuid;
 
@@ -85,11 +85,11 @@ impl World {
         self.snap.seats.iter_mut().find(|s| s.seat_id == seat_id).expect("fixture seat")
     }
 
-    pub fn order(&self, order_id: Uuid) -> &Order {
+    pub fn order(&self, order_id: OrderId) -> &Order {
         self.snap.orders.iter().find(|o| o.order_id == order_id).expect("fixture order")
     }
 
-    fn order_mut(&mut self, order_id: Uuid) -> &mut Order {
+    fn order_mut(&mut self, order_id: OrderId) -> &mut Order {
         self.snap.orders.iter_mut().find(|o| o.order_id == order_id).expect("fixture order")
     }
 
@@ -130,22 +130,28 @@ impl World {
     }
 
     /// `user` holds `seats` for `ttl_ms` (taking over expired holds). Panics if not holdable.
-    pub fn hold(&mut self, user: &str, seats: &[&str], ttl_ms: i64) -> Uuid {
+    pub fn hold(&mut self, user: &str, seats: &[&str], ttl_ms: i64) -> HoldToken {
         self.hold_answered(user, seats, seats, ttl_ms).2
     }
 
     /// `user` asks for `asked`; the store holds `granted` under a new token
     /// for `ttl_ms` and answers with them (a correct store: `granted == asked`).
     /// Panics if a granted seat is not holdable. Returns (invoke seq, ok seq, token).
-    pub fn hold_answered(&mut self, user: &str, asked: &[&str], granted: &[&str], ttl_ms: i64) -> (u64, u64, Uuid) {
-        let token = self.uuid();
+    pub fn hold_answered(
+        &mut self,
+        user: &str,
+        asked: &[&str],
+        granted: &[&str],
+        ttl_ms: i64,
+    ) -> (u64, u64, HoldToken) {
+        let token = HoldToken::from(self.uuid());
         self.hold_with_token(user, granted, token, ttl_ms);
         let op = ClientOp::Hold {
             event_id: "ev".into(),
-            seat_ids: asked.iter().map(|s| s.to_string()).collect(),
+            seat_ids: asked.iter().map(|s| SeatId::from(*s)).collect(),
             admission: None,
         };
-        let mut sorted: Vec<String> = granted.iter().map(|s| s.to_string()).collect();
+        let mut sorted: Vec<SeatId> = granted.iter().map(|s| SeatId::from(*s)).collect();
         sorted.sort();
         sorted.dedup();
         let res = OpResult::Held { hold_token: token, seat_ids: sorted, expires_at_ms: self.now_ms + ttl_ms };
@@ -156,7 +162,7 @@ impl World {
     /// The store's side of a hold: writes `seats` (cause hold) to `user` under
     /// `token` (possibly one issued before: a broken store) for `ttl_ms`; no
     /// client answer. Panics if a seat is not holdable. Returns the writes' seqs.
-    pub fn hold_with_token(&mut self, user: &str, seats: &[&str], token: Uuid, ttl_ms: i64) -> Vec<u64> {
+    pub fn hold_with_token(&mut self, user: &str, seats: &[&str], token: HoldToken, ttl_ms: i64) -> Vec<u64> {
         let now = self.now_ms;
         let mut seqs = Vec::new();
         for s in seats {
@@ -178,15 +184,15 @@ impl World {
     pub fn hold_refused(&mut self, user: &str, seats: &[&str]) -> u64 {
         let op = ClientOp::Hold {
             event_id: "ev".into(),
-            seat_ids: seats.iter().map(|s| s.to_string()).collect(),
+            seat_ids: seats.iter().map(|s| SeatId::from(*s)).collect(),
             admission: None,
         };
         self.client(user, op, Err("seat-unavailable")).1
     }
 
     /// `user` releases its hold `token`.
-    pub fn release(&mut self, user: &str, token: Uuid) {
-        let seats: Vec<String> =
+    pub fn release(&mut self, user: &str, token: HoldToken) {
+        let seats: Vec<SeatId> =
             self.snap.seats.iter().filter(|s| s.hold_token == Some(token)).map(|s| s.seat_id.clone()).collect();
         for s in &seats {
             self.change_seat(s, ChangeCause::Release, Authority::token(token, user), clear_hold);
@@ -201,7 +207,7 @@ impl World {
     /// The sweeper reclaims every expired hold.
     pub fn sweep(&mut self) -> Vec<u64> {
         let now = self.now_ms;
-        let expired: Vec<String> = self
+        let expired: Vec<SeatId> = self
             .snap
             .seats
             .iter()
@@ -212,9 +218,9 @@ impl World {
     }
 
     /// `user` checks out its hold `token` with `key`: order, payment op, seats pending.
-    pub fn checkout(&mut self, user: &str, token: Uuid, key: &str, payment_ttl_ms: i64) -> Uuid {
+    pub fn checkout(&mut self, user: &str, token: HoldToken, key: &str, payment_ttl_ms: i64) -> OrderId {
         let now = self.now_ms;
-        let seats: Vec<String> =
+        let seats: Vec<SeatId> =
             self.snap.seats.iter().filter(|s| s.hold_token == Some(token)).map(|s| s.seat_id.clone()).collect();
         for s in &seats {
             let seat = self.seat(s);
@@ -223,8 +229,8 @@ impl World {
                 "fixture checkout of a dead hold"
             );
         }
-        let order_id = self.uuid();
-        let payment_op_id = self.uuid();
+        let order_id = OrderId::from(self.uuid());
+        let payment_op_id = PaymentOpId::from(self.uuid());
         let order = Order {
             event_id: "ev".into(),
             order_id,
@@ -265,7 +271,14 @@ impl World {
     }
 
     /// A checkout request (first or retry) answered with `order_id`; returns the answer's seq.
-    pub fn answer_checkout(&mut self, user: &str, token: Uuid, key: &str, order_id: Uuid, replayed: bool) -> u64 {
+    pub fn answer_checkout(
+        &mut self,
+        user: &str,
+        token: HoldToken,
+        key: &str,
+        order_id: OrderId,
+        replayed: bool,
+    ) -> u64 {
         let seats = self.order_seats(order_id);
         let status = self.order(order_id).status;
         let op = ClientOp::Checkout {
@@ -278,11 +291,11 @@ impl World {
         self.client(user, op, Ok(OpResult::CheckedOut { order_id, status, booking_ids: vec![], replayed })).1
     }
 
-    fn order_seats(&self, order_id: Uuid) -> Vec<String> {
+    fn order_seats(&self, order_id: OrderId) -> Vec<SeatId> {
         self.snap.orders.iter().find(|o| o.order_id == order_id).map(|o| o.seat_ids.clone()).unwrap_or_default()
     }
 
-    fn set_order_status(&mut self, order_id: Uuid, status: OrderStatus) -> u64 {
+    fn set_order_status(&mut self, order_id: OrderId, status: OrderStatus) -> u64 {
         let now = self.now_ms;
         let before = self.order(order_id).clone();
         let o = self.order_mut(order_id);
@@ -292,7 +305,7 @@ impl World {
         self.record(TraceKind::OrderChange(OrderChange::new(Some(&before), &after, now)))
     }
 
-    fn op_status(&mut self, order_id: Uuid, status: PaymentStatus) {
+    fn op_status(&mut self, order_id: OrderId, status: PaymentStatus) {
         let op_id = self.order(order_id).payment_op_id;
         let op = self.snap.payment_ops.iter_mut().find(|p| p.payment_op_id == op_id).expect("fixture op");
         op.status = status;
@@ -300,17 +313,17 @@ impl World {
 
     /// The provider charges the order's operation; the store sells (order
     /// still owns its seats) or opens a compensation. Returns the Charged seq.
-    pub fn charge(&mut self, order_id: Uuid) -> u64 {
+    pub fn charge(&mut self, order_id: OrderId) -> u64 {
         let order = self.order(order_id).clone();
         let charged = self.record(TraceKind::Payment(PaymentEvent::Charged {
             payment_op_id: order.payment_op_id,
             amount_cents: order.amount_cents,
-            provider_payment_id: format!("pp-{}", order.payment_op_id.as_u128()),
+            provider_payment_id: format!("pp-{}", order.payment_op_id.as_uuid().as_u128()),
         }));
         self.op_status(order_id, PaymentStatus::Succeeded);
         if order.status.owns_seats() {
             for s in &order.seat_ids {
-                let booking_id = self.uuid();
+                let booking_id = BookingId::from(self.uuid());
                 let now = self.now_ms;
                 self.snap.bookings.push(Booking {
                     event_id: "ev".into(),
@@ -336,11 +349,11 @@ impl World {
     }
 
     /// Opens a compensation for a charged order; returns its id.
-    pub fn open_compensation(&mut self, order: &Order) -> Uuid {
+    pub fn open_compensation(&mut self, order: &Order) -> CompensationId {
         let now = self.now_ms;
         let c = Compensation {
             event_id: "ev".into(),
-            compensation_id: self.uuid(),
+            compensation_id: CompensationId::from(self.uuid()),
             order_id: order.order_id,
             payment_op_id: order.payment_op_id,
             kind: CompensationKind::Refund,
@@ -359,7 +372,7 @@ impl World {
     }
 
     /// The provider declines: seats back to available, order failed.
-    pub fn decline(&mut self, order_id: Uuid) {
+    pub fn decline(&mut self, order_id: OrderId) {
         let order = self.order(order_id).clone();
         self.record(TraceKind::Payment(PaymentEvent::Declined { payment_op_id: order.payment_op_id }));
         self.op_status(order_id, PaymentStatus::Failed);
@@ -370,7 +383,7 @@ impl World {
     }
 
     /// The payment's answer was lost: order reconciling.
-    pub fn unknown(&mut self, order_id: Uuid) {
+    pub fn unknown(&mut self, order_id: OrderId) {
         let op = self.order(order_id).payment_op_id;
         self.record(TraceKind::Payment(PaymentEvent::Unknown { payment_op_id: op, reason: "timeout".into() }));
         self.op_status(order_id, PaymentStatus::Unknown);
@@ -378,7 +391,7 @@ impl World {
     }
 
     /// The unresolved payment's seats are released after its deadline.
-    pub fn release_unresolved(&mut self, order_id: Uuid) {
+    pub fn release_unresolved(&mut self, order_id: OrderId) {
         let order = self.order(order_id).clone();
         for s in &order.seat_ids {
             self.change_seat(s, ChangeCause::UnresolvedReleased, Authority::order(&order), clear_hold);
@@ -391,7 +404,7 @@ impl World {
     /// the order is released at its deadline, and then the charge succeeds
     /// (a late success): a compensation is opened and the order is
     /// compensating. Returns (order, compensation).
-    pub fn late_success_after_release(&mut self, user: &str, seat: &str) -> (Uuid, Uuid) {
+    pub fn late_success_after_release(&mut self, user: &str, seat: &str) -> (OrderId, CompensationId) {
         let t = self.hold(user, &[seat], 60_000);
         let o = self.checkout(user, t, "k", 10_000);
         self.unknown(o);
@@ -404,7 +417,7 @@ impl World {
 
     /// The provider refunds a compensation; it succeeds and the order is compensated.
     /// Returns the Refunded seq.
-    pub fn refund(&mut self, compensation_id: Uuid) -> u64 {
+    pub fn refund(&mut self, compensation_id: CompensationId) -> u64 {
         let c = self.compensation(compensation_id).clone();
         let seq = self.record(TraceKind::Payment(PaymentEvent::Refunded {
             compensation_id,
@@ -418,7 +431,7 @@ impl World {
     /// The store records a compensation succeeded and its order compensated,
     /// whether or not the provider refunded anything (a broken store, unless
     /// a refund came first). Returns the compensation change's seq.
-    pub fn succeed_compensation_without_refund(&mut self, compensation_id: Uuid) -> u64 {
+    pub fn succeed_compensation_without_refund(&mut self, compensation_id: CompensationId) -> u64 {
         let now = self.now_ms;
         let c = self.compensation(compensation_id).clone();
         let cm =
@@ -433,12 +446,12 @@ impl World {
     }
 
     /// A compensation of the final records.
-    pub fn compensation(&self, compensation_id: Uuid) -> &Compensation {
+    pub fn compensation(&self, compensation_id: CompensationId) -> &Compensation {
         self.snap.compensations.iter().find(|c| c.compensation_id == compensation_id).expect("fixture comp")
     }
 
     /// A broken store's record: sets an order's resolution reason (no trace event).
-    pub fn set_resolution_reason(&mut self, order_id: Uuid, reason: Option<&str>) {
+    pub fn set_resolution_reason(&mut self, order_id: OrderId, reason: Option<&str>) {
         self.order_mut(order_id).resolution_reason = reason.map(str::to_owned);
     }
 
@@ -446,7 +459,12 @@ impl World {
     /// succeeded op, second booking). Returns the sale's seq.
     pub fn force_resell(&mut self, seat_id: &str, user: &str) -> u64 {
         let now = self.now_ms;
-        let (order_id, op_id, booking_id, token) = (self.uuid(), self.uuid(), self.uuid(), self.uuid());
+        let (order_id, op_id, booking_id, token) = (
+            OrderId::from(self.uuid()),
+            PaymentOpId::from(self.uuid()),
+            BookingId::from(self.uuid()),
+            HoldToken::from(self.uuid()),
+        );
         let order = Order {
             event_id: "ev".into(),
             order_id,
@@ -510,7 +528,7 @@ impl World {
         self.record(TraceKind::Payment(PaymentEvent::Charged {
             payment_op_id: order.payment_op_id,
             amount_cents: order.amount_cents,
-            provider_payment_id: format!("pp-{}", order.payment_op_id.as_u128()),
+            provider_payment_id: format!("pp-{}", order.payment_op_id.as_uuid().as_u128()),
         }))
     }
 }

@@ -8,7 +8,10 @@
 //! event was recorded; every `store_now_ms` is the store's clock at the write,
 //! the clock that decides expiry. Checkers judge by `store_now_ms`.
 
-use booking::model::{Compensation, CompensationStatus, EventId, Order, OrderStatus, Seat, SeatId, SeatState, UserId};
+use booking::model::{
+    BookingId, Compensation, CompensationId, CompensationStatus, EventId, HoldToken, Order, OrderId, OrderStatus,
+    PaymentOpId, Seat, SeatId, SeatState, UserId,
+};
 use booking::problem_kind::ProblemKind;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -129,9 +132,9 @@ pub enum TraceKind {
     /// `GET /v1/admin/unresolved` serves) as read at the end of the run.
     OperatorList {
         /// The orders listed, in the store's order.
-        order_ids: Vec<Uuid>,
+        order_ids: Vec<OrderId>,
         /// The compensations listed, in the store's order.
-        compensation_ids: Vec<Uuid>,
+        compensation_ids: Vec<CompensationId>,
     },
 }
 
@@ -154,14 +157,14 @@ pub enum ClientOp {
         /// The event.
         event_id: EventId,
         /// The hold's token.
-        hold_token: Uuid,
+        hold_token: HoldToken,
     },
     /// Check out a hold: begin its payment.
     Checkout {
         /// The event.
         event_id: EventId,
         /// The hold's token (possibly stale, possibly another user's).
-        hold_token: Uuid,
+        hold_token: HoldToken,
         /// The seats.
         seat_ids: Vec<SeatId>,
         /// The client's idempotency key; a retry reuses it.
@@ -173,7 +176,7 @@ pub enum ClientOp {
     /// Ask where an order is.
     OrderStatus {
         /// The order.
-        order_id: Uuid,
+        order_id: OrderId,
     },
     /// Read an event's seat map (`?state=`, `If-None-Match`).
     SeatMap {
@@ -233,7 +236,7 @@ pub enum OpResult {
     /// The hold was granted.
     Held {
         /// The new token.
-        hold_token: Uuid,
+        hold_token: HoldToken,
         /// The seats, sorted.
         seat_ids: Vec<SeatId>,
         /// The deadline by the store's clock.
@@ -247,22 +250,22 @@ pub enum OpResult {
     /// The checkout was accepted (or replayed by its idempotency key).
     CheckedOut {
         /// The order.
-        order_id: Uuid,
+        order_id: OrderId,
         /// Its status in the answer.
         status: OrderStatus,
         /// Its bookings, when the answer already carries them.
-        booking_ids: Vec<Uuid>,
+        booking_ids: Vec<BookingId>,
         /// True when the idempotency key found an order committed earlier.
         replayed: bool,
     },
     /// An order's status.
     OrderStatus {
         /// The order.
-        order_id: Uuid,
+        order_id: OrderId,
         /// Its status.
         status: OrderStatus,
         /// Its bookings (confirmed orders).
-        booking_ids: Vec<Uuid>,
+        booking_ids: Vec<BookingId>,
     },
     /// A seat map (or `304 Not Modified`: no seats).
     SeatMap {
@@ -293,11 +296,11 @@ pub use booking::store::SeatWriteCause as ChangeCause;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Authority {
     /// The hold token presented (release, checkout; sale: the order's token).
-    pub token: Option<Uuid>,
+    pub token: Option<HoldToken>,
     /// The user on whose behalf the write was made.
     pub holder: Option<UserId>,
     /// The order presented (sale, payment declined, unresolved release).
-    pub order_id: Option<Uuid>,
+    pub order_id: Option<OrderId>,
     /// The order's payment deadline (unresolved release), store clock.
     pub payment_deadline_at_ms: Option<i64>,
 }
@@ -310,12 +313,12 @@ impl Authority {
 
     /// A new hold by `holder` (no token presented).
     pub fn new_hold(holder: &str) -> Self {
-        Self { holder: Some(holder.to_owned()), ..Self::default() }
+        Self { holder: Some(UserId::from(holder)), ..Self::default() }
     }
 
     /// A hold token presented by `holder` (release, checkout).
-    pub fn token(token: Uuid, holder: &str) -> Self {
-        Self { token: Some(token), holder: Some(holder.to_owned()), ..Self::default() }
+    pub fn token(token: HoldToken, holder: &str) -> Self {
+        Self { token: Some(token), holder: Some(UserId::from(holder)), ..Self::default() }
     }
 
     /// An order acting on its seats (sale, payment declined, unresolved release).
@@ -337,15 +340,15 @@ pub struct SeatImage {
     /// Version.
     pub version: i64,
     /// Hold token.
-    pub hold_token: Option<Uuid>,
+    pub hold_token: Option<HoldToken>,
     /// Holder.
     pub holder_id: Option<UserId>,
     /// Hold deadline, store clock.
     pub hold_expires_at_ms: Option<i64>,
     /// Order reserving or owning the seat.
-    pub order_id: Option<Uuid>,
+    pub order_id: Option<OrderId>,
     /// Booking (sold).
-    pub booking_id: Option<Uuid>,
+    pub booking_id: Option<BookingId>,
 }
 
 impl From<&Seat> for SeatImage {
@@ -428,11 +431,11 @@ pub struct OrderChange {
     /// The event.
     pub event_id: EventId,
     /// The order.
-    pub order_id: Uuid,
+    pub order_id: OrderId,
     /// The buyer.
     pub holder_id: UserId,
     /// Its payment operation.
-    pub payment_op_id: Uuid,
+    pub payment_op_id: PaymentOpId,
     /// Status before (`None`: created).
     pub from: Option<OrderStatus>,
     /// Status after.
@@ -463,11 +466,11 @@ impl OrderChange {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompensationChange {
     /// The compensation.
-    pub compensation_id: Uuid,
+    pub compensation_id: CompensationId,
     /// The order that was charged.
-    pub order_id: Uuid,
+    pub order_id: OrderId,
     /// The payment operation that was charged.
-    pub payment_op_id: Uuid,
+    pub payment_op_id: PaymentOpId,
     /// Status before (`None`: created).
     pub from: Option<CompensationStatus>,
     /// Status after.
@@ -506,7 +509,7 @@ pub enum PaymentEvent {
     /// idempotency records one per payment operation however often it is asked.
     Charged {
         /// The payment operation (the provider's idempotency key).
-        payment_op_id: Uuid,
+        payment_op_id: PaymentOpId,
         /// Amount, in cents.
         amount_cents: i64,
         /// The provider's payment id.
@@ -515,30 +518,30 @@ pub enum PaymentEvent {
     /// The provider declined; nothing taken.
     Declined {
         /// The payment operation.
-        payment_op_id: Uuid,
+        payment_op_id: PaymentOpId,
     },
     /// The caller got no usable answer (timeout, 5xx): the outcome is unknown to it.
     Unknown {
         /// The payment operation.
-        payment_op_id: Uuid,
+        payment_op_id: PaymentOpId,
         /// Why.
         reason: String,
     },
     /// Money went back. Recorded once per real refund/void.
     Refunded {
         /// The compensation (the provider's idempotency key for the refund).
-        compensation_id: Uuid,
+        compensation_id: CompensationId,
         /// The payment operation refunded.
-        payment_op_id: Uuid,
+        payment_op_id: PaymentOpId,
         /// Amount, in cents.
         amount_cents: i64,
     },
     /// A refund/void attempt failed; nothing went back.
     RefundFailed {
         /// The compensation.
-        compensation_id: Uuid,
+        compensation_id: CompensationId,
         /// The payment operation.
-        payment_op_id: Uuid,
+        payment_op_id: PaymentOpId,
         /// The provider's error.
         reason: String,
     },
@@ -546,7 +549,7 @@ pub enum PaymentEvent {
     /// traced where it answers (the simulator's provider host).
     Read {
         /// The payment operation asked about.
-        payment_op_id: Uuid,
+        payment_op_id: PaymentOpId,
         /// The status it answered (`processing`, `succeeded`, `failed`,
         /// ...); `None`: it had no record of the payment (`404`).
         status: Option<String>,
@@ -554,7 +557,7 @@ pub enum PaymentEvent {
     /// A callback (webhook) reached the service.
     CallbackDelivered {
         /// The payment operation.
-        payment_op_id: Uuid,
+        payment_op_id: PaymentOpId,
         /// What the callback says.
         status: booking::model::PaymentStatus,
         /// A repeat of a callback already delivered.

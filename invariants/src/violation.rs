@@ -1,10 +1,9 @@
 //! What a checker reports: the invariant broken, the record it concerns, and
 //! the trace events that witness it.
 
-use booking::model::{EventId, SeatId, UserId};
+use booking::model::{CompensationId, EventId, HoldToken, OrderId, PaymentOpId, SeatId, UserId};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use uuid::Uuid;
 
 /// The invariants, with stable names (used in reports, JSON and scenario files).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -183,17 +182,17 @@ pub enum Subject {
     /// An order.
     Order {
         /// The order.
-        order_id: Uuid,
+        order_id: OrderId,
     },
     /// A payment operation.
     PaymentOp {
         /// The operation.
-        payment_op_id: Uuid,
+        payment_op_id: PaymentOpId,
     },
     /// A compensation.
     Compensation {
         /// The compensation.
-        compensation_id: Uuid,
+        compensation_id: CompensationId,
     },
     /// A client's idempotency key (scoped to event and holder, as the store scopes it).
     IdempotencyKey {
@@ -226,7 +225,7 @@ pub enum Subject {
         /// The event.
         event_id: EventId,
         /// The token.
-        hold_token: Uuid,
+        hold_token: HoldToken,
     },
     /// A client's request.
     Request {
@@ -245,7 +244,7 @@ pub enum Subject {
 impl Subject {
     /// A seat subject.
     pub fn seat(event_id: &str, seat_id: &str) -> Self {
-        Subject::Seat { event_id: event_id.to_owned(), seat_id: seat_id.to_owned() }
+        Subject::Seat { event_id: EventId::from(event_id), seat_id: SeatId::from(seat_id) }
     }
 }
 

@@ -57,7 +57,7 @@ fn measure(
     let store = Arc::new(MemStore::new(Arc::new(SimClock::new(0)), Arc::new(SeededIds::new(42))));
     futures::executor::block_on(store.create_event(&CreateEvent {
         event_id: "e1".into(),
-        seat_ids: (0..SEATS).map(|s| format!("s{s:05}")).collect(),
+        seat_ids: (0..SEATS).map(|s| format!("s{s:05}").into()).collect(),
         price_cents: 100,
     }))
     .expect("valid event");
@@ -65,7 +65,7 @@ fn measure(
     for seat in 0..SEATS - 10 {
         futures::executor::block_on(store.acquire_hold(&AcquireHold {
             event_id: "e1".into(),
-            seat_ids: vec![format!("s{seat:05}")],
+            seat_ids: vec![format!("s{seat:05}").into()],
             holder_id: "early-bird".into(),
             ttl_ms: MAX_HOLD_TTL_MS,
             max_held_seats: None,
@@ -102,7 +102,7 @@ fn measure(
         let mut set = tokio::task::JoinSet::new();
         for u in 0..users {
             let token = auth.issue(&Claims {
-                sub: format!("u{u}"),
+                sub: format!("u{u}").into(),
                 events: vec!["*".into()],
                 exp_ms: EPOCH_MS + 365 * 86_400_000,
                 admin: false,

@@ -307,8 +307,8 @@ async fn pgstore(hot: bool, clients: usize, duration_s: u64, db_url: &str, pool:
                 while Instant::now() < deadline {
                     let req = AcquireHold {
                         event_id: EVENT.into(),
-                        seat_ids: vec![seat(rng.random_range(0..n))],
-                        holder_id: format!("u{c}"),
+                        seat_ids: vec![seat(rng.random_range(0..n)).into()],
+                        holder_id: format!("u{c}").into(),
                         ttl_ms: HOLD_TTL_MS,
                         max_held_seats: None,
                     };
@@ -438,7 +438,7 @@ async fn fresh_db(admin_url: &str) -> Result<(String, String, sqlx::PgPool), Str
     store
         .create_event(&CreateEvent {
             event_id: EVENT.into(),
-            seat_ids: (0..SEATS).map(seat).collect(),
+            seat_ids: (0..SEATS).map(|i| seat(i).into()).collect(),
             price_cents: 2_500,
         })
         .await

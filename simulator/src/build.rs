@@ -26,6 +26,7 @@ use booking::http::auth::{Authenticator, Claims};
 use booking::http::cache::{MemCache, NoCache, SeatMapCache};
 use booking::http::{ServiceConfig, serve};
 use booking::ids::SeededIds;
+use booking::model::{EventId, SeatId, UserId};
 use booking::payment::http_provider::HttpProvider;
 use booking::service::{Service, ServiceParts};
 use booking::store::{CreateEvent, MemStore, Store};
@@ -201,7 +202,7 @@ fn seat_map_cache(cfg: &WorldConfig, recorder: &Recorder) -> (Arc<MemCache>, Cac
 /// The rooms every service host shares (outside them, as one Redis is) and
 /// their record (outside them, as PostgreSQL is), one room opened per event
 /// under the waiting-room secret's lottery seeds.
-fn open_rooms(r: &RoomWorld, events: &[(String, Vec<String>)], rooms: Arc<RecordingRooms>) -> SharedRooms {
+fn open_rooms(r: &RoomWorld, events: &[(EventId, Vec<SeatId>)], rooms: Arc<RecordingRooms>) -> SharedRooms {
     let rooms: Arc<dyn Rooms> = rooms;
     let records: Arc<dyn RoomRecords> = Arc::new(MemRoomRecords::new());
     let opener = WaitingRoom::new(
@@ -230,9 +231,14 @@ fn open_rooms(r: &RoomWorld, events: &[(String, Vec<String>)], rooms: Arc<Record
 type SharedRooms = (Arc<dyn Rooms>, Arc<dyn RoomRecords>);
 
 /// The scenario's events (`ev0`, ...) and their seats (`s00000`, ..., in order).
-fn event_seats(cfg: &WorldConfig) -> Vec<(String, Vec<String>)> {
+fn event_seats(cfg: &WorldConfig) -> Vec<(EventId, Vec<SeatId>)> {
     (0..cfg.events)
-        .map(|e| (format!("ev{e}"), (0..cfg.seats_per_event).map(|s| format!("s{s:05}")).collect()))
+        .map(|e| {
+            (
+                EventId::from(format!("ev{e}")),
+                (0..cfg.seats_per_event).map(|s| SeatId::from(format!("s{s:05}"))).collect(),
+            )
+        })
         .collect()
 }
 
@@ -243,7 +249,7 @@ fn seeded_store(
     seed: u64,
     clock: &SimClock,
     recorder: &Recorder,
-    events: &[(String, Vec<String>)],
+    events: &[(EventId, Vec<SeatId>)],
     down: &Arc<AtomicBool>,
 ) -> Arc<dyn Store> {
     let faults = cfg.plant.map(Faults::planting).unwrap_or_default();
@@ -372,7 +378,7 @@ fn waiting_room_parts(
 
 /// What every user of the world does: the scenario's params, the world's
 /// events, no new flow after the fault phase.
-fn world_params(cfg: &WorldConfig, events: &[(String, Vec<String>)]) -> crate::user::UserParams {
+fn world_params(cfg: &WorldConfig, events: &[(EventId, Vec<SeatId>)]) -> crate::user::UserParams {
     let mut params = cfg.user.clone();
     params.events = Arc::new(events.to_vec());
     params.active_until_ms = cfg.fault_ms;
@@ -382,7 +388,7 @@ fn world_params(cfg: &WorldConfig, events: &[(String, Vec<String>)]) -> crate::u
 /// A user's bearer token: every event, longer than any run, a priority tier if a member.
 fn user_token(auth: &Authenticator, user: &str, tier: Option<u8>) -> String {
     auth.issue(&Claims {
-        sub: user.to_string(),
+        sub: UserId::from(user),
         events: vec!["*".into()],
         exp_ms: EPOCH_MS + USER_TOKEN_TTL_MS,
         admin: false,
@@ -397,7 +403,7 @@ fn install_users(
     cfg: &WorldConfig,
     seed: u64,
     services: &[String],
-    events: &[(String, Vec<String>)],
+    events: &[(EventId, Vec<SeatId>)],
     recorder: &Recorder,
 ) {
     let auth = Authenticator::new(TOKEN_SECRET, Arc::new(SimClock::new(0)));
@@ -445,7 +451,7 @@ fn install_room_users(
     room: &RoomWorld,
     seed: u64,
     services: &[String],
-    events: &[(String, Vec<String>)],
+    events: &[(EventId, Vec<SeatId>)],
     recorder: &Recorder,
 ) {
     let auth = Authenticator::new(TOKEN_SECRET, Arc::new(SimClock::new(0)));
@@ -493,7 +499,7 @@ fn install_probers(
     cfg: &WorldConfig,
     seed: u64,
     services: &[String],
-    events: &[(String, Vec<String>)],
+    events: &[(EventId, Vec<SeatId>)],
     recorder: &Recorder,
 ) {
     if cfg.probers == 0 {
@@ -528,7 +534,7 @@ fn install_probers(
 /// timing it aims with, and the faults it meets.
 fn prober_kit(
     cfg: &WorldConfig,
-    events: &[(String, Vec<String>)],
+    events: &[(EventId, Vec<SeatId>)],
     auth: &Authenticator,
     user: &str,
 ) -> crate::prober::ProberKit {

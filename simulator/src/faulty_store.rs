@@ -6,12 +6,12 @@
 
 use async_trait::async_trait;
 use booking::model::{
-    Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, SeatId, SeatState, Snapshot,
+    Booking, Compensation, CompensationId, EventId, Order, OrderId, OutboxEvent, OutboxId, PaymentOp, PaymentOpId,
+    Seat, SeatId, SeatState, Snapshot,
 };
 use booking::store::*;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use uuid::Uuid;
 
 /// What every call answers during an outage.
 pub const OUTAGE: &str = "the store is unreachable (simulated outage)";
@@ -63,15 +63,15 @@ impl Store for FaultyStore {
         self.up()?;
         self.inner.record_payment_success(req).await
     }
-    async fn record_payment_failure(&self, id: Uuid, reason: &str) -> Result<Recorded<Order>, StoreError> {
+    async fn record_payment_failure(&self, id: PaymentOpId, reason: &str) -> Result<Recorded<Order>, StoreError> {
         self.up()?;
         self.inner.record_payment_failure(id, reason).await
     }
-    async fn record_payment_unknown(&self, id: Uuid, error: &str) -> Result<Order, StoreError> {
+    async fn record_payment_unknown(&self, id: PaymentOpId, error: &str) -> Result<Order, StoreError> {
         self.up()?;
         self.inner.record_payment_unknown(id, error).await
     }
-    async fn release_unresolved_payment(&self, id: Uuid, reason: &str) -> Result<Order, StoreError> {
+    async fn release_unresolved_payment(&self, id: PaymentOpId, reason: &str) -> Result<Order, StoreError> {
         self.up()?;
         self.inner.release_unresolved_payment(id, reason).await
     }
@@ -79,15 +79,25 @@ impl Store for FaultyStore {
         self.up()?;
         self.inner.claim_outbox(limit, lease_ms).await
     }
-    async fn complete_outbox(&self, event_id: &EventId, outbox_id: Uuid) -> Result<(), StoreError> {
+    async fn complete_outbox(&self, event_id: &EventId, outbox_id: OutboxId) -> Result<(), StoreError> {
         self.up()?;
         self.inner.complete_outbox(event_id, outbox_id).await
     }
-    async fn retry_outbox(&self, event_id: &EventId, id: Uuid, error: &str, after_ms: i64) -> Result<(), StoreError> {
+    async fn retry_outbox(
+        &self,
+        event_id: &EventId,
+        id: OutboxId,
+        error: &str,
+        after_ms: i64,
+    ) -> Result<(), StoreError> {
         self.up()?;
         self.inner.retry_outbox(event_id, id, error, after_ms).await
     }
-    async fn start_compensation_attempt(&self, id: Uuid, lease_ms: i64) -> Result<CompensationAttempt, StoreError> {
+    async fn start_compensation_attempt(
+        &self,
+        id: CompensationId,
+        lease_ms: i64,
+    ) -> Result<CompensationAttempt, StoreError> {
         self.up()?;
         self.inner.start_compensation_attempt(id, lease_ms).await
     }
@@ -95,7 +105,7 @@ impl Store for FaultyStore {
         self.up()?;
         self.inner.finish_compensation_attempt(req).await
     }
-    async fn compensation(&self, id: Uuid) -> Result<Compensation, StoreError> {
+    async fn compensation(&self, id: CompensationId) -> Result<Compensation, StoreError> {
         self.up()?;
         self.inner.compensation(id).await
     }
@@ -115,19 +125,19 @@ impl Store for FaultyStore {
         self.up()?;
         self.inner.seats_in_state(event_id, state).await
     }
-    async fn order(&self, id: Uuid) -> Result<Order, StoreError> {
+    async fn order(&self, id: OrderId) -> Result<Order, StoreError> {
         self.up()?;
         self.inner.order(id).await
     }
-    async fn payment_op(&self, id: Uuid) -> Result<PaymentOp, StoreError> {
+    async fn payment_op(&self, id: PaymentOpId) -> Result<PaymentOp, StoreError> {
         self.up()?;
         self.inner.payment_op(id).await
     }
-    async fn compensations_for_order(&self, id: Uuid) -> Result<Vec<Compensation>, StoreError> {
+    async fn compensations_for_order(&self, id: OrderId) -> Result<Vec<Compensation>, StoreError> {
         self.up()?;
         self.inner.compensations_for_order(id).await
     }
-    async fn order_details(&self, id: Uuid) -> Result<OrderDetails, StoreError> {
+    async fn order_details(&self, id: OrderId) -> Result<OrderDetails, StoreError> {
         self.up()?;
         self.inner.order_details(id).await
     }

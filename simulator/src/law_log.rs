@@ -5,6 +5,7 @@
 use crate::recorder::Recorder;
 use booking::admission::controller::{Decision, Signals};
 use booking::admission::law_log::LawLog;
+use booking::model::EventId;
 use invariants::trace::RoomEvent;
 
 /// The law log of one life of one service host.
@@ -25,7 +26,7 @@ impl TracedLawLog {
 impl LawLog for TracedLawLog {
     fn ran(&self, event_id: &str, now_ms: i64, s: &Signals, d: &Decision) {
         self.recorder.room(RoomEvent::LawRan {
-            event_id: event_id.to_string(),
+            event_id: EventId::from(event_id),
             instance: self.instance.clone(),
             life: self.life,
             now_ms,
@@ -39,7 +40,7 @@ impl LawLog for TracedLawLog {
 
     fn session_ended(&self, event_id: &str, duration_ms: u64) {
         self.recorder.room(RoomEvent::LawLearnt {
-            event_id: event_id.to_string(),
+            event_id: EventId::from(event_id),
             instance: self.instance.clone(),
             life: self.life,
             duration_ms,

@@ -12,6 +12,7 @@ use crate::sim_clock::SimClock;
 use async_trait::async_trait;
 use booking::fake_provider::webhook_sender::{HttpWebhookTransport, WebhookTransport};
 use booking::fake_provider::{FakeProvider, Faults, app};
+use booking::model::{CompensationId, PaymentOpId};
 use bytes::Bytes;
 use invariants::trace::PaymentEvent;
 use std::sync::Arc;
@@ -64,7 +65,7 @@ fn traced_reads(router: axum::Router, recorder: Recorder) -> axum::Router {
                 _ => None,
             };
             if let Some(status) = status {
-                recorder.payment(PaymentEvent::Read { payment_op_id, status });
+                recorder.payment(PaymentEvent::Read { payment_op_id: PaymentOpId::from(payment_op_id), status });
             }
             axum::response::Response::from_parts(parts, axum::body::Body::from(bytes))
         }
@@ -120,13 +121,13 @@ pub fn install(
 /// key order — as trace events (the simulator's and chaos mode's).
 pub fn ledger_events(ledger: &booking::fake_provider::Ledger) -> Vec<PaymentEvent> {
     let charges = ledger.payments.iter().filter(|p| p.status == "succeeded").map(|p| PaymentEvent::Charged {
-        payment_op_id: p.idempotency_key,
+        payment_op_id: PaymentOpId::from(p.idempotency_key),
         amount_cents: p.amount_cents,
         provider_payment_id: p.id.clone(),
     });
     let refunds = ledger.refunds.iter().map(|r| PaymentEvent::Refunded {
-        compensation_id: r.idempotency_key,
-        payment_op_id: r.payment_key,
+        compensation_id: CompensationId::from(r.idempotency_key),
+        payment_op_id: PaymentOpId::from(r.payment_key),
         amount_cents: r.amount_cents,
     });
     charges.chain(refunds).collect()

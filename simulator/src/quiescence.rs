@@ -82,14 +82,14 @@ mod tests {
     #[test]
     fn open_compensations_and_pending_dispatches_are_busy() {
         use booking::model::{Compensation, OutboxEvent, OutboxKind};
-        let ev = "ev0".to_string();
+        let ev = booking::model::EventId::from("ev0");
         let id = |n: u128| uuid::Uuid::from_u128(n);
         let mut s = snap(vec![seat(SeatState::Sold)]);
-        s.compensations.push(Compensation::requested_refund(&ev, id(1), id(2), id(3), 5_000, 0));
+        s.compensations.push(Compensation::requested_refund(&ev, id(1).into(), id(2).into(), id(3).into(), 5_000, 0));
         assert_eq!(store_busy(&s), Some("a compensation is open"));
         s.compensations[0].status = CompensationStatus::Failed;
         assert_eq!(store_busy(&s), None, "a failed compensation is flagged for operators: settled");
-        s.outbox.push(OutboxEvent::pending(&ev, id(4), OutboxKind::Charge, id(5), 0));
+        s.outbox.push(OutboxEvent::pending(&ev, id(4).into(), OutboxKind::Charge, id(5), 0));
         assert_eq!(store_busy(&s), Some("a dispatch event is pending"));
         s.outbox[0].status = OutboxStatus::Done;
         assert_eq!(store_busy(&s), None);

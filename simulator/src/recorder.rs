@@ -2,7 +2,7 @@
 //! and the store (as a [`StoreObserver`]) append to, in the order things
 //! happen in the single-threaded simulation.
 
-use booking::model::{Compensation, Order, Seat};
+use booking::model::{Compensation, CompensationId, EventId, Order, OrderId, Seat, UserId};
 use booking::store::{Presented, SeatWriteCause, StoreObserver};
 use invariants::trace::{
     Authority, ClientOp, CompensationChange, FaultKind, OpId, OpResult, OrderChange, PaymentEvent, PhaseMark,
@@ -64,7 +64,7 @@ impl Recorder {
             g.next_op_id += 1;
             g.next_op_id
         };
-        self.push(Self::now_ms(), TraceKind::Invoke { op_id, client: client.to_string(), op, host });
+        self.push(Self::now_ms(), TraceKind::Invoke { op_id, client: UserId::from(client), op, host });
         op_id
     }
 
@@ -123,11 +123,11 @@ impl Recorder {
     /// Records a seat map served from the cache now: the store version it
     /// shows, or `None` for a poisoned entry.
     pub fn seat_map_cached(&self, event_id: &str, version_sum: Option<i64>) {
-        self.push(Self::now_ms(), TraceKind::SeatMapCached { event_id: event_id.to_string(), version_sum });
+        self.push(Self::now_ms(), TraceKind::SeatMapCached { event_id: EventId::from(event_id), version_sum });
     }
 
     /// Records the operators' list as read at the end of the run.
-    pub fn operator_list(&self, order_ids: Vec<uuid::Uuid>, compensation_ids: Vec<uuid::Uuid>) {
+    pub fn operator_list(&self, order_ids: Vec<OrderId>, compensation_ids: Vec<CompensationId>) {
         self.push(Self::now_ms(), TraceKind::OperatorList { order_ids, compensation_ids });
     }
 

@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use booking::admission::room::{
     Admitted, Gauge, LotteryRecord, MemRooms, Place, RoomError, RoomImage, RoomSpec, Rooms, SessionEnd,
 };
+use booking::model::{EventId, OrderId, UserId};
 use invariants::trace::RoomEvent;
 use std::sync::atomic::{AtomicBool, Ordering};
 use uuid::Uuid;
@@ -54,7 +55,7 @@ impl Rooms for RecordingRooms {
         self.inner.open(event_id, spec, seed).await?;
         if first {
             self.recorder.room(RoomEvent::Opened {
-                event_id: event_id.to_string(),
+                event_id: EventId::from(event_id),
                 policy: spec.policy,
                 target_active_sessions: spec.target_active_sessions,
                 opens_at_ms: spec.opens_at_ms,
@@ -83,8 +84,8 @@ impl Rooms for RecordingRooms {
         let arrived = before == Place::NotJoined || (matches!(before, Place::Admitted { .. }) && before != place);
         if arrived {
             self.recorder.room(RoomEvent::Joined {
-                event_id: event_id.to_string(),
-                user: user_id.to_string(),
+                event_id: EventId::from(event_id),
+                user: UserId::from(user_id),
                 tier,
                 now_ms,
             });
@@ -102,14 +103,14 @@ impl Rooms for RecordingRooms {
         let pass = self.inner.admit(event_id, n, rate_per_s, now_ms).await?;
         for (user, session) in &pass.admitted {
             self.recorder.room(RoomEvent::Admitted {
-                event_id: event_id.to_string(),
+                event_id: EventId::from(event_id),
                 user: user.clone(),
                 session_id: session.session_id,
                 expires_at_ms: session.expires_at_ms,
             });
         }
         self.recorder.room(RoomEvent::Pass {
-            event_id: event_id.to_string(),
+            event_id: EventId::from(event_id),
             asked: n,
             admitted: u32::try_from(pass.admitted.len()).unwrap_or(u32::MAX),
             active: pass.active,
@@ -132,8 +133,8 @@ impl Rooms for RecordingRooms {
         let ended = self.inner.end_session(event_id, user_id, session_id, why, now_ms).await?;
         if ended.is_some() {
             self.recorder.room(RoomEvent::Ended {
-                event_id: event_id.to_string(),
-                user: user_id.to_string(),
+                event_id: EventId::from(event_id),
+                user: UserId::from(user_id),
                 session_id,
                 how: why,
             });
@@ -146,15 +147,15 @@ impl Rooms for RecordingRooms {
         event_id: &str,
         user_id: &str,
         session_id: Uuid,
-        order_id: Uuid,
+        order_id: OrderId,
         now_ms: i64,
     ) -> Result<bool, RoomError> {
         self.up()?;
         let reopened = self.inner.reopen(event_id, user_id, session_id, order_id, now_ms).await?;
         if reopened {
             self.recorder.room(RoomEvent::Reopened {
-                event_id: event_id.to_string(),
-                user: user_id.to_string(),
+                event_id: EventId::from(event_id),
+                user: UserId::from(user_id),
                 session_id,
             });
         }
@@ -171,7 +172,7 @@ impl Rooms for RecordingRooms {
         let already = self.inner.place(event_id, "").await?.1.sold_out;
         self.inner.sell_out(event_id).await?;
         if !already {
-            self.recorder.room(RoomEvent::SoldOut { event_id: event_id.to_string() });
+            self.recorder.room(RoomEvent::SoldOut { event_id: EventId::from(event_id) });
         }
         Ok(())
     }

@@ -10,6 +10,7 @@
 //! The decisions come from a generator of their own, so a user's other
 //! choices are the same whether or not it revalidates.
 
+use booking::model::SeatId;
 use invariants::model::http::conditional::MAX_BYTES as MAX_IF_NONE_MATCH_BYTES;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -37,7 +38,7 @@ const SEED_SALT: u64 = 0x5EE0_3A95_C0DE_7A65;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SeatSeen {
     /// The seat.
-    pub seat_id: String,
+    pub seat_id: SeatId,
     /// `None`: available; `Some(ms)`: held until then (store-clock ms).
     pub held_until_ms: Option<i64>,
 }

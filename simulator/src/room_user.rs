@@ -14,6 +14,7 @@
 
 use crate::recorder::Recorder;
 use crate::user::{Actor, UserParams};
+use booking::model::{EventId, SeatId, UserId};
 use booking::problem_kind::ProblemKind;
 use invariants::trace::{ClientOp, OpResult, RoomEvent};
 use rand::Rng;
@@ -35,7 +36,7 @@ pub const MAX_SHARED_ADMISSIONS: usize = 4_096;
 
 /// Admission tokens users were given, shared by a world's users: the pool a
 /// bypassing user borrows from (a leaked link).
-pub type SharedAdmissions = Arc<Mutex<Vec<(String, String, String)>>>;
+pub type SharedAdmissions = Arc<Mutex<Vec<(String, EventId, String)>>>;
 
 /// A world's waiting room: one in front of every event, opened before the run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -123,7 +124,11 @@ impl Actor {
                 return None;
             }
             let standing = self.queue_call(if joined { "GET" } else { "POST" }, event_id).await;
-            let told = |admitted| RoomEvent::Told { event_id: event_id.to_string(), user: self.user.clone(), admitted };
+            let told = |admitted| RoomEvent::Told {
+                event_id: EventId::from(event_id),
+                user: UserId::from(self.user.clone()),
+                admitted,
+            };
             let wait_ms = match standing {
                 Some(Standing::Admitted(token)) => {
                     self.recorder.room(told(true));
@@ -245,12 +250,12 @@ impl Actor {
         &mut self,
         p: &UserParams,
         event_id: &str,
-        seats: &[String],
+        seats: &[SeatId],
         admission: &str,
         shared: &SharedAdmissions,
     ) {
-        let hold_on = |event: &str, seats: &[String]| ClientOp::Hold {
-            event_id: event.to_string(),
+        let hold_on = |event: &str, seats: &[SeatId]| ClientOp::Hold {
+            event_id: EventId::from(event),
             seat_ids: vec![seats[0].clone()],
             admission: None,
         };

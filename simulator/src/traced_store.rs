@@ -11,12 +11,12 @@ use crate::recorder::Recorder;
 use async_trait::async_trait;
 use booking::clock::Clock;
 use booking::model::{
-    Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, SeatId, SeatState, Snapshot,
+    Booking, Compensation, CompensationId, EventId, Order, OrderId, OutboxEvent, OutboxId, PaymentOp, PaymentOpId,
+    Seat, SeatId, SeatState, Snapshot,
 };
 use booking::store::*;
 use invariants::store_call::{SeatsDigest, StoreCall, answer_of};
 use std::sync::Arc;
-use uuid::Uuid;
 
 /// A store whose every call is traced.
 pub struct TracedStore {
@@ -80,7 +80,11 @@ impl Store for TracedStore {
         r
     }
 
-    async fn record_payment_failure(&self, payment_op_id: Uuid, reason: &str) -> Result<Recorded<Order>, StoreError> {
+    async fn record_payment_failure(
+        &self,
+        payment_op_id: PaymentOpId,
+        reason: &str,
+    ) -> Result<Recorded<Order>, StoreError> {
         let r = self.inner.record_payment_failure(payment_op_id, reason).await;
         self.record(StoreCall::PaymentFailure {
             payment_op_id,
@@ -90,7 +94,7 @@ impl Store for TracedStore {
         r
     }
 
-    async fn record_payment_unknown(&self, payment_op_id: Uuid, error: &str) -> Result<Order, StoreError> {
+    async fn record_payment_unknown(&self, payment_op_id: PaymentOpId, error: &str) -> Result<Order, StoreError> {
         let r = self.inner.record_payment_unknown(payment_op_id, error).await;
         self.record(StoreCall::PaymentUnknown {
             payment_op_id,
@@ -100,7 +104,7 @@ impl Store for TracedStore {
         r
     }
 
-    async fn release_unresolved_payment(&self, payment_op_id: Uuid, reason: &str) -> Result<Order, StoreError> {
+    async fn release_unresolved_payment(&self, payment_op_id: PaymentOpId, reason: &str) -> Result<Order, StoreError> {
         let r = self.inner.release_unresolved_payment(payment_op_id, reason).await;
         let answer = answer_of(&r, Clone::clone);
         self.record(StoreCall::ReleaseUnresolved { payment_op_id, reason: reason.into(), answer });
@@ -113,7 +117,7 @@ impl Store for TracedStore {
         r
     }
 
-    async fn complete_outbox(&self, event_id: &EventId, outbox_id: Uuid) -> Result<(), StoreError> {
+    async fn complete_outbox(&self, event_id: &EventId, outbox_id: OutboxId) -> Result<(), StoreError> {
         let r = self.inner.complete_outbox(event_id, outbox_id).await;
         self.record(StoreCall::CompleteOutbox { event_id: event_id.clone(), outbox_id, answer: answer_of(&r, |_| ()) });
         r
@@ -122,7 +126,7 @@ impl Store for TracedStore {
     async fn retry_outbox(
         &self,
         event_id: &EventId,
-        outbox_id: Uuid,
+        outbox_id: OutboxId,
         error: &str,
         retry_after_ms: i64,
     ) -> Result<(), StoreError> {
@@ -140,7 +144,7 @@ impl Store for TracedStore {
 
     async fn start_compensation_attempt(
         &self,
-        compensation_id: Uuid,
+        compensation_id: CompensationId,
         attempt_lease_ms: i64,
     ) -> Result<CompensationAttempt, StoreError> {
         let r = self.inner.start_compensation_attempt(compensation_id, attempt_lease_ms).await;
@@ -155,7 +159,7 @@ impl Store for TracedStore {
         r
     }
 
-    async fn compensation(&self, compensation_id: Uuid) -> Result<Compensation, StoreError> {
+    async fn compensation(&self, compensation_id: CompensationId) -> Result<Compensation, StoreError> {
         let r = self.inner.compensation(compensation_id).await;
         self.record(StoreCall::Compensation { compensation_id, answer: answer_of(&r, Clone::clone) });
         r
@@ -187,25 +191,25 @@ impl Store for TracedStore {
         r
     }
 
-    async fn order(&self, order_id: Uuid) -> Result<Order, StoreError> {
+    async fn order(&self, order_id: OrderId) -> Result<Order, StoreError> {
         let r = self.inner.order(order_id).await;
         self.record(StoreCall::Order { order_id, answer: answer_of(&r, Clone::clone) });
         r
     }
 
-    async fn payment_op(&self, payment_op_id: Uuid) -> Result<PaymentOp, StoreError> {
+    async fn payment_op(&self, payment_op_id: PaymentOpId) -> Result<PaymentOp, StoreError> {
         let r = self.inner.payment_op(payment_op_id).await;
         self.record(StoreCall::PaymentOp { payment_op_id, answer: answer_of(&r, Clone::clone) });
         r
     }
 
-    async fn compensations_for_order(&self, order_id: Uuid) -> Result<Vec<Compensation>, StoreError> {
+    async fn compensations_for_order(&self, order_id: OrderId) -> Result<Vec<Compensation>, StoreError> {
         let r = self.inner.compensations_for_order(order_id).await;
         self.record(StoreCall::CompensationsForOrder { order_id, answer: answer_of(&r, Clone::clone) });
         r
     }
 
-    async fn order_details(&self, order_id: Uuid) -> Result<OrderDetails, StoreError> {
+    async fn order_details(&self, order_id: OrderId) -> Result<OrderDetails, StoreError> {
         let r = self.inner.order_details(order_id).await;
         self.record(StoreCall::OrderDetails { order_id, answer: answer_of(&r, Clone::clone) });
         r

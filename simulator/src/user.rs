@@ -8,7 +8,7 @@ use crate::recorder::Recorder;
 use crate::revalidation::SeatSeen;
 use booking::http::api::{HoldView, OrderView, ReleaseView};
 use booking::http::problem::Problem;
-use booking::model::SeatState;
+use booking::model::{EventId, HoldToken, SeatId, SeatState};
 use booking::problem_kind::ProblemKind;
 use invariants::trace::{ClientOp, FaultKind, OpResult};
 use rand::{Rng, SeedableRng};
@@ -17,11 +17,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use uuid::Uuid;
 
 /// Up to `n` adjacent seats of `seats` (the event's, in order) starting at
 /// `first`, which must be one of them.
-fn adjacent_run(seats: &[String], first: &str, n: usize) -> Vec<String> {
+fn adjacent_run(seats: &[SeatId], first: &str, n: usize) -> Vec<SeatId> {
     let start = seats.iter().position(|s| s == first).expect("available seats are seats of the event");
     seats[start..(start + n).min(seats.len())].to_vec()
 }
@@ -47,7 +46,7 @@ pub const STALE_AS_CHECKOUT_SHARE: f64 = 0.75;
 #[derive(Debug, Clone)]
 pub struct UserParams {
     /// Events and their seats (sorted), shared by every user of a world.
-    pub events: Arc<Vec<(String, Vec<String>)>>,
+    pub events: Arc<Vec<(EventId, Vec<SeatId>)>>,
     /// Per event, the hot seats most users want.
     pub hot_seats: usize,
     /// Share of selections made in the hot set.
@@ -118,7 +117,7 @@ impl SeatRead<'_> {
             SeatState::Held => Some(self.hold_expires_at_ms?),
             SeatState::PaymentPending | SeatState::Sold => return None,
         };
-        Some(SeatSeen { seat_id: self.seat_id.to_string(), held_until_ms })
+        Some(SeatSeen { seat_id: SeatId::from(self.seat_id.as_ref()), held_until_ms })
     }
 }
 
@@ -128,11 +127,11 @@ pub struct SeenHold {
     /// Who holds it.
     pub owner: String,
     /// The event.
-    pub event_id: String,
+    pub event_id: EventId,
     /// The token.
-    pub token: Uuid,
+    pub token: HoldToken,
     /// The seats.
-    pub seat_ids: Vec<String>,
+    pub seat_ids: Vec<SeatId>,
 }
 
 /// Holds seen by anyone, shared by every user of a world (bounded).
@@ -325,11 +324,11 @@ impl Actor {
     /// rush re-polls; otherwise the whole map, as a user's first look. A
     /// view read before may be revalidated ([`crate::revalidation`]): a
     /// `304` answers with the remembered map.
-    pub(crate) async fn browse(&mut self, event_id: &str, available_only: bool) -> Option<Vec<String>> {
+    pub(crate) async fn browse(&mut self, event_id: &str, available_only: bool) -> Option<Vec<SeatId>> {
         let host = self.home;
         let state = available_only.then_some(SeatState::Available);
         let if_none_match = self.seen_maps.condition(event_id, available_only);
-        let op = ClientOp::SeatMap { event_id: event_id.to_string(), state, if_none_match: if_none_match.clone() };
+        let op = ClientOp::SeatMap { event_id: EventId::from(event_id), state, if_none_match: if_none_match.clone() };
         let op_id = self.recorder.invoke(&self.user, op, Some(host as u32));
         let query = if available_only { "?state=available" } else { "" };
         let call = Call {
@@ -399,9 +398,9 @@ impl Actor {
     /// Picks a selection among the seats the map showed available (the map
     /// may be stale: the store decides): hot seats with `hot_share`, and a
     /// run of adjacent seats with `multi_seat_share`.
-    pub(crate) fn pick_seats(&mut self, p: &UserParams, seats: &[String], available: &[String]) -> Vec<String> {
+    pub(crate) fn pick_seats(&mut self, p: &UserParams, seats: &[SeatId], available: &[SeatId]) -> Vec<SeatId> {
         let hot = p.hot_seats.clamp(1, seats.len());
-        let hot_available: Vec<&String> = available.iter().filter(|s| seats[..hot].contains(s)).collect();
+        let hot_available: Vec<&SeatId> = available.iter().filter(|s| seats[..hot].contains(s)).collect();
         let first = if !hot_available.is_empty() && self.rng.random_bool(p.hot_share) {
             hot_available[self.rng.random_range(0..hot_available.len())].clone()
         } else {
@@ -421,7 +420,7 @@ impl Actor {
     pub async fn run(mut self, p: UserParams, seen: SeenHolds) {
         // Events this user last saw sold out, with how many looks in a row
         // found them so: its next look there asks for returns only, and waits longer.
-        let mut sold_out: Vec<(String, u32)> = Vec::new();
+        let mut sold_out: Vec<(EventId, u32)> = Vec::new();
         for flow in 0..p.max_flows {
             if Recorder::now_ms() >= p.active_until_ms as i64 {
                 return;
@@ -479,11 +478,11 @@ impl Actor {
     pub(crate) async fn hold(
         &mut self,
         event_id: &str,
-        seat_ids: Vec<String>,
+        seat_ids: Vec<SeatId>,
         seen: &SeenHolds,
-    ) -> Option<(Uuid, Vec<String>)> {
+    ) -> Option<(HoldToken, Vec<SeatId>)> {
         let Ok(OpResult::Held { hold_token, seat_ids, .. }) =
-            self.call(ClientOp::Hold { event_id: event_id.to_string(), seat_ids, admission: None }, 1).await
+            self.call(ClientOp::Hold { event_id: EventId::from(event_id), seat_ids, admission: None }, 1).await
         else {
             return None;
         };
@@ -491,7 +490,7 @@ impl Actor {
         if s.len() < MAX_SEEN_HOLDS {
             s.push(SeenHold {
                 owner: self.user.clone(),
-                event_id: event_id.to_string(),
+                event_id: EventId::from(event_id),
                 token: hold_token,
                 seat_ids: seat_ids.clone(),
             });
@@ -509,8 +508,8 @@ impl Actor {
         p: &UserParams,
         flow: u32,
         event_id: &str,
-        hold_token: Uuid,
-        seat_ids: &[String],
+        hold_token: HoldToken,
+        seat_ids: &[SeatId],
     ) {
         if let Some(crate::fault_params::PausedClients { probability, pause_ms }) = p.pause
             && self.rng.random_bool(probability)
@@ -524,8 +523,8 @@ impl Actor {
         }
         // This hold's checkout naming `seats`, under key `<user>-<flow><suffix>`.
         let user = self.user.clone();
-        let checkout_of = |seats: &[String], suffix: &str| ClientOp::Checkout {
-            event_id: event_id.to_string(),
+        let checkout_of = |seats: &[SeatId], suffix: &str| ClientOp::Checkout {
+            event_id: EventId::from(event_id),
             hold_token,
             seat_ids: seats.to_vec(),
             idempotency_key: format!("{user}-{flow}{suffix}"),
@@ -566,12 +565,12 @@ impl Actor {
     /// adjacent seats among those the map showed available, up to
     /// [`MAX_HOARD_HOLDS`] times or until the per-user cap refuses. The holds
     /// are kept and abandoned (they expire).
-    async fn hoard(&mut self, p: &UserParams, event_id: &str, seats: &[String], available: &[String]) {
+    async fn hoard(&mut self, p: &UserParams, event_id: &str, seats: &[SeatId], available: &[SeatId]) {
         for _ in 0..MAX_HOARD_HOLDS {
             let first = &available[self.rng.random_range(0..available.len())];
             let n = self.rng.random_range(2..=p.max_seats_per_hold.max(2));
             let hold = ClientOp::Hold {
-                event_id: event_id.to_string(),
+                event_id: EventId::from(event_id),
                 seat_ids: adjacent_run(seats, first, n),
                 admission: None,
             };
@@ -589,7 +588,7 @@ impl Actor {
     /// newest hold of another user (a leaked or shared link; often still
     /// live), else any remembered hold. Three times in four a checkout, else
     /// a release.
-    async fn replay_stale(&mut self, seen: &SeenHolds, flow: u32, current: Option<Uuid>) {
+    async fn replay_stale(&mut self, seen: &SeenHolds, flow: u32, current: Option<HoldToken>) {
         let pick = {
             let s = seen.lock().expect("seen poisoned");
             let own_old = || s.iter().rev().find(|h| h.owner == self.user && Some(h.token) != current);

@@ -161,7 +161,7 @@ fn text_from_the_trace_is_escaped() {
             kind: TraceKind::Invoke {
                 op_id: 1,
                 client: "\"><img src=x onerror=alert(2)>".into(),
-                op: invariants::trace::ClientOp::OrderStatus { order_id: uuid::Uuid::nil() },
+                op: invariants::trace::ClientOp::OrderStatus { order_id: booking::model::OrderId::nil() },
                 host: None,
             },
         },

@@ -3,10 +3,10 @@
 //! by a wrapper around the service's provider client.
 
 use crate::clock::Clock;
+use crate::model::{CompensationId, PaymentOpId};
 use crate::payment::provider::{CreatePayment, PaymentProvider, ProviderError, ProviderPayment, RefundStatus};
 use async_trait::async_trait;
 use std::sync::{Arc, Mutex};
-use uuid::Uuid;
 
 /// Latency samples one window keeps at most (later calls count, their latency is not kept).
 pub const MAX_LATENCY_SAMPLES: usize = 4_096;
@@ -82,18 +82,18 @@ impl PaymentProvider for MeasuredProvider {
         answer
     }
 
-    async fn fetch_payment(&self, idempotency_key: Uuid) -> Result<Option<ProviderPayment>, ProviderError> {
+    async fn fetch_payment(&self, idempotency_key: PaymentOpId) -> Result<Option<ProviderPayment>, ProviderError> {
         self.inner.fetch_payment(idempotency_key).await
     }
 
-    async fn cancel_payment(&self, idempotency_key: Uuid) -> Result<ProviderPayment, ProviderError> {
+    async fn cancel_payment(&self, idempotency_key: PaymentOpId) -> Result<ProviderPayment, ProviderError> {
         self.inner.cancel_payment(idempotency_key).await
     }
 
     async fn refund(
         &self,
-        refund_key: Uuid,
-        payment_key: Uuid,
+        refund_key: CompensationId,
+        payment_key: PaymentOpId,
         amount_cents: i64,
     ) -> Result<RefundStatus, ProviderError> {
         self.inner.refund(refund_key, payment_key, amount_cents).await

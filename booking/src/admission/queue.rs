@@ -17,6 +17,7 @@
 //! Positions are answered in O(tiers): each tier keeps its arrivals in order
 //! with an admitted prefix.
 
+use crate::model::UserId;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -87,19 +88,19 @@ pub struct Queue {
     drawn: bool,
     sold_out: bool,
     /// Per tier: users in admission order, and how many of them are admitted.
-    tiers: Vec<(VecDeque<String>, usize)>,
+    tiers: Vec<(VecDeque<UserId>, usize)>,
     /// Lottery joiners before opening, in arrival order (drawn at opening).
-    pre_draw: Vec<String>,
+    pre_draw: Vec<UserId>,
     /// The same users as `pre_draw`, for lookups in O(log n); emptied at the draw.
-    pre_draw_members: BTreeSet<String>,
-    entries: BTreeMap<String, Entry>,
+    pre_draw_members: BTreeSet<UserId>,
+    entries: BTreeMap<UserId, Entry>,
 }
 
 /// The lottery's order of `joiners` under `seed`: by SHA-256(`seed` ‖ user
 /// id), ties (none in practice) by user id. Anyone holding the revealed seed
 /// and the list of joiners recomputes it.
-pub fn lottery_order(seed: &[u8; 32], joiners: &[String]) -> Vec<String> {
-    let mut keyed: Vec<([u8; 32], &String)> = joiners
+pub fn lottery_order(seed: &[u8; 32], joiners: &[UserId]) -> Vec<UserId> {
+    let mut keyed: Vec<([u8; 32], &UserId)> = joiners
         .iter()
         .map(|u| {
             let mut h = Sha256::new();
@@ -141,7 +142,7 @@ impl Queue {
     }
 
     /// The lottery's seed, once drawn, and the joiners it ordered, in arrival order.
-    pub fn reveal(&self) -> Result<([u8; 32], Vec<String>), QueueError> {
+    pub fn reveal(&self) -> Result<([u8; 32], Vec<UserId>), QueueError> {
         match &self.fairness {
             Fairness::Lottery { seed } if self.drawn => Ok((*seed, self.pre_draw.clone())),
             _ => Err(QueueError::NotDrawn),
@@ -166,8 +167,8 @@ impl Queue {
         self.open_if_due(now_ms);
         match self.fairness {
             Fairness::Lottery { .. } if !self.drawn => {
-                self.pre_draw.push(user_id.to_string());
-                self.pre_draw_members.insert(user_id.to_string());
+                self.pre_draw.push(UserId::from(user_id));
+                self.pre_draw_members.insert(UserId::from(user_id));
             }
             Fairness::Lottery { .. } => self.push(1, user_id),
             Fairness::Fifo | Fairness::Priority => self.push(tier, user_id),
@@ -184,7 +185,7 @@ impl Queue {
         match self.join(user_id, tier, now_ms) {
             Ok(standing) => Ok(standing),
             Err(e) => {
-                self.entries.insert(user_id.to_string(), old);
+                self.entries.insert(UserId::from(user_id), old);
                 Err(e)
             }
         }
@@ -198,9 +199,9 @@ impl Queue {
         fairness: Fairness,
         opens_at_ms: i64,
         drawn: bool,
-        pre_draw: &[String],
-        admitted: &[(String, u8)],
-        waiting: &[(String, u8)],
+        pre_draw: &[UserId],
+        admitted: &[(UserId, u8)],
+        waiting: &[(UserId, u8)],
     ) -> Self {
         let mut q = Self::new(fairness, opens_at_ms);
         q.pre_draw = pre_draw.to_vec();
@@ -221,8 +222,8 @@ impl Queue {
 
     fn push(&mut self, tier: u8, user_id: &str) {
         let (line, _) = &mut self.tiers[tier as usize];
-        self.entries.insert(user_id.to_string(), Entry { tier, index: line.len() });
-        line.push_back(user_id.to_string());
+        self.entries.insert(UserId::from(user_id), Entry { tier, index: line.len() });
+        line.push_back(UserId::from(user_id));
     }
 
     /// Draws the lottery once the sale has opened (`now_ms >= opens_at_ms`).
@@ -280,7 +281,7 @@ impl Queue {
 
     /// Admits up to `n` users at `now_ms`, in the policy's order: nobody
     /// before the sale opens, nobody once it sold out.
-    pub fn admit(&mut self, n: u32, now_ms: i64) -> Vec<String> {
+    pub fn admit(&mut self, n: u32, now_ms: i64) -> Vec<UserId> {
         self.open_if_due(now_ms);
         if now_ms < self.opens_at_ms || self.sold_out {
             return Vec::new();

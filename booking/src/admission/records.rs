@@ -9,6 +9,7 @@
 
 use super::room::image::RoomJournal;
 use super::room::{RoomError, RoomSpec, Session, SessionEnd};
+use crate::model::UserId;
 use async_trait::async_trait;
 
 pub use mem::MemRoomRecords;
@@ -35,7 +36,7 @@ pub trait RoomRecords: Send + Sync + 'static {
     async fn record_join(&self, event_id: &str, user_id: &str, tier: u8, now_ms: i64) -> Result<(), RoomError>;
     /// These users were admitted with these sessions (a user the record
     /// missed is recorded as joined at their admission). `NoRoom` when the room is not recorded.
-    async fn record_admissions(&self, event_id: &str, admitted: &[(String, Session)]) -> Result<(), RoomError>;
+    async fn record_admissions(&self, event_id: &str, admitted: &[(UserId, Session)]) -> Result<(), RoomError>;
     /// `user_id`'s session admitted at `admitted_at_ms` ended by
     /// purchase `end` (`None`: the purchase was undone). Other ends are not
     /// recorded: expiry follows from the session. An unrecorded room or user changes nothing.

@@ -21,6 +21,7 @@
 //! Times are the caller's (`now_ms`, the service clock): the rooms never read a clock.
 
 use super::queue::{Fairness, QueueError};
+use crate::model::{HoldToken, OrderId, UserId};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -120,7 +121,7 @@ pub enum SessionEnd {
     /// if the order fails, the session is reopened ([`Rooms::reopen`]).
     Purchased {
         /// The order the checkout created.
-        order_id: Uuid,
+        order_id: OrderId,
         /// [`key_id`] of the checkout's idempotency key.
         key_id: Uuid,
     },
@@ -131,9 +132,9 @@ pub enum SessionEnd {
 /// A fixed-size name for one checkout: the hold it checks out and its
 /// idempotency key (SHA-256 of both, first 16 bytes), so a session can record
 /// which checkout ended it without keeping the key.
-pub fn key_id(hold_token: Uuid, idempotency_key: &str) -> Uuid {
+pub fn key_id(hold_token: HoldToken, idempotency_key: &str) -> Uuid {
     let mut h = Sha256::new();
-    h.update(hold_token.as_bytes());
+    h.update(hold_token.as_uuid().as_bytes());
     h.update(idempotency_key.as_bytes());
     let digest: [u8; 32] = h.finalize().into();
     let mut bytes = [0u8; 16];
@@ -182,7 +183,7 @@ pub struct Gauge {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Admitted {
     /// Users admitted now, in admission order, with their sessions.
-    pub admitted: Vec<(String, Session)>,
+    pub admitted: Vec<(UserId, Session)>,
     /// Durations of the sessions this pass ended by expiry, ms.
     pub expired_ms: Vec<u64>,
     /// Sessions open after the pass.
@@ -199,7 +200,7 @@ pub struct LotteryRecord {
     /// The seed, hex, once drawn.
     pub seed: Option<String>,
     /// Who joined before the draw, in arrival order, once drawn.
-    pub joiners: Option<Vec<String>>,
+    pub joiners: Option<Vec<UserId>>,
 }
 
 /// Why a room call failed.
@@ -266,7 +267,7 @@ pub trait Rooms: Send + Sync + 'static {
         event_id: &str,
         user_id: &str,
         session_id: Uuid,
-        order_id: Uuid,
+        order_id: OrderId,
         now_ms: i64,
     ) -> Result<bool, RoomError>;
     /// Rebuilds a room the store lost from `image` (see [`RoomImage`]), as

@@ -7,6 +7,7 @@
 //! the service's clock. A forged, expired, other-event, other-user or
 //! used-after-session-end token is refused with an error of its own.
 
+use crate::model::{EventId, UserId};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use chrono::{DateTime, SecondsFormat};
@@ -24,9 +25,9 @@ pub const MAX_ADMISSION_TOKEN_LEN: usize = 2048;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AdmissionClaims {
     /// The event it admits to.
-    pub event_id: String,
+    pub event_id: EventId,
     /// The user it admits.
-    pub user_id: String,
+    pub user_id: UserId,
     /// The checkout session it opened (ends on purchase, release or expiry).
     pub session_id: Uuid,
     /// The queue position it was admitted from (1 = first in line).
@@ -66,9 +67,9 @@ pub enum AdmissionError {
     #[error("admission token is for event {token_event}, not {event_id}")]
     OtherEvent {
         /// The event presented to.
-        event_id: String,
+        event_id: EventId,
         /// The event it admits to.
-        token_event: String,
+        token_event: EventId,
     },
     /// Issued to another user.
     #[error("admission token belongs to another user")]

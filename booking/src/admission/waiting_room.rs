@@ -21,7 +21,7 @@ use super::records::{MemRoomRecords, RoomRecords};
 use super::room::{Gauge, Place, RoomError, RoomImage, RoomSpec, Rooms, Session, SessionEnd};
 use super::token::{AdmissionClaims, AdmissionError, AdmissionSigner, rfc3339_ms};
 use crate::clock::Clock;
-use crate::model::{OrderStatus, SeatState};
+use crate::model::{EventId, OrderStatus, SeatState, UserId};
 use crate::store::Store;
 use hmac::{Hmac, Mac};
 use serde::Serialize;
@@ -134,7 +134,7 @@ pub enum Use {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct QueueStatus {
     /// The event.
-    pub event_id: String,
+    pub event_id: EventId,
     /// `not_joined`, `awaiting_draw`, `waiting`, `admitted`, `session_ended` or `sold_out`.
     pub state: &'static str,
     /// 1-based place in line (`waiting`).
@@ -172,11 +172,11 @@ struct Law {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TickReport {
     /// The event.
-    pub event_id: String,
+    pub event_id: EventId,
     /// The law's decision.
     pub decision: Decision,
     /// Who was admitted, in order.
-    pub admitted: Vec<(String, Session)>,
+    pub admitted: Vec<(UserId, Session)>,
     /// Sessions ended by expiry in this pass (abandoned).
     pub expired: u32,
     /// Sessions open after the pass.
@@ -396,7 +396,7 @@ impl WaitingRoom {
     fn view(&self, event_id: &str, user_id: &str, spec: &RoomSpec, place: Place, gauge: Gauge) -> QueueStatus {
         let now_ms = self.clock.now_ms();
         let mut s = QueueStatus {
-            event_id: event_id.to_string(),
+            event_id: EventId::from(event_id),
             state: "not_joined",
             position: None,
             expected_wait_s: None,
@@ -434,8 +434,8 @@ impl WaitingRoom {
                 } else {
                     s.state = "admitted";
                     s.admission_token = Some(self.signer.issue(&AdmissionClaims {
-                        event_id: event_id.to_string(),
-                        user_id: user_id.to_string(),
+                        event_id: EventId::from(event_id),
+                        user_id: UserId::from(user_id),
                         session_id: session.session_id,
                         position: session.position,
                         issued_at_ms: session.admitted_at_ms,
@@ -496,7 +496,7 @@ impl WaitingRoom {
         &self,
         event_id: &str,
         claims: &AdmissionClaims,
-        order_id: uuid::Uuid,
+        order_id: crate::model::OrderId,
         key_id: uuid::Uuid,
     ) -> Result<(), WaitingRoomError> {
         let why = SessionEnd::Purchased { order_id, key_id };
@@ -577,7 +577,7 @@ impl WaitingRoom {
                 law.sold_out = now_sold_out;
             }
             reports.push(TickReport {
-                event_id,
+                event_id: EventId::from(event_id),
                 decision,
                 expired: u32::try_from(pass.expired_ms.len()).unwrap_or(u32::MAX),
                 admitted: pass.admitted,
@@ -593,14 +593,14 @@ impl WaitingRoom {
 /// Whether the purchase `order_id` came to nothing (declined, released
 /// unresolved, or charged only after its seats were released): the
 /// session it ended is open again. Pending, reconciling and confirmed orders stand.
-async fn purchase_undone(store: &dyn Store, order_id: uuid::Uuid) -> Result<bool, WaitingRoomError> {
+async fn purchase_undone(store: &dyn Store, order_id: crate::model::OrderId) -> Result<bool, WaitingRoomError> {
     let order = store.order(order_id).await.map_err(|e| WaitingRoomError::Record(format!("order {order_id}: {e}")))?;
     Ok(!order.status.owns_seats() && order.status != OrderStatus::Confirmed)
 }
 
 /// Whether every seat of `event_id` is sold (a store that cannot answer: not yet).
 async fn sold_out_in(store: &dyn Store, event_id: &str) -> bool {
-    match store.seat_map(&event_id.to_string()).await {
+    match store.seat_map(&EventId::from(event_id)).await {
         Ok(seats) => !seats.is_empty() && seats.iter().all(|s| s.state == SeatState::Sold),
         Err(_) => false,
     }

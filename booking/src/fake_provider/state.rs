@@ -362,7 +362,7 @@ impl FakeProvider {
                 let rec = PaymentRecord {
                     id,
                     idempotency_key: key,
-                    order_id: Uuid::nil(),
+                    order_id: crate::model::OrderId::nil(),
                     amount_cents: 0,
                     status: "failed".into(),
                     failure_reason: Some("canceled".into()),
@@ -618,12 +618,13 @@ impl FakeProvider {
 mod tests {
     use super::*;
     use crate::clock::ManualClock;
+    use crate::model::OrderId;
 
     async fn charged(faults: Faults) -> (FakeProvider, Uuid) {
         let fake = FakeProvider::new(7, faults, ManualClock::new(1_000), None, b"secret").expect("valid faults");
         let key = Uuid::from_u128(1);
         let rec = fake
-            .create_payment(key, CreatePaymentBody { amount_cents: 1_000, order_id: Uuid::from_u128(2) })
+            .create_payment(key, CreatePaymentBody { amount_cents: 1_000, order_id: OrderId::from_u128(2) })
             .await
             .expect("charged");
         assert_eq!(rec.status, "succeeded");

@@ -1,20 +1,22 @@
 //! The JSON bodies of the HTTP API, shared by the service, its clients and
 //! the simulator.
 
-use crate::model::{Booking, CompensationKind, CompensationStatus, Order, OrderStatus, Seat, SeatState};
+use crate::model::{
+    Booking, BookingId, CompensationKind, CompensationStatus, EventId, HoldToken, Order, OrderId, OrderStatus, Seat,
+    SeatId, SeatState,
+};
 use crate::store::{HeldSeat, HoldGrant};
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
 /// `POST /v1/events` (admin).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreateEventBody {
     /// The event id.
-    pub event_id: String,
+    pub event_id: EventId,
     /// Its seats, listed (may be empty when `seat_ranges` name them).
     #[serde(default)]
-    pub seat_ids: Vec<String>,
+    pub seat_ids: Vec<SeatId>,
     /// Its seats, as numbered ranges (rows): for events too large to list in
     /// one body. The event's seats are `seat_ids` and every range's, all distinct.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -116,7 +118,7 @@ impl CreateEventBody {
     /// order. Bounded before anything is allocated: never more than
     /// [`MAX_SEATS_PER_EVENT`](crate::model::MAX_SEATS_PER_EVENT) ids plus one.
     /// Ids are not validated here (the store does, with the rest of the request).
-    pub fn all_seat_ids(&self) -> Result<Vec<String>, SeatRangeError> {
+    pub fn all_seat_ids(&self) -> Result<Vec<SeatId>, SeatRangeError> {
         let max = crate::model::MAX_SEATS_PER_EVENT as u64;
         if self.seat_ranges.len() > MAX_SEAT_RANGES {
             return Err(SeatRangeError::TooManyRanges);
@@ -137,7 +139,7 @@ impl CreateEventBody {
         ids.reserve(total as usize - ids.len());
         for r in &self.seat_ranges {
             let w = usize::from(r.width);
-            ids.extend((r.first..=r.last).map(|n| format!("{}{n:0w$}", r.prefix)));
+            ids.extend((r.first..=r.last).map(|n| SeatId::from(format!("{}{n:0w$}", r.prefix))));
         }
         Ok(ids)
     }
@@ -147,7 +149,7 @@ impl CreateEventBody {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeatView {
     /// The seat.
-    pub seat_id: String,
+    pub seat_id: SeatId,
     /// Its state.
     pub state: SeatState,
     /// Its version.
@@ -181,7 +183,7 @@ impl From<&Seat> for SeatView {
     fn from(s: &Seat) -> Self {
         let v = SeatViewRef::from(s);
         Self {
-            seat_id: v.seat_id.to_owned(),
+            seat_id: SeatId::from(v.seat_id),
             state: v.state,
             version: v.version,
             hold_expires_at_ms: v.hold_expires_at_ms,
@@ -193,7 +195,7 @@ impl From<&Seat> for SeatView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeatMapView {
     /// The event.
-    pub event_id: String,
+    pub event_id: EventId,
     /// Its seats, sorted.
     pub seats: Vec<SeatView>,
 }
@@ -230,16 +232,16 @@ pub struct SeatMapQuery {
 #[serde(deny_unknown_fields)]
 pub struct HoldBody {
     /// The selection.
-    pub seat_ids: Vec<String>,
+    pub seat_ids: Vec<SeatId>,
 }
 
 /// A granted hold.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HoldView {
     /// The event.
-    pub event_id: String,
+    pub event_id: EventId,
     /// The token to check out or release with.
-    pub hold_token: Uuid,
+    pub hold_token: HoldToken,
     /// The seats with their versions.
     pub seats: Vec<HeldSeat>,
     /// Deadline by the store's clock.
@@ -261,7 +263,7 @@ impl From<&HoldGrant> for HoldView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReleaseView {
     /// Seats released.
-    pub released: Vec<String>,
+    pub released: Vec<SeatId>,
 }
 
 /// `POST /v1/events/{event_id}/holds/{hold_token}/checkout`.
@@ -269,7 +271,7 @@ pub struct ReleaseView {
 #[serde(deny_unknown_fields)]
 pub struct CheckoutBody {
     /// The seats of the hold to buy.
-    pub seat_ids: Vec<String>,
+    pub seat_ids: Vec<SeatId>,
 }
 
 /// The compensation of an order charged without a ticket.
@@ -289,13 +291,13 @@ pub struct CompensationView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OrderView {
     /// The order.
-    pub order_id: Uuid,
+    pub order_id: OrderId,
     /// The event.
-    pub event_id: String,
+    pub event_id: EventId,
     /// Where it is.
     pub status: OrderStatus,
     /// The seats.
-    pub seat_ids: Vec<String>,
+    pub seat_ids: Vec<SeatId>,
     /// Amount, cents.
     pub amount_cents: i64,
     /// After this instant an unresolved payment may be released.
@@ -303,7 +305,7 @@ pub struct OrderView {
     /// Why it was released or failed, if it was.
     pub resolution_reason: Option<String>,
     /// Its bookings (confirmed orders).
-    pub booking_ids: Vec<Uuid>,
+    pub booking_ids: Vec<BookingId>,
     /// Its compensation, if it was charged without a ticket.
     pub compensation: Option<CompensationView>,
     /// True when this answer came from an idempotent retry.
@@ -339,7 +341,7 @@ mod tests {
             seat_id: id.into(),
             state,
             version: 3,
-            hold_token: Some(Uuid::from_u128(7)),
+            hold_token: Some(HoldToken::from_u128(7)),
             holder_id: Some("alice".into()),
             hold_expires_at_ms: exp,
             order_id: None,
@@ -366,7 +368,7 @@ mod seat_range_tests {
     fn body(seat_ids: &[&str], ranges: Vec<SeatRange>) -> CreateEventBody {
         CreateEventBody {
             event_id: "e".into(),
-            seat_ids: seat_ids.iter().map(|s| s.to_string()).collect(),
+            seat_ids: seat_ids.iter().map(|s| SeatId::from(*s)).collect(),
             seat_ranges: ranges,
             price_cents: 1,
         }

@@ -5,6 +5,7 @@
 
 use crate::clock::Clock;
 use crate::http::problem::Problem;
+use crate::model::UserId;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use hmac::{Hmac, Mac};
@@ -18,7 +19,7 @@ type HmacSha256 = Hmac<Sha256>;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Claims {
     /// The user.
-    pub sub: String,
+    pub sub: UserId,
     /// Events the user may touch; `"*"` means all.
     pub events: Vec<String>,
     /// Expiry, ms since the Unix epoch.

@@ -14,6 +14,7 @@ use crate::admission::token::AdmissionClaims;
 use crate::admission::waiting_room::Use;
 use crate::fault::CommitPoint;
 use crate::metrics::CheckoutOutcome;
+use crate::model::{EventId, HoldToken, OrderId};
 use crate::problem_kind::ProblemKind;
 use crate::store::{AcquireHold, BeginPayment, CreateEvent, ReleaseHold, SeatMapVersion, StoreError};
 use axum::Json;
@@ -23,7 +24,6 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use uuid::Uuid;
 
 /// `POST /v1/events` (admin): creates an event with its seats.
 pub async fn create_event(
@@ -55,7 +55,7 @@ pub async fn seat_map(
     State(st): State<Arc<AppState>>,
     Authed(claims): Authed,
     headers: HeaderMap,
-    ApiPath(event_id): ApiPath<String>,
+    ApiPath(event_id): ApiPath<EventId>,
     ApiQuery(query): ApiQuery<SeatMapQuery>,
 ) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
@@ -147,7 +147,7 @@ pub async fn hold(
     State(st): State<Arc<AppState>>,
     Authed(claims): Authed,
     headers: HeaderMap,
-    ApiPath(event_id): ApiPath<String>,
+    ApiPath(event_id): ApiPath<EventId>,
     ApiJson(body): ApiJson<HoldBody>,
 ) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
@@ -190,7 +190,7 @@ pub async fn hold(
 pub async fn release(
     State(st): State<Arc<AppState>>,
     Authed(claims): Authed,
-    ApiPath((event_id, hold_token)): ApiPath<(String, Uuid)>,
+    ApiPath((event_id, hold_token)): ApiPath<(EventId, HoldToken)>,
 ) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
     let user = st.authorize(claims, Some(&event_id))?;
@@ -214,7 +214,7 @@ pub async fn checkout(
     State(st): State<Arc<AppState>>,
     Authed(claims): Authed,
     headers: HeaderMap,
-    ApiPath((event_id, hold_token)): ApiPath<(String, Uuid)>,
+    ApiPath((event_id, hold_token)): ApiPath<(EventId, HoldToken)>,
     ApiJson(body): ApiJson<CheckoutBody>,
 ) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
@@ -259,7 +259,7 @@ pub async fn checkout(
             // failure is logged, never answered (the session then expires).
             let ended = st.waiting_room.purchased(&event_id, &claims, outcome.order.order_id, key_id);
             if let Err(e) = ended.await {
-                tracing::warn!(error = %e, event_id, "waiting-room session not ended; it will expire");
+                tracing::warn!(error = %e, event_id = %event_id, "waiting-room session not ended; it will expire");
             }
         }
     }
@@ -270,7 +270,7 @@ pub async fn checkout(
 
 /// The buyer's view of `order_id`, from one store read of that order (its
 /// bookings and compensation with it; never the event's other bookings).
-async fn order_view(st: &AppState, order_id: Uuid, replayed: bool) -> Result<OrderView, Problem> {
+async fn order_view(st: &AppState, order_id: OrderId, replayed: bool) -> Result<OrderView, Problem> {
     let d = st.store.order_details(order_id).await?;
     let compensation = d.compensations.into_iter().next().map(|c| CompensationView {
         kind: c.kind,
@@ -285,7 +285,7 @@ async fn order_view(st: &AppState, order_id: Uuid, replayed: bool) -> Result<Ord
 pub async fn order(
     State(st): State<Arc<AppState>>,
     Authed(user): Authed,
-    ApiPath(order_id): ApiPath<Uuid>,
+    ApiPath(order_id): ApiPath<OrderId>,
 ) -> Result<Response, Problem> {
     let order = match st.store.order(order_id).await {
         Ok(o) => o,

@@ -10,6 +10,7 @@ use super::state::AppState;
 use crate::admission::room::{Policy, RoomSpec};
 use crate::admission::token::rfc3339_ms;
 use crate::admission::waiting_room::QueueStatus;
+use crate::model::EventId;
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderValue, header};
@@ -46,7 +47,7 @@ pub struct WaitingRoomBody {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct WaitingRoomView {
     /// The event.
-    pub event_id: String,
+    pub event_id: EventId,
     /// The fairness rule.
     pub policy: Policy,
     /// When the sale opens, RFC 3339.
@@ -64,7 +65,7 @@ pub struct WaitingRoomView {
 pub async fn open_room(
     State(st): State<Arc<AppState>>,
     Authed(claims): Authed,
-    ApiPath(event_id): ApiPath<String>,
+    ApiPath(event_id): ApiPath<EventId>,
     ApiJson(body): ApiJson<WaitingRoomBody>,
 ) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
@@ -114,7 +115,7 @@ fn status_response(status: QueueStatus) -> Response {
 pub async fn join(
     State(st): State<Arc<AppState>>,
     Authed(claims): Authed,
-    ApiPath(event_id): ApiPath<String>,
+    ApiPath(event_id): ApiPath<EventId>,
 ) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
     let user = st.authorize(claims, Some(&event_id))?;
@@ -126,7 +127,7 @@ pub async fn join(
 pub async fn status(
     State(st): State<Arc<AppState>>,
     Authed(claims): Authed,
-    ApiPath(event_id): ApiPath<String>,
+    ApiPath(event_id): ApiPath<EventId>,
 ) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
     let user = st.authorize(claims, Some(&event_id))?;
@@ -138,7 +139,7 @@ pub async fn status(
 pub async fn lottery(
     State(st): State<Arc<AppState>>,
     Authed(claims): Authed,
-    ApiPath(event_id): ApiPath<String>,
+    ApiPath(event_id): ApiPath<EventId>,
 ) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
     st.authorize(claims, Some(&event_id))?;

@@ -9,6 +9,7 @@
 
 use super::provider::{CreatePayment, PaymentProvider, ProviderError, ProviderPayment, RefundStatus};
 use super::wire::{CreatePaymentBody, CreateRefundBody, IDEMPOTENCY_KEY_HEADER, PaymentRecord, Problem};
+use crate::model::{CompensationId, PaymentOpId};
 use async_trait::async_trait;
 use bytes::Bytes;
 use http::{Method, Request, StatusCode, Uri};
@@ -144,11 +145,12 @@ where
     async fn create_payment(&self, req: &CreatePayment) -> Result<ProviderPayment, ProviderError> {
         let body = serde_json::to_vec(&CreatePaymentBody { amount_cents: req.amount_cents, order_id: req.order_id })
             .expect("serializable");
-        let (status, bytes) = self.call(Method::POST, "/v1/payments", Some(req.idempotency_key), Some(body)).await?;
+        let (status, bytes) =
+            self.call(Method::POST, "/v1/payments", Some(req.idempotency_key.as_uuid()), Some(body)).await?;
         if status.is_success() { parse_payment(&bytes) } else { Err(error_for(status, &bytes)) }
     }
 
-    async fn fetch_payment(&self, idempotency_key: Uuid) -> Result<Option<ProviderPayment>, ProviderError> {
+    async fn fetch_payment(&self, idempotency_key: PaymentOpId) -> Result<Option<ProviderPayment>, ProviderError> {
         let (status, bytes) = self.call(Method::GET, &format!("/v1/payments/{idempotency_key}"), None, None).await?;
         if status == StatusCode::NOT_FOUND {
             return Ok(None);
@@ -156,7 +158,7 @@ where
         if status.is_success() { parse_payment(&bytes).map(Some) } else { Err(error_for(status, &bytes)) }
     }
 
-    async fn cancel_payment(&self, idempotency_key: Uuid) -> Result<ProviderPayment, ProviderError> {
+    async fn cancel_payment(&self, idempotency_key: PaymentOpId) -> Result<ProviderPayment, ProviderError> {
         let (status, bytes) = self
             .call(Method::POST, &format!("/v1/payments/{idempotency_key}/cancel"), None, Some(b"{}".to_vec()))
             .await?;
@@ -165,12 +167,13 @@ where
 
     async fn refund(
         &self,
-        refund_key: Uuid,
-        payment_key: Uuid,
+        refund_key: CompensationId,
+        payment_key: PaymentOpId,
         amount_cents: i64,
     ) -> Result<RefundStatus, ProviderError> {
-        let body = serde_json::to_vec(&CreateRefundBody { payment_key, amount_cents }).expect("serializable");
-        let (status, bytes) = self.call(Method::POST, "/v1/refunds", Some(refund_key), Some(body)).await?;
+        let body = serde_json::to_vec(&CreateRefundBody { payment_key: payment_key.as_uuid(), amount_cents })
+            .expect("serializable");
+        let (status, bytes) = self.call(Method::POST, "/v1/refunds", Some(refund_key.as_uuid()), Some(body)).await?;
         if status.is_success() {
             return Ok(RefundStatus::Succeeded);
         }

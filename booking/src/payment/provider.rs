@@ -5,9 +5,9 @@
 //! `compensation_id`. Repeating a call with the same key never charges or
 //! refunds twice; it returns the provider's record of the first call.
 
+use crate::model::{CompensationId, OrderId, PaymentOpId};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
 /// Where the provider says a payment is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,11 +77,11 @@ pub enum ProviderError {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CreatePayment {
     /// The idempotency key: the store's `payment_op_id`.
-    pub idempotency_key: Uuid,
+    pub idempotency_key: PaymentOpId,
     /// Amount in cents (>= 0).
     pub amount_cents: i64,
     /// The order it pays for.
-    pub order_id: Uuid,
+    pub order_id: OrderId,
 }
 
 /// A payment provider. Every method is idempotent by its key and may be
@@ -96,22 +96,22 @@ pub trait PaymentProvider: Send + Sync + 'static {
     /// The provider's record of the payment created with `idempotency_key`;
     /// `Ok(None)` when the provider has never processed such a request (it
     /// may still be in flight).
-    async fn fetch_payment(&self, idempotency_key: Uuid) -> Result<Option<ProviderPayment>, ProviderError>;
+    async fn fetch_payment(&self, idempotency_key: PaymentOpId) -> Result<Option<ProviderPayment>, ProviderError>;
 
     /// Cancels the payment keyed by `idempotency_key` so that it can never be
     /// charged: a request never seen is tombstoned (a later create with that
     /// key answers `Failed { reason: "canceled" }`), a processing payment is
     /// canceled. Returns the final record: `Failed` (nothing charged) or
     /// `Succeeded` (it was charged before the cancel: refund it).
-    async fn cancel_payment(&self, idempotency_key: Uuid) -> Result<ProviderPayment, ProviderError>;
+    async fn cancel_payment(&self, idempotency_key: PaymentOpId) -> Result<ProviderPayment, ProviderError>;
 
     /// Gives back `amount_cents` of the payment keyed by `payment_key`, as the
     /// refund keyed by `refund_key` (the compensation id). Idempotent by `refund_key`:
     /// a repeat after success answers `Succeeded` again without moving money.
     async fn refund(
         &self,
-        refund_key: Uuid,
-        payment_key: Uuid,
+        refund_key: CompensationId,
+        payment_key: PaymentOpId,
         amount_cents: i64,
     ) -> Result<RefundStatus, ProviderError>;
 }
@@ -134,13 +134,13 @@ impl PaymentProvider for UnreachableProvider {
     async fn create_payment(&self, _: &CreatePayment) -> Result<ProviderPayment, ProviderError> {
         Self::refuse()
     }
-    async fn fetch_payment(&self, _: Uuid) -> Result<Option<ProviderPayment>, ProviderError> {
+    async fn fetch_payment(&self, _: PaymentOpId) -> Result<Option<ProviderPayment>, ProviderError> {
         Self::refuse()
     }
-    async fn cancel_payment(&self, _: Uuid) -> Result<ProviderPayment, ProviderError> {
+    async fn cancel_payment(&self, _: PaymentOpId) -> Result<ProviderPayment, ProviderError> {
         Self::refuse()
     }
-    async fn refund(&self, _: Uuid, _: Uuid, _: i64) -> Result<RefundStatus, ProviderError> {
+    async fn refund(&self, _: CompensationId, _: PaymentOpId, _: i64) -> Result<RefundStatus, ProviderError> {
         Self::refuse()
     }
 }

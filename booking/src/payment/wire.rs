@@ -14,6 +14,7 @@
 //! Errors are RFC 9457 problem+json ([`Problem`]).
 
 use super::provider::{ProviderPayment, ProviderStatus};
+use crate::model::OrderId;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -26,7 +27,7 @@ pub struct CreatePaymentBody {
     /// Amount in cents, >= 0.
     pub amount_cents: i64,
     /// The order paid for.
-    pub order_id: Uuid,
+    pub order_id: OrderId,
 }
 
 /// The provider's record of a payment.
@@ -37,7 +38,7 @@ pub struct PaymentRecord {
     /// The idempotency key it was created with.
     pub idempotency_key: Uuid,
     /// The order paid for (nil for a cancel tombstone).
-    pub order_id: Uuid,
+    pub order_id: OrderId,
     /// Amount in cents.
     pub amount_cents: i64,
     /// `succeeded`, `failed` or `processing`.

@@ -6,6 +6,7 @@ use crate::clock::{Clock, ManualClock};
 use crate::http::WebhookSink;
 use crate::ids::SeededIds;
 use crate::metrics::Metrics;
+use crate::model::{CompensationId, PaymentOpId};
 use crate::payment::provider::{
     CreatePayment, PaymentProvider, ProviderError, ProviderPayment, ProviderStatus, RefundStatus,
 };
@@ -16,7 +17,6 @@ use async_trait::async_trait;
 use axum::http::HeaderMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
-use uuid::Uuid;
 
 const SECRET: &[u8] = b"0123456789abcdef-webhooks";
 const START_MS: i64 = 1_700_000_000_000;
@@ -30,12 +30,12 @@ struct WebhookFirst {
 }
 
 impl WebhookFirst {
-    async fn deliver(&self, kind: WebhookKind, payment_key: Uuid) {
+    async fn deliver(&self, kind: WebhookKind, payment_key: PaymentOpId) {
         let event = WebhookEvent {
             provider_event_id: format!("evt_{payment_key}"),
             sequence: 1,
             kind,
-            payment_key,
+            payment_key: payment_key.as_uuid(),
             provider_payment_id: "pay_1".into(),
             refund_key: None,
             failure_reason: None,
@@ -57,21 +57,26 @@ impl PaymentProvider for WebhookFirst {
         Ok(ProviderPayment { provider_payment_id: "pay_1".into(), status: ProviderStatus::Succeeded })
     }
 
-    async fn fetch_payment(&self, _key: Uuid) -> Result<Option<ProviderPayment>, ProviderError> {
+    async fn fetch_payment(&self, _key: PaymentOpId) -> Result<Option<ProviderPayment>, ProviderError> {
         Ok(Some(ProviderPayment { provider_payment_id: "pay_1".into(), status: ProviderStatus::Succeeded }))
     }
 
-    async fn cancel_payment(&self, _key: Uuid) -> Result<ProviderPayment, ProviderError> {
+    async fn cancel_payment(&self, _key: PaymentOpId) -> Result<ProviderPayment, ProviderError> {
         Ok(ProviderPayment { provider_payment_id: "pay_1".into(), status: ProviderStatus::Succeeded })
     }
 
-    async fn refund(&self, _refund_key: Uuid, _payment_key: Uuid, _amount: i64) -> Result<RefundStatus, ProviderError> {
+    async fn refund(
+        &self,
+        _refund_key: CompensationId,
+        _payment_key: PaymentOpId,
+        _amount: i64,
+    ) -> Result<RefundStatus, ProviderError> {
         Ok(RefundStatus::Succeeded)
     }
 }
 
 /// An order awaiting its charge (outbox row due) in `store`.
-async fn checked_out(store: &dyn Store) -> Uuid {
+async fn checked_out(store: &dyn Store) -> PaymentOpId {
     store
         .create_event(&CreateEvent { event_id: "ev".into(), seat_ids: vec!["a".into()], price_cents: 1_000 })
         .await

@@ -11,8 +11,7 @@ use super::machine::order::OrderRefusal;
 use super::machine::payment::PaymentRefusal;
 use super::machine::seat::{self, SeatCause, SeatRefusal};
 use super::rules::Rules;
-use crate::model::{Seat, SeatState, UserId};
-use uuid::Uuid;
+use crate::model::{HoldToken, OrderId, Seat, SeatId, SeatState, UserId};
 
 /// Checks that taking `taking` more seats leaves the holder, who has `held`
 /// now, within `limit` (`None`: no cap). Under `rules` with the planted
@@ -43,17 +42,17 @@ pub fn check_hold_limit(
 /// failure in seat order.
 pub fn check_holdable(
     event_id: &str,
-    requested: &[String],
+    requested: &[SeatId],
     locked: &[Seat],
     now_ms: i64,
     rules: &Rules,
-) -> Result<Vec<String>, StoreError> {
+) -> Result<Vec<SeatId>, StoreError> {
     for want in requested {
         if !locked.iter().any(|s| &s.seat_id == want) {
             return Err(StoreError::UnknownSeat { event_id: event_id.into(), seat_id: want.clone() });
         }
     }
-    let take: Vec<String> =
+    let take: Vec<SeatId> =
         locked.iter().filter(|s| seat::holdable(s, now_ms, rules)).map(|s| s.seat_id.clone()).collect();
     let partial_allowed = !rules.hold_all_or_nothing && !take.is_empty();
     if let Some(seat) = locked.iter().find(|s| !seat::holdable(s, now_ms, rules))
@@ -74,9 +73,9 @@ pub fn check_holdable(
 /// seat is refused for its state, not even one in payment or sold.
 pub fn check_checkout(
     event_id: &str,
-    requested: &[String],
+    requested: &[SeatId],
     locked: &[Seat],
-    token: Uuid,
+    token: HoldToken,
     holder: &UserId,
     now_ms: i64,
     rules: &Rules,
@@ -86,7 +85,7 @@ pub fn check_checkout(
             return Err(StoreError::UnknownSeat { event_id: event_id.into(), seat_id: want.clone() });
         }
     }
-    let order_id = Uuid::nil(); // the seats' answers do not depend on the order to be
+    let order_id = OrderId::nil(); // the seats' answers do not depend on the order to be
     let cause = SeatCause::Checkout { token, holder, order_id };
     let refusals: Vec<SeatRefusal> = locked.iter().filter_map(|s| seat::next(s, &cause, now_ms, rules).err()).collect();
     let any = |f: fn(&SeatRefusal) -> bool| refusals.iter().any(f);
@@ -117,7 +116,7 @@ pub fn check_checkout(
 /// the token (`held_with_token`, the event's seats carrying it in state `held`)
 /// is among `requested` (sorted). Checked after [`check_checkout`] passed, so a
 /// hold is paid all or nothing, as it was taken.
-pub fn check_whole_hold(requested: &[String], held_with_token: &[String]) -> Result<(), StoreError> {
+pub fn check_whole_hold(requested: &[SeatId], held_with_token: &[SeatId]) -> Result<(), StoreError> {
     match held_with_token.iter().find(|s| requested.binary_search(s).is_err()) {
         Some(missing) => {
             Err(StoreError::InvalidInput(format!("seat_ids must be every seat of the hold; {missing} is missing")))
@@ -130,7 +129,12 @@ pub fn check_whole_hold(requested: &[String], held_with_token: &[String]) -> Res
 /// release by `holder` frees, with their after-images; when none, the error:
 /// `HoldNotFound` (no seat carries the token, or none is still held), or
 /// `NotHolder` (a seat carrying it belongs to someone else).
-pub fn releasable(with_token: &[Seat], token: Uuid, holder: &UserId, now_ms: i64) -> Result<Vec<Seat>, StoreError> {
+pub fn releasable(
+    with_token: &[Seat],
+    token: HoldToken,
+    holder: &UserId,
+    now_ms: i64,
+) -> Result<Vec<Seat>, StoreError> {
     let cause = SeatCause::Release { token, holder };
     let after: Vec<Seat> =
         with_token.iter().filter_map(|s| seat::next(s, &cause, now_ms, &Rules::SOUND).ok()).collect();
@@ -144,7 +148,7 @@ pub fn releasable(with_token: &[Seat], token: Uuid, holder: &UserId, now_ms: i64
 }
 
 /// The store's error for an order machine's refusal.
-pub fn order_refused(order_id: Uuid, r: OrderRefusal) -> StoreError {
+pub fn order_refused(order_id: OrderId, r: OrderRefusal) -> StoreError {
     match r {
         OrderRefusal::NotOpen { .. } => StoreError::OrderNotOpen(order_id),
         OrderRefusal::DeadlineNotPassed { deadline_at_ms } => StoreError::DeadlineNotPassed { deadline_at_ms },

@@ -1,8 +1,7 @@
 //! The named errors of the store.
 
-use crate::model::{EventId, SeatId};
+use crate::model::{CompensationId, EventId, OrderId, OutboxId, PaymentOpId, SeatId};
 use crate::problem_kind::ProblemKind;
-use uuid::Uuid;
 
 /// The [`StoreError::InvariantBreach`] of a sale the one-confirmed-booking-
 /// per-seat rule refused (PostgreSQL's `bookings_one_confirmed_per_seat`
@@ -76,13 +75,13 @@ pub enum StoreError {
     IdempotencyKeyReused,
     /// No such order.
     #[error("unknown order {0}")]
-    UnknownOrder(Uuid),
+    UnknownOrder(OrderId),
     /// No such payment operation.
     #[error("unknown payment operation {0}")]
-    UnknownPaymentOp(Uuid),
+    UnknownPaymentOp(PaymentOpId),
     /// The provider's outcomes for an operation contradict each other.
     #[error("payment operation {0} already has a contradicting outcome")]
-    PaymentConflict(Uuid),
+    PaymentConflict(PaymentOpId),
     /// The payment deadline has not passed yet.
     #[error("payment deadline not passed (at {deadline_at_ms})")]
     DeadlineNotPassed {
@@ -91,16 +90,16 @@ pub enum StoreError {
     },
     /// The order no longer owns seats (already resolved).
     #[error("order {0} is already resolved")]
-    OrderNotOpen(Uuid),
+    OrderNotOpen(OrderId),
     /// No such dispatch event.
     #[error("unknown outbox event {0}")]
-    UnknownOutboxEvent(Uuid),
+    UnknownOutboxEvent(OutboxId),
     /// No such compensation.
     #[error("unknown compensation {0}")]
-    UnknownCompensation(Uuid),
+    UnknownCompensation(CompensationId),
     /// The compensation is not `requested` or not due yet.
     #[error("compensation {0} is not due")]
-    CompensationNotDue(Uuid),
+    CompensationNotDue(CompensationId),
     /// The backing store failed (connection, deadlock retries exhausted, ...).
     #[error("store backend error: {0}")]
     Backend(String),

@@ -24,28 +24,27 @@ use crate::model::*;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use uuid::Uuid;
 
 /// What an idempotency key committed to.
 #[derive(Debug, Clone)]
 struct IdemRecord {
-    hold_token: Uuid,
+    hold_token: HoldToken,
     seat_ids: Vec<SeatId>,
-    order_id: Uuid,
+    order_id: OrderId,
 }
 
 #[derive(Default)]
 struct Inner {
     events: BTreeMap<EventId, Event>,
     seats: BTreeMap<(EventId, SeatId), Seat>,
-    orders: BTreeMap<(EventId, Uuid), Order>,
-    order_event: BTreeMap<Uuid, EventId>,
-    payment_ops: BTreeMap<(EventId, Uuid), PaymentOp>,
-    payment_op_event: BTreeMap<Uuid, EventId>,
-    bookings: BTreeMap<(EventId, SeatId, Uuid), Booking>,
-    compensations: BTreeMap<(EventId, Uuid), Compensation>,
-    compensation_event: BTreeMap<Uuid, EventId>,
-    outbox: BTreeMap<(EventId, Uuid), OutboxEvent>,
+    orders: BTreeMap<(EventId, OrderId), Order>,
+    order_event: BTreeMap<OrderId, EventId>,
+    payment_ops: BTreeMap<(EventId, PaymentOpId), PaymentOp>,
+    payment_op_event: BTreeMap<PaymentOpId, EventId>,
+    bookings: BTreeMap<(EventId, SeatId, BookingId), Booking>,
+    compensations: BTreeMap<(EventId, CompensationId), Compensation>,
+    compensation_event: BTreeMap<CompensationId, EventId>,
+    outbox: BTreeMap<(EventId, OutboxId), OutboxEvent>,
     idempotency: BTreeMap<(EventId, UserId, String), IdemRecord>,
     /// The observer, told of every write when its transaction ends.
     observer: Option<Arc<dyn StoreObserver>>,
@@ -59,8 +58,8 @@ struct Journal {
     cause: Option<SeatWriteCause>,
     presented: Presented,
     seats: BTreeMap<(EventId, SeatId), Seat>,
-    orders: Vec<(Option<Order>, (EventId, Uuid))>,
-    compensations: Vec<(Option<Compensation>, (EventId, Uuid))>,
+    orders: Vec<(Option<Order>, (EventId, OrderId))>,
+    compensations: Vec<(Option<Compensation>, (EventId, CompensationId))>,
 }
 
 impl std::fmt::Debug for Journal {
@@ -144,7 +143,7 @@ impl Inner {
             return Err(StoreError::InvariantBreach(what));
         }
         for seat_id in &order.seat_ids {
-            let lo = (order.event_id.clone(), seat_id.clone(), Uuid::nil());
+            let lo = (order.event_id.clone(), seat_id.clone(), BookingId::nil());
             if let Some(((_, s, _), b)) = self.bookings.range(lo..).next()
                 && s == seat_id
                 && b.event_id == order.event_id
@@ -222,7 +221,7 @@ impl Inner {
     /// The seats of one event, sorted by seat id.
     fn event_seats<'a>(&'a self, event_id: &'a EventId) -> impl Iterator<Item = &'a Seat> + 'a {
         self.seats
-            .range((event_id.clone(), String::new())..)
+            .range((event_id.clone(), SeatId::default())..)
             .take_while(move |((ev, _), _)| ev == event_id)
             .map(|(_, s)| s)
     }
@@ -239,12 +238,12 @@ impl Inner {
         sorted.iter().filter_map(|s| self.seats.get(&(event_id.clone(), s.clone())).cloned()).collect()
     }
 
-    fn payment_op_key(&self, payment_op_id: Uuid) -> Result<(EventId, Uuid), StoreError> {
+    fn payment_op_key(&self, payment_op_id: PaymentOpId) -> Result<(EventId, PaymentOpId), StoreError> {
         let ev = self.payment_op_event.get(&payment_op_id).ok_or(StoreError::UnknownPaymentOp(payment_op_id))?;
         Ok((ev.clone(), payment_op_id))
     }
 
-    fn compensation_key(&self, compensation_id: Uuid) -> Result<(EventId, Uuid), StoreError> {
+    fn compensation_key(&self, compensation_id: CompensationId) -> Result<(EventId, CompensationId), StoreError> {
         let ev =
             self.compensation_event.get(&compensation_id).ok_or(StoreError::UnknownCompensation(compensation_id))?;
         Ok((ev.clone(), compensation_id))
@@ -288,7 +287,7 @@ impl Inner {
         &mut self,
         order: &Order,
         op: &PaymentOp,
-        booking_ids: &[Uuid],
+        booking_ids: &[BookingId],
         now_ms: i64,
         rules: &Rules,
     ) -> Result<SaleOutcome, StoreError> {
@@ -329,8 +328,8 @@ impl Inner {
     ) -> Result<SaleOutcome, StoreError> {
         let charged = order_machine::next(order, &OrderCause::LateCharge, now_ms, rules)
             .map_err(|r| order_refused(order.order_id, r))?;
-        let compensation_id = ids.next_uuid();
-        let outbox_id = ids.next_uuid();
+        let compensation_id = CompensationId::from(ids.next_uuid());
+        let outbox_id = OutboxId::from(ids.next_uuid());
         let compensation = Compensation::requested_refund(
             &order.event_id,
             compensation_id,
@@ -351,7 +350,7 @@ impl Inner {
 
     fn bookings_of_order(&self, order: &Order) -> Vec<Booking> {
         self.bookings
-            .range((order.event_id.clone(), String::new(), Uuid::nil())..)
+            .range((order.event_id.clone(), SeatId::default(), BookingId::nil())..)
             .take_while(|((ev, _, _), _)| ev == &order.event_id)
             .map(|(_, b)| b)
             .filter(|b| b.order_id == order.order_id)
@@ -359,7 +358,7 @@ impl Inner {
             .collect()
     }
 
-    fn compensations_of_order(&self, order_id: Uuid) -> Vec<Compensation> {
+    fn compensations_of_order(&self, order_id: OrderId) -> Vec<Compensation> {
         self.compensations.values().filter(|c| c.order_id == order_id).cloned().collect()
     }
 }
@@ -415,7 +414,7 @@ impl Store for MemStore {
                     .count();
                 check_hold_limit(&req.event_id, held, take.len(), req.max_held_seats, &rules)?;
             }
-            let hold_token = ids.next_uuid();
+            let hold_token = HoldToken::from(ids.next_uuid());
             let expires_at_ms = now_ms + req.ttl_ms;
             let cause = SeatCause::Hold { token: hold_token, holder: &req.holder_id, expires_at_ms };
             let mut seats = Vec::with_capacity(take.len());
@@ -453,7 +452,7 @@ impl Store for MemStore {
             db.event(&req.event_id)?;
             let with_token: Vec<Seat> = db
                 .seats
-                .range((req.event_id.clone(), String::new())..)
+                .range((req.event_id.clone(), SeatId::default())..)
                 .take_while(|((ev, _), _)| ev == &req.event_id)
                 .map(|(_, s)| s)
                 .filter(|s| s.hold_token == Some(req.hold_token))
@@ -526,9 +525,9 @@ impl Store for MemStore {
                     .collect();
                 check_whole_hold(&sorted, &held_with_token)?;
             }
-            let order_id = ids.next_uuid();
-            let payment_op_id = ids.next_uuid();
-            let outbox_id = ids.next_uuid();
+            let order_id = OrderId::from(ids.next_uuid());
+            let payment_op_id = PaymentOpId::from(ids.next_uuid());
+            let outbox_id = OutboxId::from(ids.next_uuid());
             let amount_cents = price_cents * sorted.len() as i64;
             let cause = SeatCause::Checkout { token: req.hold_token, holder: &req.holder_id, order_id };
             for before in &locked {
@@ -566,8 +565,8 @@ impl Store for MemStore {
             }
             // The booking ids are drawn first, as PgStore draws them before its
             // sale can be refused (so both stores consume the same ids).
-            let booking_ids: Vec<Uuid> = if order.status.owns_seats() {
-                let drawn = order.seat_ids.iter().map(|_| ids.next_uuid()).collect();
+            let booking_ids: Vec<BookingId> = if order.status.owns_seats() {
+                let drawn = order.seat_ids.iter().map(|_| BookingId::from(ids.next_uuid())).collect();
                 // What PgStore's conditional sale and its one-booking index refuse
                 // (reachable only through a bug above the store): refused before
                 // anything is written, with PgStore's words.
@@ -588,7 +587,11 @@ impl Store for MemStore {
         })
     }
 
-    async fn record_payment_failure(&self, payment_op_id: Uuid, reason: &str) -> Result<Recorded<Order>, StoreError> {
+    async fn record_payment_failure(
+        &self,
+        payment_op_id: PaymentOpId,
+        reason: &str,
+    ) -> Result<Recorded<Order>, StoreError> {
         let reason = bounded_text(reason);
         let rules = self.rules;
         self.tx(|db, now_ms, _| {
@@ -612,7 +615,7 @@ impl Store for MemStore {
         })
     }
 
-    async fn record_payment_unknown(&self, payment_op_id: Uuid, error: &str) -> Result<Order, StoreError> {
+    async fn record_payment_unknown(&self, payment_op_id: PaymentOpId, error: &str) -> Result<Order, StoreError> {
         let error = bounded_text(error);
         let rules = self.rules;
         self.tx(|db, now_ms, _| {
@@ -639,7 +642,7 @@ impl Store for MemStore {
         })
     }
 
-    async fn release_unresolved_payment(&self, payment_op_id: Uuid, reason: &str) -> Result<Order, StoreError> {
+    async fn release_unresolved_payment(&self, payment_op_id: PaymentOpId, reason: &str) -> Result<Order, StoreError> {
         let reason = bounded_text(reason);
         let rules = self.rules;
         self.tx(|db, now_ms, _| {
@@ -659,7 +662,7 @@ impl Store for MemStore {
     async fn claim_outbox(&self, limit: u32, lease_ms: i64) -> Result<Vec<OutboxEvent>, StoreError> {
         validate_lease_ms(lease_ms)?;
         self.tx(|db, now_ms, _| {
-            let mut due: Vec<(i64, i64, EventId, Uuid)> = db
+            let mut due: Vec<(i64, i64, EventId, OutboxId)> = db
                 .outbox
                 .values()
                 .filter(|o| o.status == OutboxStatus::Pending && o.available_at_ms <= now_ms)
@@ -678,7 +681,7 @@ impl Store for MemStore {
         })
     }
 
-    async fn complete_outbox(&self, event_id: &EventId, outbox_id: Uuid) -> Result<(), StoreError> {
+    async fn complete_outbox(&self, event_id: &EventId, outbox_id: OutboxId) -> Result<(), StoreError> {
         self.tx(|db, _, _| {
             let o =
                 db.outbox.get_mut(&(event_id.clone(), outbox_id)).ok_or(StoreError::UnknownOutboxEvent(outbox_id))?;
@@ -690,7 +693,7 @@ impl Store for MemStore {
     async fn retry_outbox(
         &self,
         event_id: &EventId,
-        outbox_id: Uuid,
+        outbox_id: OutboxId,
         error: &str,
         retry_after_ms: i64,
     ) -> Result<(), StoreError> {
@@ -709,7 +712,7 @@ impl Store for MemStore {
 
     async fn start_compensation_attempt(
         &self,
-        compensation_id: Uuid,
+        compensation_id: CompensationId,
         attempt_lease_ms: i64,
     ) -> Result<CompensationAttempt, StoreError> {
         validate_attempt_lease_ms(attempt_lease_ms)?;
@@ -742,7 +745,7 @@ impl Store for MemStore {
         })
     }
 
-    async fn compensation(&self, compensation_id: Uuid) -> Result<Compensation, StoreError> {
+    async fn compensation(&self, compensation_id: CompensationId) -> Result<Compensation, StoreError> {
         self.tx(|db, _, _| {
             let key = db.compensation_key(compensation_id)?;
             Ok(db.compensations[&key].clone())
@@ -773,25 +776,25 @@ impl Store for MemStore {
         })
     }
 
-    async fn order(&self, order_id: Uuid) -> Result<Order, StoreError> {
+    async fn order(&self, order_id: OrderId) -> Result<Order, StoreError> {
         self.tx(|db, _, _| {
             let ev = db.order_event.get(&order_id).ok_or(StoreError::UnknownOrder(order_id))?;
             Ok(db.orders[&(ev.clone(), order_id)].clone())
         })
     }
 
-    async fn payment_op(&self, payment_op_id: Uuid) -> Result<PaymentOp, StoreError> {
+    async fn payment_op(&self, payment_op_id: PaymentOpId) -> Result<PaymentOp, StoreError> {
         self.tx(|db, _, _| {
             let key = db.payment_op_key(payment_op_id)?;
             Ok(db.payment_ops[&key].clone())
         })
     }
 
-    async fn compensations_for_order(&self, order_id: Uuid) -> Result<Vec<Compensation>, StoreError> {
+    async fn compensations_for_order(&self, order_id: OrderId) -> Result<Vec<Compensation>, StoreError> {
         self.tx(|db, _, _| Ok(db.compensations_of_order(order_id)))
     }
 
-    async fn order_details(&self, order_id: Uuid) -> Result<OrderDetails, StoreError> {
+    async fn order_details(&self, order_id: OrderId) -> Result<OrderDetails, StoreError> {
         self.tx(|db, _, _| {
             let ev = db.order_event.get(&order_id).ok_or(StoreError::UnknownOrder(order_id))?;
             let order = db.orders[&(ev.clone(), order_id)].clone();
@@ -807,7 +810,7 @@ impl Store for MemStore {
         self.tx(|db, _, _| {
             Ok(db
                 .bookings
-                .range((event_id.clone(), String::new(), Uuid::nil())..)
+                .range((event_id.clone(), SeatId::default(), BookingId::nil())..)
                 .take_while(|((ev, _, _), _)| ev == event_id)
                 .map(|(_, b)| b.clone())
                 .collect())
@@ -821,7 +824,7 @@ impl Store for MemStore {
     ) -> Result<Vec<(Order, PaymentOp)>, StoreError> {
         backoff.validate()?;
         self.tx(|db, now_ms, _| {
-            let mut due: Vec<(i64, EventId, Uuid)> = db
+            let mut due: Vec<(i64, EventId, OrderId)> = db
                 .orders
                 .values()
                 .filter(|o| o.status.owns_seats())

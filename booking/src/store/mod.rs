@@ -12,6 +12,10 @@ mod pg;
 mod rules;
 mod types;
 
+use crate::model::{
+    Booking, Compensation, CompensationId, EventId, Order, OrderId, OutboxEvent, OutboxId, PaymentOp, PaymentOpId,
+    Seat, SeatState, Snapshot,
+};
 pub use error::{ONE_BOOKING_BREACH, StoreError};
 pub use mem::MemStore;
 pub use observer::{Presented, SeatWriteCause, StoreObserver};
@@ -19,9 +23,7 @@ pub use pg::{PgClock, PgStore};
 pub use rules::{PLANTED_SWEEP_AHEAD_MS, Rules};
 pub use types::*;
 
-use crate::model::{Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, SeatState, Snapshot};
 use async_trait::async_trait;
-use uuid::Uuid;
 
 /// The authoritative store. Every method is one short transaction; none is
 /// held open across a caller's await on anything but the store itself.
@@ -73,17 +75,21 @@ pub trait Store: Send + Sync + 'static {
     /// with [`Recorded::decided_now`] false; only the call that recorded the
     /// failure has it true (decided in the same conditional write).
     /// Errors: `UnknownPaymentOp`, `PaymentConflict` (already charged).
-    async fn record_payment_failure(&self, payment_op_id: Uuid, reason: &str) -> Result<Recorded<Order>, StoreError>;
+    async fn record_payment_failure(
+        &self,
+        payment_op_id: PaymentOpId,
+        reason: &str,
+    ) -> Result<Recorded<Order>, StoreError>;
 
     /// The provider's answer was lost: order `reconciling`; the seats stay reserved.
     /// A no-op for an order that is already resolved.
     /// Errors: `UnknownPaymentOp`.
-    async fn record_payment_unknown(&self, payment_op_id: Uuid, error: &str) -> Result<Order, StoreError>;
+    async fn record_payment_unknown(&self, payment_op_id: PaymentOpId, error: &str) -> Result<Order, StoreError>;
 
     /// Releases the seats of an unresolved payment whose deadline has passed by
     /// the store's clock, recording the decision and `reason`.
     /// Errors: `UnknownPaymentOp`, `DeadlineNotPassed`, `OrderNotOpen`.
-    async fn release_unresolved_payment(&self, payment_op_id: Uuid, reason: &str) -> Result<Order, StoreError>;
+    async fn release_unresolved_payment(&self, payment_op_id: PaymentOpId, reason: &str) -> Result<Order, StoreError>;
 
     /// Claims up to `limit` due dispatch events, leasing each for `lease_ms`
     /// (a crashed dispatcher's claim comes back after the lease). Oldest first.
@@ -91,14 +97,14 @@ pub trait Store: Send + Sync + 'static {
 
     /// Marks a dispatch event done. Idempotent.
     /// Errors: `UnknownOutboxEvent`.
-    async fn complete_outbox(&self, event_id: &EventId, outbox_id: Uuid) -> Result<(), StoreError>;
+    async fn complete_outbox(&self, event_id: &EventId, outbox_id: OutboxId) -> Result<(), StoreError>;
 
     /// Records a failed attempt on a dispatch event and makes it due again at
     /// `now + retry_after_ms`. Errors: `UnknownOutboxEvent`.
     async fn retry_outbox(
         &self,
         event_id: &EventId,
-        outbox_id: Uuid,
+        outbox_id: OutboxId,
         error: &str,
         retry_after_ms: i64,
     ) -> Result<(), StoreError>;
@@ -113,7 +119,7 @@ pub trait Store: Send + Sync + 'static {
     /// `UnknownCompensation`, `CompensationNotDue`.
     async fn start_compensation_attempt(
         &self,
-        compensation_id: Uuid,
+        compensation_id: CompensationId,
         attempt_lease_ms: i64,
     ) -> Result<CompensationAttempt, StoreError>;
 
@@ -129,7 +135,7 @@ pub trait Store: Send + Sync + 'static {
     async fn finish_compensation_attempt(&self, req: &CompensationResult) -> Result<Compensation, StoreError>;
 
     /// One compensation. Errors: `UnknownCompensation`.
-    async fn compensation(&self, compensation_id: Uuid) -> Result<Compensation, StoreError>;
+    async fn compensation(&self, compensation_id: CompensationId) -> Result<Compensation, StoreError>;
 
     /// The seats of an event, sorted by seat id. Errors: `UnknownEvent`.
     async fn seat_map(&self, event_id: &EventId) -> Result<Vec<Seat>, StoreError>;
@@ -154,18 +160,18 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<(SeatMapVersion, Vec<Seat>), StoreError>;
 
     /// One order. Errors: `UnknownOrder`.
-    async fn order(&self, order_id: Uuid) -> Result<Order, StoreError>;
+    async fn order(&self, order_id: OrderId) -> Result<Order, StoreError>;
 
     /// One payment operation. Errors: `UnknownPaymentOp`.
-    async fn payment_op(&self, payment_op_id: Uuid) -> Result<PaymentOp, StoreError>;
+    async fn payment_op(&self, payment_op_id: PaymentOpId) -> Result<PaymentOp, StoreError>;
 
     /// The compensations of an order, by id.
-    async fn compensations_for_order(&self, order_id: Uuid) -> Result<Vec<Compensation>, StoreError>;
+    async fn compensations_for_order(&self, order_id: OrderId) -> Result<Vec<Compensation>, StoreError>;
 
     /// One order with its confirmed bookings and its compensations, read in
     /// one snapshot: what a status poll shows, without reading the event's
     /// other bookings. `UnknownOrder` when there is none.
-    async fn order_details(&self, order_id: Uuid) -> Result<OrderDetails, StoreError>;
+    async fn order_details(&self, order_id: OrderId) -> Result<OrderDetails, StoreError>;
 
     /// Every booking of an event, sorted by seat.
     async fn bookings(&self, event_id: &EventId) -> Result<Vec<Booking>, StoreError>;

@@ -2,9 +2,8 @@
 //! records every seat, order and compensation change into its trace, with the
 //! store's clock and what the writer presented, at the moment it happens.
 
-use crate::model::{Compensation, Order, Seat, UserId};
+use crate::model::{Compensation, HoldToken, Order, Seat, UserId};
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
 /// Which store operation wrote a seat. Serialized in snake_case (the trace's `cause`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -45,7 +44,7 @@ impl SeatWriteCause {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Presented {
     /// The hold token presented (release, checkout; order writes: the order's token).
-    pub token: Option<Uuid>,
+    pub token: Option<HoldToken>,
     /// On whose behalf.
     pub holder: Option<UserId>,
     /// The order presented (sale, decline, unresolved release).

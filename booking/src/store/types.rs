@@ -3,11 +3,11 @@
 
 use super::StoreError;
 use crate::model::{
-    Booking, Compensation, CompensationStatus, EventId, MAX_HOLD_TTL_MS, MAX_IDEMPOTENCY_KEY_LEN, MAX_PAYMENT_TTL_MS,
-    MAX_SEATS_PER_EVENT, MAX_SEATS_PER_HOLD, Order, Seat, SeatId, SeatState, UserId, valid_id,
+    Booking, Compensation, CompensationId, CompensationStatus, EventId, HoldToken, MAX_HOLD_TTL_MS,
+    MAX_IDEMPOTENCY_KEY_LEN, MAX_PAYMENT_TTL_MS, MAX_SEATS_PER_EVENT, MAX_SEATS_PER_HOLD, Order, PaymentOpId, Seat,
+    SeatId, SeatState, UserId, valid_id,
 };
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
 /// Highest seat price, in cents (a million in the currency's main unit).
 pub const MAX_PRICE_CENTS: i64 = 100_000_000;
@@ -67,7 +67,7 @@ pub struct HoldGrant {
     /// The holder.
     pub holder_id: UserId,
     /// The new token; every seat of the selection carries it.
-    pub hold_token: Uuid,
+    pub hold_token: HoldToken,
     /// The seats, sorted, with their new versions.
     pub seats: Vec<HeldSeat>,
     /// When the hold expires, by the store's clock.
@@ -86,7 +86,7 @@ pub struct ReleaseHold {
     /// The holder.
     pub holder_id: UserId,
     /// The hold's token.
-    pub hold_token: Uuid,
+    pub hold_token: HoldToken,
 }
 
 /// A hold the sweeper returned to `available`.
@@ -110,7 +110,7 @@ pub struct BeginPayment {
     /// The buyer; must be the holder.
     pub holder_id: UserId,
     /// The hold's token; must be current.
-    pub hold_token: Uuid,
+    pub hold_token: HoldToken,
     /// The hold's seats; must be exactly the seats the token holds (a part of a hold is `InvalidInput`).
     pub seat_ids: Vec<SeatId>,
     /// The client's idempotency key (1..=[`MAX_IDEMPOTENCY_KEY_LEN`] printable ASCII), scoped to the holder.
@@ -132,7 +132,7 @@ pub struct BeginPaymentOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PaymentSuccess {
     /// The operation.
-    pub payment_op_id: Uuid,
+    pub payment_op_id: PaymentOpId,
     /// The provider's payment id.
     pub provider_payment_id: String,
 }
@@ -235,7 +235,7 @@ pub const UNKNOWN_OUTCOME_PREFIX: &str = "outcome unknown: ";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompensationResult {
     /// The compensation.
-    pub compensation_id: Uuid,
+    pub compensation_id: CompensationId,
     /// What the attempt found out.
     pub outcome: CompensationOutcome,
     /// When not succeeded and attempts remain: the delay before the next attempt.

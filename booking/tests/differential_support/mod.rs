@@ -6,7 +6,10 @@
 //! `differential_plants.rs` (both stores with one planted bug).
 
 use booking::clock::{Clock, ManualClock};
-use booking::model::{CompensationStatus, Order, Seat, SeatState, Snapshot};
+use booking::model::{
+    CompensationId, CompensationStatus, EventId, HoldToken, Order, OrderId, OutboxId, PaymentOpId, Seat, SeatId,
+    SeatState, Snapshot,
+};
 use booking::store::*;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -305,7 +308,7 @@ pub fn op() -> impl Strategy<Value = Op> {
 pub enum Outcome {
     Unit(Result<(), StoreError>),
     Grant(Result<HoldGrant, StoreError>),
-    Released(Result<Vec<String>, StoreError>),
+    Released(Result<Vec<SeatId>, StoreError>),
     Expired(Result<Vec<ExpiredHold>, StoreError>),
     Begun(Result<BeginPaymentOutcome, StoreError>),
     /// A recorded success, with whether this call decided it (compared too).
@@ -339,7 +342,7 @@ pub struct Known {
     /// Orders created by checkouts, oldest first.
     pub orders: Vec<Order>,
     /// Compensations opened by late successes, oldest first.
-    pub compensations: Vec<Uuid>,
+    pub compensations: Vec<CompensationId>,
     /// MemStore's state after the last operation.
     pub snap: Snapshot,
 }
@@ -373,8 +376,8 @@ pub fn pick<T>(items: &[T], i: usize) -> Option<&T> {
     items.len().checked_sub(i + 1).map(|j| &items[j])
 }
 
-pub fn order_op_id(k: &Known, i: usize) -> Uuid {
-    pick(&k.orders, i).map_or(UNKNOWN, |o| o.payment_op_id)
+pub fn order_op_id(k: &Known, i: usize) -> PaymentOpId {
+    pick(&k.orders, i).map_or(PaymentOpId::from(UNKNOWN), |o| o.payment_op_id)
 }
 
 pub async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -> Outcome {
@@ -382,7 +385,7 @@ pub async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -
         Op::ExpireThenTakeOver { seats, first, second, sweep, late_checkout } => {
             let hold = |holder: usize| AcquireHold {
                 event_id: "ev-a".into(),
-                seat_ids: seats.iter().map(|&s| SEATS[s].to_string()).collect(),
+                seat_ids: seats.iter().map(|&s| SeatId::from(SEATS[s])).collect(),
                 holder_id: HOLDERS[holder].into(),
                 ttl_ms: 1_000,
                 max_held_seats: None,
@@ -407,7 +410,7 @@ pub async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -
             Outcome::Seq(out)
         }
         Op::HoldThenCheckout { seats, holder, ttl_ms, payment_ttl_ms, retry } => {
-            let seat_ids: Vec<String> = seats.iter().map(|&s| SEATS[s].to_string()).collect();
+            let seat_ids: Vec<SeatId> = seats.iter().map(|&s| SeatId::from(SEATS[s])).collect();
             let hold = AcquireHold {
                 event_id: "ev-a".into(),
                 seat_ids: seat_ids.clone(),
@@ -430,7 +433,7 @@ pub async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -
                 out.push(Outcome::Grant(grant));
                 out.push(Outcome::Begun(checkout));
                 if *retry == 2 {
-                    req.hold_token = UNKNOWN;
+                    req.hold_token = HoldToken::from(UNKNOWN);
                 }
                 if *retry > 0 {
                     out.push(Outcome::Begun(store.begin_payment(&req).await));
@@ -444,7 +447,7 @@ pub async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -
             store
                 .create_event(&CreateEvent {
                     event_id: if *ev == 2 { "bad id!".into() } else { EVENTS[*ev].into() },
-                    seat_ids: seats.iter().map(|&s| SEATS[s].to_string()).collect(),
+                    seat_ids: seats.iter().map(|&s| SeatId::from(SEATS[s])).collect(),
                     price_cents: *price_cents,
                 })
                 .await,
@@ -453,7 +456,7 @@ pub async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -
             store
                 .acquire_hold(&AcquireHold {
                     event_id: EVENTS[*ev].into(),
-                    seat_ids: seats.iter().map(|&s| SEATS[s].to_string()).collect(),
+                    seat_ids: seats.iter().map(|&s| SeatId::from(SEATS[s])).collect(),
                     holder_id: HOLDERS[*holder].into(),
                     ttl_ms: *ttl_ms,
                     max_held_seats: *cap,
@@ -476,7 +479,7 @@ pub async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -
         Op::Sweep { limit } => Outcome::Expired(store.sweep_expired_holds(*limit).await),
         Op::Begin { grant, holder, token, seats, key, ttl_ms } => {
             let g = pick(&k.grants, *grant);
-            let mut seat_ids: Vec<String> =
+            let mut seat_ids: Vec<SeatId> =
                 g.map_or(vec!["1A".into()], |g| g.seats.iter().map(|s| s.seat_id.clone()).collect());
             match seats {
                 SeatPick::Exact => {}
@@ -523,7 +526,7 @@ pub async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -
         Op::UnknownThenClaims { fresh, order, count, waits } => {
             let (base_ms, cap_ms) = BACKOFFS[0];
             let backoff = ReconcileBackoff { base_ms, cap_ms };
-            let mut ops: Vec<Uuid> = (*order..order + count).map(|i| order_op_id(k, i)).collect();
+            let mut ops: Vec<PaymentOpId> = (*order..order + count).map(|i| order_op_id(k, i)).collect();
             let mut out = vec![];
             if let Some(seats) = fresh {
                 let flow = Op::HoldThenCheckout {
@@ -554,27 +557,27 @@ pub async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -
             Outcome::Seq(out)
         }
         Op::Complete { outbox } => {
-            let (ev, id) =
-                pick(&k.snap.outbox, *outbox).map_or(("ev-a".into(), UNKNOWN), |o| (o.event_id.clone(), o.outbox_id));
+            let (ev, id) = pick(&k.snap.outbox, *outbox)
+                .map_or((EventId::from("ev-a"), OutboxId::from(UNKNOWN)), |o| (o.event_id.clone(), o.outbox_id));
             Outcome::Unit(store.complete_outbox(&ev, id).await)
         }
         Op::Retry { outbox, after_ms } => {
             let (ev, id) = pick(&k.snap.outbox, *outbox)
-                .map_or(("bad\0id".into(), UNKNOWN), |o| (o.event_id.clone(), o.outbox_id));
+                .map_or((EventId::from("bad\0id"), OutboxId::from(UNKNOWN)), |o| (o.event_id.clone(), o.outbox_id));
             Outcome::Unit(store.retry_outbox(&ev, id, "provider 503", *after_ms).await)
         }
         Op::StartComp { comp, lease_ms } => {
-            let id = pick(&k.compensations, *comp).copied().unwrap_or(UNKNOWN);
+            let id = pick(&k.compensations, *comp).copied().unwrap_or(CompensationId::from(UNKNOWN));
             Outcome::Attempt(store.start_compensation_attempt(id, *lease_ms).await)
         }
         Op::AbandonedAttempt { comp, lease_ms, wait_ms } => {
-            let id = pick(&k.compensations, *comp).copied().unwrap_or(UNKNOWN);
+            let id = pick(&k.compensations, *comp).copied().unwrap_or(CompensationId::from(UNKNOWN));
             let first = Outcome::Attempt(store.start_compensation_attempt(id, *lease_ms).await);
             clock.advance_ms(*wait_ms);
             Outcome::Seq(vec![first, Outcome::Attempt(store.start_compensation_attempt(id, *lease_ms).await)])
         }
         Op::FinishComp { comp, outcome, stale, max_attempts, retry_after_ms } => {
-            let id = pick(&k.compensations, *comp).copied().unwrap_or(UNKNOWN);
+            let id = pick(&k.compensations, *comp).copied().unwrap_or(CompensationId::from(UNKNOWN));
             let now = k.snap.compensations.iter().find(|c| c.compensation_id == id);
             let attempt = now.map_or(0, |c| c.attempts) - i32::from(*stale);
             let current = now.is_some_and(|c| c.status == CompensationStatus::InFlight && c.attempts == attempt);
@@ -592,7 +595,7 @@ pub async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -
             Outcome::Finish { outcome: *outcome, current, result: store.finish_compensation_attempt(&req).await }
         }
         Op::RefundAttempt { comp, outcome, max_attempts } => {
-            let id = pick(&k.compensations, *comp).copied().unwrap_or(UNKNOWN);
+            let id = pick(&k.compensations, *comp).copied().unwrap_or(CompensationId::from(UNKNOWN));
             Outcome::Seq(refund_attempt(store, id, *outcome, *max_attempts).await)
         }
         Op::ChargedAfterRelease { seats, holder, steps } => {
@@ -621,7 +624,7 @@ pub async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -
                 Ok(Recorded { outcome: SaleOutcome::Compensating { compensation, .. }, .. }) => {
                     compensation.compensation_id
                 }
-                _ => UNKNOWN,
+                _ => CompensationId::from(UNKNOWN),
             };
             out.push(Outcome::Sale(sale));
             for step in steps {
@@ -665,8 +668,8 @@ pub async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -
             Outcome::Advanced
         }
         Op::Read { which, idx } => {
-            let order_id = pick(&k.orders, *idx).map_or(UNKNOWN, |o| o.order_id);
-            let ev = EVENTS[idx % 3].to_string();
+            let order_id = pick(&k.orders, *idx).map_or(OrderId::from(UNKNOWN), |o| o.order_id);
+            let ev = EventId::from(EVENTS[idx % 3]);
             Outcome::Debug(match which {
                 0 => {
                     let (map, version) = (store.seat_map(&ev).await, store.seat_map_version(&ev).await);
@@ -694,7 +697,14 @@ pub async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -
                 4 => format!("{:?}", store.bookings(&ev).await),
                 5 => return Outcome::Resolution(store.needs_resolution().await),
                 _ => {
-                    format!("{:?}", store.compensation(pick(&k.compensations, *idx).copied().unwrap_or(UNKNOWN)).await)
+                    format!(
+                        "{:?}",
+                        store
+                            .compensation(
+                                pick(&k.compensations, *idx).copied().unwrap_or(CompensationId::from(UNKNOWN))
+                            )
+                            .await
+                    )
                 }
             })
         }
@@ -703,7 +713,12 @@ pub async fn apply(store: &dyn Store, clock: &ManualClock, op: &Op, k: &Known) -
 
 /// A dispatcher's refund attempt on compensation `id`: started (lease 1 s),
 /// then `outcome` reported for the attempt the store started.
-pub async fn refund_attempt(store: &dyn Store, id: Uuid, outcome: FinishPick, max_attempts: i32) -> Vec<Outcome> {
+pub async fn refund_attempt(
+    store: &dyn Store,
+    id: CompensationId,
+    outcome: FinishPick,
+    max_attempts: i32,
+) -> Vec<Outcome> {
     let started = store.start_compensation_attempt(id, 1_000).await;
     let Ok(a) = &started else { return vec![Outcome::Attempt(started)] };
     let attempt = a.compensation.attempts;
@@ -717,11 +732,11 @@ pub async fn refund_attempt(store: &dyn Store, id: Uuid, outcome: FinishPick, ma
     vec![Outcome::Attempt(started), Outcome::Finish { outcome, current: true, result: finished }]
 }
 
-pub fn resolve_token(k: &Known, g: Option<&HoldGrant>, token: &TokenPick) -> Uuid {
+pub fn resolve_token(k: &Known, g: Option<&HoldGrant>, token: &TokenPick) -> HoldToken {
     match token {
-        TokenPick::Own => g.map_or(UNKNOWN, |g| g.hold_token),
-        TokenPick::OtherGrant(i) => pick(&k.grants, *i).map_or(UNKNOWN, |g| g.hold_token),
-        TokenPick::Unknown => UNKNOWN,
+        TokenPick::Own => g.map_or(HoldToken::from(UNKNOWN), |g| g.hold_token),
+        TokenPick::OtherGrant(i) => pick(&k.grants, *i).map_or(HoldToken::from(UNKNOWN), |g| g.hold_token),
+        TokenPick::Unknown => HoldToken::from(UNKNOWN),
     }
 }
 
@@ -739,8 +754,8 @@ pub async fn check_versions(
     op: &Op,
 ) -> Result<(), TestCaseError> {
     for ev in EVENTS {
-        let want = mem.seat_map_version(&ev.to_string()).await;
-        let got = pg.seat_map_version(&ev.to_string()).await;
+        let want = mem.seat_map_version(&EventId::from(ev)).await;
+        let got = pg.seat_map_version(&EventId::from(ev)).await;
         prop_assert_eq!(&got, &want, "op #{} {:?}: seat-map versions of {} differ (left PgStore)", i, op, ev);
         let seats: Vec<Seat> = snap.seats.iter().filter(|s| s.event_id == ev).cloned().collect();
         let v = match want {

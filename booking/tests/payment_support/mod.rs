@@ -11,8 +11,7 @@
 use async_trait::async_trait;
 use booking::clock::ManualClock;
 use booking::ids::SeededIds;
-use booking::model::Order;
-use booking::model::{OrderStatus, PaymentStatus, Snapshot};
+use booking::model::{CompensationId, Order, OrderStatus, PaymentOpId, PaymentStatus, SeatId, Snapshot};
 use booking::payment::provider::{
     CreatePayment, PaymentProvider, ProviderError, ProviderPayment, ProviderStatus, RefundStatus,
 };
@@ -22,7 +21,6 @@ use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use uuid::Uuid;
 
 /// The store clock's start: 2025-01-01T00:00:00Z.
 pub const T0_MS: i64 = 1_735_689_600_000;
@@ -70,9 +68,9 @@ struct Books {
     create_script: VecDeque<CreateScript>,
     refund_script: VecDeque<RefundScript>,
     /// The provider's truth, by payment key.
-    payments: BTreeMap<Uuid, ProviderPayment>,
+    payments: BTreeMap<PaymentOpId, ProviderPayment>,
     /// Succeeded refunds: refund key -> (payment key, amount).
-    refunds: BTreeMap<Uuid, (Uuid, i64)>,
+    refunds: BTreeMap<CompensationId, (PaymentOpId, i64)>,
     create_calls: u32,
     refund_calls: u32,
     cancel_calls: u32,
@@ -120,7 +118,7 @@ impl ScriptedProvider {
         self.books.lock().unwrap().refund_script.extend(s.iter().cloned());
     }
     /// Decides a processing payment: `true` charged, `false` declined.
-    pub fn settle(&self, key: Uuid, charged: bool) {
+    pub fn settle(&self, key: PaymentOpId, charged: bool) {
         let mut b = self.books.lock().unwrap();
         let p = b.payments.get_mut(&key).expect("payment exists");
         assert_eq!(p.status, ProviderStatus::Processing);
@@ -128,16 +126,16 @@ impl ScriptedProvider {
             if charged { ProviderStatus::Succeeded } else { ProviderStatus::Failed { reason: "declined late".into() } };
     }
     /// The provider's record for `key`.
-    pub fn payment(&self, key: Uuid) -> Option<ProviderPayment> {
+    pub fn payment(&self, key: PaymentOpId) -> Option<ProviderPayment> {
         self.books.lock().unwrap().payments.get(&key).cloned()
     }
     /// Payment keys charged (succeeded) at the provider.
-    pub fn charged(&self) -> Vec<Uuid> {
+    pub fn charged(&self) -> Vec<PaymentOpId> {
         let b = self.books.lock().unwrap();
         b.payments.iter().filter(|(_, p)| p.status == ProviderStatus::Succeeded).map(|(k, _)| *k).collect()
     }
     /// Payment keys refunded (and how much).
-    pub fn refunded(&self) -> BTreeMap<Uuid, i64> {
+    pub fn refunded(&self) -> BTreeMap<PaymentOpId, i64> {
         let b = self.books.lock().unwrap();
         let mut out = BTreeMap::new();
         for (pk, amount) in b.refunds.values() {
@@ -185,13 +183,13 @@ impl PaymentProvider for ScriptedProvider {
         }
     }
 
-    async fn fetch_payment(&self, key: Uuid) -> Result<Option<ProviderPayment>, ProviderError> {
+    async fn fetch_payment(&self, key: PaymentOpId) -> Result<Option<ProviderPayment>, ProviderError> {
         let mut b = self.books.lock().unwrap();
         b.fetch_calls += 1;
         Ok(b.payments.get(&key).cloned())
     }
 
-    async fn cancel_payment(&self, key: Uuid) -> Result<ProviderPayment, ProviderError> {
+    async fn cancel_payment(&self, key: PaymentOpId) -> Result<ProviderPayment, ProviderError> {
         let mut b = self.books.lock().unwrap();
         b.cancel_calls += 1;
         if b.failing_cancels > 0 {
@@ -212,8 +210,8 @@ impl PaymentProvider for ScriptedProvider {
 
     async fn refund(
         &self,
-        refund_key: Uuid,
-        payment_key: Uuid,
+        refund_key: CompensationId,
+        payment_key: PaymentOpId,
         amount_cents: i64,
     ) -> Result<RefundStatus, ProviderError> {
         let mut b = self.books.lock().unwrap();
@@ -282,7 +280,7 @@ impl World {
         store
             .create_event(&CreateEvent {
                 event_id: "ev".into(),
-                seat_ids: ["A1", "A2", "A3", "A4"].iter().map(|s| s.to_string()).collect(),
+                seat_ids: ["A1", "A2", "A3", "A4"].iter().map(|&s| SeatId::from(s)).collect(),
                 price_cents: 1_500,
             })
             .await
@@ -294,7 +292,7 @@ impl World {
 
     /// Holds `seats` for `user` and checks out (payment TTL [`PAYMENT_TTL_MS`]).
     pub async fn checkout(&self, user: &str, seats: &[&str]) -> Order {
-        let seat_ids: Vec<String> = seats.iter().map(|s| s.to_string()).collect();
+        let seat_ids: Vec<SeatId> = seats.iter().map(|&s| SeatId::from(s)).collect();
         let grant = self
             .store
             .acquire_hold(&AcquireHold {

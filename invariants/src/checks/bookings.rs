@@ -185,7 +185,7 @@ mod tests {
         let alice = w.snap.orders[0].order_id;
         // A broken checkout gave the sold seat to bob's payment too; only the
         // final records are given (as chaos mode reads them from PostgreSQL).
-        let bob_id = uuid::Uuid::from_u128(7);
+        let bob_id = booking::model::OrderId::from_u128(7);
         let mut bob = w.snap.orders[0].clone();
         bob.order_id = bob_id;
         bob.holder_id = "bob".into();

@@ -12,9 +12,8 @@
 
 use crate::trace::{ChangeCause, ClientOp, OpId, OpResult};
 use crate::{Config, Invariant, Subject, TraceEvent, TraceKind, Violation};
-use booking::model::{EventId, SeatId, Snapshot};
+use booking::model::{EventId, HoldToken, OrderId, SeatId, Snapshot};
 use std::collections::{BTreeMap, BTreeSet};
-use uuid::Uuid;
 
 /// A hold token's first grant: the seq of its first seat, its store clock, its seats.
 struct Grant {
@@ -27,12 +26,12 @@ struct Grant {
 struct Request {
     invoke_seq: u64,
     event_id: EventId,
-    hold_token: Uuid,
+    hold_token: HoldToken,
     seats: BTreeSet<SeatId>,
 }
 
 fn list(seats: &BTreeSet<SeatId>) -> String {
-    let v: Vec<&str> = seats.iter().map(String::as_str).collect();
+    let v: Vec<&str> = seats.iter().map(SeatId::as_str).collect();
     format!("[{}]", v.join(", "))
 }
 
@@ -45,10 +44,10 @@ fn first_difference<'a>(hold: &'a BTreeSet<SeatId>, named: &'a BTreeSet<SeatId>)
 /// hold the checkout left out (client side), or the order (store side).
 /// Witnesses: the hold's grant, the checkout's invoke and its ok answer.
 pub fn check_checkout_selection(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> Vec<Violation> {
-    let mut grants: BTreeMap<Uuid, Grant> = BTreeMap::new();
-    let mut answered_grants: BTreeMap<Uuid, (u64, BTreeSet<SeatId>)> = BTreeMap::new();
+    let mut grants: BTreeMap<HoldToken, Grant> = BTreeMap::new();
+    let mut answered_grants: BTreeMap<HoldToken, (u64, BTreeSet<SeatId>)> = BTreeMap::new();
     let mut requests: BTreeMap<OpId, Request> = BTreeMap::new();
-    let mut reported_orders: BTreeSet<Uuid> = BTreeSet::new();
+    let mut reported_orders: BTreeSet<OrderId> = BTreeSet::new();
     let mut out = Vec::new();
     for e in trace {
         match &e.kind {
@@ -106,8 +105,8 @@ pub fn check_checkout_selection(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Co
 /// for exactly the seats its hold was granted.
 fn orders_of_part_holds(
     snap: &Snapshot,
-    grants: &BTreeMap<Uuid, Grant>,
-    reported_orders: &BTreeSet<Uuid>,
+    grants: &BTreeMap<HoldToken, Grant>,
+    reported_orders: &BTreeSet<OrderId>,
 ) -> Vec<Violation> {
     let mut out = Vec::new();
     for order in snap.orders.iter().filter(|o| !reported_orders.contains(&o.order_id)) {
@@ -159,7 +158,7 @@ mod tests {
             idempotency_key: "half".into(),
             admission: None,
         };
-        let order_id = w.uuid();
+        let order_id = OrderId::from(w.uuid());
         let ok = OpResult::CheckedOut { order_id, status: OrderStatus::Pending, booking_ids: vec![], replayed: false };
         let (invoke, answer) = w.client("alice", half, Ok(ok));
         let v = check_checkout_selection(&w.snap, w.trace.events(), &w.config());

@@ -10,14 +10,13 @@
 
 use super::index::{charges, compensation_changes, order_changes};
 use crate::{Config, Invariant, Subject, TraceEvent, TraceKind, Violation};
-use booking::model::{CompensationStatus, OrderStatus, PaymentStatus, Snapshot};
+use booking::model::{CompensationStatus, OrderStatus, PaymentOpId, PaymentStatus, Snapshot};
 use std::collections::BTreeSet;
-use uuid::Uuid;
 
 /// Checks [`Invariant::NoHiddenCharge`] and [`Invariant::CompensationVisible`].
 pub fn check_hidden_charges(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> Vec<Violation> {
     let charges = charges(trace);
-    let mut charged: BTreeSet<Uuid> = charges.keys().copied().collect();
+    let mut charged: BTreeSet<PaymentOpId> = charges.keys().copied().collect();
     charged
         .extend(snap.payment_ops.iter().filter(|op| op.status == PaymentStatus::Succeeded).map(|op| op.payment_op_id));
     let mut out = Vec::new();

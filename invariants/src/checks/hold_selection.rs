@@ -13,9 +13,8 @@
 use super::index::seat_changes;
 use crate::trace::{ChangeCause, ClientOp, OpId, OpResult};
 use crate::{Config, Invariant, Subject, TraceEvent, TraceKind, Violation};
-use booking::model::{EventId, SeatId, Snapshot};
+use booking::model::{EventId, HoldToken, SeatId, Snapshot};
 use std::collections::{BTreeMap, BTreeSet};
-use uuid::Uuid;
 
 /// A hold request: its invoke seq, event and requested seats (as a set).
 struct Request {
@@ -30,7 +29,7 @@ fn first_difference<'a>(asked: &'a BTreeSet<SeatId>, got: &'a BTreeSet<SeatId>) 
 }
 
 fn list(seats: &BTreeSet<SeatId>) -> String {
-    let v: Vec<&str> = seats.iter().map(String::as_str).collect();
+    let v: Vec<&str> = seats.iter().map(SeatId::as_str).collect();
     format!("[{}]", v.join(", "))
 }
 
@@ -39,7 +38,7 @@ fn list(seats: &BTreeSet<SeatId>) -> String {
 /// and its ok answer, plus (store side) the write of an extra seat.
 pub fn check_hold_selection(_snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> Vec<Violation> {
     // Store side: seats written by cause `hold`, by (new token, deadline).
-    let mut written: BTreeMap<(Uuid, i64), BTreeMap<(EventId, SeatId), u64>> = BTreeMap::new();
+    let mut written: BTreeMap<(HoldToken, i64), BTreeMap<(EventId, SeatId), u64>> = BTreeMap::new();
     for changes in seat_changes(trace).values() {
         for (seq, c) in changes {
             if c.cause != ChangeCause::Hold {
@@ -158,7 +157,7 @@ mod tests {
     #[test]
     fn extra_seat_held_by_the_store_is_reported() {
         let mut w = World::new(&["1A", "1B"]);
-        let (token, expires) = (w.uuid(), w.now_ms + 5_000);
+        let (token, expires) = (HoldToken::from(w.uuid()), w.now_ms + 5_000);
         let extra = w.change_seat("1B", ChangeCause::Hold, Authority::new_hold("alice"), |s| {
             s.state = SeatState::Held;
             s.hold_token = Some(token);

@@ -13,9 +13,8 @@
 
 use crate::trace::{ChangeCause, ClientOp, OpId, OpResult, SeatChange};
 use crate::{Config, Invariant, Subject, TraceEvent, TraceKind, Violation};
-use booking::model::{EventId, Snapshot, UserId};
+use booking::model::{EventId, HoldToken, SeatId, Snapshot, UserId};
 use std::collections::BTreeMap;
-use uuid::Uuid;
 
 /// A token's first grant as the store wrote it.
 struct Grant {
@@ -31,9 +30,9 @@ struct Grant {
 /// side) or the first seat of the second answer (client side). Witnesses:
 /// the token's first appearance and its reuse.
 pub fn check_hold_tokens(_snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> Vec<Violation> {
-    let mut grants: BTreeMap<Uuid, Grant> = BTreeMap::new();
+    let mut grants: BTreeMap<HoldToken, Grant> = BTreeMap::new();
     let mut hold_events: BTreeMap<OpId, EventId> = BTreeMap::new();
-    let mut answered: BTreeMap<Uuid, (OpId, u64)> = BTreeMap::new();
+    let mut answered: BTreeMap<HoldToken, (OpId, u64)> = BTreeMap::new();
     let mut out = Vec::new();
     for e in trace {
         match &e.kind {
@@ -66,8 +65,8 @@ pub fn check_hold_tokens(_snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) 
                     }
                     Some((first_op, _)) if first_op == op_id => {}
                     Some((first_op, first_seq)) => {
-                        let event_id = hold_events.get(op_id).map(String::as_str).unwrap_or_default();
-                        let seat_id = seat_ids.first().map(String::as_str).unwrap_or_default();
+                        let event_id = hold_events.get(op_id).map(|e| e.as_str()).unwrap_or_default();
+                        let seat_id = seat_ids.first().map(SeatId::as_str).unwrap_or_default();
                         out.push(Violation::new(
                             Invariant::FreshHoldToken,
                             Subject::seat(event_id, seat_id),
@@ -85,7 +84,7 @@ pub fn check_hold_tokens(_snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) 
 
 /// A hold's write `c` (trace seq `seq`): its token must be new, unless it
 /// is the same grant writing its other seats (same moment, same holder).
-fn judge_hold_write(grants: &mut BTreeMap<Uuid, Grant>, seq: u64, c: &SeatChange) -> Option<Violation> {
+fn judge_hold_write(grants: &mut BTreeMap<HoldToken, Grant>, seq: u64, c: &SeatChange) -> Option<Violation> {
     let token = c.after.hold_token?;
     let subject = Subject::seat(&c.event_id, &c.seat_id);
     if c.before.hold_token == Some(token) {

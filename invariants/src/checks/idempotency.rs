@@ -11,19 +11,18 @@
 use super::index::charges;
 use crate::trace::{ClientOp, OpId, OpResult};
 use crate::{Config, Invariant, Subject, TraceEvent, TraceKind, Violation};
-use booking::model::{EventId, Snapshot, UserId};
+use booking::model::{BookingId, EventId, HoldToken, OrderId, PaymentOpId, SeatId, Snapshot, UserId};
 use booking::problem_kind::ProblemKind;
 use std::collections::{BTreeMap, BTreeSet};
-use uuid::Uuid;
 
 type Key = (EventId, UserId, String);
 
 /// What a checkout under a key asked for: the hold and its seats, sorted.
-type Request = (Uuid, Vec<String>);
+type Request = (HoldToken, Vec<SeatId>);
 
 /// One answer to a checkout: (seq, order and bookings) or (seq, error kind), with the request answered.
 enum Answer {
-    Ok { seq: u64, order_id: Uuid, booking_ids: Vec<Uuid>, req: Request },
+    Ok { seq: u64, order_id: OrderId, booking_ids: Vec<BookingId>, req: Request },
     Fail { seq: u64, error_kind: ProblemKind, req: Request },
 }
 
@@ -34,7 +33,7 @@ fn subject(k: &Key) -> Subject {
 /// Checks [`Invariant::IdempotentRetry`].
 pub fn check_idempotency(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) -> Vec<Violation> {
     let answers = answers_by_key(trace);
-    let mut orders_of: BTreeMap<Key, BTreeSet<Uuid>> = BTreeMap::new();
+    let mut orders_of: BTreeMap<Key, BTreeSet<OrderId>> = BTreeMap::new();
     for o in &snap.orders {
         orders_of
             .entry((o.event_id.clone(), o.holder_id.clone(), o.idempotency_key.clone()))
@@ -50,14 +49,14 @@ pub fn check_idempotency(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) ->
         let stored = orders_of.get(k).cloned().unwrap_or_default();
         if stored.len() > 1 {
             let witnesses = first_ok.iter().filter(|(_, o)| stored.contains(o)).map(|(s, _)| *s).take(2).collect();
-            let ids: Vec<String> = stored.iter().map(Uuid::to_string).collect();
+            let ids: Vec<String> = stored.iter().map(OrderId::to_string).collect();
             let detail = format!("the store holds {} orders for one key: {}", stored.len(), ids.join(", "));
             out.push(Violation::new(Invariant::IdempotentRetry, subject(k), detail, witnesses));
         }
         // Money taken at most once per key.
-        let mut orders: BTreeSet<Uuid> = stored;
+        let mut orders: BTreeSet<OrderId> = stored;
         orders.extend(first_ok.iter().map(|(_, o)| *o));
-        let ops: BTreeSet<Uuid> =
+        let ops: BTreeSet<PaymentOpId> =
             snap.orders.iter().filter(|o| orders.contains(&o.order_id)).map(|o| o.payment_op_id).collect();
         let mut key_charges: Vec<u64> =
             ops.iter().filter_map(|op| charges.get(op).and_then(|c| c.first()).map(|(s, _)| *s)).collect();
@@ -125,10 +124,10 @@ fn answers_by_key(trace: &[TraceEvent]) -> BTreeMap<Key, Vec<Answer>> {
 /// Judges one key's answers (one order, the same bookings, no definitive
 /// refusal of a retry once an order was answered); returns the first ok
 /// answer naming each order, in trace order: (seq, order).
-fn judge_answers(k: &Key, answers: &[Answer], cfg: &Config, out: &mut Vec<Violation>) -> Vec<(u64, Uuid)> {
-    let mut first_ok: Vec<(u64, Uuid)> = Vec::new();
+fn judge_answers(k: &Key, answers: &[Answer], cfg: &Config, out: &mut Vec<Violation>) -> Vec<(u64, OrderId)> {
+    let mut first_ok: Vec<(u64, OrderId)> = Vec::new();
     let mut committed: Option<&Request> = None;
-    let mut first_bookings: Option<(u64, &Vec<Uuid>)> = None;
+    let mut first_bookings: Option<(u64, &Vec<BookingId>)> = None;
     for a in answers {
         match a {
             Answer::Ok { seq, order_id, booking_ids, req } => {
@@ -208,8 +207,8 @@ mod tests {
         let first = w.last_seq();
         // A store that forgot the key makes a second order on retry.
         let mut o2 = w.order(o1).clone();
-        o2.order_id = w.uuid();
-        o2.payment_op_id = w.uuid();
+        o2.order_id = OrderId::from(w.uuid());
+        o2.payment_op_id = PaymentOpId::from(w.uuid());
         let o2_id = o2.order_id;
         w.snap.orders.push(o2);
         let second = w.answer_checkout("u1", t, "k", o2_id, false);

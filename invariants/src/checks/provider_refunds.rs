@@ -7,16 +7,15 @@
 use super::index::compensation_changes;
 use crate::trace::PaymentEvent;
 use crate::{Config, Invariant, Subject, TraceEvent, TraceKind, Violation};
-use booking::model::{CompensationStatus, Snapshot};
+use booking::model::{CompensationId, CompensationStatus, PaymentOpId, Snapshot};
 use std::collections::BTreeMap;
-use uuid::Uuid;
 
 /// Checks [`Invariant::RefundAtProvider`]. Subject: the compensation.
 /// Witnesses: its change to `succeeded` (when the trace has it) and the
 /// refund of another payment operation (when that is what the ledger holds).
 pub fn check_provider_refunds(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> Vec<Violation> {
     // Refunds by compensation id: (seq, payment operation refunded).
-    let mut refunds: BTreeMap<Uuid, Vec<(u64, Uuid)>> = BTreeMap::new();
+    let mut refunds: BTreeMap<CompensationId, Vec<(u64, PaymentOpId)>> = BTreeMap::new();
     for e in trace {
         if let TraceKind::Payment(PaymentEvent::Refunded { compensation_id, payment_op_id, .. }) = &e.kind {
             refunds.entry(*compensation_id).or_default().push((e.seq, *payment_op_id));
@@ -62,7 +61,7 @@ mod tests {
 
     /// A late success: compensation requested, refunded, succeeded; and one
     /// still requested (nothing claimed yet).
-    fn late_successes(w: &mut World) -> (Uuid, Uuid) {
+    fn late_successes(w: &mut World) -> (CompensationId, CompensationId) {
         let t = w.hold("u1", &["A"], 60_000);
         let o1 = w.checkout("u1", t, "k", 10_000);
         let t = w.hold("u2", &["B"], 60_000);

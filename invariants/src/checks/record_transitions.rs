@@ -19,10 +19,9 @@
 
 use crate::trace::TraceKind;
 use crate::{Config, Invariant, Subject, TraceEvent, Violation};
-use booking::model::{CompensationStatus as C, OrderStatus as O, Snapshot};
+use booking::model::{CompensationId, CompensationStatus as C, OrderId, OrderStatus as O, Snapshot};
 use std::collections::BTreeMap;
 use std::fmt::Display;
-use uuid::Uuid;
 
 /// The order transitions the brief allows: `(from, to)`.
 pub const ORDER_TRANSITIONS: &[(O, O)] = &[
@@ -50,12 +49,12 @@ pub const COMPENSATION_TRANSITIONS: &[(C, C)] = &[
 ];
 
 /// One record's changes in trace order: (trace seq, from, to).
-type Changes<S> = BTreeMap<Uuid, Vec<(u64, Option<S>, S)>>;
+type Changes<I, S> = BTreeMap<I, Vec<(u64, Option<S>, S)>>;
 
 /// Checks [`Invariant::OrderTransition`] and [`Invariant::CompensationTransition`].
 pub fn check_record_transitions(_snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> Vec<Violation> {
-    let mut orders: Changes<O> = BTreeMap::new();
-    let mut compensations: Changes<C> = BTreeMap::new();
+    let mut orders: Changes<OrderId, O> = BTreeMap::new();
+    let mut compensations: Changes<CompensationId, C> = BTreeMap::new();
     for e in trace {
         match &e.kind {
             TraceKind::OrderChange(c) => orders.entry(c.order_id).or_default().push((e.seq, c.from, c.to)),
@@ -122,7 +121,7 @@ mod tests {
     fn judge<S: Copy + PartialEq + Display>(t: &Table<S>, changes: &[(Option<S>, S)]) -> Vec<String> {
         let changes: Vec<(u64, Option<S>, S)> =
             changes.iter().enumerate().map(|(i, (f, to))| (i as u64, *f, *to)).collect();
-        t.judge(&changes, || Subject::Order { order_id: Uuid::nil() }).into_iter().map(|v| v.detail).collect()
+        t.judge(&changes, || Subject::Order { order_id: OrderId::nil() }).into_iter().map(|v| v.detail).collect()
     }
 
     fn orders() -> Table<O> {

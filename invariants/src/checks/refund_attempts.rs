@@ -61,12 +61,12 @@ mod tests {
     use super::*;
     use crate::TraceKind;
     use crate::testkit::World;
-    use uuid::Uuid;
+    use booking::model::{CompensationId, OrderId, PaymentOpId};
 
     /// Records a compensation write of `id` (attempts, status, next attempt) at `now_ms`.
     fn write(
         w: &mut World,
-        id: Uuid,
+        id: CompensationId,
         from: Option<CompensationStatus>,
         to: CompensationStatus,
         attempts: i32,
@@ -75,8 +75,8 @@ mod tests {
         let now = w.now_ms;
         let c = CompensationChange {
             compensation_id: id,
-            order_id: Uuid::nil(),
-            payment_op_id: Uuid::nil(),
+            order_id: OrderId::nil(),
+            payment_op_id: PaymentOpId::nil(),
             from,
             to,
             attempts,
@@ -91,7 +91,7 @@ mod tests {
     #[test]
     fn attempts_started_when_due_are_clean() {
         let mut w = World::new(&["1A"]);
-        let id = w.uuid();
+        let id = CompensationId::from(w.uuid());
         let t0 = w.now_ms;
         write(&mut w, id, None, Requested, 0, t0);
         write(&mut w, id, Some(Requested), InFlight, 1, t0 + 1_000); // leased 1 s
@@ -108,7 +108,7 @@ mod tests {
     #[test]
     fn a_takeover_of_a_live_lease_is_reported() {
         let mut w = World::new(&["1A"]);
-        let id = w.uuid();
+        let id = CompensationId::from(w.uuid());
         let t0 = w.now_ms;
         write(&mut w, id, None, Requested, 0, t0);
         let leased = write(&mut w, id, Some(Requested), InFlight, 1, t0 + 1_000);
@@ -124,11 +124,11 @@ mod tests {
     #[test]
     fn an_early_retry_and_an_expired_lease_are_reported() {
         let mut w = World::new(&["1A"]);
-        let early = w.uuid();
+        let early = CompensationId::from(w.uuid());
         let t0 = w.now_ms;
         write(&mut w, early, None, Requested, 0, t0 + 5_000); // backing off until +5 s
         write(&mut w, early, Some(Requested), InFlight, 1, t0 + 1_000);
-        let stale = w.uuid();
+        let stale = CompensationId::from(w.uuid());
         write(&mut w, stale, None, Requested, 0, t0);
         write(&mut w, stale, Some(Requested), InFlight, 1, t0 - 1); // leased into the past
         let v = check_refund_attempts(&w.snap, w.trace.events(), &w.config());

@@ -5,15 +5,16 @@
 
 use super::index::{charges, compensation_changes, refunds};
 use crate::{Config, Invariant, Subject, TraceEvent, Violation};
-use booking::model::{CompensationStatus, CompensationStatus as CS, PaymentStatus, Snapshot};
+use booking::model::{
+    CompensationId, CompensationStatus, CompensationStatus as CS, PaymentOpId, PaymentStatus, Snapshot,
+};
 use std::collections::{BTreeMap, BTreeSet};
-use uuid::Uuid;
 
 /// Checks [`Invariant::RefundBounded`] and [`Invariant::NoDoubleRefund`].
 pub fn check_refunds(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> Vec<Violation> {
     let charges = charges(trace);
     let mut out = Vec::new();
-    let mut reported: BTreeSet<(Invariant, Uuid)> = BTreeSet::new();
+    let mut reported: BTreeSet<(Invariant, PaymentOpId)> = BTreeSet::new();
     // The provider's ledger.
     for (op_id, rs) in &refunds(trace) {
         let cs = charges.get(op_id).map(Vec::as_slice).unwrap_or_default();
@@ -24,10 +25,10 @@ pub fn check_refunds(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> Ve
     }
     // The final records: succeeded compensations per operation.
     let comp_changes = compensation_changes(trace);
-    let success_seq = |id: Uuid| -> Option<u64> {
+    let success_seq = |id: CompensationId| -> Option<u64> {
         comp_changes.get(&id)?.iter().find(|(_, c)| c.to == CS::Succeeded).map(|(s, _)| *s)
     };
-    let mut succeeded: BTreeMap<Uuid, Vec<&booking::model::Compensation>> = BTreeMap::new();
+    let mut succeeded: BTreeMap<PaymentOpId, Vec<&booking::model::Compensation>> = BTreeMap::new();
     for c in snap.compensations.iter().filter(|c| c.status == CompensationStatus::Succeeded) {
         succeeded.entry(c.payment_op_id).or_default().push(c);
     }
@@ -56,10 +57,10 @@ pub fn check_refunds(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) -> Ve
 /// compensation, cents) against its charges (`cs`: seq, cents): no
 /// compensation refunded twice, no more refunds than charges, never more
 /// cents back than taken.
-fn judge_ledger(op_id: Uuid, cs: &[(u64, i64)], rs: &[(u64, Uuid, i64)]) -> Vec<Violation> {
+fn judge_ledger(op_id: PaymentOpId, cs: &[(u64, i64)], rs: &[(u64, CompensationId, i64)]) -> Vec<Violation> {
     let subject = Subject::PaymentOp { payment_op_id: op_id };
     let mut out = Vec::new();
-    let mut seen: BTreeMap<Uuid, u64> = BTreeMap::new();
+    let mut seen: BTreeMap<CompensationId, u64> = BTreeMap::new();
     let twice = rs.iter().find_map(|(seq, comp, _)| seen.insert(*comp, *seq).map(|first| (first, *seq, comp)));
     if let Some((first, seq, comp)) = twice {
         let detail = format!("compensation {comp} refunded twice");
@@ -91,7 +92,7 @@ mod tests {
     use crate::testkit::World;
     use crate::trace::PaymentEvent;
 
-    fn late_success(w: &mut World) -> (Uuid, Uuid, u64) {
+    fn late_success(w: &mut World) -> (PaymentOpId, CompensationId, u64) {
         let t = w.hold("u1", &["A"], 60_000);
         let o = w.checkout("u1", t, "k", 10_000);
         w.advance(10_000);
@@ -151,7 +152,7 @@ mod tests {
         w.refund(comp);
         let first = w.last_seq() - 1; // the compensation's change to succeeded precedes the order's
         let mut dup = w.snap.compensations[0].clone();
-        dup.compensation_id = w.uuid();
+        dup.compensation_id = CompensationId::from(w.uuid());
         w.snap.compensations.push(dup);
         let v = check_refunds(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 2, "{v:?}");

@@ -9,8 +9,7 @@
 use super::index::{compensation_changes, order_changes};
 use crate::trace::PaymentEvent;
 use crate::{Config, Invariant, Subject, TraceEvent, TraceKind, Violation};
-use booking::model::{OrderStatus, Snapshot};
-use uuid::Uuid;
+use booking::model::{OrderId, OrderStatus, PaymentOpId, Snapshot};
 
 /// Checks [`Invariant::NoRefundOfTicket`]. Subject: the compensation (final
 /// records) or the payment operation (provider's ledger). Witnesses: the
@@ -20,7 +19,7 @@ pub fn check_ticket_refunds(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config
     let comp_changes = compensation_changes(trace);
     let ord_changes = order_changes(trace);
     // The ticket a payment operation bought: (its order, why it counts as a ticket).
-    let ticket = |op_id: Uuid| -> Option<(Uuid, String)> {
+    let ticket = |op_id: PaymentOpId| -> Option<(OrderId, String)> {
         if let Some(b) = snap.bookings.iter().find(|b| b.payment_op_id == op_id) {
             return Some((b.order_id, format!("booking {} of seat {}/{}", b.booking_id, b.event_id, b.seat_id)));
         }
@@ -31,7 +30,7 @@ pub fn check_ticket_refunds(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config
         let order = snap.orders.iter().find(|o| o.order_id == order_id)?;
         (order.status == OrderStatus::Confirmed).then(|| (order_id, format!("confirmed order {order_id}")))
     };
-    let confirmed_seq = |order_id: Uuid| -> Option<u64> {
+    let confirmed_seq = |order_id: OrderId| -> Option<u64> {
         ord_changes.get(&order_id)?.iter().find(|(_, c)| c.to == OrderStatus::Confirmed).map(|(seq, _)| *seq)
     };
     let mut out = Vec::new();

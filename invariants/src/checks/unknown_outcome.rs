@@ -15,9 +15,8 @@
 use super::index::{charges, order_changes};
 use crate::trace::OrderChange;
 use crate::{Config, Invariant, Subject, TraceEvent, TraceKind, Violation};
-use booking::model::{OrderStatus, SeatState, Snapshot};
+use booking::model::{OrderId, OrderStatus, PaymentOpId, SeatState, Snapshot};
 use std::collections::BTreeMap;
-use uuid::Uuid;
 
 /// Checks [`Invariant::UnknownKeepsSeats`]. Subject: the order (release
 /// decisions) or the seat (early frees). Witnesses: the order's change to
@@ -41,7 +40,7 @@ pub fn check_unknown_outcome(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Confi
     }
 
     // Release decisions in the final records.
-    let released_seq = |order_id: Uuid| -> Vec<u64> {
+    let released_seq = |order_id: OrderId| -> Vec<u64> {
         ord_changes
             .get(&order_id)
             .and_then(|cs| cs.iter().rev().find(|(_, c)| c.to == OrderStatus::Released))
@@ -69,10 +68,10 @@ pub fn check_unknown_outcome(snap: &Snapshot, trace: &[TraceEvent], _cfg: &Confi
 fn seats_freed_early(
     snap: &Snapshot,
     trace: &[TraceEvent],
-    ord_changes: &BTreeMap<Uuid, Vec<(u64, &OrderChange)>>,
+    ord_changes: &BTreeMap<OrderId, Vec<(u64, &OrderChange)>>,
 ) -> Vec<Violation> {
     let charges = charges(trace);
-    let mut orders: BTreeMap<Uuid, (i64, Uuid)> = ord_changes
+    let mut orders: BTreeMap<OrderId, (i64, PaymentOpId)> = ord_changes
         .iter()
         .filter_map(|(id, cs)| cs.last().map(|(_, c)| (*id, (c.payment_deadline_at_ms, c.payment_op_id))))
         .collect();

@@ -20,7 +20,7 @@ use crate::model::queue::Join;
 use crate::trace::{ClientOp, RoomEvent, TraceKind};
 use crate::{Config, Invariant, Subject, TraceEvent, Violation};
 use booking::admission::room::{Policy, SessionEnd};
-use booking::model::Snapshot;
+use booking::model::{EventId, Snapshot, UserId};
 use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
 
@@ -33,9 +33,9 @@ struct Room {
     seed: String,
     drawn: bool,
     /// Joins in arrival order: (user, tier, drawn at opening?, seq).
-    joins: Vec<(String, u8, bool, u64)>,
+    joins: Vec<(UserId, u8, bool, u64)>,
     /// Admissions in order: (user, seq).
-    admitted: Vec<(String, u64)>,
+    admitted: Vec<(UserId, u64)>,
 }
 
 /// One admission: the session, when (sim ms), the trace seq.
@@ -153,7 +153,7 @@ impl<'a> Walk<'a> {
 
     fn admitted(&mut self, e: &TraceEvent, event_id: &'a str, user: &'a str, session_id: Uuid) {
         let Some(room) = self.rooms.get_mut(event_id) else { return };
-        room.admitted.push((user.to_string(), e.seq));
+        room.admitted.push((UserId::from(user), e.seq));
         let (target, ttl_ms) = (room.target, room.ttl_ms);
         self.admissions.insert((event_id, user), Admission { session_id, at_ms: e.at_ms, seq: e.seq });
         let sessions = self.open.entry(event_id).or_default();
@@ -166,7 +166,7 @@ impl<'a> Walk<'a> {
             let detail = format!("{n} sessions open at once after admitting {user}; the target is {target}");
             self.report(
                 Invariant::SessionsWithinTarget,
-                Subject::Room { event_id: event_id.to_string() },
+                Subject::Room { event_id: EventId::from(event_id) },
                 detail,
                 vec![e.seq],
             );
@@ -189,7 +189,7 @@ impl<'a> Walk<'a> {
     fn granted(&mut self, e: &TraceEvent, op_id: u64) {
         let Some(&Invoked { event_id, user, is_checkout, at_ms, seq }) = self.invokes.get(&op_id) else { return };
         let ttl_ms = self.rooms[event_id].ttl_ms;
-        let subject = Subject::Waiting { event_id: event_id.to_string(), user: user.to_string() };
+        let subject = Subject::Waiting { event_id: EventId::from(event_id), user: UserId::from(user) };
         let what = if is_checkout { "checkout" } else { "hold" };
         let Some(a) = self.admissions.get(&(event_id, user)).filter(|a| a.seq < seq).copied() else {
             let detail = format!("a {what} was granted to {user}, who had not been admitted");
@@ -215,7 +215,7 @@ impl<'a> Walk<'a> {
             let expected = policy_order(room);
             let first_wrong = room.admitted.iter().enumerate().find(|(i, (user, _))| expected.get(*i) != Some(user));
             if let Some((i, (user, seq))) = first_wrong {
-                let want = expected.get(i).map_or("nobody", String::as_str);
+                let want = expected.get(i).map_or("nobody", UserId::as_str);
                 let detail = format!(
                     "admission #{} went to {user}; the {:?} policy's order has {want} there",
                     i + 1,
@@ -223,14 +223,14 @@ impl<'a> Walk<'a> {
                 );
                 self.report(
                     Invariant::AdmissionOrder,
-                    Subject::Room { event_id: event_id.to_string() },
+                    Subject::Room { event_id: EventId::from(*event_id) },
                     detail,
                     vec![*seq],
                 );
             }
             for (user, _, _, seq) in &room.joins {
                 if !self.told.contains(&(event_id, user.as_str())) {
-                    let subject = Subject::Waiting { event_id: event_id.to_string(), user: user.clone() };
+                    let subject = Subject::Waiting { event_id: EventId::from(*event_id), user: user.clone() };
                     let detail =
                         format!("{user} joined and was never told they were admitted or that the event sold out");
                     self.report(Invariant::QueueLiveness, subject, detail, vec![*seq]);
@@ -242,7 +242,7 @@ impl<'a> Walk<'a> {
 }
 
 /// The order the room's policy admits its joiners in (the model's statement of the rule).
-fn policy_order(room: &Room) -> Vec<String> {
+fn policy_order(room: &Room) -> Vec<UserId> {
     let joins: Vec<Join> = room
         .joins
         .iter()
@@ -255,6 +255,7 @@ fn policy_order(room: &Room) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::testkit::World;
+    use booking::model::OrderId;
 
     const TTL_MS: i64 = 10_000;
 
@@ -331,7 +332,7 @@ mod tests {
             event_id: "ev".into(),
             user: "ann".into(),
             session_id: s,
-            how: SessionEnd::Purchased { order_id: Uuid::from_u128(1), key_id: Uuid::from_u128(2) },
+            how: SessionEnd::Purchased { order_id: OrderId::from_u128(1), key_id: Uuid::from_u128(2) },
         }));
         w.hold("ann", &["1A"], 5_000);
         admitted(&mut w, "bob");
@@ -355,8 +356,8 @@ mod tests {
         }
         joined(&mut w, "late", 0, 2_000);
         // The production draw agrees with the checker's own.
-        let drawn = booking::admission::queue::lottery_order(&[9u8; 32], &users.map(String::from));
-        assert_eq!(drawn, crate::model::queue::drawn_order(&[9u8; 32], &users.map(String::from)));
+        let drawn = booking::admission::queue::lottery_order(&[9u8; 32], &users.map(UserId::from));
+        assert_eq!(drawn, crate::model::queue::drawn_order(&[9u8; 32], &users.map(UserId::from)));
         for u in &drawn {
             admitted(&mut w, u);
         }

@@ -25,6 +25,7 @@ use crate::trace::RoomEvent;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use booking::admission::room::SessionEnd;
+use booking::model::{EventId, HoldToken, UserId};
 use booking::problem_kind::ProblemKind;
 use hmac::{Hmac, Mac};
 use serde::Deserialize;
@@ -36,9 +37,9 @@ use uuid::Uuid;
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Claims {
     /// The event.
-    pub event_id: String,
+    pub event_id: EventId,
     /// The user.
-    pub user_id: String,
+    pub user_id: UserId,
     /// The session.
     pub session_id: Uuid,
     /// When it expires, ms (service clock).
@@ -54,7 +55,7 @@ pub enum Use<'a> {
     /// a purchase of the same hold under the same key ended.
     Checkout {
         /// The hold.
-        hold_token: Uuid,
+        hold_token: HoldToken,
         /// The idempotency key.
         key: &'a str,
     },
@@ -67,7 +68,7 @@ pub(crate) struct Session {
     pub(crate) expires_at_ms: i64,
     pub(crate) ended: Option<SessionEnd>,
     /// The last checkout the session made: its hold and key.
-    purchase: Option<(Uuid, String)>,
+    purchase: Option<(HoldToken, String)>,
 }
 
 /// An event's room as opened.
@@ -84,7 +85,7 @@ pub struct Room {
     /// Whether the event sold out (nobody else is admitted or may join).
     pub sold_out: bool,
     /// Who joined.
-    pub joined: BTreeSet<String>,
+    pub joined: BTreeSet<UserId>,
     /// The lottery's seed (hex).
     pub seed: String,
     /// Whether the sale opened (a lottery's draw happened).
@@ -92,9 +93,9 @@ pub struct Room {
     /// The joins, in arrival order.
     pub joins: Vec<crate::model::queue::Join>,
     /// The admissions, in order.
-    pub admitted: Vec<String>,
+    pub admitted: Vec<UserId>,
     /// Each joiner's place in the policy's order (the first join's).
-    pub keys: BTreeMap<String, crate::model::queue::LineKey>,
+    pub keys: BTreeMap<UserId, crate::model::queue::LineKey>,
     /// The places of those joined and not yet admitted.
     pub line: BTreeSet<crate::model::queue::LineKey>,
 }
@@ -129,24 +130,24 @@ impl Room {
     fn join(&mut self, user: &str, tier: u8, now_ms: i64, rejoin: bool) {
         self.drawn |= now_ms >= self.opens_at_ms;
         let before_draw = self.policy == booking::admission::room::Policy::Lottery && !self.drawn;
-        let join = crate::model::queue::Join { user: user.to_string(), tier, before_draw };
+        let join = crate::model::queue::Join { user: UserId::from(user), tier, before_draw };
         let key = crate::model::queue::line_key(self.policy, &self.seed, &join, self.joins.len());
         if rejoin || (!self.keys.contains_key(user) && !self.admitted.iter().any(|u| u == user)) {
-            self.keys.insert(user.to_string(), key);
+            self.keys.insert(UserId::from(user), key);
             self.line.insert(key);
         }
         self.joins.push(join);
-        self.joined.insert(user.to_string());
+        self.joined.insert(UserId::from(user));
     }
 }
 
 /// The rooms and sessions the trace has shown so far.
 #[derive(Debug, Default)]
 pub struct Admissions {
-    pub(crate) rooms: BTreeMap<String, Room>,
-    pub(crate) sessions: BTreeMap<(String, String), Session>,
+    pub(crate) rooms: BTreeMap<EventId, Room>,
+    pub(crate) sessions: BTreeMap<(EventId, UserId), Session>,
     /// Admissions seen since each room's last pass.
-    pub(crate) this_pass: BTreeMap<String, u32>,
+    pub(crate) this_pass: BTreeMap<EventId, u32>,
 }
 
 /// Reads a token's claims, checking its form and MAC with `secret`.
@@ -229,8 +230,8 @@ impl Admissions {
 
     /// A checkout of `hold_token` under `key` by `user` opened an order on
     /// `event_id` (the purchase that ends the session).
-    pub fn purchased(&mut self, event_id: &str, user: &str, hold_token: Uuid, key: &str) {
-        if let Some(s) = self.sessions.get_mut(&(event_id.to_string(), user.to_string()))
+    pub fn purchased(&mut self, event_id: &str, user: &str, hold_token: HoldToken, key: &str) {
+        if let Some(s) = self.sessions.get_mut(&(EventId::from(event_id), UserId::from(user)))
             && s.ended.is_none()
         {
             s.purchase = Some((hold_token, key.to_string()));
@@ -240,8 +241,8 @@ impl Admissions {
     /// Whether `user`'s session on `event_id` was ended by the checkout of
     /// `hold_token` under `key`: the order the waiting room reads (before
     /// answering the user) to learn whether that purchase failed.
-    pub fn ended_by(&self, event_id: &str, user: &str, hold_token: Uuid, key: &str) -> bool {
-        self.sessions.get(&(event_id.to_string(), user.to_string())).is_some_and(|s| {
+    pub fn ended_by(&self, event_id: &str, user: &str, hold_token: HoldToken, key: &str) -> bool {
+        self.sessions.get(&(EventId::from(event_id), UserId::from(user))).is_some_and(|s| {
             matches!(s.ended, Some(SessionEnd::Purchased { .. }))
                 && s.purchase.as_ref().is_some_and(|(t, k)| *t == hold_token && k == key)
         })
@@ -267,12 +268,12 @@ impl Admissions {
     }
 
     /// Each room's first admission out of its policy's order: (event, what).
-    pub fn out_of_order(&self) -> Vec<(String, String)> {
+    pub fn out_of_order(&self) -> Vec<(EventId, String)> {
         let mut out = Vec::new();
         for (event_id, room) in &self.rooms {
             let order = crate::model::queue::policy_order(room.policy, &room.seed, &room.joins);
             if let Some((i, want)) = crate::model::queue::first_out_of_order(&order, &room.admitted) {
-                let want = want.map_or("nobody", String::as_str);
+                let want = want.map_or("nobody", UserId::as_str);
                 out.push((
                     event_id.clone(),
                     format!(
@@ -314,7 +315,7 @@ impl Admissions {
         if claims.expires_at_ms <= host_now_ms {
             return Err(ProblemKind::AdmissionExpired);
         }
-        let session = self.sessions.get(&(event_id.to_string(), user.to_string()));
+        let session = self.sessions.get(&(EventId::from(event_id), UserId::from(user)));
         let open = session.is_some_and(|s| {
             s.id == claims.session_id
                 && match (&s.ended, what) {
@@ -332,6 +333,7 @@ impl Admissions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use booking::model::OrderId;
 
     fn token(secret: &[u8], claims: &str) -> String {
         let signed = format!("a1.{}", B64.encode(claims));
@@ -366,8 +368,8 @@ mod tests {
         let gate = |a: &Admissions, t: Option<&str>, ev: &str, u: &str, now: i64, what: Use| {
             a.gate(secret, ev, u, t, &what, now)
         };
-        let retry = || Use::Checkout { hold_token: Uuid::from_u128(1), key: "k" };
-        let other = || Use::Checkout { hold_token: Uuid::from_u128(1), key: "k2" };
+        let retry = || Use::Checkout { hold_token: HoldToken::from_u128(1), key: "k" };
+        let other = || Use::Checkout { hold_token: HoldToken::from_u128(1), key: "k2" };
         assert_eq!(gate(&a, Some(&good), "ev", "u", 99, Use::Hold), Ok(sid));
         assert_eq!(gate(&a, None, "ev", "u", 0, Use::Hold), Err(ProblemKind::AdmissionRequired));
         assert_eq!(gate(&a, Some("nope"), "ev", "u", 0, Use::Hold), Err(ProblemKind::AdmissionMalformed));
@@ -379,12 +381,12 @@ mod tests {
         assert_eq!(gate(&a, Some(&good), "ev2", "u", 0, Use::Hold), Err(ProblemKind::AdmissionOtherEvent));
         assert_eq!(gate(&a, Some(&good), "ev", "v", 0, Use::Hold), Err(ProblemKind::AdmissionOtherUser));
         assert_eq!(gate(&a, Some(&good), "ev", "u", 100, Use::Hold), Err(ProblemKind::AdmissionExpired));
-        a.purchased("ev", "u", Uuid::from_u128(1), "k");
+        a.purchased("ev", "u", HoldToken::from_u128(1), "k");
         a.observe(&RoomEvent::Ended {
             event_id: "ev".into(),
             user: "u".into(),
             session_id: sid,
-            how: SessionEnd::Purchased { order_id: Uuid::from_u128(1), key_id: Uuid::from_u128(2) },
+            how: SessionEnd::Purchased { order_id: OrderId::from_u128(1), key_id: Uuid::from_u128(2) },
         });
         assert_eq!(gate(&a, Some(&good), "ev", "u", 0, Use::Hold), Err(ProblemKind::AdmissionSessionEnded));
         assert_eq!(gate(&a, Some(&good), "ev", "u", 0, retry()), Ok(sid), "a purchase's retry");

@@ -13,17 +13,17 @@ use crate::Subject;
 use crate::model::Finding;
 use crate::store_call::StoreCall;
 use crate::trace::{PaymentEvent, TraceEvent, TraceKind};
+use booking::model::{CompensationId, PaymentOpId};
 use booking::store::CompensationOutcome;
 use std::collections::BTreeMap;
-use uuid::Uuid;
 
 /// The provider's ledger at the end of the run.
 #[derive(Debug, Default)]
 pub struct Ledger {
     /// Charges: payment operation → the provider's payment id.
-    pub charged: BTreeMap<Uuid, String>,
+    pub charged: BTreeMap<PaymentOpId, String>,
     /// Refunds: compensation (refund key) → payment operation refunded.
-    pub refunded: BTreeMap<Uuid, Uuid>,
+    pub refunded: BTreeMap<CompensationId, PaymentOpId>,
 }
 
 impl Ledger {
@@ -93,14 +93,14 @@ impl Ledger {
 
     /// What the ledger's refunds say against the store's compensations at
     /// the end (`compensations`: id → payment operation).
-    pub fn judge_refunds(&self, compensations: &BTreeMap<Uuid, Uuid>) -> Vec<Finding> {
+    pub fn judge_refunds(&self, compensations: &BTreeMap<CompensationId, PaymentOpId>) -> Vec<Finding> {
         let mut out = Vec::new();
-        let mut per_payment: BTreeMap<Uuid, u32> = BTreeMap::new();
+        let mut per_payment: BTreeMap<PaymentOpId, u32> = BTreeMap::new();
         for (key, op) in &self.refunded {
             *per_payment.entry(*op).or_default() += 1;
             if compensations.get(key) != Some(op) {
                 out.push(Finding::new(
-                    Subject::PaymentOp { payment_op_id: *op },
+                    Subject::PaymentOp { payment_op_id: (*op) },
                     format!("the provider refunded under key {key}, which is not a compensation of this payment"),
                 ));
             }

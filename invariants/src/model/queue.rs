@@ -7,13 +7,14 @@
 //! admissions, in order, are a prefix of the policy's order of the joiners.
 
 use booking::admission::room::Policy;
+use booking::model::UserId;
 use sha2::{Digest, Sha256};
 
 /// One join, in arrival order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Join {
     /// The user.
-    pub user: String,
+    pub user: UserId,
     /// The tier (priority rooms; 0 otherwise).
     pub tier: u8,
     /// Whether the user joined before the lottery's draw (lottery rooms).
@@ -21,8 +22,8 @@ pub struct Join {
 }
 
 /// The lottery's draw of `joiners` under `seed`.
-pub fn drawn_order(seed: &[u8; 32], joiners: &[String]) -> Vec<String> {
-    let mut keyed: Vec<([u8; 32], &String)> = joiners
+pub fn drawn_order(seed: &[u8; 32], joiners: &[UserId]) -> Vec<UserId> {
+    let mut keyed: Vec<([u8; 32], &UserId)> = joiners
         .iter()
         .map(|u| {
             let mut h = Sha256::new();
@@ -37,7 +38,7 @@ pub fn drawn_order(seed: &[u8; 32], joiners: &[String]) -> Vec<String> {
 
 /// The order `policy` admits `joins` (in arrival order) in; a lottery's
 /// seed is `seed_hex` (an unreadable seed leaves the drawn in arrival order).
-pub fn policy_order(policy: Policy, seed_hex: &str, joins: &[Join]) -> Vec<String> {
+pub fn policy_order(policy: Policy, seed_hex: &str, joins: &[Join]) -> Vec<UserId> {
     match policy {
         Policy::Fifo => joins.iter().map(|j| j.user.clone()).collect(),
         Policy::Priority => {
@@ -47,7 +48,7 @@ pub fn policy_order(policy: Policy, seed_hex: &str, joins: &[Join]) -> Vec<Strin
         }
         Policy::Lottery => {
             let seed: Option<[u8; 32]> = hex::decode(seed_hex).ok().and_then(|b| b.try_into().ok());
-            let drawn: Vec<String> = joins.iter().filter(|j| j.before_draw).map(|j| j.user.clone()).collect();
+            let drawn: Vec<UserId> = joins.iter().filter(|j| j.before_draw).map(|j| j.user.clone()).collect();
             let mut order = match seed {
                 Some(seed) => drawn_order(&seed, &drawn),
                 None => drawn,
@@ -85,7 +86,7 @@ pub fn line_key(policy: Policy, seed_hex: &str, join: &Join, arrival: usize) -> 
 pub type LineKey = (u8, [u8; 32], usize);
 
 /// The first admission (its index) that breaks `order`, with who the order has there.
-pub fn first_out_of_order<'a>(order: &'a [String], admitted: &[String]) -> Option<(usize, Option<&'a String>)> {
+pub fn first_out_of_order<'a>(order: &'a [UserId], admitted: &[UserId]) -> Option<(usize, Option<&'a UserId>)> {
     admitted.iter().enumerate().find(|(i, u)| order.get(*i) != Some(u)).map(|(i, _)| (i, order.get(i)))
 }
 
@@ -114,9 +115,9 @@ mod tests {
                 .map(|(i, j)| (line_key(policy, &hex::encode(seed), j, i), j.user.as_str()))
                 .collect();
             keyed.sort();
-            let by_key: Vec<&str> = keyed.into_iter().map(|(_, u)| u).collect();
+            let by_key: Vec<UserId> = keyed.into_iter().map(|(_, u)| UserId::from(u)).collect();
             assert_eq!(by_key, policy_order(policy, &hex::encode(seed), &joins), "{policy:?}");
         }
-        assert_eq!(first_out_of_order(&["a".into(), "b".into()], &["b".into()]), Some((0, Some(&"a".to_string()))));
+        assert_eq!(first_out_of_order(&["a".into(), "b".into()], &["b".into()]), Some((0, Some(&UserId::from("a")))));
     }
 }

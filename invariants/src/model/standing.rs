@@ -26,6 +26,7 @@
 use super::admission::{Admissions, read_token};
 use crate::trace::RoomEvent;
 use booking::admission::room::Policy;
+use booking::model::{EventId, UserId};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -51,7 +52,7 @@ impl Admissions {
     /// clock), `None` when the event has no room.
     pub fn standing(&self, event_id: &str, user: &str, host_now_ms: i64) -> Option<Standing> {
         let room = self.rooms.get(event_id)?;
-        if let Some(s) = self.sessions.get(&(event_id.to_string(), user.to_string())) {
+        if let Some(s) = self.sessions.get(&(EventId::from(event_id), UserId::from(user))) {
             let over = s.ended.is_some() || s.expires_at_ms <= host_now_ms;
             return Some(if over { Standing::SessionEnded } else { Standing::Admitted(s.id, s.expires_at_ms) });
         }

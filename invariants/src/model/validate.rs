@@ -6,7 +6,7 @@
 //! answers the kind, with a message of its own.
 
 use booking::model::{
-    MAX_HOLD_TTL_MS, MAX_IDEMPOTENCY_KEY_LEN, MAX_PAYMENT_TTL_MS, MAX_SEATS_PER_EVENT, MAX_SEATS_PER_HOLD,
+    MAX_HOLD_TTL_MS, MAX_IDEMPOTENCY_KEY_LEN, MAX_PAYMENT_TTL_MS, MAX_SEATS_PER_EVENT, MAX_SEATS_PER_HOLD, SeatId,
 };
 use booking::store::{MAX_PRICE_CENTS, MAX_RETRY_DELAY_MS, StoreError};
 
@@ -22,7 +22,7 @@ pub fn id(what: &str, text: &str) -> Result<(), StoreError> {
 }
 
 /// A list of distinct seat ids, 1..=`max` of them; returned sorted.
-pub fn seats(ids: &[String], max: usize) -> Result<Vec<String>, StoreError> {
+pub fn seats(ids: &[SeatId], max: usize) -> Result<Vec<SeatId>, StoreError> {
     if ids.is_empty() || ids.len() > max {
         return Err(bad("seat count"));
     }
@@ -39,12 +39,12 @@ pub fn seats(ids: &[String], max: usize) -> Result<Vec<String>, StoreError> {
 }
 
 /// A hold's selection.
-pub fn hold_seats(ids: &[String]) -> Result<Vec<String>, StoreError> {
+pub fn hold_seats(ids: &[SeatId]) -> Result<Vec<SeatId>, StoreError> {
     seats(ids, MAX_SEATS_PER_HOLD)
 }
 
 /// An event's seats.
-pub fn event_seats(ids: &[String]) -> Result<Vec<String>, StoreError> {
+pub fn event_seats(ids: &[SeatId]) -> Result<Vec<SeatId>, StoreError> {
     seats(ids, MAX_SEATS_PER_EVENT)
 }
 
@@ -110,7 +110,7 @@ mod tests {
         assert_eq!(hold_seats(&["b".into(), "a".into()]).unwrap(), vec!["a", "b"]);
         assert!(hold_seats(&[]).is_err());
         assert!(hold_seats(&["a".into(), "a".into()]).is_err());
-        assert!(hold_seats(&(0..9).map(|i| format!("s{i}")).collect::<Vec<_>>()).is_err());
+        assert!(hold_seats(&(0..9).map(|i| SeatId::from(format!("s{i}"))).collect::<Vec<_>>()).is_err());
         assert!(key("k-1").is_ok() && key("a b").is_err() && key("").is_err());
         assert!(key(&"k".repeat(128)).is_ok() && key(&"k".repeat(129)).is_err());
         assert!(lease(0).is_err() && lease(1).is_ok() && delay(0).is_ok() && delay(-1).is_err());

@@ -7,6 +7,7 @@
 
 use super::log::{ChaosFault, FaultLog};
 use super::stack::Stack;
+use booking::model::EventId;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
@@ -166,7 +167,7 @@ pub async fn pg_terminations(
 pub async fn redis_poison(
     redis_url: String,
     namespace: String,
-    events: Vec<String>,
+    events: Vec<EventId>,
     plan: FaultPlan,
     log: Arc<FaultLog>,
     mut stop: watch::Receiver<bool>,
@@ -198,7 +199,7 @@ pub async fn redis_poison(
 }
 
 /// What a disconnecting client sends: every endpoint, with and without a token.
-fn request(rng: &mut ChaCha8Rng, events: &[String], token: &str) -> String {
+fn request(rng: &mut ChaCha8Rng, events: &[EventId], token: &str) -> String {
     let e = &events[rng.random_range(0..events.len())];
     let hold = uuid::Uuid::from_u128(rng.random());
     let order = uuid::Uuid::from_u128(rng.random());
@@ -222,7 +223,7 @@ fn request(rng: &mut ChaCha8Rng, events: &[String], token: &str) -> String {
 /// Clients that send a request and reset the connection 0..3 ms later, until `stop`.
 pub async fn disconnects(
     addrs: Vec<std::net::SocketAddr>,
-    events: Vec<String>,
+    events: Vec<EventId>,
     token: String,
     seed: u64,
     plan: FaultPlan,

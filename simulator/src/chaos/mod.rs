@@ -39,7 +39,7 @@ use booking::fake_provider::Ledger;
 use booking::fault::Plant;
 use booking::http::auth::{Authenticator, Claims};
 use booking::ids::SeededIds;
-use booking::model::Snapshot;
+use booking::model::{EventId, SeatId, Snapshot, UserId};
 use booking::store::{PgClock, PgStore, Store};
 use client::{Api, History, Op, Outcome};
 use disrupt::FaultPlan;
@@ -407,7 +407,7 @@ async fn drive(run: &Run<'_>, stack: Stack, log: Arc<FaultLog>, verdict: &mut Ch
     let ops = history.ops();
     judge::history(&ops, &log, faults_end_wall_ms, verdict);
     if let Some(room) = &room {
-        let events: Vec<String> = snap.events.iter().map(|e| e.event_id.clone()).collect();
+        let events: Vec<EventId> = snap.events.iter().map(|e| e.event_id.clone()).collect();
         let epoch_start_ms = history.epoch_start_ms();
         let (tiers, orders, joined) = (&tiers, &snap.orders, &joined);
         let facts = room_judge::RoomFacts { room, events: &events, tiers, epoch_start_ms, orders, joined };
@@ -453,7 +453,7 @@ async fn finish(
 }
 
 /// Per event with a room, the users its table `waiting_room_users` holds.
-async fn queued_users(pool: &sqlx::PgPool, snap: &Snapshot) -> Result<BTreeMap<String, BTreeSet<String>>, String> {
+async fn queued_users(pool: &sqlx::PgPool, snap: &Snapshot) -> Result<BTreeMap<EventId, BTreeSet<UserId>>, String> {
     use booking::admission::records::{PgRoomRecords, RoomRecords};
     let records = PgRoomRecords::new(pool.clone());
     let mut joined = BTreeMap::new();
@@ -469,7 +469,7 @@ async fn queued_users(pool: &sqlx::PgPool, snap: &Snapshot) -> Result<BTreeMap<S
 /// shared between runs), created through the API as an operator, a room in
 /// front of each in a waiting-room run, and a bearer token per user.
 struct People {
-    events: Vec<(String, Vec<String>)>,
+    events: Vec<(EventId, Vec<SeatId>)>,
     tokens: Vec<String>,
     /// The room in front of every event (waiting-room runs).
     room: Option<room::ChaosRoom>,
@@ -478,7 +478,7 @@ struct People {
 }
 
 impl People {
-    fn event_ids(&self) -> Vec<String> {
+    fn event_ids(&self) -> Vec<EventId> {
         self.events.iter().map(|(e, _)| e.clone()).collect()
     }
 }
@@ -492,10 +492,12 @@ async fn create_events(
     api: &Api,
 ) -> Result<People, String> {
     let tag = &db_name[db_name.len() - 8..];
-    let events: Vec<(String, Vec<String>)> = (0..cfg.events.clamp(1, MAX_EVENTS))
+    let events: Vec<(EventId, Vec<SeatId>)> = (0..cfg.events.clamp(1, MAX_EVENTS))
         .map(|e| {
-            let seats = (0..cfg.seats_per_event.clamp(1, MAX_SEATS_PER_EVENT)).map(|s| format!("s{s:05}")).collect();
-            (format!("ev{e}-{tag}"), seats)
+            let seats = (0..cfg.seats_per_event.clamp(1, MAX_SEATS_PER_EVENT))
+                .map(|s| SeatId::from(format!("s{s:05}")))
+                .collect();
+            (EventId::from(format!("ev{e}-{tag}")), seats)
         })
         .collect();
     let auth = Authenticator::new(stack::TOKEN_SECRET.as_bytes(), Arc::new(SystemClock));
@@ -527,7 +529,7 @@ async fn create_events(
             if let Some(t) = tier {
                 tiers.insert(sub.clone(), t);
             }
-            auth.issue(&Claims { sub, events: vec!["*".into()], exp_ms: far, admin: false, tier })
+            auth.issue(&Claims { sub: UserId::from(sub), events: vec!["*".into()], exp_ms: far, admin: false, tier })
         })
         .collect();
     Ok(People { events, tokens, room, tiers })
@@ -539,7 +541,7 @@ struct FaultTargets {
     addrs: Vec<std::net::SocketAddr>,
     db_name: String,
     cache_namespace: String,
-    event_ids: Vec<String>,
+    event_ids: Vec<EventId>,
 }
 
 /// Runs the users while the faults run (a supervisor restarting crashed

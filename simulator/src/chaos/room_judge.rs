@@ -19,7 +19,7 @@ use super::client::{Op, Outcome};
 use super::room::ChaosRoom;
 use super::room_workload::{ADMISSION_EXPIRED, BYPASS, SPENT_AFTER, epoch_ms};
 use booking::admission::room::Policy;
-use booking::model::{Order, OrderStatus};
+use booking::model::{EventId, Order, OrderStatus, UserId};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One user's first arrival in one room, as the history shows it.
@@ -40,7 +40,7 @@ pub struct RoomFacts<'a> {
     /// The room in front of every event.
     pub room: &'a ChaosRoom,
     /// The events with a room.
-    pub events: &'a [String],
+    pub events: &'a [EventId],
     /// Each user's tier (absent: the public).
     pub tiers: &'a BTreeMap<String, u8>,
     /// The system clock's epoch ms at the history's 0.
@@ -48,7 +48,7 @@ pub struct RoomFacts<'a> {
     /// The final orders.
     pub orders: &'a [Order],
     /// Per event, the users the table `waiting_room_users` holds.
-    pub joined: &'a BTreeMap<String, BTreeSet<String>>,
+    pub joined: &'a BTreeMap<EventId, BTreeSet<UserId>>,
 }
 
 /// A violation found: the invariant's name and what happened.
@@ -106,14 +106,14 @@ pub fn unqueued_orders(facts: &RoomFacts) -> Vec<Finding> {
 }
 
 /// Each (event, user)'s first arrival, from the plain users' queue requests.
-pub fn arrivals(ops: &[Op], facts: &RoomFacts) -> BTreeMap<(String, String), Arrival> {
-    let mut out: BTreeMap<(String, String), Arrival> = BTreeMap::new();
+pub fn arrivals(ops: &[Op], facts: &RoomFacts) -> BTreeMap<(EventId, UserId), Arrival> {
+    let mut out: BTreeMap<(EventId, UserId), Arrival> = BTreeMap::new();
     let queue = |o: &&Op| o.request.ends_with("/queue") && !o.client.contains(':');
     let mut by_start: Vec<&Op> = ops.iter().filter(queue).collect();
     by_start.sort_by_key(|o| (o.start_ms, o.end_ms));
     for op in by_start {
         let Some(event) = event_of(&op.request) else { continue };
-        let a = out.entry((event.to_string(), op.client.clone())).or_insert_with(|| Arrival {
+        let a = out.entry((EventId::from(event), UserId::from(op.client.as_str()))).or_insert_with(|| Arrival {
             first_sent_ms: facts.epoch_start_ms + op.start_ms as i64,
             ..Arrival::default()
         });
@@ -152,11 +152,11 @@ fn must_precede(policy: Policy, opens_at_ms: i64, u: (&Arrival, u8), v: (&Arriva
 }
 
 /// Admissions out of the room's order.
-pub fn order(arrivals: &BTreeMap<(String, String), Arrival>, facts: &RoomFacts) -> Vec<Finding> {
+pub fn order(arrivals: &BTreeMap<(EventId, UserId), Arrival>, facts: &RoomFacts) -> Vec<Finding> {
     let mut found = Vec::new();
     let tier = |user: &str| facts.tiers.get(user).copied().unwrap_or(u8::MAX);
     for event in facts.events {
-        let here: Vec<(&String, &Arrival)> =
+        let here: Vec<(&UserId, &Arrival)> =
             arrivals.iter().filter(|((e, _), _)| e == event).map(|((_, u), a)| (u, a)).collect();
         for (v_user, v) in &here {
             let Some(v_admitted) = v.admitted_ms else { continue };
@@ -183,7 +183,7 @@ pub fn order(arrivals: &BTreeMap<(String, String), Arrival>, facts: &RoomFacts) 
 }
 
 /// Users whose last queue answer left them waiting (or who were never answered).
-pub fn liveness(arrivals: &BTreeMap<(String, String), Arrival>) -> Vec<Finding> {
+pub fn liveness(arrivals: &BTreeMap<(EventId, UserId), Arrival>) -> Vec<Finding> {
     arrivals
         .iter()
         .filter(|(_, a)| !matches!(a.last_state.as_deref(), Some("admitted" | "sold_out" | "session_ended")))

@@ -18,6 +18,7 @@ use super::log::{ChaosFault, FaultLog};
 use super::room::ChaosRoom;
 use crate::user::UserParams;
 use booking::clock::{Clock, SystemClock};
+use booking::model::{EventId, SeatId};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
@@ -65,7 +66,7 @@ pub struct RoomWorkloadConfig {
 }
 
 /// Admission tokens users were given (event, token), for bypassers to borrow.
-type Shared = Arc<Mutex<Vec<(String, String)>>>;
+type Shared = Arc<Mutex<Vec<(EventId, String)>>>;
 
 /// Where a wait in the queue ended.
 enum Standing {
@@ -146,7 +147,7 @@ impl Buyer {
     }
 
     /// A hold of `seats` on `event` with `admission`, as `client`.
-    async fn hold(&mut self, client: &str, event: &str, seats: &[String], admission: Option<&str>) -> Option<Value> {
+    async fn hold(&mut self, client: &str, event: &str, seats: &[SeatId], admission: Option<&str>) -> Option<Value> {
         let slot = self.rng.random_range(0..self.api.slots());
         let headers = self.headers(admission);
         let path = format!("/v1/events/{event}/holds");
@@ -165,7 +166,7 @@ impl Buyer {
         client: &str,
         event: &str,
         hold_token: &str,
-        seats: &[String],
+        seats: &[SeatId],
         admission: Option<&str>,
     ) -> Option<String> {
         let key = Uuid::from_u128(self.rng.random()).to_string();
@@ -189,7 +190,7 @@ impl Buyer {
 }
 
 /// Seats a flow asks for on `event` (one, or a short run for a multi-seat hold).
-fn pick_seats(rng: &mut ChaCha8Rng, p: &UserParams, seats: &[String]) -> Vec<String> {
+fn pick_seats(rng: &mut ChaCha8Rng, p: &UserParams, seats: &[SeatId]) -> Vec<SeatId> {
     let n = if rng.random_bool(p.multi_seat_share.clamp(0.0, 1.0)) {
         rng.random_range(2..=p.max_seats_per_hold.max(2)).min(seats.len())
     } else {
@@ -210,7 +211,7 @@ enum SessionEnd {
 }
 
 /// Holds and checks out with `admission` until the session ends.
-async fn shop(b: &mut Buyer, event: &str, seats: &[String], admission: &str, expires_at_ms: i64) -> SessionEnd {
+async fn shop(b: &mut Buyer, event: &str, seats: &[SeatId], admission: &str, expires_at_ms: i64) -> SessionEnd {
     let name = b.name.clone();
     for _ in 0..b.cfg.user.max_flows.max(1) {
         if b.log.now_ms() >= b.cfg.duration_ms {
@@ -252,7 +253,7 @@ async fn shop(b: &mut Buyer, event: &str, seats: &[String], admission: &str, exp
 
 /// Holds without a token, with a forged one, with another user's, and on
 /// another event with this one: each must be refused.
-async fn try_bypasses(b: &mut Buyer, event: &str, seats: &[String], admission: &str, shared: &Shared) {
+async fn try_bypasses(b: &mut Buyer, event: &str, seats: &[SeatId], admission: &str, shared: &Shared) {
     let client = format!("{}{BYPASS}", b.name);
     let seat = vec![seats[b.rng.random_range(0..seats.len())].clone()];
     let _ = b.hold(&client, event, &seat, None).await;

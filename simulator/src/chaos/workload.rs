@@ -6,6 +6,7 @@
 use super::client::{Api, Resp};
 use super::log::{ChaosFault, FaultLog};
 use crate::user::UserParams;
+use booking::model::{EventId, SeatId};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
@@ -40,7 +41,7 @@ const EXPIRY_MARGIN_MS: u64 = 100;
 /// A user's bearer tokens: `user{i}` may touch every event.
 pub type Tokens = Arc<Vec<String>>;
 
-fn pick_seats(rng: &mut ChaCha8Rng, p: &UserParams) -> (String, Vec<String>) {
+fn pick_seats(rng: &mut ChaCha8Rng, p: &UserParams) -> (EventId, Vec<SeatId>) {
     let (event, seats) = &p.events[rng.random_range(0..p.events.len())];
     let n = if rng.random_bool(p.multi_seat_share.clamp(0.0, 1.0)) {
         rng.random_range(2..=p.max_seats_per_hold.max(2)).min(seats.len())
@@ -73,7 +74,7 @@ async fn user(i: usize, seed: u64, cfg: Arc<WorkloadConfig>, api: Api, token: St
     let auth = [("authorization", format!("Bearer {token}"))];
     let (a_lo, a_hi) = cfg.user.arrival_ms;
     tokio::time::sleep(Duration::from_millis(rng.random_range(a_lo.min(a_hi)..=a_hi).min(cfg.duration_ms / 2))).await;
-    let mut old_holds: Vec<(String, String, Vec<String>)> = Vec::new();
+    let mut old_holds: Vec<(EventId, String, Vec<SeatId>)> = Vec::new();
     let mut flows = 0;
     while log.now_ms() < cfg.duration_ms && flows < cfg.user.max_flows {
         flows += 1;
@@ -147,7 +148,7 @@ async fn checkout(
     auth: &[(&str, String); 1],
     event: &str,
     hold_token: &str,
-    seats: &[String],
+    seats: &[SeatId],
 ) -> bool {
     let key = Uuid::from_u128(rng.random()).to_string();
     let path = format!("/v1/events/{event}/holds/{hold_token}/checkout");

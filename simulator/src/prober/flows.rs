@@ -17,6 +17,7 @@ use super::{Probe, ProberKit};
 use crate::recorder::Recorder;
 use crate::sim_clock::EPOCH_MS;
 use crate::user::Actor;
+use booking::model::{EventId, HoldToken, OrderId, SeatId};
 use booking::payment::webhook::sign;
 use invariants::trace::{ClientOp, Credential, OpResult};
 use serde_json::json;
@@ -40,17 +41,17 @@ pub async fn run_all(a: &mut Actor, b: &mut Actor, kit: &ProberKit) {
 }
 
 /// Seats of `ev` the map shows worth trying, from `a`'s look.
-async fn free_seats(a: &mut Actor, ev: &str) -> Vec<String> {
+async fn free_seats(a: &mut Actor, ev: &str) -> Vec<SeatId> {
     a.browse(ev, true).await.unwrap_or_default()
 }
 
-fn hold(ev: &str, seats: &[String]) -> ClientOp {
-    ClientOp::Hold { event_id: ev.to_string(), seat_ids: seats.to_vec(), admission: None }
+fn hold(ev: &str, seats: &[SeatId]) -> ClientOp {
+    ClientOp::Hold { event_id: EventId::from(ev), seat_ids: seats.to_vec(), admission: None }
 }
 
-fn checkout(ev: &str, token: Uuid, seats: &[String], key: &str) -> ClientOp {
+fn checkout(ev: &str, token: HoldToken, seats: &[SeatId], key: &str) -> ClientOp {
     ClientOp::Checkout {
-        event_id: ev.to_string(),
+        event_id: EventId::from(ev),
         hold_token: token,
         seat_ids: seats.to_vec(),
         idempotency_key: key.to_string(),
@@ -59,7 +60,7 @@ fn checkout(ev: &str, token: Uuid, seats: &[String], key: &str) -> ClientOp {
 }
 
 /// A hold of `seats` by `u`: its token, seats and deadline.
-async fn held(u: &mut Actor, ev: &str, seats: &[String]) -> Option<(Uuid, Vec<String>, i64)> {
+async fn held(u: &mut Actor, ev: &str, seats: &[SeatId]) -> Option<(HoldToken, Vec<SeatId>, i64)> {
     match u.call(hold(ev, seats), 1).await {
         Ok(OpResult::Held { hold_token, seat_ids, expires_at_ms }) => Some((hold_token, seat_ids, expires_at_ms)),
         _ => None,
@@ -87,7 +88,7 @@ pub async fn rate_burst(a: &mut Actor, kit: &ProberKit) {
 /// another hold and other seats, for the same hold and other seats, and for
 /// another hold and the same seats (each a reuse the key's record refuses);
 /// answers the first order.
-async fn key_reuse(a: &mut Actor, ev: &str) -> Option<Uuid> {
+async fn key_reuse(a: &mut Actor, ev: &str) -> Option<OrderId> {
     let free = free_seats(a, ev).await;
     let [x, y, ..] = &free[..] else { return None };
     let key = format!("{}-reused", a.user);
@@ -100,18 +101,18 @@ async fn key_reuse(a: &mut Actor, ev: &str) -> Option<Uuid> {
         let _ = a.call(checkout(ev, t2, &s2, &key), 1).await;
         let _ = a.call(checkout(ev, t1, &[x.clone(), y.clone()], &key), 1).await;
         let _ = a.call(checkout(ev, t2, &s1, &key), 1).await;
-        let _ = a.call(ClientOp::Release { event_id: ev.to_string(), hold_token: t2 }, 1).await;
+        let _ = a.call(ClientOp::Release { event_id: EventId::from(ev), hold_token: t2 }, 1).await;
     }
     order
 }
 
 /// `b`'s hold released and checked out by `a`; `a`'s order read by `b`.
-async fn other_users(a: &mut Actor, b: &mut Actor, ev: &str, order: Option<Uuid>) {
+async fn other_users(a: &mut Actor, b: &mut Actor, ev: &str, order: Option<OrderId>) {
     let free = free_seats(b, ev).await;
     if let Some((token, seats, _)) = held(b, ev, &free[..free.len().min(1)]).await {
-        let _ = a.call(ClientOp::Release { event_id: ev.to_string(), hold_token: token }, 1).await;
+        let _ = a.call(ClientOp::Release { event_id: EventId::from(ev), hold_token: token }, 1).await;
         let _ = a.call(checkout(ev, token, &seats, &format!("{}-borrowed", a.user)), 1).await;
-        let _ = b.call(ClientOp::Release { event_id: ev.to_string(), hold_token: token }, 1).await;
+        let _ = b.call(ClientOp::Release { event_id: EventId::from(ev), hold_token: token }, 1).await;
     }
     if let Some(order_id) = order {
         let _ = b.call(ClientOp::OrderStatus { order_id }, 1).await;
@@ -142,7 +143,7 @@ async fn cap(a: &mut Actor, ev: &str) {
         }
     }
     for t in tokens {
-        let _ = a.call(ClientOp::Release { event_id: ev.to_string(), hold_token: t }, 1).await;
+        let _ = a.call(ClientOp::Release { event_id: EventId::from(ev), hold_token: t }, 1).await;
     }
 }
 
@@ -167,7 +168,7 @@ async fn takeover_at_deadline(a: &mut Actor, b: &mut Actor, kit: &ProberKit, ev:
     let Some((_, seats, deadline)) = held(b, ev, &free[..free.len().min(1)]).await else { return };
     until_store_ms(aim(kit, deadline, d)).await;
     if let Some((t, _, _)) = held(a, ev, &seats).await {
-        let _ = a.call(ClientOp::Release { event_id: ev.to_string(), hold_token: t }, 1).await;
+        let _ = a.call(ClientOp::Release { event_id: EventId::from(ev), hold_token: t }, 1).await;
     }
 }
 

@@ -16,6 +16,7 @@ pub mod room;
 
 use crate::recorder::Recorder;
 use crate::user::Actor;
+use booking::model::{EventId, SeatId};
 use invariants::trace::Credential;
 pub use probe::Probe;
 use rand::Rng;
@@ -26,7 +27,7 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub struct ProberKit {
     /// Events and their seats (sorted).
-    pub events: Vec<(String, Vec<String>)>,
+    pub events: Vec<(EventId, Vec<SeatId>)>,
     /// Bearer tokens by credential: an operator's, one scoped to another event, an expired one, a forged one.
     pub admin_token: String,
     /// A token of this prober's user scoped to [`SCOPED_TO`] only (no event of the world).

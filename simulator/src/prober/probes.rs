@@ -29,7 +29,7 @@ pub fn all(kit: &ProberKit, user: &str) -> Vec<Probe> {
 /// The probes' event, its holds' path, and its `i`-th seat (cycling).
 fn target(kit: &ProberKit) -> (&str, String, impl Fn(usize) -> String + '_) {
     let (ev, seats) = &kit.events[0];
-    (ev.as_str(), format!("/v1/events/{ev}/holds"), move |i: usize| seats[i % seats.len()].clone())
+    (ev.as_str(), format!("/v1/events/{ev}/holds"), move |i: usize| seats[i % seats.len()].to_string())
 }
 
 /// A hold's body naming `ids`.

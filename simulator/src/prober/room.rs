@@ -18,6 +18,7 @@ use crate::sim_clock::EPOCH_MS;
 use crate::user::Actor;
 use base64::Engine as _;
 use booking::admission::token::MAX_ADMISSION_TOKEN_LEN;
+use booking::model::{EventId, SeatId};
 use invariants::trace::{ClientOp, Credential};
 use serde_json::json;
 use std::time::Duration;
@@ -99,7 +100,7 @@ pub async fn run(a: &mut Actor, b: &mut Actor, c: &mut Actor, kit: &ProberKit, r
 }
 
 /// `u` waits its turn, then holds a seat arriving `d` ms after its admission's expiry.
-async fn hold_at_expiry(u: &mut Actor, kit: &ProberKit, ev: &str, seats: &[String], run: &RoomRun, d: i64) {
+async fn hold_at_expiry(u: &mut Actor, kit: &ProberKit, ev: &str, seats: &[SeatId], run: &RoomRun, d: i64) {
     let Some(token) = u.wait_in_queue(ev, run).await else { return };
     let Some(expires_at_ms) = expiry_of(&token) else { return };
     let at = expires_at_ms + (d - 1) * kit.tick_ms as i64;
@@ -109,7 +110,7 @@ async fn hold_at_expiry(u: &mut Actor, kit: &ProberKit, ev: &str, seats: &[Strin
     }
     u.admission = Some(token);
     let seat = seats[(d + 1) as usize % seats.len()].clone();
-    let _ = u.call(ClientOp::Hold { event_id: ev.to_string(), seat_ids: vec![seat], admission: None }, 1).await;
+    let _ = u.call(ClientOp::Hold { event_id: EventId::from(ev), seat_ids: vec![seat], admission: None }, 1).await;
     u.admission = None;
 }
 

@@ -6,8 +6,8 @@ use serde::Serialize;
 use uuid::Uuid;
 
 /// A uuid cut to its first 8 hex digits: enough to tell a run's ids apart.
-pub fn short(id: &Uuid) -> String {
-    let mut s = id.simple().to_string();
+pub fn short(id: &(impl Copy + Into<Uuid>)) -> String {
+    let mut s = (*id).into().simple().to_string();
     s.truncate(8);
     s
 }

@@ -83,6 +83,11 @@ fn first_word(detail: &str) -> Option<&str> {
 }
 
 /// The lane named by `detail`'s first word (`make` builds it), or `fallback`.
+/// A user's lane, by the name a fault's detail starts with.
+fn user_lane(name: String) -> LaneKey {
+    LaneKey::User(name.into())
+}
+
 fn lane_of(detail: &str, make: fn(String) -> LaneKey, fallback: LaneKey) -> LaneKey {
     first_word(detail).map_or(fallback, |w| make(w.to_string()))
 }
@@ -105,9 +110,9 @@ pub fn place(kind: FaultKind, detail: &str) -> Placement {
         K::PartitionStarted => (LaneKey::Link(link_of(detail)), Edge::Open(BandKind::Partition)),
         K::PartitionRepaired => (LaneKey::Link(link_of(detail)), Edge::Close(BandKind::Partition)),
         K::LinkLatency => (LaneKey::Network, Edge::Point),
-        K::ClientPaused => (lane_of(detail, LaneKey::User, LaneKey::Other), Edge::Open(BandKind::Pause)),
-        K::ClientResumed => (lane_of(detail, LaneKey::User, LaneKey::Other), Edge::Close(BandKind::Pause)),
-        K::StaleTokenReplay => (lane_of(detail, LaneKey::User, LaneKey::Other), Edge::Point),
+        K::ClientPaused => (lane_of(detail, user_lane, LaneKey::Other), Edge::Open(BandKind::Pause)),
+        K::ClientResumed => (lane_of(detail, user_lane, LaneKey::Other), Edge::Close(BandKind::Pause)),
+        K::StaleTokenReplay => (lane_of(detail, user_lane, LaneKey::Other), Edge::Point),
         K::SweeperStalled => (LaneKey::Sweeper, Edge::Open(BandKind::Stall)),
         K::SweeperResumed => (LaneKey::Sweeper, Edge::Close(BandKind::Stall)),
         K::CacheDown | K::CacheStale | K::CachePoisoned => (LaneKey::Cache, Edge::Open(BandKind::Cache)),

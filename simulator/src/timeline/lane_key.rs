@@ -1,5 +1,6 @@
 //! The timeline's lanes: one row per run part, host, link, room, seat or user.
 
+use booking::model::{EventId, SeatId, UserId};
 /// A lane: one row of the timeline. The derived order is the display order:
 /// the run and its faults first, then waiting rooms, seats and users.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -21,16 +22,16 @@ pub enum LaneKey {
     /// The store: calls made by background work (dispatcher, reconciler, sweeper, webhooks).
     Store,
     /// An event's waiting room: openings, admission passes, sell-out.
-    Room(String),
+    Room(EventId),
     /// A seat: its state over time and every write to it.
     Seat {
         /// The event.
-        event_id: String,
+        event_id: EventId,
         /// The seat.
-        seat_id: String,
+        seat_id: SeatId,
     },
     /// A user: requests, orders, payments, refunds, pauses, queueing.
-    User(String),
+    User(UserId),
     /// Events whose lane could not be told (an answer to an unknown request, say).
     Other,
 }

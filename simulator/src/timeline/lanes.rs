@@ -11,10 +11,9 @@ use super::describe::{self, name_of};
 use super::faults::{self, BandKind, Edge};
 pub use super::lane_key::LaneKey;
 use super::scale::{TimeScale, time_label};
-use booking::model::SeatState;
+use booking::model::{EventId, OrderId, PaymentOpId, SeatId, SeatState, UserId};
 use invariants::trace::{ClientOp, OpId, PaymentEvent, PhaseMark, RoomEvent, TraceEvent, TraceKind};
 use std::collections::{BTreeMap, BTreeSet};
-use uuid::Uuid;
 
 /// How an item is drawn; also its stacking order in its lane (later on top).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -97,7 +96,7 @@ fn state_class(s: SeatState) -> String {
 }
 
 /// The payment operation a payment event is about, and its mark's word.
-fn payment_mark(p: &PaymentEvent) -> (&Uuid, &'static str) {
+fn payment_mark(p: &PaymentEvent) -> (&PaymentOpId, &'static str) {
     match p {
         PaymentEvent::Charged { payment_op_id, .. } => (payment_op_id, "charged"),
         PaymentEvent::Declined { payment_op_id } => (payment_op_id, "declined"),
@@ -148,9 +147,9 @@ struct Completion {
 #[derive(Debug, Default)]
 struct Index {
     completions: BTreeMap<OpId, Completion>,
-    clients: BTreeMap<OpId, String>,
-    order_holder: BTreeMap<Uuid, String>,
-    payment_holder: BTreeMap<Uuid, String>,
+    clients: BTreeMap<OpId, UserId>,
+    order_holder: BTreeMap<OrderId, UserId>,
+    payment_holder: BTreeMap<PaymentOpId, UserId>,
 }
 
 impl Index {
@@ -182,12 +181,12 @@ impl Index {
     }
 
     /// The user lane of whoever owns order `id`, or `fallback`.
-    fn order_lane(&self, id: &Uuid, fallback: LaneKey) -> LaneKey {
+    fn order_lane(&self, id: &OrderId, fallback: LaneKey) -> LaneKey {
         self.order_holder.get(id).map_or(fallback, |u| LaneKey::User(u.clone()))
     }
 
     /// The user lane of whoever owns payment operation `id`, or the provider's.
-    fn payment_lane(&self, id: &Uuid) -> LaneKey {
+    fn payment_lane(&self, id: &PaymentOpId) -> LaneKey {
         self.payment_holder.get(id).map_or(LaneKey::Provider, |u| LaneKey::User(u.clone()))
     }
 }
@@ -206,7 +205,7 @@ struct Builder {
     lanes: BTreeMap<LaneKey, Vec<Item>>,
     overlays: Vec<Item>,
     bands: BTreeMap<(LaneKey, BandKind), Open>,
-    states: BTreeMap<(String, String), Open>,
+    states: BTreeMap<(EventId, SeatId), Open>,
     /// Events recorded after the run, and where they are drawn ([`after_run`]).
     after_run: BTreeMap<u64, i64>,
 }
@@ -360,7 +359,7 @@ impl Builder {
             class: format!("bar op op-{} out-{outcome}", op_kind(op)),
             title: format!("{}; {answer}", self.line(e)),
         };
-        self.push(LaneKey::User(client.to_string()), item);
+        self.push(LaneKey::User(UserId::from(client)), item);
     }
 
     /// A phase mark: on the run's lane, and an overlay across every lane.
@@ -485,7 +484,7 @@ mod tests {
 
     #[test]
     fn the_ledger_read_after_the_run_is_drawn_at_its_end() {
-        let charged = TraceKind::Payment(PaymentEvent::Declined { payment_op_id: Uuid::nil() });
+        let charged = TraceKind::Payment(PaymentEvent::Declined { payment_op_id: PaymentOpId::nil() });
         let trace = vec![
             ev(0, 100, fault(FaultKind::SweeperStalled, "hold sweeper")),
             ev(1, 9_000, TraceKind::Phase { phase: PhaseMark::SettleEnd, store_now_ms: 0 }),

@@ -47,7 +47,10 @@ fn provider(faults: Faults, webhooks: Option<Arc<dyn WebhookTransport>>) -> Fake
 
 /// A payment's idempotency key and body, the `i`-th of a probe.
 fn payment(i: u128) -> (Uuid, CreatePaymentBody) {
-    (Uuid::from_u128(i + 1), CreatePaymentBody { amount_cents: 100, order_id: Uuid::from_u128(1_000_000 + i) })
+    (
+        Uuid::from_u128(i + 1),
+        CreatePaymentBody { amount_cents: 100, order_id: booking::model::OrderId::from_u128(1_000_000 + i) },
+    )
 }
 
 /// `faults.provider.latency_ms = { min, max }`: each answer takes a uniform

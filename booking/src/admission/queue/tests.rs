@@ -4,11 +4,11 @@ use super::*;
 
 const OPEN_MS: i64 = 1_000;
 
-fn users(n: usize) -> Vec<String> {
-    (0..n).map(|i| format!("u{i:03}")).collect()
+fn users(n: usize) -> Vec<UserId> {
+    (0..n).map(|i| UserId::from(format!("u{i:03}"))).collect()
 }
 
-fn admit_all(q: &mut Queue, at_ms: i64) -> Vec<String> {
+fn admit_all(q: &mut Queue, at_ms: i64) -> Vec<UserId> {
     let mut out = Vec::new();
     loop {
         let batch = q.admit(3, at_ms);
@@ -25,7 +25,7 @@ fn fifo_admits_nobody_before_someone_who_joined_earlier() {
     for (i, u) in users(10).iter().enumerate() {
         assert_eq!(q.join(u, 0, i as i64), Ok(Standing::Waiting { position: i as u64 + 1 }));
     }
-    assert_eq!(q.admit(5, OPEN_MS - 1), Vec::<String>::new(), "nobody before the sale opens");
+    assert_eq!(q.admit(5, OPEN_MS - 1), Vec::<UserId>::new(), "nobody before the sale opens");
     assert_eq!(q.admit(4, OPEN_MS), users(4));
     assert_eq!(q.standing("u004"), Standing::Waiting { position: 1 });
     assert_eq!(q.standing("u000"), Standing::Admitted);
@@ -51,7 +51,7 @@ fn the_lottery_is_drawn_at_opening_and_anyone_can_recompute_it() {
     assert_eq!(joiners, users(20));
     let mut expected = lottery_order(&revealed, &joiners);
     assert_ne!(expected, users(20), "a draw, not arrival order");
-    expected.extend(["late1".to_string(), "late2".to_string()]);
+    expected.extend([UserId::from("late1"), UserId::from("late2")]);
     assert_eq!(admitted, expected, "the drawn order, then later arrivals in arrival order");
     let other = lottery_order(&[8u8; 32], &joiners);
     assert_ne!(other, lottery_order(&revealed, &joiners), "another seed, another order");
@@ -81,7 +81,7 @@ fn a_sold_out_event_tells_every_waiting_user_at_once() {
     q.sold_out();
     assert_eq!(q.standing("u000"), Standing::Admitted);
     assert_eq!(q.standing("u004"), Standing::SoldOut);
-    assert_eq!(q.admit(10, OPEN_MS), Vec::<String>::new());
+    assert_eq!(q.admit(10, OPEN_MS), Vec::<UserId>::new());
     assert_eq!(q.join("late", 0, OPEN_MS), Err(QueueError::SoldOut));
     assert_eq!(q.waiting(), 3);
 }

@@ -3,6 +3,7 @@
 use super::RoomRecords;
 use crate::admission::room::image::{JournalUser, RoomJournal};
 use crate::admission::room::{RoomError, RoomSpec, Session, SessionEnd};
+use crate::model::UserId;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -12,7 +13,7 @@ use std::sync::Mutex;
 struct Room {
     spec: RoomSpec,
     sold_out: bool,
-    users: BTreeMap<String, JournalUser>,
+    users: BTreeMap<UserId, JournalUser>,
 }
 
 #[derive(Debug, Default)]
@@ -79,19 +80,19 @@ impl RoomRecords for MemRoomRecords {
                 Some(_) => {}
                 None => {
                     let u = JournalUser {
-                        user_id: user_id.to_string(),
+                        user_id: UserId::from(user_id),
                         tier,
                         first_joined: (now_ms, *seq),
                         joined: (now_ms, *seq),
                         session: None,
                     };
-                    journal.users.insert(user_id.to_string(), u);
+                    journal.users.insert(UserId::from(user_id), u);
                 }
             }
         })
     }
 
-    async fn record_admissions(&self, event_id: &str, admitted: &[(String, Session)]) -> Result<(), RoomError> {
+    async fn record_admissions(&self, event_id: &str, admitted: &[(UserId, Session)]) -> Result<(), RoomError> {
         self.with(event_id, |journal, seq| {
             for (user_id, session) in admitted {
                 match user(journal, user_id) {

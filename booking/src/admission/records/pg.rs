@@ -5,6 +5,7 @@
 use super::RoomRecords;
 use crate::admission::room::image::{JournalUser, RoomJournal};
 use crate::admission::room::{Policy, RoomError, RoomSpec, Session, SessionEnd};
+use crate::model::UserId;
 use async_trait::async_trait;
 use sqlx::{PgPool, Row};
 use uuid::Uuid;
@@ -118,7 +119,7 @@ impl RoomRecords for PgRoomRecords {
         Ok(())
     }
 
-    async fn record_admissions(&self, event_id: &str, admitted: &[(String, Session)]) -> Result<(), RoomError> {
+    async fn record_admissions(&self, event_id: &str, admitted: &[(UserId, Session)]) -> Result<(), RoomError> {
         if admitted.is_empty() {
             return Ok(());
         }
@@ -203,7 +204,7 @@ impl RoomRecords for PgRoomRecords {
 
 fn journal_user(event_id: &str, r: &sqlx::postgres::PgRow) -> Result<JournalUser, RoomError> {
     let get_i64 = |c: &str| r.try_get::<i64, _>(c).map_err(unavailable);
-    let user_id: String = r.try_get("user_id").map_err(unavailable)?;
+    let user_id: UserId = r.try_get("user_id").map_err(unavailable)?;
     let tier = u8::try_from(r.try_get::<i16, _>("tier").map_err(unavailable)?)
         .map_err(|_| RoomError::Unavailable("waiting-room record: tier".to_string()))?;
     let session = match r.try_get::<Option<i64>, _>("admitted_at_ms").map_err(unavailable)? {
@@ -214,7 +215,8 @@ fn journal_user(event_id: &str, r: &sqlx::postgres::PgRow) -> Result<JournalUser
             let session = Session { expires_at_ms, ..Session::new(event_id, &user_id, position, at, 0) };
             let order: Option<Uuid> = r.try_get("purchase_order_id").map_err(unavailable)?;
             let key: Option<Uuid> = r.try_get("purchase_key_id").map_err(unavailable)?;
-            let end = order.zip(key).map(|(order_id, key_id)| SessionEnd::Purchased { order_id, key_id });
+            let end =
+                order.zip(key).map(|(order_id, key_id)| SessionEnd::Purchased { order_id: order_id.into(), key_id });
             Some((session, end))
         }
     };

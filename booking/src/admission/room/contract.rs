@@ -6,6 +6,7 @@
 
 use super::{Place, Policy, RoomError, RoomImage, RoomSpec, Rooms, Session, SessionEnd};
 use crate::admission::queue::{QueueError, lottery_order};
+use crate::model::{OrderId, UserId};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
@@ -16,8 +17,8 @@ fn spec(policy: Policy, target: u32) -> RoomSpec {
     RoomSpec { policy, opens_at_ms: OPEN_MS, target_active_sessions: target, session_ttl_ms: TTL_MS }
 }
 
-fn user(i: usize) -> String {
-    format!("u{i:04}")
+fn user(i: usize) -> UserId {
+    UserId::from(format!("u{i:04}"))
 }
 
 /// Every check, in order.
@@ -99,7 +100,7 @@ pub async fn admission_never_passes_the_target(rooms: &dyn Rooms, prefix: &str) 
 }
 
 fn purchase(n: u8) -> SessionEnd {
-    SessionEnd::Purchased { order_id: Uuid::from_bytes([n; 16]), key_id: Uuid::from_bytes([n + 1; 16]) }
+    SessionEnd::Purchased { order_id: OrderId::from_bytes([n; 16]), key_id: Uuid::from_bytes([n + 1; 16]) }
 }
 
 /// A session ends once, by its purchase; expired sessions end at the next pass and free room.
@@ -139,16 +140,16 @@ pub async fn failed_purchases_reopen(rooms: &dyn Rooms, prefix: &str) {
     rooms.join(&ev, &user(1), 0, OPEN_MS).await.unwrap();
     let (u0, s0) = rooms.admit(&ev, 1, 1.0, OPEN_MS).await.unwrap().admitted[0].clone();
     rooms.end_session(&ev, &u0, s0.session_id, purchase(1), OPEN_MS + 10).await.unwrap();
-    let other = Uuid::from_bytes([7; 16]);
+    let other = OrderId::from_bytes([7; 16]);
     assert!(!rooms.reopen(&ev, &u0, s0.session_id, other, OPEN_MS + 20).await.unwrap(), "another order");
-    assert!(rooms.reopen(&ev, &u0, s0.session_id, Uuid::from_bytes([1; 16]), OPEN_MS + 20).await.unwrap());
-    assert!(!rooms.reopen(&ev, &u0, s0.session_id, Uuid::from_bytes([1; 16]), OPEN_MS + 21).await.unwrap(), "once");
+    assert!(rooms.reopen(&ev, &u0, s0.session_id, OrderId::from_bytes([1; 16]), OPEN_MS + 20).await.unwrap());
+    assert!(!rooms.reopen(&ev, &u0, s0.session_id, OrderId::from_bytes([1; 16]), OPEN_MS + 21).await.unwrap(), "once");
     assert_eq!(rooms.place(&ev, &u0).await.unwrap().0, Place::Admitted { session: s0, ended: None });
     let pass = rooms.admit(&ev, 1, 1.0, OPEN_MS + 30).await.unwrap();
     assert_eq!((pass.admitted.len(), pass.active), (0, 1), "the reopened session counts");
     rooms.end_session(&ev, &u0, s0.session_id, purchase(3), OPEN_MS + 40).await.unwrap();
     let at_expiry = s0.expires_at_ms;
-    assert!(!rooms.reopen(&ev, &u0, s0.session_id, Uuid::from_bytes([3; 16]), at_expiry).await.unwrap(), "expired");
+    assert!(!rooms.reopen(&ev, &u0, s0.session_id, OrderId::from_bytes([3; 16]), at_expiry).await.unwrap(), "expired");
 }
 
 /// A user whose session ended (purchase or expiry) who joins again is a new
@@ -171,11 +172,11 @@ pub async fn ended_sessions_rejoin_at_the_back(rooms: &dyn Rooms, prefix: &str) 
         );
         assert_eq!(rooms.join(&ev, &open, 0, so.expires_at_ms).await.unwrap(), Place::Waiting { position: 4 });
         let next = rooms.admit(&ev, 4, 1.0, so.expires_at_ms).await.unwrap();
-        let order: Vec<String> = next.admitted.into_iter().map(|(u, _)| u).collect();
+        let order: Vec<UserId> = next.admitted.into_iter().map(|(u, _)| u).collect();
         assert_eq!(order.len(), 2);
         assert!(!order.contains(&bought) && !order.contains(&open), "{policy:?}: the rejoined wait their turn");
         let again = rooms.admit(&ev, 4, 1.0, so.expires_at_ms + TTL_MS).await.unwrap();
-        let order: Vec<String> = again.admitted.into_iter().map(|(u, _)| u).collect();
+        let order: Vec<UserId> = again.admitted.into_iter().map(|(u, _)| u).collect();
         assert_eq!(order, vec![bought.clone(), open.clone()], "{policy:?}: then in their new order");
     }
 }
@@ -203,11 +204,11 @@ pub async fn restores_stand_as_recorded(rooms: &dyn Rooms, prefix: &str) {
     let (place, gauge) = rooms.place(&ev, "w1").await.unwrap();
     assert_eq!((place, gauge.waiting, gauge.active), (Place::Waiting { position: 2 }, 2, 1));
     assert_eq!(rooms.join(&ev, "new", 0, OPEN_MS + 5).await.unwrap(), Place::Waiting { position: 3 });
-    let order: Vec<String> =
+    let order: Vec<UserId> =
         rooms.admit(&ev, 5, 1.0, OPEN_MS + 10).await.unwrap().admitted.into_iter().map(|(u, _)| u).collect();
     assert_eq!(order, vec!["w2".to_string()], "one place free under the target, in the image's order");
     let lottery = format!("{prefix}-restore-lottery");
-    let joiners: Vec<String> = (0..6).map(user).collect();
+    let joiners: Vec<UserId> = (0..6).map(user).collect();
     let undrawn = RoomImage {
         spec: spec(Policy::Lottery, 10),
         seed: [12; 32],
@@ -218,7 +219,7 @@ pub async fn restores_stand_as_recorded(rooms: &dyn Rooms, prefix: &str) {
     };
     assert!(rooms.restore(&lottery, &undrawn).await.unwrap());
     assert_eq!(rooms.place(&lottery, &user(2)).await.unwrap().0, Place::AwaitingDraw);
-    let order: Vec<String> =
+    let order: Vec<UserId> =
         rooms.admit(&lottery, 10, 1.0, OPEN_MS).await.unwrap().admitted.into_iter().map(|(u, _)| u).collect();
     assert_eq!(order, lottery_order(&[12; 32], &joiners), "the same seed draws the same order");
     assert_eq!(rooms.lottery(&lottery).await.unwrap().joiners, Some(joiners));
@@ -232,7 +233,7 @@ pub async fn lottery_is_recomputable(rooms: &dyn Rooms, prefix: &str) {
     let record = rooms.lottery(&ev).await.unwrap();
     assert_eq!(record.commitment, hex::encode(Sha256::digest(seed)));
     assert_eq!((record.seed, record.joiners), (None, None), "nothing revealed before the draw");
-    let joiners: Vec<String> = (0..12).map(user).collect();
+    let joiners: Vec<UserId> = (0..12).map(user).collect();
     for (i, u) in joiners.iter().enumerate() {
         assert_eq!(rooms.join(&ev, u, 0, OPEN_MS - 1_000 + i as i64).await.unwrap(), Place::AwaitingDraw);
     }

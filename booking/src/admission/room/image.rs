@@ -22,13 +22,14 @@
 use super::Policy;
 use super::{RoomSpec, Session, SessionEnd};
 use crate::admission::queue::lottery_order;
+use crate::model::UserId;
 use std::collections::BTreeSet;
 
 /// One user's record in an event's room, as the authority keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JournalUser {
     /// The user.
-    pub user_id: String,
+    pub user_id: UserId,
     /// Their tier (priority rooms; 0 otherwise).
     pub tier: u8,
     /// Their first join, ms, and its sequence number (the lottery's arrival order).
@@ -62,13 +63,13 @@ pub struct RoomImage {
     /// Whether the lottery is drawn (always false for other policies).
     pub drawn: bool,
     /// The lottery's pre-opening joiners in arrival order (empty for other policies).
-    pub pre_draw: Vec<String>,
+    pub pre_draw: Vec<UserId>,
     /// Users admitted since their latest join, with their tier in the queue
     /// (lottery: 0 drawn, 1 later arrival), session and end.
-    pub sessions: Vec<(String, u8, Session, Option<SessionEnd>)>,
+    pub sessions: Vec<(UserId, u8, Session, Option<SessionEnd>)>,
     /// Users waiting, in admission order, with their tier in the queue
     /// (empty for an undrawn lottery: its joiners are `pre_draw`).
-    pub waiting: Vec<(String, u8)>,
+    pub waiting: Vec<(UserId, u8)>,
 }
 
 impl RoomImage {
@@ -78,7 +79,7 @@ impl RoomImage {
         let lottery = spec.policy == Policy::Lottery;
         let mut users: Vec<&JournalUser> = journal.users.iter().collect();
         users.sort_by_key(|u| (u.first_joined, u.user_id.clone()));
-        let pre_draw: Vec<String> = if lottery {
+        let pre_draw: Vec<UserId> = if lottery {
             users.iter().filter(|u| u.first_joined.0 < spec.opens_at_ms).map(|u| u.user_id.clone()).collect()
         } else {
             Vec::new()
@@ -105,13 +106,13 @@ impl RoomImage {
             .collect();
         let mut waiting: Vec<&JournalUser> = users.iter().copied().filter(|u| u.session.is_none()).collect();
         waiting.sort_by_key(|u| (tier_of(u), u.joined, u.user_id.clone()));
-        let mut waiting: Vec<(String, u8)> = waiting.into_iter().map(|u| (u.user_id.clone(), tier_of(u))).collect();
+        let mut waiting: Vec<(UserId, u8)> = waiting.into_iter().map(|u| (u.user_id.clone(), tier_of(u))).collect();
         if lottery && !drawn {
             waiting.clear();
         } else if lottery {
             let draw = lottery_order(&seed, &pre_draw);
             let in_draw: BTreeSet<&str> = waiting.iter().filter(|(_, t)| *t == 0).map(|(u, _)| u.as_str()).collect();
-            let mut drawn_line: Vec<(String, u8)> =
+            let mut drawn_line: Vec<(UserId, u8)> =
                 draw.into_iter().filter(|u| in_draw.contains(u.as_str())).map(|u| (u, 0)).collect();
             drawn_line.extend(waiting.into_iter().filter(|(_, t)| *t == 1));
             waiting = drawn_line;

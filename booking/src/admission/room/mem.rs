@@ -5,6 +5,7 @@ use super::{
     Admitted, Gauge, LotteryRecord, MAX_ROOMS, Place, RoomError, RoomImage, RoomSpec, Rooms, Session, SessionEnd,
 };
 use crate::admission::queue::{Queue, Standing};
+use crate::model::{OrderId, UserId};
 use async_trait::async_trait;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
@@ -17,9 +18,9 @@ struct Room {
     seed: [u8; 32],
     queue: Queue,
     /// Every admission, by user: its session and how it ended.
-    sessions: BTreeMap<String, (Session, Option<SessionEnd>)>,
+    sessions: BTreeMap<UserId, (Session, Option<SessionEnd>)>,
     /// Open sessions by expiry.
-    open: BTreeSet<(i64, String)>,
+    open: BTreeSet<(i64, UserId)>,
     rate_per_s: f64,
     sold_out: bool,
     lease: Option<(String, i64)>,
@@ -129,7 +130,7 @@ impl Rooms for MemRooms {
                 }
                 room.queue.rejoin(user_id, tier, now_ms)?;
                 room.sessions.remove(user_id);
-                room.open.remove(&(session.expires_at_ms, user_id.to_string()));
+                room.open.remove(&(session.expires_at_ms, UserId::from(user_id)));
                 return Ok(room.place(user_id));
             }
             if room.queue.has(user_id) {
@@ -195,7 +196,7 @@ impl Rooms for MemRooms {
                 return Ok(None);
             }
             *ended = Some(why);
-            let removed = room.open.remove(&(session.expires_at_ms, user_id.to_string()));
+            let removed = room.open.remove(&(session.expires_at_ms, UserId::from(user_id)));
             assert!(removed, "an open session is in the open set");
             Ok(Some(u64::try_from(now_ms - session.admitted_at_ms).unwrap_or(0)))
         })
@@ -206,7 +207,7 @@ impl Rooms for MemRooms {
         event_id: &str,
         user_id: &str,
         session_id: Uuid,
-        order_id: Uuid,
+        order_id: OrderId,
         now_ms: i64,
     ) -> Result<bool, RoomError> {
         self.with(event_id, |room| {
@@ -216,7 +217,7 @@ impl Rooms for MemRooms {
                 return Ok(false);
             }
             *ended = None;
-            room.open.insert((session.expires_at_ms, user_id.to_string()));
+            room.open.insert((session.expires_at_ms, UserId::from(user_id)));
             Ok(true)
         })
     }
@@ -232,7 +233,7 @@ impl Rooms for MemRooms {
         if rooms.len() >= MAX_ROOMS {
             return Err(RoomError::TooManyRooms);
         }
-        let admitted: Vec<(String, u8)> = image.sessions.iter().map(|(u, t, _, _)| (u.clone(), *t)).collect();
+        let admitted: Vec<(UserId, u8)> = image.sessions.iter().map(|(u, t, _, _)| (u.clone(), *t)).collect();
         let mut queue = Queue::restored(
             image.spec.policy.fairness(image.seed),
             image.spec.opens_at_ms,
@@ -244,7 +245,7 @@ impl Rooms for MemRooms {
         if image.sold_out {
             queue.sold_out();
         }
-        let sessions: BTreeMap<String, (Session, Option<SessionEnd>)> =
+        let sessions: BTreeMap<UserId, (Session, Option<SessionEnd>)> =
             image.sessions.iter().map(|(u, _, s, e)| (u.clone(), (*s, *e))).collect();
         let open = sessions.iter().filter(|(_, (_, e))| e.is_none()).map(|(u, (s, _))| (s.expires_at_ms, u.clone()));
         let room = Room {

@@ -72,6 +72,7 @@ use super::{
     SessionEnd,
 };
 use crate::admission::queue::{MAX_QUEUE_USERS, MAX_TIERS, QueueError, lottery_order};
+use crate::model::{OrderId, UserId};
 use async_trait::async_trait;
 use redis::{Script, Value};
 use sha2::{Digest, Sha256};
@@ -564,7 +565,7 @@ impl Reader<'_> {
                 let ids = purchase.strip_prefix("p:").and_then(|ids| ids.split_once(':'));
                 let parse = |id: &str| Uuid::parse_str(id).map_err(|_| self.bad("session purchase"));
                 let (order, key) = ids.ok_or_else(|| self.bad("session end"))?;
-                Some(SessionEnd::Purchased { order_id: parse(order)?, key_id: parse(key)? })
+                Some(SessionEnd::Purchased { order_id: parse(order)?.into(), key_id: parse(key)? })
             }
         };
         let session = Session { expires_at_ms, ..Session::new(self.event_id, user_id, position, admitted_at_ms, 0) };
@@ -746,9 +747,9 @@ impl RedisRooms {
                 .ok()
                 .and_then(|b| b.try_into().ok())
                 .ok_or_else(|| r.bad("seed"))?;
-            let joiners = r.texts(r.get(&snapshot, 2)?)?;
+            let joiners: Vec<UserId> = r.texts(r.get(&snapshot, 2)?)?.into_iter().map(UserId::from).collect();
             let mut args = vec![joiners.len().to_string()];
-            args.extend(lottery_order(&seed, &joiners));
+            args.extend(lottery_order(&seed, &joiners).into_iter().map(String::from));
             match self.run(&self.scripts.draw, event_id, &args).await? {
                 Ok(_) => return Ok(()),
                 Err(Refusal::Stale) => continue,
@@ -773,7 +774,7 @@ impl Rooms for RedisRooms {
         event_id: &str,
         user_id: &str,
         session_id: Uuid,
-        order_id: Uuid,
+        order_id: OrderId,
         now_ms: i64,
     ) -> Result<bool, RoomError> {
         in_range("now_ms", now_ms)?;
@@ -793,10 +794,10 @@ impl Rooms for RedisRooms {
         let flag = |b: bool| if b { "1" } else { "0" }.to_string();
         args.extend([flag(image.drawn), flag(image.sold_out)]);
         args.extend([image.pre_draw.len(), image.sessions.len(), image.waiting.len()].map(|n| n.to_string()));
-        args.extend(image.pre_draw.iter().cloned());
+        args.extend(image.pre_draw.iter().map(|u| u.to_string()));
         for (user, tier, session, end) in &image.sessions {
             in_range("expires_at_ms", session.expires_at_ms)?;
-            args.extend([user.clone(), tier.to_string(), stored_session(session, *end), flag(end.is_none())]);
+            args.extend([user.to_string(), tier.to_string(), stored_session(session, *end), flag(end.is_none())]);
         }
         let lottery = image.spec.policy == Policy::Lottery;
         for (i, (user, tier)) in image.waiting.iter().enumerate() {
@@ -805,7 +806,7 @@ impl Rooms for RedisRooms {
                 (true, 0) => i as u64 + 1,
                 _ => u64::from(*tier) * (1 << 40) + i as u64 + 1,
             };
-            args.extend([user.clone(), tier.to_string(), score.to_string()]);
+            args.extend([user.to_string(), tier.to_string(), score.to_string()]);
         }
         let items = self.run(&self.scripts.restore, event_id, &args).await?.map_err(|e| e.error(event_id, 0))?;
         let r = Reader { event_id };
@@ -896,7 +897,7 @@ impl Rooms for RedisRooms {
             .enumerate()
             .map(|(i, user)| {
                 let session = Session::new(event_id, &user, i as u64 + 1, now_ms, ttl_ms);
-                (user, session)
+                (UserId::from(user), session)
             })
             .collect();
         let expired_ms =
@@ -943,7 +944,7 @@ impl Rooms for RedisRooms {
             return Ok(LotteryRecord { commitment, seed: None, joiners: None });
         }
         let seed = r.text(r.get(&items, 1)?)?;
-        let joiners = r.texts(r.get(&items, 2)?)?;
+        let joiners = r.texts(r.get(&items, 2)?)?.into_iter().map(UserId::from).collect();
         Ok(LotteryRecord { commitment, seed: Some(seed), joiners: Some(joiners) })
     }
 

@@ -21,7 +21,9 @@
 
 use super::Workflow;
 use crate::fault::CommitPoint;
-use crate::model::{Compensation, CompensationStatus, OutboxEvent, OutboxKind, PaymentStatus};
+use crate::model::{
+    Compensation, CompensationId, CompensationStatus, OutboxEvent, OutboxKind, PaymentOpId, PaymentStatus,
+};
 use crate::payment::provider::{CreatePayment, ProviderError, ProviderPayment, ProviderStatus, RefundStatus};
 use crate::planted;
 use crate::store::{
@@ -124,7 +126,7 @@ impl Workflow {
     }
 
     async fn dispatch_charge(&self, row: &OutboxEvent, report: &mut DispatchReport) -> Result<(), StoreError> {
-        let op = self.store.payment_op(row.ref_id).await?;
+        let op = self.store.payment_op(PaymentOpId::from(row.ref_id)).await?;
         if matches!(op.status, PaymentStatus::Succeeded | PaymentStatus::Failed) {
             return self.store.complete_outbox(&row.event_id, row.outbox_id).await;
         }
@@ -199,7 +201,7 @@ impl Workflow {
     /// `report` only when this call decided it ([`Recorded::decided_now`]).
     pub(super) async fn apply_payment(
         &self,
-        payment_op_id: uuid::Uuid,
+        payment_op_id: PaymentOpId,
         p: &ProviderPayment,
         report: &mut DispatchReport,
     ) -> Result<Applied, StoreError> {
@@ -246,7 +248,11 @@ impl Workflow {
     }
 
     async fn dispatch_compensation(&self, row: &OutboxEvent, report: &mut DispatchReport) -> Result<(), StoreError> {
-        let attempt = match self.store.start_compensation_attempt(row.ref_id, self.config.outbox_lease_ms).await {
+        let attempt = match self
+            .store
+            .start_compensation_attempt(CompensationId::from(row.ref_id), self.config.outbox_lease_ms)
+            .await
+        {
             Ok(a) => a,
             Err(StoreError::CompensationNotDue(id)) => return self.compensation_not_due(row, id, report).await,
             Err(e) => return Err(e),
@@ -289,7 +295,7 @@ impl Workflow {
     async fn compensation_not_due(
         &self,
         row: &OutboxEvent,
-        id: uuid::Uuid,
+        id: CompensationId,
         report: &mut DispatchReport,
     ) -> Result<(), StoreError> {
         let c = self.store.compensation(id).await?;
@@ -314,7 +320,7 @@ impl Workflow {
         let previous_unknown = comp.last_error.as_deref().is_some_and(|e| e.starts_with(UNKNOWN_OUTCOME_PREFIX));
         let refund_key = if planted!(self.faults, RefundNewKeyPerRetry) && previous_unknown {
             // The planted bug: after an unknown outcome, "start a fresh refund" under a new key.
-            uuid::Uuid::from_u128(comp.compensation_id.as_u128() ^ u128::from(n as u32))
+            CompensationId::from_u128(comp.compensation_id.as_uuid().as_u128() ^ u128::from(n as u32))
         } else {
             comp.compensation_id
         };

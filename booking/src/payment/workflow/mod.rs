@@ -29,7 +29,6 @@ use crate::fault::Faults;
 use crate::store::{Store, StoreError};
 use std::sync::Arc;
 use tokio::sync::Notify;
-use uuid::Uuid;
 
 /// Why a workflow step did not complete.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -39,7 +38,7 @@ pub enum WorkflowError {
     Store(#[from] StoreError),
     /// A webhook names a payment this store never created.
     #[error("webhook for unknown payment {0}")]
-    UnknownPayment(Uuid),
+    UnknownPayment(crate::model::PaymentOpId),
     /// A refund webhook without a refund key.
     #[error("refund webhook without refund_key")]
     MissingRefundKey,

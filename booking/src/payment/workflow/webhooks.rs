@@ -8,7 +8,7 @@
 //! The caller verifies the signature first ([`crate::payment::webhook::verify_and_parse`]).
 
 use super::{Workflow, WorkflowError};
-use crate::model::CompensationStatus;
+use crate::model::{CompensationId, CompensationStatus, PaymentOpId};
 use crate::payment::webhook::{WebhookEvent, WebhookKind};
 use crate::planted;
 use crate::store::{CompensationOutcome, CompensationResult, PaymentSuccess, Recorded, SaleOutcome, StoreError};
@@ -69,7 +69,7 @@ impl Workflow {
         match kind {
             WebhookKind::PaymentSucceeded => {
                 let req = PaymentSuccess {
-                    payment_op_id: event.payment_key,
+                    payment_op_id: PaymentOpId::from(event.payment_key),
                     provider_payment_id: event.provider_payment_id.clone(),
                 };
                 match self.store.record_payment_success(&req).await {
@@ -86,14 +86,15 @@ impl Workflow {
             }
             WebhookKind::PaymentFailed => {
                 let reason = event.failure_reason.as_deref().unwrap_or("declined (webhook)");
-                match self.store.record_payment_failure(event.payment_key, reason).await {
+                match self.store.record_payment_failure(PaymentOpId::from(event.payment_key), reason).await {
                     Ok(Recorded { decided_now, .. }) => Ok(WebhookOutcome::Declined { decided_now }),
                     Err(StoreError::PaymentConflict(_)) => Ok(WebhookOutcome::Conflict),
                     Err(e) => Err(unknown(e)),
                 }
             }
             WebhookKind::RefundSucceeded => {
-                let compensation_id = event.refund_key.ok_or(WorkflowError::MissingRefundKey)?;
+                let compensation_id =
+                    event.refund_key.map(CompensationId::from).ok_or(WorkflowError::MissingRefundKey)?;
                 let done = self
                     .store
                     .finish_compensation_attempt(&CompensationResult {

@@ -3,22 +3,22 @@
 //! precedence over a selection, the whole-hold rule and the release's answers.
 
 use super::*;
-use crate::model::OrderStatus;
+use crate::model::{OrderStatus, PaymentOpId};
 
 const NOW_MS: i64 = 10_000;
 const ALICE: &str = "alice";
 const BOB: &str = "bob";
 
-fn tok(n: u128) -> Uuid {
-    Uuid::from_u128(n)
+fn tok(n: u128) -> HoldToken {
+    HoldToken::from_u128(n)
 }
 
 fn user(name: &str) -> UserId {
-    name.to_string()
+    UserId::from(name)
 }
 
-fn ids(seats: &[&str]) -> Vec<String> {
-    seats.iter().map(|s| s.to_string()).collect()
+fn ids(seats: &[&str]) -> Vec<SeatId> {
+    seats.iter().map(|s| SeatId::from(*s)).collect()
 }
 
 fn available(seat_id: &str) -> Seat {
@@ -46,7 +46,11 @@ fn held(seat_id: &str, token: u128, holder: &str, expires_at_ms: i64) -> Seat {
 }
 
 fn pending(seat_id: &str, token: u128, holder: &str) -> Seat {
-    Seat { state: SeatState::PaymentPending, order_id: Some(tok(70)), ..held(seat_id, token, holder, NOW_MS + 500) }
+    Seat {
+        state: SeatState::PaymentPending,
+        order_id: Some(OrderId::from_u128(70)),
+        ..held(seat_id, token, holder, NOW_MS + 500)
+    }
 }
 
 #[test]
@@ -206,7 +210,7 @@ fn a_release_frees_the_holders_held_seats_and_otherwise_says_why_not() {
 
 #[test]
 fn machine_refusals_map_to_the_stores_named_errors() {
-    let order = tok(5);
+    let order = OrderId::from_u128(5);
     assert_eq!(
         order_refused(order, OrderRefusal::NotOpen { status: OrderStatus::Confirmed }),
         StoreError::OrderNotOpen(order)
@@ -219,6 +223,7 @@ fn machine_refusals_map_to_the_stores_named_errors() {
         order_refused(order, OrderRefusal::NoChange { status: OrderStatus::Reconciling }),
         StoreError::InvariantBreach(msg) if msg.contains(&order.to_string())
     ));
-    assert_eq!(payment_refused(PaymentRefusal::Conflict(order)), StoreError::PaymentConflict(order));
-    assert!(matches!(payment_refused(PaymentRefusal::NotDue(order)), StoreError::InvariantBreach(_)));
+    let op = PaymentOpId::from_u128(5);
+    assert_eq!(payment_refused(PaymentRefusal::Conflict(op)), StoreError::PaymentConflict(op));
+    assert!(matches!(payment_refused(PaymentRefusal::NotDue(op)), StoreError::InvariantBreach(_)));
 }

@@ -6,10 +6,9 @@
 //! ends it `compensated` or, when giving the money back fails for good,
 //! `compensation_failed` (never hidden as `failed`).
 
-use crate::model::{Order, OrderStatus, SeatId};
+use crate::model::{Order, OrderId, OrderStatus, PaymentOpId, SeatId};
 use crate::store::rules::Rules;
 use crate::store::types::BeginPayment;
-use uuid::Uuid;
 
 /// The transitions an order may make, as a table: `(from, to)`.
 pub const TRANSITIONS: &[(OrderStatus, OrderStatus)] = &[
@@ -101,8 +100,8 @@ pub enum OrderRefusal {
 pub fn open(
     req: &BeginPayment,
     sorted: &[SeatId],
-    order_id: Uuid,
-    payment_op_id: Uuid,
+    order_id: OrderId,
+    payment_op_id: PaymentOpId,
     amount_cents: i64,
     now_ms: i64,
 ) -> Order {

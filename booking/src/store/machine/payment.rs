@@ -4,9 +4,8 @@
 //! reconciler's claim changes no status: it counts one more check and moves
 //! the next one out by the backoff.
 
-use crate::model::{Order, PaymentOp, PaymentStatus};
+use crate::model::{Order, PaymentOp, PaymentOpId, PaymentStatus};
 use crate::store::types::ReconcileBackoff;
-use uuid::Uuid;
 
 /// The transitions a payment operation may make, as a table: `(from, to)`.
 /// `pending -> pending` and `unknown -> unknown` are claims (and a repeated
@@ -58,10 +57,10 @@ pub enum PaymentCause<'a> {
 pub enum PaymentRefusal {
     /// A final outcome contradicting the one recorded.
     #[error("payment {0} already has the other final outcome")]
-    Conflict(Uuid),
+    Conflict(PaymentOpId),
     /// A claim of a payment that is not due ([`reconcile_due`]).
     #[error("payment {0} is not due for a check")]
-    NotDue(Uuid),
+    NotDue(PaymentOpId),
 }
 
 /// Whether a reconciler may claim payment operation `op` of `order` at

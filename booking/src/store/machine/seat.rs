@@ -7,9 +7,8 @@
 //! operation touches (a hold's selection, the sweeper's due set, an order's
 //! seats) and write exactly what it returns.
 
-use crate::model::{Seat, SeatState, UserId};
+use crate::model::{BookingId, HoldToken, OrderId, Seat, SeatState, UserId};
 use crate::store::rules::Rules;
-use uuid::Uuid;
 
 /// The transitions a seat may make, as a table: `(from, to)`.
 /// `held -> held` is a takeover of an expired hold by a new token.
@@ -33,7 +32,7 @@ pub enum SeatCause<'a> {
     /// `acquire_hold`: a new hold with a fresh `token` for `holder` until `expires_at_ms`.
     Hold {
         /// The new hold's token (never issued before).
-        token: Uuid,
+        token: HoldToken,
         /// Who holds.
         holder: &'a UserId,
         /// The new hold's deadline, by the store's clock.
@@ -42,7 +41,7 @@ pub enum SeatCause<'a> {
     /// `release_hold`: the holder gives the hold back.
     Release {
         /// The presented token.
-        token: Uuid,
+        token: HoldToken,
         /// The presented holder.
         holder: &'a UserId,
     },
@@ -51,24 +50,24 @@ pub enum SeatCause<'a> {
     /// `begin_payment`: a live hold moves into payment for `order_id`.
     Checkout {
         /// The presented token.
-        token: Uuid,
+        token: HoldToken,
         /// The presented holder.
         holder: &'a UserId,
         /// The new order.
-        order_id: Uuid,
+        order_id: OrderId,
     },
     /// `record_payment_success` on an order that still owns the seat.
     Sell {
         /// The order whose payment succeeded.
-        order_id: Uuid,
+        order_id: OrderId,
         /// The seat's new confirmed booking.
-        booking_id: Uuid,
+        booking_id: BookingId,
     },
     /// `record_payment_failure`, `release_unresolved_payment`: an order gives
     /// back a seat it still reserves.
     Free {
         /// The order giving the seat back.
-        order_id: Uuid,
+        order_id: OrderId,
     },
 }
 
@@ -137,7 +136,13 @@ pub fn expire_due(seat: &Seat, now_ms: i64, rules: &Rules) -> bool {
 /// Checks the checkout condition on one seat, in the order the store reports
 /// failures: token, holder, state, deadline (each skipped when `rules` has
 /// it off: a planted bug).
-fn checkout_guard(before: &Seat, token: Uuid, holder: &UserId, now_ms: i64, rules: &Rules) -> Result<(), SeatRefusal> {
+fn checkout_guard(
+    before: &Seat,
+    token: HoldToken,
+    holder: &UserId,
+    now_ms: i64,
+    rules: &Rules,
+) -> Result<(), SeatRefusal> {
     if rules.checkout_token && before.hold_token != Some(token) {
         return Err(SeatRefusal::OtherToken { state: before.state });
     }
@@ -209,7 +214,7 @@ pub fn next(before: &Seat, cause: &SeatCause<'_>, now_ms: i64, rules: &Rules) ->
 
 /// `after` (a copy of a holdable seat) held under `token` by `holder` until
 /// `expires_at_ms`; a takeover keeps the old token when a planted bug says so.
-fn hold(after: &mut Seat, token: Uuid, holder: &UserId, expires_at_ms: i64, rules: &Rules) {
+fn hold(after: &mut Seat, token: HoldToken, holder: &UserId, expires_at_ms: i64, rules: &Rules) {
     let takeover = after.state == SeatState::Held;
     after.state = SeatState::Held;
     if rules.hold_fresh_token || !takeover {
@@ -222,7 +227,7 @@ fn hold(after: &mut Seat, token: Uuid, holder: &UserId, expires_at_ms: i64, rule
 }
 
 /// Whether the presented `token` and `holder` may release `before`.
-fn release_guard(before: &Seat, token: Uuid, holder: &UserId) -> Result<(), SeatRefusal> {
+fn release_guard(before: &Seat, token: HoldToken, holder: &UserId) -> Result<(), SeatRefusal> {
     if before.hold_token != Some(token) {
         return Err(SeatRefusal::OtherToken { state: before.state });
     }
@@ -236,7 +241,7 @@ fn release_guard(before: &Seat, token: Uuid, holder: &UserId) -> Result<(), Seat
 }
 
 /// `after` (a copy of a seat the checkout guard passed) pending payment of `order_id`.
-fn check_out(after: &mut Seat, token: Uuid, holder: &UserId, order_id: Uuid, now_ms: i64, rules: &Rules) {
+fn check_out(after: &mut Seat, token: HoldToken, holder: &UserId, order_id: OrderId, now_ms: i64, rules: &Rules) {
     after.state = SeatState::PaymentPending;
     after.order_id = Some(order_id);
     if !rules.checkout_state {
@@ -252,7 +257,7 @@ fn check_out(after: &mut Seat, token: Uuid, holder: &UserId, order_id: Uuid, now
 }
 
 /// `Ok` when `seat` is `payment_pending` for `order_id`.
-fn reserved_by(seat: &Seat, order_id: Uuid) -> Result<(), SeatRefusal> {
+fn reserved_by(seat: &Seat, order_id: OrderId) -> Result<(), SeatRefusal> {
     if seat.state == SeatState::PaymentPending && seat.order_id == Some(order_id) {
         Ok(())
     } else {

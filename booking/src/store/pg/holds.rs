@@ -5,7 +5,7 @@
 
 use super::rows::{self, seat_cols};
 use super::tx::{Fail, TxIds, ensure, ensure_written};
-use crate::model::{Seat, SeatId, SeatState};
+use crate::model::{HoldToken, Seat, SeatId, SeatState};
 use crate::store::decide::{check_hold_limit, check_holdable, releasable};
 use crate::store::machine::seat::{self as seat_machine, SeatCause};
 use crate::store::rules::{Rules, rule_text};
@@ -94,7 +94,7 @@ pub(super) async fn acquire_hold(
         let held = held_by(c, &req.event_id, &req.holder_id, now_ms).await?;
         check_hold_limit(&req.event_id, held, take.len(), Some(limit), rules)?;
     }
-    let hold_token = ids.next_uuid();
+    let hold_token = HoldToken::from(ids.next_uuid());
     let expires_at_ms = now_ms + req.ttl_ms;
     // Built from constant fragments only: nothing user-supplied reaches the text.
     let cause = SeatCause::Hold { token: hold_token, holder: &req.holder_id, expires_at_ms };

@@ -34,13 +34,13 @@ use crate::clock::Clock;
 use crate::fault::Faults;
 use crate::ids::IdSource;
 use crate::model::{
-    Booking, Compensation, EventId, Order, OutboxEvent, PaymentOp, Seat, SeatId, SeatState, Snapshot, valid_id,
+    Booking, Compensation, CompensationId, EventId, Order, OrderId, OutboxEvent, OutboxId, PaymentOp, PaymentOpId,
+    Seat, SeatId, SeatState, Snapshot, valid_id,
 };
 use async_trait::async_trait;
 use sqlx::{PgPool, Row};
 use std::sync::Arc;
 use tx::{Fail, TxConn, backend, in_tx, into_store_error};
-use uuid::Uuid;
 
 /// Where a [`PgStore`] reads "now", the time that decides expiry.
 #[derive(Clone)]
@@ -189,17 +189,21 @@ impl Store for PgStore {
         in_tx!(self, |c, now, ids| payments::record_payment_success(c, now, ids, req, &self.rules))
     }
 
-    async fn record_payment_failure(&self, payment_op_id: Uuid, reason: &str) -> Result<Recorded<Order>, StoreError> {
+    async fn record_payment_failure(
+        &self,
+        payment_op_id: PaymentOpId,
+        reason: &str,
+    ) -> Result<Recorded<Order>, StoreError> {
         let reason = bounded_text(reason);
         in_tx!(self, |c, now, _ids| payments::record_payment_failure(c, now, payment_op_id, &reason, &self.rules))
     }
 
-    async fn record_payment_unknown(&self, payment_op_id: Uuid, error: &str) -> Result<Order, StoreError> {
+    async fn record_payment_unknown(&self, payment_op_id: PaymentOpId, error: &str) -> Result<Order, StoreError> {
         let error = bounded_text(error);
         in_tx!(self, |c, now, _ids| payments::record_payment_unknown(c, now, payment_op_id, &error, &self.rules))
     }
 
-    async fn release_unresolved_payment(&self, payment_op_id: Uuid, reason: &str) -> Result<Order, StoreError> {
+    async fn release_unresolved_payment(&self, payment_op_id: PaymentOpId, reason: &str) -> Result<Order, StoreError> {
         let reason = bounded_text(reason);
         in_tx!(self, |c, now, _ids| payments::release_unresolved_payment(c, now, payment_op_id, &reason, &self.rules))
     }
@@ -209,7 +213,7 @@ impl Store for PgStore {
         in_tx!(self, |c, now, _ids| outbox::claim_outbox(c, now, limit, lease_ms))
     }
 
-    async fn complete_outbox(&self, event_id: &EventId, outbox_id: Uuid) -> Result<(), StoreError> {
+    async fn complete_outbox(&self, event_id: &EventId, outbox_id: OutboxId) -> Result<(), StoreError> {
         if !valid_id(event_id) {
             // No such id can exist (create_event validates); SQL text cannot hold every string.
             return Err(StoreError::UnknownOutboxEvent(outbox_id));
@@ -220,7 +224,7 @@ impl Store for PgStore {
     async fn retry_outbox(
         &self,
         event_id: &EventId,
-        outbox_id: Uuid,
+        outbox_id: OutboxId,
         error: &str,
         retry_after_ms: i64,
     ) -> Result<(), StoreError> {
@@ -234,7 +238,7 @@ impl Store for PgStore {
 
     async fn start_compensation_attempt(
         &self,
-        compensation_id: Uuid,
+        compensation_id: CompensationId,
         attempt_lease_ms: i64,
     ) -> Result<CompensationAttempt, StoreError> {
         validate_attempt_lease_ms(attempt_lease_ms)?;
@@ -252,7 +256,7 @@ impl Store for PgStore {
         in_tx!(self, |c, now, _ids| outbox::finish_compensation_attempt(c, now, req, &self.rules))
     }
 
-    async fn compensation(&self, compensation_id: Uuid) -> Result<Compensation, StoreError> {
+    async fn compensation(&self, compensation_id: CompensationId) -> Result<Compensation, StoreError> {
         self.read(async |c| reads::compensation(c, compensation_id).await).await
     }
 
@@ -291,19 +295,19 @@ impl Store for PgStore {
         .await
     }
 
-    async fn order(&self, order_id: Uuid) -> Result<Order, StoreError> {
+    async fn order(&self, order_id: OrderId) -> Result<Order, StoreError> {
         self.read(async |c| reads::order(c, order_id).await).await
     }
 
-    async fn payment_op(&self, payment_op_id: Uuid) -> Result<PaymentOp, StoreError> {
+    async fn payment_op(&self, payment_op_id: PaymentOpId) -> Result<PaymentOp, StoreError> {
         self.read(async |c| reads::payment_op(c, payment_op_id).await).await
     }
 
-    async fn compensations_for_order(&self, order_id: Uuid) -> Result<Vec<Compensation>, StoreError> {
+    async fn compensations_for_order(&self, order_id: OrderId) -> Result<Vec<Compensation>, StoreError> {
         self.read(async |c| payments::compensations_of_order(c, order_id).await).await
     }
 
-    async fn order_details(&self, order_id: Uuid) -> Result<OrderDetails, StoreError> {
+    async fn order_details(&self, order_id: OrderId) -> Result<OrderDetails, StoreError> {
         self.read(async |c| {
             let order = reads::order(c, order_id).await?;
             let bookings = payments::bookings_of_order(c, &order).await?;

@@ -4,12 +4,11 @@
 use super::payments::{move_order, order_by_key};
 use super::rows::{self, comp_cols};
 use super::tx::{Fail, ensure_written};
-use crate::model::{Compensation, CompensationStatus, EventId, OutboxEvent};
+use crate::model::{Compensation, CompensationId, CompensationStatus, EventId, OutboxEvent, OutboxId};
 use crate::store::machine::compensation::{finish_attempt, start_attempt};
 use crate::store::rules::Rules;
 use crate::store::{CompensationAttempt, CompensationResult, StoreError};
 use sqlx::{PgConnection, Row};
-use uuid::Uuid;
 
 /// Body of [`Store::claim_outbox`](crate::store::Store::claim_outbox): skips
 /// events another dispatcher has locked right now. The due set is a
@@ -51,7 +50,7 @@ pub(super) async fn claim_outbox(
 }
 
 /// Body of [`Store::complete_outbox`](crate::store::Store::complete_outbox).
-pub(super) async fn complete_outbox(c: &mut PgConnection, event_id: &EventId, outbox_id: Uuid) -> Result<(), Fail> {
+pub(super) async fn complete_outbox(c: &mut PgConnection, event_id: &EventId, outbox_id: OutboxId) -> Result<(), Fail> {
     let row =
         sqlx::query("UPDATE outbox SET status = 'done' WHERE event_id = $1 AND outbox_id = $2 RETURNING outbox_id")
             .bind(event_id)
@@ -69,7 +68,7 @@ pub(super) async fn retry_outbox(
     c: &mut PgConnection,
     now_ms: i64,
     event_id: &EventId,
-    outbox_id: Uuid,
+    outbox_id: OutboxId,
     error: &str,
     retry_after_ms: i64,
 ) -> Result<(), Fail> {
@@ -93,7 +92,7 @@ pub(super) async fn retry_outbox(
 }
 
 /// Locks a compensation by id.
-async fn lock_compensation(c: &mut PgConnection, compensation_id: Uuid) -> Result<Compensation, Fail> {
+async fn lock_compensation(c: &mut PgConnection, compensation_id: CompensationId) -> Result<Compensation, Fail> {
     let row =
         sqlx::query(concat!("SELECT ", comp_cols!(), " FROM compensations WHERE compensation_id = $1 FOR UPDATE"))
             .bind(compensation_id)
@@ -135,7 +134,7 @@ async fn update_compensation(
 pub(super) async fn start_compensation_attempt(
     c: &mut PgConnection,
     now_ms: i64,
-    compensation_id: Uuid,
+    compensation_id: CompensationId,
     attempt_lease_ms: i64,
     rules: &Rules,
 ) -> Result<CompensationAttempt, Fail> {

@@ -9,7 +9,10 @@
 use super::holds::{lock_seats, require_event};
 use super::rows::{self, booking_cols, comp_cols, op_cols, order_cols, seat_cols};
 use super::tx::{Fail, TxIds, ensure, ensure_written};
-use crate::model::{Booking, Compensation, Order, OrderStatus, OutboxKind, PaymentOp, Seat, SeatId};
+use crate::model::{
+    Booking, BookingId, Compensation, CompensationId, HoldToken, Order, OrderId, OrderStatus, OutboxId, OutboxKind,
+    PaymentOp, PaymentOpId, Seat, SeatId,
+};
 use crate::store::decide::{check_checkout, check_whole_hold, order_refused, payment_refused};
 use crate::store::machine::order::{self as order_machine, OrderCause};
 use crate::store::machine::payment::{self as payment_machine, PaymentCause};
@@ -23,7 +26,7 @@ use uuid::Uuid;
 pub(super) async fn order_by_key(
     c: &mut PgConnection,
     event_id: &str,
-    order_id: Uuid,
+    order_id: OrderId,
     for_update: bool,
 ) -> Result<Order, Fail> {
     let q = if for_update {
@@ -39,7 +42,7 @@ pub(super) async fn order_by_key(
 }
 
 /// Locks a payment operation and its order (in that order).
-async fn lock_op_and_order(c: &mut PgConnection, payment_op_id: Uuid) -> Result<(PaymentOp, Order), Fail> {
+async fn lock_op_and_order(c: &mut PgConnection, payment_op_id: PaymentOpId) -> Result<(PaymentOp, Order), Fail> {
     let row = sqlx::query(concat!("SELECT ", op_cols!(), " FROM payment_ops WHERE payment_op_id = $1 FOR UPDATE"))
         .bind(payment_op_id)
         .fetch_optional(&mut *c)
@@ -134,9 +137,9 @@ async fn move_op(
 async fn insert_outbox(
     c: &mut PgConnection,
     event_id: &str,
-    outbox_id: Uuid,
+    outbox_id: OutboxId,
     kind: OutboxKind,
-    ref_id: Uuid,
+    ref_id: impl Into<Uuid>,
     now_ms: i64,
 ) -> Result<(), Fail> {
     sqlx::query(
@@ -146,7 +149,7 @@ async fn insert_outbox(
     .bind(event_id)
     .bind(outbox_id)
     .bind(kind.as_str())
-    .bind(ref_id)
+    .bind(ref_id.into())
     .bind(now_ms)
     .execute(&mut *c)
     .await?;
@@ -182,9 +185,9 @@ pub(super) async fn begin_payment(
     if rules.checkout_whole_hold {
         check_whole_hold(sorted, &held_with_token(c, req).await?)?;
     }
-    let order_id = ids.next_uuid();
-    let payment_op_id = ids.next_uuid();
-    let outbox_id = ids.next_uuid();
+    let order_id = OrderId::from(ids.next_uuid());
+    let payment_op_id = PaymentOpId::from(ids.next_uuid());
+    let outbox_id = OutboxId::from(ids.next_uuid());
     let amount_cents = price_cents * sorted.len() as i64;
     check_out_seats(c, now_ms, req, sorted, &locked, order_id, rules).await?;
     let order = order_machine::open(req, sorted, order_id, payment_op_id, amount_cents, now_ms);
@@ -226,7 +229,7 @@ async fn check_out_seats(
     req: &BeginPayment,
     sorted: &[SeatId],
     locked: &[Seat],
-    order_id: Uuid,
+    order_id: OrderId,
     rules: &Rules,
 ) -> Result<(), Fail> {
     let cause = SeatCause::Checkout { token: req.hold_token, holder: &req.holder_id, order_id };
@@ -351,12 +354,12 @@ async fn claim_key(
         .bind(&req.idempotency_key)
         .fetch_one(&mut *c)
         .await?;
-        let token: Uuid = rec.try_get("hold_token")?;
+        let token: HoldToken = rec.try_get("hold_token")?;
         let seat_ids: Vec<SeatId> = rec.try_get("seat_ids")?;
         if token != req.hold_token || seat_ids != sorted {
             return Err(StoreError::IdempotencyKeyReused.into());
         }
-        let order_id: Option<Uuid> = rec.try_get("order_id")?;
+        let order_id: Option<OrderId> = rec.try_get("order_id")?;
         let order_id = order_id.ok_or_else(|| Fail::Broken("committed idempotency key without an order".into()))?;
         let order = order_by_key(c, &req.event_id, order_id, false).await?;
         return Ok(Some(BeginPaymentOutcome { order, replayed: true }));
@@ -379,7 +382,7 @@ pub(super) async fn bookings_of_order(c: &mut PgConnection, order: &Order) -> Re
 }
 
 /// The compensations of an order, by id.
-pub(super) async fn compensations_of_order(c: &mut PgConnection, order_id: Uuid) -> Result<Vec<Compensation>, Fail> {
+pub(super) async fn compensations_of_order(c: &mut PgConnection, order_id: OrderId) -> Result<Vec<Compensation>, Fail> {
     let rows = sqlx::query(concat!(
         "SELECT ",
         comp_cols!(),
@@ -443,7 +446,7 @@ async fn sell_order(
     before: &Order,
     rules: &Rules,
 ) -> Result<SaleOutcome, Fail> {
-    let booking_ids: Vec<Uuid> = before.seat_ids.iter().map(|_| ids.next_uuid()).collect();
+    let booking_ids: Vec<BookingId> = before.seat_ids.iter().map(|_| BookingId::from(ids.next_uuid())).collect();
     sell_seats(c, now_ms, before, &booking_ids, rules).await?;
     sqlx::query(
         "INSERT INTO bookings (event_id, seat_id, booking_id, order_id, payment_op_id, holder_id, status, created_at_ms) \
@@ -483,7 +486,7 @@ async fn sell_seats(
     c: &mut PgConnection,
     now_ms: i64,
     order: &Order,
-    booking_ids: &[Uuid],
+    booking_ids: &[BookingId],
     rules: &Rules,
 ) -> Result<(), Fail> {
     let locked = lock_seats(c, &order.event_id, &order.seat_ids).await?;
@@ -523,8 +526,8 @@ async fn refund_late_charge(
     before: &Order,
     rules: &Rules,
 ) -> Result<SaleOutcome, Fail> {
-    let compensation_id = ids.next_uuid();
-    let outbox_id = ids.next_uuid();
+    let compensation_id = CompensationId::from(ids.next_uuid());
+    let outbox_id = OutboxId::from(ids.next_uuid());
     let compensation = Compensation::requested_refund(
         &before.event_id,
         compensation_id,
@@ -557,7 +560,7 @@ async fn refund_late_charge(
 pub(super) async fn record_payment_failure(
     c: &mut PgConnection,
     now_ms: i64,
-    payment_op_id: Uuid,
+    payment_op_id: PaymentOpId,
     reason: &str,
     rules: &Rules,
 ) -> Result<Recorded<Order>, Fail> {
@@ -578,7 +581,7 @@ pub(super) async fn record_payment_failure(
 pub(super) async fn record_payment_unknown(
     c: &mut PgConnection,
     now_ms: i64,
-    payment_op_id: Uuid,
+    payment_op_id: PaymentOpId,
     error: &str,
     rules: &Rules,
 ) -> Result<Order, Fail> {
@@ -602,7 +605,7 @@ pub(super) async fn record_payment_unknown(
 pub(super) async fn release_unresolved_payment(
     c: &mut PgConnection,
     now_ms: i64,
-    payment_op_id: Uuid,
+    payment_op_id: PaymentOpId,
     reason: &str,
     rules: &Rules,
 ) -> Result<Order, Fail> {

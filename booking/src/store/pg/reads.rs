@@ -5,11 +5,12 @@
 
 use super::rows::{self, booking_cols, comp_cols, op_cols, order_cols, outbox_cols, seat_cols};
 use super::tx::{Fail, ensure};
-use crate::model::{Booking, Compensation, Order, PaymentOp, Seat, SeatState, Snapshot};
+use crate::model::{
+    Booking, Compensation, CompensationId, Order, OrderId, PaymentOp, PaymentOpId, Seat, SeatState, Snapshot,
+};
 use crate::store::{Resolution, SeatMapVersion, StoreError};
 use sqlx::PgConnection;
 use sqlx::Row;
-use uuid::Uuid;
 
 /// The seats of an event, sorted (the event may not exist: empty).
 pub(super) async fn seats_of_event(c: &mut PgConnection, event_id: &str) -> Result<Vec<Seat>, Fail> {
@@ -58,7 +59,7 @@ pub(super) async fn seat_map_version(c: &mut PgConnection, event_id: &str) -> Re
 }
 
 /// One order by id.
-pub(super) async fn order(c: &mut PgConnection, order_id: Uuid) -> Result<Order, Fail> {
+pub(super) async fn order(c: &mut PgConnection, order_id: OrderId) -> Result<Order, Fail> {
     let row = sqlx::query(concat!("SELECT ", order_cols!(), " FROM orders WHERE order_id = $1"))
         .bind(order_id)
         .fetch_optional(&mut *c)
@@ -68,7 +69,7 @@ pub(super) async fn order(c: &mut PgConnection, order_id: Uuid) -> Result<Order,
 }
 
 /// One payment operation by id.
-pub(super) async fn payment_op(c: &mut PgConnection, payment_op_id: Uuid) -> Result<PaymentOp, Fail> {
+pub(super) async fn payment_op(c: &mut PgConnection, payment_op_id: PaymentOpId) -> Result<PaymentOp, Fail> {
     let row = sqlx::query(concat!("SELECT ", op_cols!(), " FROM payment_ops WHERE payment_op_id = $1"))
         .bind(payment_op_id)
         .fetch_optional(&mut *c)
@@ -119,7 +120,7 @@ pub(super) async fn needs_resolution(c: &mut PgConnection) -> Result<Resolution,
 }
 
 /// One compensation by id.
-pub(super) async fn compensation(c: &mut PgConnection, compensation_id: Uuid) -> Result<Compensation, Fail> {
+pub(super) async fn compensation(c: &mut PgConnection, compensation_id: CompensationId) -> Result<Compensation, Fail> {
     let row = sqlx::query(concat!("SELECT ", comp_cols!(), " FROM compensations WHERE compensation_id = $1"))
         .bind(compensation_id)
         .fetch_optional(&mut *c)

@@ -3,12 +3,11 @@
 
 use super::rows::{self, op_cols, order_cols};
 use super::tx::{Fail, ensure, ensure_written};
-use crate::model::{Order, PaymentOp};
+use crate::model::{Order, OrderId, PaymentOp};
 use crate::store::decide::payment_refused;
 use crate::store::machine::payment::{self as payment_machine, PaymentCause};
 use crate::store::{RECONCILE_BACKOFF_MAX_SHIFT, ReconcileBackoff};
 use sqlx::{PgConnection, Row};
-use uuid::Uuid;
 
 /// Body of [`Store::claim_reconcile`](crate::store::Store::claim_reconcile);
 /// `backoff` is valid.
@@ -90,7 +89,7 @@ pub(super) async fn claim_reconcile(
 
 /// Each claimed payment operation with its order.
 async fn with_orders(c: &mut PgConnection, ops: Vec<PaymentOp>) -> Result<Vec<(Order, PaymentOp)>, Fail> {
-    let order_ids: Vec<Uuid> = ops.iter().map(|p| p.order_id).collect();
+    let order_ids: Vec<OrderId> = ops.iter().map(|p| p.order_id).collect();
     let rows = sqlx::query(concat!("SELECT ", order_cols!(), " FROM orders WHERE order_id = ANY($1)"))
         .bind(&order_ids)
         .fetch_all(&mut *c)

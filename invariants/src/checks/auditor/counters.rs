@@ -186,9 +186,9 @@ mod tests {
     fn compensation(status: CompensationStatus) -> booking::model::Compensation {
         booking::model::Compensation {
             event_id: "ev".into(),
-            compensation_id: uuid::Uuid::nil(),
-            order_id: uuid::Uuid::nil(),
-            payment_op_id: uuid::Uuid::nil(),
+            compensation_id: booking::model::CompensationId::nil(),
+            order_id: booking::model::OrderId::nil(),
+            payment_op_id: booking::model::PaymentOpId::nil(),
             kind: booking::model::CompensationKind::Refund,
             amount_cents: 100,
             status,
@@ -203,7 +203,7 @@ mod tests {
     #[test]
     fn refunds_count_by_the_status_each_record_left_and_store_errors_by_the_refusals() {
         let mut t = Tally::default();
-        let id = uuid::Uuid::nil();
+        let id = booking::model::CompensationId::nil();
         let finish = |status| StoreCall::FinishCompensation {
             req: booking::store::CompensationResult {
                 compensation_id: id,

@@ -7,21 +7,22 @@
 
 use crate::model::law::{Decided, Law, LawSettings};
 use crate::trace::{OpId, RoomEvent};
+use booking::model::EventId;
 use std::collections::BTreeMap;
 
 /// One law: an event's at one life of one instance.
-type LawKey = (String, u32, String);
+type LawKey = (String, u32, EventId);
 
 /// Every law the trace showed, as the model runs them.
 #[derive(Debug, Default)]
 pub(super) struct Laws {
     laws: BTreeMap<LawKey, Law>,
     /// Each room's target sessions.
-    targets: BTreeMap<String, u32>,
+    targets: BTreeMap<EventId, u32>,
     /// Per event, what the law that ran last decided, until its pass.
-    asked: BTreeMap<String, u32>,
+    asked: BTreeMap<EventId, u32>,
     /// Per (host, event): holds its store answered since its law last ran (attempts, refused).
-    holds: BTreeMap<(u32, String), (u64, u64)>,
+    holds: BTreeMap<(u32, EventId), (u64, u64)>,
     /// The host each request was sent to.
     hosts: BTreeMap<OpId, u32>,
 }
@@ -60,7 +61,7 @@ impl Laws {
         if let Some(&host) = self.hosts.get(&op_id)
             && self.targets.contains_key(event_id)
         {
-            let (attempts, refusals) = self.holds.entry((host, event_id.to_string())).or_default();
+            let (attempts, refusals) = self.holds.entry((host, EventId::from(event_id))).or_default();
             *attempts += 1;
             *refusals += u64::from(refused);
         }

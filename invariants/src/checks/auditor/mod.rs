@@ -25,7 +25,7 @@ use crate::model::store::StoreModel;
 use crate::model::{Finding, ModelConfig, admission::Admissions};
 use crate::trace::{FaultKind, OpId, TraceKind};
 use crate::{Config, Invariant, Subject, TraceEvent, Violation};
-use booking::model::Snapshot;
+use booking::model::{EventId, Snapshot};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Most auditor violations reported for one run (the last one says how many more there were).
@@ -125,13 +125,13 @@ impl<'a> Auditor<'a> {
                     self.report(Finding::new(Subject::Room { event_id }, what), vec![read, e.seq]);
                 }
                 if let Some(what) = self.laws.observe(&self.cfg.admission_law, r) {
-                    let event_id = r.event_id().to_string();
+                    let event_id = EventId::from(r.event_id());
                     self.report(Finding::new(Subject::Room { event_id }, what), vec![e.seq]);
                 }
                 if let Some(what) = self.admissions.judge(r, self.cfg.epoch_ms + e.at_ms) {
                     let event_id = match r {
                         crate::trace::RoomEvent::Admitted { event_id, .. } => event_id.clone(),
-                        _ => String::new(),
+                        _ => EventId::default(),
                     };
                     self.report(Finding::new(Subject::Room { event_id }, what), vec![e.seq]);
                 }
@@ -290,7 +290,7 @@ mod tests {
     #[test]
     fn a_store_refusal_only_a_bug_provokes_is_found() {
         let refused = |kind| crate::store_call::StoreCall::ReleaseUnresolved {
-            payment_op_id: uuid::Uuid::nil(),
+            payment_op_id: booking::model::PaymentOpId::nil(),
             reason: "payment unresolved at its deadline".into(),
             answer: Err(crate::store_call::Refusal { kind, message: String::new() }),
         };

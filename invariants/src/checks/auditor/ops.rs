@@ -17,6 +17,7 @@ use crate::model::{Finding, shown};
 use crate::store_call::StoreCall;
 use crate::trace::OpResult;
 use crate::trace::{ClientOp, OpId, TraceEvent, TraceKind};
+use booking::model::UserId;
 use booking::problem_kind::ProblemKind;
 use booking::store::BeginPaymentOutcome;
 
@@ -164,7 +165,7 @@ impl<'a> Auditor<'a> {
         if rec.calls.is_empty()
             && let Some(Err(kind)) = self.gate(rec.client, rec.op(), host_now)
         {
-            let subject = Subject::Request { op_id, client: rec.client.to_string() };
+            let subject = Subject::Request { op_id, client: UserId::from(rec.client) };
             let f = Finding::new(
                 subject,
                 format!("reached the store past the waiting room's gate, which refuses it ({kind})"),
@@ -216,7 +217,7 @@ impl<'a> Auditor<'a> {
         };
         let detail = detail.or_else(|| retry_hint(&e.kind, from, to));
         if let Some(detail) = detail {
-            self.report(Finding::new(Subject::Request { op_id, client: rec.client.to_string() }, detail), rec.seqs);
+            self.report(Finding::new(Subject::Request { op_id, client: UserId::from(rec.client) }, detail), rec.seqs);
         }
     }
 

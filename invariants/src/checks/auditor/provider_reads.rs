@@ -7,25 +7,25 @@
 //! none, released seats on an answer the provider never gave.
 //! Reasons that quote an error (no answer came) are not judged.
 
+use booking::model::PaymentOpId;
 use booking::payment::workflow::reconcile::said;
 use std::collections::{BTreeMap, BTreeSet};
-use uuid::Uuid;
 
 /// What the provider answered each payment's status reads so far.
 #[derive(Debug, Default)]
 pub(super) struct ProviderReads {
     /// Per payment: the statuses answered (`None`: no record).
-    said: BTreeMap<Uuid, BTreeSet<Option<String>>>,
+    said: BTreeMap<PaymentOpId, BTreeSet<Option<String>>>,
 }
 
 impl ProviderReads {
     /// The provider answered a read of `payment_op_id` with `status`.
-    pub(super) fn read(&mut self, payment_op_id: Uuid, status: Option<&str>) {
+    pub(super) fn read(&mut self, payment_op_id: PaymentOpId, status: Option<&str>) {
         self.said.entry(payment_op_id).or_default().insert(status.map(str::to_string));
     }
 
     /// A release of `payment_op_id` for `reason`: what is wrong with it, if anything.
-    pub(super) fn release(&self, payment_op_id: Uuid, reason: &str) -> Option<String> {
+    pub(super) fn release(&self, payment_op_id: PaymentOpId, reason: &str) -> Option<String> {
         let claimed = if reason.contains(said::STILL_PROCESSING) || reason.contains(said::PROCESSING) {
             Some("processing")
         } else {
@@ -56,7 +56,7 @@ mod tests {
 
     #[test]
     fn a_release_must_name_an_answer_the_provider_gave() {
-        let op = Uuid::from_u128(7);
+        let op = PaymentOpId::from_u128(7);
         let mut r = ProviderReads::default();
         let processing = format!("payment unresolved at its deadline ({}); seats released", said::STILL_PROCESSING);
         let none = format!("payment unresolved at its deadline ({}); seats released", said::NO_RECORD);
@@ -71,6 +71,6 @@ mod tests {
         assert!(r.release(op, &none).is_some(), "a record taken for none");
         r.read(op, None);
         assert!(r.release(op, &none).is_none());
-        assert!(r.release(Uuid::from_u128(8), &processing).is_some(), "another payment's reads");
+        assert!(r.release(PaymentOpId::from_u128(8), &processing).is_some(), "another payment's reads");
     }
 }

@@ -8,13 +8,13 @@ use crate::model::store::{StoreModel, Writes};
 use crate::model::{Finding, shown};
 use crate::store_call::StoreCall;
 use crate::trace::{OpId, SeatImage, TraceKind};
-use booking::model::{OutboxEvent, Snapshot};
-use uuid::Uuid;
+use booking::model::{CompensationId, EventId, OrderId, OutboxEvent, OutboxId, SeatId, Snapshot};
 
 /// A write as compared: the record's key and what changed.
-type SeatWrite = (String, String, SeatImage, SeatImage);
-type OrderWrite = (Uuid, Option<booking::model::OrderStatus>, booking::model::OrderStatus);
-type CompWrite = (Uuid, Option<booking::model::CompensationStatus>, booking::model::CompensationStatus, i32, i64);
+type SeatWrite = (EventId, SeatId, SeatImage, SeatImage);
+type OrderWrite = (OrderId, Option<booking::model::OrderStatus>, booking::model::OrderStatus);
+type CompWrite =
+    (CompensationId, Option<booking::model::CompensationStatus>, booking::model::CompensationStatus, i32, i64);
 
 fn predicted(w: &Writes) -> (Vec<SeatWrite>, Vec<OrderWrite>, Vec<CompWrite>) {
     let mut seats: Vec<SeatWrite> =
@@ -63,8 +63,10 @@ impl<'a> Auditor<'a> {
         }
         let seats = &self.store.seats;
         self.sell_out.store_call(seq, op_id, call, |event| {
-            let mut of_event =
-                seats.range((event.to_string(), String::new())..).take_while(|((e, _), _)| e == event).peekable();
+            let mut of_event = seats
+                .range((EventId::from(event), SeatId::default())..)
+                .take_while(|((e, _), _)| e == event)
+                .peekable();
             of_event.peek().is_some() && of_event.all(|(_, s)| s.state == booking::model::SeatState::Sold)
         });
         if let Some(f) = only_a_bug(call) {
@@ -189,7 +191,7 @@ pub(super) fn compare_final(model: &StoreModel, snap: &Snapshot) -> Vec<Finding>
     let mut outbox_s: Vec<OutboxEvent> = snap.outbox.clone();
     outbox_m.sort_by_key(key);
     outbox_s.sort_by_key(key);
-    for o in outbox_m.iter_mut().zip(&outbox_s).filter(|(m, _)| m.outbox_id.is_nil()) {
+    for o in outbox_m.iter_mut().zip(&outbox_s).filter(|(m, _)| m.outbox_id == OutboxId::nil()) {
         o.0.outbox_id = o.1.outbox_id;
     }
     if outbox_m != outbox_s {

@@ -7,22 +7,23 @@
 
 use crate::store_call::StoreCall;
 use crate::trace::{OpId, RoomEvent};
+use booking::model::EventId;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The sell-outs each room's passes owe.
 #[derive(Debug, Default)]
 pub(super) struct SellOut {
     /// Rooms whose pass ran and whose seat-map read is to come.
-    checking: BTreeSet<String>,
+    checking: BTreeSet<EventId>,
     /// Rooms whose pass found every seat sold, with that read's trace sequence.
-    due: BTreeMap<String, u64>,
-    sold_out: BTreeSet<String>,
+    due: BTreeMap<EventId, u64>,
+    sold_out: BTreeSet<EventId>,
 }
 
 impl SellOut {
     /// Takes in a room event; a pass that comes while a sell-out is owed is
     /// a finding: (the event, what, the read that showed it sold out).
-    pub(super) fn room(&mut self, r: &RoomEvent) -> Option<(String, String, u64)> {
+    pub(super) fn room(&mut self, r: &RoomEvent) -> Option<(EventId, String, u64)> {
         match r {
             RoomEvent::SoldOut { event_id } => {
                 self.sold_out.insert(event_id.clone());

@@ -22,7 +22,7 @@ use super::{Expected, status_of};
 use crate::model::{ModelConfig, shown};
 use crate::store_call::StoreCall;
 use crate::trace::{ClientOp, OpResult};
-use booking::model::SeatState;
+use booking::model::{OrderId, SeatState, UserId};
 use booking::problem_kind::ProblemKind;
 use booking::store::{AcquireHold, BeginPayment, ReleaseHold, SeatMapVersion};
 
@@ -84,7 +84,7 @@ pub fn from_calls(cfg: &ModelConfig, s: &Served<'_>) -> Result<Expected, String>
             let want = AcquireHold {
                 event_id: event_id.clone(),
                 seat_ids: seat_ids.clone(),
-                holder_id: s.client.to_string(),
+                holder_id: UserId::from(s.client),
                 ttl_ms: cfg.hold_ttl_ms,
                 max_held_seats: cfg.max_held_seats_per_user,
             };
@@ -102,7 +102,7 @@ pub fn from_calls(cfg: &ModelConfig, s: &Served<'_>) -> Result<Expected, String>
             let [StoreCall::ReleaseHold { req, answer }] = calls[..] else { return Err(wrong()) };
             asked(
                 req,
-                &ReleaseHold { event_id: event_id.clone(), holder_id: s.client.to_string(), hold_token: *hold_token },
+                &ReleaseHold { event_id: event_id.clone(), holder_id: UserId::from(s.client), hold_token: *hold_token },
             )?;
             Ok(refused(answer).unwrap_or_else(|| {
                 Expected::Answered(200, OpResult::Released { seat_ids: answer.clone().expect("released") })
@@ -128,7 +128,7 @@ fn checkout(cfg: &ModelConfig, s: &Served<'_>, calls: &[&StoreCall]) -> Result<E
     let Some(StoreCall::BeginPayment { req, answer }) = calls.first() else { return Err(None) };
     let want = BeginPayment {
         event_id: event_id.clone(),
-        holder_id: s.client.to_string(),
+        holder_id: UserId::from(s.client),
         hold_token: *hold_token,
         seat_ids: seat_ids.clone(),
         idempotency_key: idempotency_key.clone(),
@@ -157,7 +157,7 @@ fn checkout(cfg: &ModelConfig, s: &Served<'_>, calls: &[&StoreCall]) -> Result<E
     }))
 }
 
-fn order_status(s: &Served<'_>, id: uuid::Uuid, calls: &[&StoreCall]) -> Option<Expected> {
+fn order_status(s: &Served<'_>, id: OrderId, calls: &[&StoreCall]) -> Option<Expected> {
     let Some(StoreCall::Order { order_id, answer }) = calls.first() else { return None };
     if *order_id != id {
         return None;

@@ -33,6 +33,7 @@ use crate::model::standing::Standing;
 use crate::model::{ModelConfig, shown};
 use crate::store_call::StoreCall;
 use crate::trace::OpResult;
+use booking::model::{CompensationId, PaymentOpId};
 use booking::payment::webhook::{WebhookEvent, WebhookKind};
 use booking::problem_kind::ProblemKind;
 use booking::store::{CompensationOutcome, CreateEvent};
@@ -192,12 +193,12 @@ fn webhook(raw: &Raw<'_>, ctx: &Ctx<'_>, calls: &[&StoreCall]) -> Result<Expecte
     };
     match (event.kind, calls) {
         (WebhookKind::PaymentSucceeded, [StoreCall::PaymentSuccess { req, answer }])
-            if req.payment_op_id == event.payment_key =>
+            if req.payment_op_id == PaymentOpId::from(event.payment_key) =>
         {
             Ok(answer.as_ref().map_or_else(mapped, |_| ok(204)))
         }
         (WebhookKind::PaymentFailed, [StoreCall::PaymentFailure { payment_op_id, answer, .. }])
-            if *payment_op_id == event.payment_key =>
+            if *payment_op_id == PaymentOpId::from(event.payment_key) =>
         {
             Ok(answer.as_ref().map_or_else(mapped, |_| ok(204)))
         }
@@ -205,7 +206,8 @@ fn webhook(raw: &Raw<'_>, ctx: &Ctx<'_>, calls: &[&StoreCall]) -> Result<Expecte
             Ok(Expected::refused(ProblemKind::BadRequest))
         }
         (WebhookKind::RefundSucceeded, [StoreCall::FinishCompensation { req, answer }])
-            if Some(req.compensation_id) == event.refund_key && req.outcome == CompensationOutcome::Succeeded =>
+            if Some(req.compensation_id) == event.refund_key.map(CompensationId::from)
+                && req.outcome == CompensationOutcome::Succeeded =>
         {
             Ok(answer.as_ref().map_or_else(|e| Expected::refused(e.kind), |_| ok(204)))
         }

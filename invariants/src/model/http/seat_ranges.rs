@@ -9,7 +9,7 @@
 //! `[A-Za-z0-9_.-]`, or more than `MAX_SEATS_PER_EVENT` seats in all.
 
 use booking::http::api::{MAX_SEAT_RANGE_PREFIX_LEN, MAX_SEAT_RANGES};
-use booking::model::MAX_SEATS_PER_EVENT;
+use booking::model::{MAX_SEATS_PER_EVENT, SeatId};
 use booking::problem_kind::ProblemKind;
 use serde_json::Value;
 
@@ -43,7 +43,7 @@ fn range(v: &Value) -> Result<Range<'_>, ProblemKind> {
 }
 
 /// Every seat `listed` and `ranges` (the body's `seat_ranges`, if given) name, in order.
-pub fn expand(listed: Vec<String>, ranges: Option<&Value>) -> Result<Vec<String>, ProblemKind> {
+pub fn expand(listed: Vec<SeatId>, ranges: Option<&Value>) -> Result<Vec<SeatId>, ProblemKind> {
     let Some(ranges) = ranges else { return Ok(listed) };
     let ranges = ranges.as_array().ok_or(ProblemKind::BadRequest)?;
     let ranges: Vec<Range<'_>> = ranges.iter().map(range).collect::<Result<_, _>>()?;
@@ -65,7 +65,7 @@ pub fn expand(listed: Vec<String>, ranges: Option<&Value>) -> Result<Vec<String>
     let mut seats = listed;
     for r in &ranges {
         let w = r.width as usize;
-        seats.extend((r.first..=r.last).map(|n| format!("{}{n:0w$}", r.prefix)));
+        seats.extend((r.first..=r.last).map(|n| SeatId::from(format!("{}{n:0w$}", r.prefix))));
     }
     Ok(seats)
 }

@@ -21,7 +21,7 @@
 
 use crate::model::http::ops::state_index;
 use crate::trace::{ClientOp, Credential};
-use booking::model::SeatState;
+use booking::model::{EventId, HoldToken, SeatId, SeatState};
 use booking::problem_kind::ProblemKind;
 use serde_json::Value;
 use uuid::Uuid;
@@ -43,15 +43,15 @@ pub enum Class {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Route {
     /// `POST /v1/events` by an operator.
-    CreateEvent { event_id: String, seat_ids: Vec<String>, price_cents: i64 },
+    CreateEvent { event_id: EventId, seat_ids: Vec<SeatId>, price_cents: i64 },
     /// `PUT /v1/events/{e}/waiting-room` by an operator, its body valid.
-    OpenRoom { event_id: String, body: Value },
+    OpenRoom { event_id: EventId, body: Value },
     /// `POST /v1/events/{e}/queue`.
-    Join { event_id: String },
+    Join { event_id: EventId },
     /// `GET /v1/events/{e}/queue`.
-    QueueStatus { event_id: String },
+    QueueStatus { event_id: EventId },
     /// `GET /v1/events/{e}/queue/lottery`.
-    Lottery { event_id: String },
+    Lottery { event_id: EventId },
     /// `POST /v1/webhooks/provider`.
     Webhook,
     /// `GET /v1/admin/unresolved` by an operator.
@@ -88,7 +88,7 @@ impl Raw<'_> {
 /// What the credential allows: whether an operator; events it may touch (`None`: all).
 struct Who {
     admin: bool,
-    events: Option<Vec<String>>,
+    events: Option<Vec<EventId>>,
 }
 
 /// The documented routes: (method, path template).
@@ -169,10 +169,10 @@ fn json_body(raw: &Raw<'_>, max_body_bytes: usize) -> Result<Value, ProblemKind>
 }
 
 /// `{"seat_ids": [strings]}` and nothing else.
-fn seat_ids(body: &Value) -> Result<Vec<String>, ProblemKind> {
+fn seat_ids(body: &Value) -> Result<Vec<SeatId>, ProblemKind> {
     let obj = body.as_object().filter(|o| o.len() == 1).ok_or(ProblemKind::BadRequest)?;
     let list = obj.get("seat_ids").and_then(Value::as_array).ok_or(ProblemKind::BadRequest)?;
-    list.iter().map(|v| v.as_str().map(str::to_string).ok_or(ProblemKind::BadRequest)).collect()
+    list.iter().map(|v| v.as_str().map(SeatId::from).ok_or(ProblemKind::BadRequest)).collect()
 }
 
 /// `?state=<seat state>` or no query; anything else is a 400.
@@ -224,8 +224,8 @@ struct Params<'a> {
 }
 
 impl Params<'_> {
-    fn uuid(&self, i: usize) -> Result<Uuid, ProblemKind> {
-        Uuid::parse_str(&self.all[i]).map_err(|_| ProblemKind::BadRequest)
+    fn uuid<T: From<Uuid>>(&self, i: usize) -> Result<T, ProblemKind> {
+        Uuid::parse_str(&self.all[i]).map(T::from).map_err(|_| ProblemKind::BadRequest)
     }
 }
 
@@ -260,24 +260,24 @@ fn authed_route(
         "/v1/events" => {
             let (event_id, seat_ids, price_cents) = create_event_body(&json_body(raw, max_body_bytes)?)?;
             who.admin()?;
-            Ok(Class::Route(Route::CreateEvent { event_id, seat_ids, price_cents }))
+            Ok(Class::Route(Route::CreateEvent { event_id: EventId::from(event_id), seat_ids, price_cents }))
         }
         "/v1/events/{e}/seats" => {
             let state = seat_query(p.query)?;
             who.scoped(&ev)?;
             let if_none_match = raw.header("if-none-match").map(str::to_string);
-            Ok(Class::Typed(ClientOp::SeatMap { event_id: ev, state, if_none_match }))
+            Ok(Class::Typed(ClientOp::SeatMap { event_id: EventId::from(ev), state, if_none_match }))
         }
         "/v1/events/{e}/holds" => {
             let seat_ids = seat_ids(&json_body(raw, max_body_bytes)?)?;
             who.scoped(&ev)?;
             let admission = raw.header("admission-token").map(str::to_string);
-            Ok(Class::Typed(ClientOp::Hold { event_id: ev, seat_ids, admission }))
+            Ok(Class::Typed(ClientOp::Hold { event_id: EventId::from(ev), seat_ids, admission }))
         }
         "/v1/events/{e}/holds/{t}" => {
-            let hold_token = p.uuid(1)?;
+            let hold_token: HoldToken = p.uuid(1)?;
             who.scoped(&ev)?;
-            Ok(Class::Typed(ClientOp::Release { event_id: ev, hold_token }))
+            Ok(Class::Typed(ClientOp::Release { event_id: EventId::from(ev), hold_token }))
         }
         "/v1/events/{e}/holds/{t}/checkout" => checkout(raw, p, who, max_body_bytes),
         "/v1/events/{e}/waiting-room" => {
@@ -287,14 +287,14 @@ fn authed_route(
                 return Err(ProblemKind::BadRequest);
             }
             who.admin()?;
-            Ok(Class::Route(Route::OpenRoom { event_id: ev, body }))
+            Ok(Class::Route(Route::OpenRoom { event_id: EventId::from(ev), body }))
         }
         "/v1/events/{e}/queue" | "/v1/events/{e}/queue/lottery" => {
             who.scoped(&ev)?;
             Ok(Class::Route(match (raw.method, t) {
-                ("POST", _) => Route::Join { event_id: ev },
-                (_, "/v1/events/{e}/queue") => Route::QueueStatus { event_id: ev },
-                _ => Route::Lottery { event_id: ev },
+                ("POST", _) => Route::Join { event_id: EventId::from(ev) },
+                (_, "/v1/events/{e}/queue") => Route::QueueStatus { event_id: EventId::from(ev) },
+                _ => Route::Lottery { event_id: EventId::from(ev) },
             }))
         }
         "/v1/orders/{o}" => Ok(Class::Typed(ClientOp::OrderStatus { order_id: p.uuid(0)? })),
@@ -308,7 +308,7 @@ fn authed_route(
 
 /// A checkout: the hold token, the body, the event, then its `Idempotency-Key`.
 fn checkout(raw: &Raw<'_>, p: &Params<'_>, who: &Who, max_body_bytes: usize) -> Result<Class, ProblemKind> {
-    let hold_token = p.uuid(1)?;
+    let hold_token: HoldToken = p.uuid(1)?;
     let seat_ids = seat_ids(&json_body(raw, max_body_bytes)?)?;
     who.scoped(&p.event)?;
     let key = raw.header("idempotency-key").ok_or(ProblemKind::IdempotencyKeyRequired)?;
@@ -316,13 +316,18 @@ fn checkout(raw: &Raw<'_>, p: &Params<'_>, who: &Who, max_body_bytes: usize) -> 
         return Err(ProblemKind::BadRequest);
     }
     let admission = raw.header("admission-token").map(str::to_string);
-    let op =
-        ClientOp::Checkout { event_id: p.event.clone(), hold_token, seat_ids, idempotency_key: key.into(), admission };
+    let op = ClientOp::Checkout {
+        event_id: EventId::from(p.event.clone()),
+        hold_token,
+        seat_ids,
+        idempotency_key: key.into(),
+        admission,
+    };
     Ok(Class::Typed(op))
 }
 
 /// The documented `CreateEvent` body: (event, its seats listed and ranged, price).
-fn create_event_body(body: &Value) -> Result<(String, Vec<String>, i64), ProblemKind> {
+fn create_event_body(body: &Value) -> Result<(String, Vec<SeatId>, i64), ProblemKind> {
     let obj = body.as_object().ok_or(ProblemKind::BadRequest)?;
     if obj.keys().any(|k| !["event_id", "seat_ids", "seat_ranges", "price_cents"].contains(&k.as_str())) {
         return Err(ProblemKind::BadRequest);

@@ -21,12 +21,14 @@
 use super::ids::Ids;
 use super::{KeyRecord, StoreModel, Writes};
 use crate::model::validate;
-use booking::model::{Order, OrderStatus, OutboxEvent, OutboxKind, PaymentOp, PaymentStatus, Seat, SeatState};
+use booking::model::{
+    HoldToken, Order, OrderId, OrderStatus, OutboxEvent, OutboxId, OutboxKind, PaymentOp, PaymentOpId, PaymentStatus,
+    Seat, SeatId, SeatState,
+};
 use booking::store::{BeginPayment, BeginPaymentOutcome, StoreError};
-use uuid::Uuid;
 
 /// The first refusal of a checkout over `seats` (those named, all existing).
-fn refusal(seats: &[&Seat], token: Uuid, holder: &str, now_ms: i64) -> Option<StoreError> {
+fn refusal(seats: &[&Seat], token: HoldToken, holder: &str, now_ms: i64) -> Option<StoreError> {
     let other_token: Vec<&&Seat> = seats.iter().filter(|s| s.hold_token != Some(token)).collect();
     if !other_token.is_empty() {
         let owned = other_token.iter().any(|s| s.state != SeatState::Available);
@@ -70,7 +72,7 @@ impl StoreModel {
             let order = self.order(rec.order_id).expect("a key's order exists").clone();
             return Ok(BeginPaymentOutcome { order, replayed: true });
         }
-        let seat_key = |s: &String| (req.event_id.clone(), s.clone());
+        let seat_key = |s: &SeatId| (req.event_id.clone(), s.clone());
         if let Some(missing) = named.iter().find(|s| !self.seats.contains_key(&seat_key(s))) {
             return Err(StoreError::UnknownSeat { event_id: req.event_id.clone(), seat_id: missing.clone() });
         }
@@ -94,9 +96,9 @@ impl StoreModel {
     fn open_order(
         &mut self,
         req: &BeginPayment,
-        named: Vec<String>,
+        named: Vec<SeatId>,
         price: i64,
-        (order_id, payment_op_id): (Uuid, Uuid),
+        (order_id, payment_op_id): (OrderId, PaymentOpId),
         now_ms: i64,
         w: &mut Writes,
     ) -> Order {
@@ -140,7 +142,13 @@ impl StoreModel {
         };
         self.op_event.insert(payment_op_id, req.event_id.clone());
         self.ops.insert((req.event_id.clone(), payment_op_id), op);
-        self.outbox.push(OutboxEvent::pending(&req.event_id, Uuid::nil(), OutboxKind::Charge, payment_op_id, now_ms));
+        self.outbox.push(OutboxEvent::pending(
+            &req.event_id,
+            OutboxId::nil(),
+            OutboxKind::Charge,
+            payment_op_id,
+            now_ms,
+        ));
         let key = (req.event_id.clone(), req.holder_id.clone(), req.idempotency_key.clone());
         self.keys.insert(key, KeyRecord { token: req.hold_token, seats: named, order_id });
         order

@@ -17,7 +17,7 @@
 use super::ids::Ids;
 use super::{StoreModel, Writes, available};
 use crate::model::validate;
-use booking::model::{Seat, SeatState};
+use booking::model::{EventId, HoldToken, Seat, SeatId, SeatState};
 use booking::store::{
     AcquireHold, CreateEvent, ExpiredHold, HeldSeat, HoldGrant, ReclaimedHold, ReleaseHold, StoreError,
 };
@@ -84,7 +84,7 @@ impl StoreModel {
         if !self.prices.contains_key(&req.event_id) {
             return Err(StoreError::UnknownEvent(req.event_id.clone()));
         }
-        let key = |s: &String| (req.event_id.clone(), s.clone());
+        let key = |s: &SeatId| (req.event_id.clone(), s.clone());
         if let Some(missing) = wanted.iter().find(|s| !self.seats.contains_key(&key(s))) {
             return Err(StoreError::UnknownSeat { event_id: req.event_id.clone(), seat_id: missing.clone() });
         }
@@ -102,7 +102,7 @@ impl StoreModel {
                 });
             }
         }
-        let token = ids.next(self);
+        let token: HoldToken = ids.next(self);
         let expires_at_ms = now_ms + req.ttl_ms;
         let mut seats = Vec::new();
         let mut reclaimed = Vec::new();
@@ -137,7 +137,7 @@ impl StoreModel {
     }
 
     /// `release_hold`.
-    pub(crate) fn release_hold(&mut self, req: &ReleaseHold, w: &mut Writes) -> Result<Vec<String>, StoreError> {
+    pub(crate) fn release_hold(&mut self, req: &ReleaseHold, w: &mut Writes) -> Result<Vec<SeatId>, StoreError> {
         validate::id("event_id", &req.event_id)?;
         validate::id("holder_id", &req.holder_id)?;
         if !self.prices.contains_key(&req.event_id) {
@@ -153,7 +153,7 @@ impl StoreModel {
             let others = with_token.iter().any(|s| s.holder_id.as_deref() != Some(req.holder_id.as_str()));
             return Err(if others { StoreError::NotHolder } else { StoreError::HoldNotFound });
         }
-        let freed: Vec<String> = mine.iter().map(|s| s.seat_id.clone()).collect();
+        let freed: Vec<SeatId> = mine.iter().map(|s| s.seat_id.clone()).collect();
         for seat in mine.into_iter().map(available).collect::<Vec<_>>() {
             self.put_seat(seat, w);
         }
@@ -162,7 +162,7 @@ impl StoreModel {
 
     /// `sweep_expired_holds(limit_seats)` at `now_ms`.
     pub(crate) fn sweep(&mut self, limit_seats: u32, now_ms: i64, w: &mut Writes) -> Vec<ExpiredHold> {
-        let mut due: Vec<(i64, String, String)> = self
+        let mut due: Vec<(i64, EventId, SeatId)> = self
             .seats
             .values()
             .filter(|s| s.state == SeatState::Held && s.hold_expires_at_ms.is_some_and(|d| d <= now_ms))

@@ -21,17 +21,17 @@ impl Ids {
     }
 
     /// The next id: the answer's, checked new, or a placeholder.
-    pub fn next(&mut self, model: &mut StoreModel) -> Uuid {
+    pub fn next<T: From<Uuid>>(&mut self, model: &mut StoreModel) -> T {
         match self.given.pop_front() {
             Some(id) => {
                 if !model.issued.insert(id) {
                     self.reused.push(id);
                 }
-                id
+                T::from(id)
             }
             None => {
                 model.placeholders += 1;
-                Uuid::from_u128((0x0b5e_55ed_u128 << 96) | u128::from(model.placeholders))
+                T::from(Uuid::from_u128((0x0b5e_55ed_u128 << 96) | u128::from(model.placeholders)))
             }
         }
     }

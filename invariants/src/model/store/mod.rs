@@ -20,7 +20,8 @@ mod replay;
 pub use replay::Replay;
 
 use booking::model::{
-    Booking, Compensation, EventId, Order, OrderStatus, OutboxEvent, PaymentOp, Seat, SeatId, SeatState, UserId,
+    Booking, BookingId, Compensation, CompensationId, EventId, HoldToken, Order, OrderId, OrderStatus, OutboxEvent,
+    PaymentOp, PaymentOpId, Seat, SeatId, SeatState, UserId,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
@@ -28,9 +29,9 @@ use uuid::Uuid;
 /// What an idempotency key committed to: the hold and seats it checked out, and the order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct KeyRecord {
-    pub token: Uuid,
+    pub token: HoldToken,
     pub seats: Vec<SeatId>,
-    pub order_id: Uuid,
+    pub order_id: OrderId,
 }
 
 /// The model's records: what the store must hold.
@@ -38,13 +39,13 @@ pub(crate) struct KeyRecord {
 pub struct StoreModel {
     pub(crate) prices: BTreeMap<EventId, i64>,
     pub(crate) seats: BTreeMap<(EventId, SeatId), Seat>,
-    pub(crate) orders: BTreeMap<(EventId, Uuid), Order>,
-    pub(crate) order_event: BTreeMap<Uuid, EventId>,
-    pub(crate) ops: BTreeMap<(EventId, Uuid), PaymentOp>,
-    pub(crate) op_event: BTreeMap<Uuid, EventId>,
-    pub(crate) bookings: BTreeMap<(EventId, SeatId, Uuid), Booking>,
-    pub(crate) compensations: BTreeMap<(EventId, Uuid), Compensation>,
-    pub(crate) comp_event: BTreeMap<Uuid, EventId>,
+    pub(crate) orders: BTreeMap<(EventId, OrderId), Order>,
+    pub(crate) order_event: BTreeMap<OrderId, EventId>,
+    pub(crate) ops: BTreeMap<(EventId, PaymentOpId), PaymentOp>,
+    pub(crate) op_event: BTreeMap<PaymentOpId, EventId>,
+    pub(crate) bookings: BTreeMap<(EventId, SeatId, BookingId), Booking>,
+    pub(crate) compensations: BTreeMap<(EventId, CompensationId), Compensation>,
+    pub(crate) comp_event: BTreeMap<CompensationId, EventId>,
     /// Dispatch events; an id is nil until a claim shows it.
     pub(crate) outbox: Vec<OutboxEvent>,
     pub(crate) keys: BTreeMap<(EventId, UserId, String), KeyRecord>,
@@ -75,7 +76,7 @@ impl StoreModel {
     /// The seats of `event_id`, in seat order.
     pub(crate) fn event_seats<'a>(&'a self, event_id: &'a str) -> impl Iterator<Item = &'a Seat> + 'a {
         self.seats
-            .range((event_id.to_string(), String::new())..)
+            .range((EventId::from(event_id), SeatId::default())..)
             .take_while(move |(k, _)| k.0 == event_id)
             .map(|(_, s)| s)
     }
@@ -110,19 +111,19 @@ impl StoreModel {
     }
 
     /// The payment operation `id`, if the store has it.
-    pub(crate) fn op(&self, id: Uuid) -> Option<&PaymentOp> {
+    pub(crate) fn op(&self, id: PaymentOpId) -> Option<&PaymentOp> {
         let ev = self.op_event.get(&id)?;
         self.ops.get(&(ev.clone(), id))
     }
 
     /// The order `id`, if the store has it.
-    pub(crate) fn order(&self, id: Uuid) -> Option<&Order> {
+    pub(crate) fn order(&self, id: OrderId) -> Option<&Order> {
         let ev = self.order_event.get(&id)?;
         self.orders.get(&(ev.clone(), id))
     }
 
     /// The compensation `id`, if the store has it.
-    pub(crate) fn compensation(&self, id: Uuid) -> Option<&Compensation> {
+    pub(crate) fn compensation(&self, id: CompensationId) -> Option<&Compensation> {
         let ev = self.comp_event.get(&id)?;
         self.compensations.get(&(ev.clone(), id))
     }
@@ -133,7 +134,7 @@ impl StoreModel {
     }
 
     /// An order's compensations, by id.
-    pub(crate) fn compensations_of(&self, order_id: Uuid) -> Vec<Compensation> {
+    pub(crate) fn compensations_of(&self, order_id: OrderId) -> Vec<Compensation> {
         let mut out: Vec<Compensation> =
             self.compensations.values().filter(|c| c.order_id == order_id).cloned().collect();
         out.sort_by_key(|c| c.compensation_id);

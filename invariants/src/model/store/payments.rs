@@ -26,10 +26,10 @@ use super::ids::Ids;
 use super::{StoreModel, Writes};
 use crate::model::validate;
 use booking::model::{
-    Booking, Compensation, Order, OrderStatus, OutboxEvent, OutboxKind, PaymentOp, PaymentStatus, SeatState,
+    Booking, BookingId, Compensation, CompensationId, EventId, Order, OrderId, OrderStatus, OutboxEvent, OutboxId,
+    OutboxKind, PaymentOp, PaymentOpId, PaymentStatus, SeatState,
 };
 use booking::store::{PaymentSuccess, ReconcileBackoff, Recorded, SaleOutcome, StoreError};
-use uuid::Uuid;
 
 fn is_open(s: PaymentStatus) -> bool {
     matches!(s, PaymentStatus::Pending | PaymentStatus::Unknown)
@@ -37,7 +37,7 @@ fn is_open(s: PaymentStatus) -> bool {
 
 impl StoreModel {
     /// The operation `id` and its order, or `unknown-payment-op`.
-    fn op_and_order(&self, id: Uuid) -> Result<(PaymentOp, Order), StoreError> {
+    fn op_and_order(&self, id: PaymentOpId) -> Result<(PaymentOp, Order), StoreError> {
         let op = self.op(id).ok_or(StoreError::UnknownPaymentOp(id))?.clone();
         let order = self.order(op.order_id).expect("an operation's order exists").clone();
         Ok((op, order))
@@ -79,11 +79,11 @@ impl StoreModel {
             ..op.clone()
         };
         let outcome = if order.status.owns_seats() {
-            let booking_ids: Vec<Uuid> = order.seat_ids.iter().map(|_| ids.next(self)).collect();
+            let booking_ids: Vec<BookingId> = order.seat_ids.iter().map(|_| ids.next(self)).collect();
             self.put_op(op_after);
             self.sell(order, &op, booking_ids, now_ms, w)
         } else {
-            let compensation_id = ids.next(self);
+            let compensation_id: CompensationId = ids.next(self);
             self.put_op(op_after);
             self.late_charge(order, &op, compensation_id, now_ms, w)
         };
@@ -95,7 +95,7 @@ impl StoreModel {
         &mut self,
         order: Order,
         op: &PaymentOp,
-        booking_ids: Vec<Uuid>,
+        booking_ids: Vec<BookingId>,
         now_ms: i64,
         w: &mut Writes,
     ) -> SaleOutcome {
@@ -136,7 +136,7 @@ impl StoreModel {
         &mut self,
         order: Order,
         op: &PaymentOp,
-        compensation_id: Uuid,
+        compensation_id: CompensationId,
         now_ms: i64,
         w: &mut Writes,
     ) -> SaleOutcome {
@@ -151,7 +151,7 @@ impl StoreModel {
         self.put_compensation(compensation.clone(), w);
         self.outbox.push(OutboxEvent::pending(
             &order.event_id,
-            Uuid::nil(),
+            OutboxId::nil(),
             OutboxKind::Compensate,
             compensation_id,
             now_ms,
@@ -164,7 +164,7 @@ impl StoreModel {
     /// `record_payment_failure` at `now_ms`.
     pub(crate) fn payment_failure(
         &mut self,
-        id: Uuid,
+        id: PaymentOpId,
         reason: &str,
         now_ms: i64,
         w: &mut Writes,
@@ -199,7 +199,7 @@ impl StoreModel {
     /// `record_payment_unknown` at `now_ms`.
     pub(crate) fn payment_unknown(
         &mut self,
-        id: Uuid,
+        id: PaymentOpId,
         error: &str,
         now_ms: i64,
         w: &mut Writes,
@@ -221,7 +221,7 @@ impl StoreModel {
     /// `release_unresolved_payment` at `now_ms`.
     pub(crate) fn release_unresolved(
         &mut self,
-        id: Uuid,
+        id: PaymentOpId,
         reason: &str,
         now_ms: i64,
         w: &mut Writes,
@@ -254,7 +254,7 @@ impl StoreModel {
         {
             return Err(StoreError::InvalidInput("model: backoff".into()));
         }
-        let mut due: Vec<(i64, String, Uuid)> = Vec::new();
+        let mut due: Vec<(i64, EventId, OrderId)> = Vec::new();
         for order in self.orders.values().filter(|o| o.status.owns_seats()) {
             let op = self.op(order.payment_op_id).expect("an order's operation exists");
             let needs_check = op.status == PaymentStatus::Unknown || order.payment_deadline_at_ms <= now_ms;

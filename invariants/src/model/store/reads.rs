@@ -14,14 +14,14 @@
 use super::StoreModel;
 use crate::store_call::SeatsDigest;
 use booking::model::{
-    Booking, Compensation, CompensationStatus, Order, OrderStatus, PaymentOp, PaymentStatus, Seat, SeatState,
+    Booking, Compensation, CompensationStatus, EventId, Order, OrderId, OrderStatus, PaymentOp, PaymentOpId,
+    PaymentStatus, Seat, SeatState,
 };
 use booking::store::{OrderDetails, Resolution, SeatMapVersion, StoreError};
-use uuid::Uuid;
 
 impl StoreModel {
     fn known_event(&self, event_id: &str) -> Result<(), StoreError> {
-        if self.prices.contains_key(event_id) { Ok(()) } else { Err(StoreError::UnknownEvent(event_id.to_string())) }
+        if self.prices.contains_key(event_id) { Ok(()) } else { Err(StoreError::UnknownEvent(EventId::from(event_id))) }
     }
 
     /// `seat_map`, as its digest.
@@ -54,17 +54,17 @@ impl StoreModel {
     }
 
     /// `order`.
-    pub(crate) fn read_order(&self, id: Uuid) -> Result<Order, StoreError> {
+    pub(crate) fn read_order(&self, id: OrderId) -> Result<Order, StoreError> {
         self.order(id).cloned().ok_or(StoreError::UnknownOrder(id))
     }
 
     /// `payment_op`.
-    pub(crate) fn read_op(&self, id: Uuid) -> Result<PaymentOp, StoreError> {
+    pub(crate) fn read_op(&self, id: PaymentOpId) -> Result<PaymentOp, StoreError> {
         self.op(id).cloned().ok_or(StoreError::UnknownPaymentOp(id))
     }
 
     /// `order_details`.
-    pub(crate) fn order_details(&self, id: Uuid) -> Result<OrderDetails, StoreError> {
+    pub(crate) fn order_details(&self, id: OrderId) -> Result<OrderDetails, StoreError> {
         let order = self.read_order(id)?;
         Ok(OrderDetails { bookings: self.bookings_of(&order), compensations: self.compensations_of(id), order })
     }

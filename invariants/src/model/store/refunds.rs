@@ -19,15 +19,16 @@
 
 use super::{StoreModel, Writes};
 use crate::model::validate;
-use booking::model::{Compensation, CompensationStatus, Order, OrderStatus, OutboxEvent, OutboxStatus};
+use booking::model::{
+    Compensation, CompensationId, CompensationStatus, Order, OrderStatus, OutboxEvent, OutboxId, OutboxStatus,
+};
 use booking::store::{CompensationAttempt, CompensationOutcome, CompensationResult, ExpiredAttempt, StoreError};
-use uuid::Uuid;
 
 /// The prefix of an unknown refund outcome's recorded error.
 pub const UNKNOWN_PREFIX: &str = "outcome unknown: ";
 
 impl StoreModel {
-    fn comp(&self, id: Uuid) -> Result<Compensation, StoreError> {
+    fn comp(&self, id: CompensationId) -> Result<Compensation, StoreError> {
         self.compensation(id).cloned().ok_or(StoreError::UnknownCompensation(id))
     }
 
@@ -53,7 +54,7 @@ impl StoreModel {
     /// `start_compensation_attempt` at `now_ms`.
     pub(crate) fn start_compensation(
         &mut self,
-        id: Uuid,
+        id: CompensationId,
         lease_ms: i64,
         now_ms: i64,
         w: &mut Writes,
@@ -130,7 +131,7 @@ impl StoreModel {
     }
 
     /// `compensation` (a read).
-    pub(crate) fn read_compensation(&self, id: Uuid) -> Result<Compensation, StoreError> {
+    pub(crate) fn read_compensation(&self, id: CompensationId) -> Result<Compensation, StoreError> {
         self.comp(id)
     }
 
@@ -145,7 +146,13 @@ impl StoreModel {
     }
 
     /// Claims outbox event `i` at `now_ms` for `lease_ms`, naming it `outbox_id`.
-    pub(crate) fn claim_outbox_event(&mut self, i: usize, outbox_id: Uuid, lease_ms: i64, now_ms: i64) -> OutboxEvent {
+    pub(crate) fn claim_outbox_event(
+        &mut self,
+        i: usize,
+        outbox_id: OutboxId,
+        lease_ms: i64,
+        now_ms: i64,
+    ) -> OutboxEvent {
         let o = &mut self.outbox[i];
         o.outbox_id = outbox_id;
         o.attempts += 1;
@@ -153,7 +160,7 @@ impl StoreModel {
         o.clone()
     }
 
-    fn outbox_index(&self, event_id: &str, outbox_id: Uuid) -> Result<usize, StoreError> {
+    fn outbox_index(&self, event_id: &str, outbox_id: OutboxId) -> Result<usize, StoreError> {
         self.outbox
             .iter()
             .position(|o| o.outbox_id == outbox_id && o.event_id == event_id && !outbox_id.is_nil())
@@ -161,7 +168,7 @@ impl StoreModel {
     }
 
     /// `complete_outbox`.
-    pub(crate) fn complete_outbox(&mut self, event_id: &str, outbox_id: Uuid) -> Result<(), StoreError> {
+    pub(crate) fn complete_outbox(&mut self, event_id: &str, outbox_id: OutboxId) -> Result<(), StoreError> {
         let i = self.outbox_index(event_id, outbox_id)?;
         self.outbox[i].status = OutboxStatus::Done;
         Ok(())
@@ -171,7 +178,7 @@ impl StoreModel {
     pub(crate) fn retry_outbox(
         &mut self,
         event_id: &str,
-        outbox_id: Uuid,
+        outbox_id: OutboxId,
         error: &str,
         retry_after_ms: i64,
         now_ms: i64,

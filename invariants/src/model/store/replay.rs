@@ -7,6 +7,7 @@ use super::{StoreModel, Writes};
 use crate::Subject;
 use crate::model::{Finding, shown};
 use crate::store_call::{Answer, Refusal, StoreCall};
+use booking::model::{CompensationId, EventId, OrderId, PaymentOpId};
 use booking::problem_kind::ProblemKind;
 use booking::store::{SaleOutcome, StoreError};
 use std::fmt::Debug;
@@ -60,8 +61,8 @@ fn id_list<T>(answer: &Answer<T>, f: impl FnOnce(&T) -> Vec<uuid::Uuid>) -> Ids 
 fn sale_ids(rec: &booking::store::Recorded<SaleOutcome>) -> Vec<uuid::Uuid> {
     match (&rec.outcome, rec.decided_now) {
         (_, false) => vec![],
-        (SaleOutcome::Confirmed { bookings, .. }, true) => bookings.iter().map(|b| b.booking_id).collect(),
-        (SaleOutcome::Compensating { compensation, .. }, true) => vec![compensation.compensation_id],
+        (SaleOutcome::Confirmed { bookings, .. }, true) => bookings.iter().map(|b| b.booking_id.as_uuid()).collect(),
+        (SaleOutcome::Compensating { compensation, .. }, true) => vec![compensation.compensation_id.as_uuid()],
     }
 }
 
@@ -91,13 +92,13 @@ impl StoreModel {
     /// A call that writes holds, checkouts or payment outcomes.
     fn replay_write(&mut self, now_ms: i64, call: &StoreCall, ids: &mut Ids, w: &mut Writes) -> Option<Finding> {
         let name = call.name();
-        let op = |id: &uuid::Uuid| Subject::PaymentOp { payment_op_id: *id };
+        let op = |id: &PaymentOpId| Subject::PaymentOp { payment_op_id: *id };
         match call {
             StoreCall::CreateEvent { req, answer } => {
                 compare(name, Subject::SeatMap { event_id: req.event_id.clone() }, &self.create_event(req), answer)
             }
             StoreCall::AcquireHold { req, answer } => {
-                *ids = id_list(answer, |g| vec![g.hold_token]);
+                *ids = id_list(answer, |g| vec![g.hold_token.as_uuid()]);
                 let seat_id = req.seat_ids.iter().min().cloned().unwrap_or_default();
                 let subject = Subject::Seat { event_id: req.event_id.clone(), seat_id };
                 compare(name, subject, &self.acquire_hold(req, now_ms, ids, w), answer)
@@ -110,10 +111,9 @@ impl StoreModel {
                 compare(name, call_subject("sweep"), &Ok(self.sweep(*limit_seats, now_ms, w)), answer)
             }
             StoreCall::BeginPayment { req, answer } => {
-                *ids = id_list(
-                    answer,
-                    |o| if o.replayed { vec![] } else { vec![o.order.order_id, o.order.payment_op_id] },
-                );
+                *ids = id_list(answer, |o| {
+                    if o.replayed { vec![] } else { vec![o.order.order_id.as_uuid(), o.order.payment_op_id.as_uuid()] }
+                });
                 let subject = Subject::IdempotencyKey {
                     event_id: req.event_id.clone(),
                     holder_id: req.holder_id.clone(),
@@ -141,7 +141,7 @@ impl StoreModel {
     /// A call of the workflow's own: the outbox and compensations.
     fn replay_work(&mut self, now_ms: i64, call: &StoreCall, w: &mut Writes) -> Option<Finding> {
         let name = call.name();
-        let comp = |id: &uuid::Uuid| Subject::Compensation { compensation_id: *id };
+        let comp = |id: &CompensationId| Subject::Compensation { compensation_id: *id };
         match call {
             StoreCall::ClaimOutbox { limit, lease_ms, answer } => {
                 self.replay_claim_outbox(*limit, *lease_ms, now_ms, answer)
@@ -170,8 +170,8 @@ impl StoreModel {
     /// A read (it writes nothing): `None` when `call` is not one.
     fn replay_read(&self, now_ms: i64, call: &StoreCall) -> Option<Option<Finding>> {
         let name = call.name();
-        let map = |e: &str| Subject::SeatMap { event_id: e.to_string() };
-        let order = |id: &uuid::Uuid| Subject::Order { order_id: *id };
+        let map = |e: &str| Subject::SeatMap { event_id: EventId::from(e) };
+        let order = |id: &OrderId| Subject::Order { order_id: *id };
         Some(match call {
             StoreCall::Compensation { compensation_id: id, answer } => {
                 compare(name, Subject::Compensation { compensation_id: *id }, &self.read_compensation(*id), answer)

@@ -41,7 +41,7 @@ fn queue(user: &str, method: &str, (start, end): (u64, u64), state: &str, admitt
 }
 
 fn judge_ops(ops: &[Op], room: &ChaosRoom, tiers: &BTreeMap<String, u8>) -> Vec<Finding> {
-    let events = vec!["ev".to_string()];
+    let events = vec![booking::model::EventId::from("ev")];
     let joined = BTreeMap::new();
     let facts = RoomFacts { room, events: &events, tiers, epoch_start_ms: 0, orders: &[], joined: &joined };
     let arrivals = arrivals(ops, &facts);

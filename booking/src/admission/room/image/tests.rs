@@ -53,15 +53,15 @@ fn a_lottery_redraws_its_pre_opening_joiners_by_the_same_seed() {
     users[3].session = Some((s3, None));
     users[5].joined = (OPEN_MS + 5, 60);
     let journal = RoomJournal { spec: spec(Policy::Lottery), sold_out: false, users };
-    let pre: Vec<String> = early.iter().map(|u| u.user_id.clone()).collect();
+    let pre: Vec<UserId> = early.iter().map(|u| u.user_id.clone()).collect();
     let before = RoomImage::of(&journal, seed, OPEN_MS - 1);
     assert!(!before.drawn && before.waiting.is_empty());
     assert_eq!(before.pre_draw, pre, "arrival order");
     let after = RoomImage::of(&journal, seed, OPEN_MS + 10);
     assert!(after.drawn);
-    let mut expected: Vec<(String, u8)> =
+    let mut expected: Vec<(UserId, u8)> =
         lottery_order(&seed, &pre).into_iter().filter(|u| u != "u3" && u != "u5").map(|u| (u, 0)).collect();
-    expected.extend([("late".to_string(), 1), ("u5".to_string(), 1)]);
+    expected.extend([(UserId::from("late"), 1), (UserId::from("u5"), 1)]);
     assert_eq!(after.waiting, expected, "the draw's order, then later arrivals by join");
     assert_eq!(after.sessions, vec![("u3".into(), 0, s3, None)]);
 }

@@ -4,18 +4,18 @@
 
 use super::*;
 use crate::model::CompensationStatus as C;
+use crate::model::{CompensationId, EventId, OrderId, PaymentOpId};
 use std::collections::BTreeSet;
-use uuid::Uuid;
 
 const NOW_MS: i64 = 50_000;
 const LEASE_MS: i64 = 2_000;
 
 fn comp(status: C, attempts: i32, next_attempt_at_ms: i64) -> Compensation {
     let mut c = Compensation::requested_refund(
-        &"ev".to_string(),
-        Uuid::from_u128(5),
-        Uuid::from_u128(7),
-        Uuid::from_u128(8),
+        &EventId::from("ev"),
+        CompensationId::from_u128(5),
+        OrderId::from_u128(7),
+        PaymentOpId::from_u128(8),
         1_000,
         1_000,
     );
@@ -27,7 +27,7 @@ fn comp(status: C, attempts: i32, next_attempt_at_ms: i64) -> Compensation {
 }
 
 fn result(outcome: CompensationOutcome) -> CompensationResult {
-    CompensationResult { compensation_id: Uuid::from_u128(5), outcome, max_attempts: 3, retry_after_ms: 500 }
+    CompensationResult { compensation_id: CompensationId::from_u128(5), outcome, max_attempts: 3, retry_after_ms: 500 }
 }
 
 fn outcomes() -> Vec<CompensationOutcome> {
@@ -72,7 +72,7 @@ fn an_attempt_starts_when_due_and_a_takeover_only_past_the_lease() {
     );
     assert_eq!(a.took_over, None);
     let not_due = start_attempt(&comp(C::Requested, 1, NOW_MS + 1), NOW_MS, LEASE_MS, &Rules::SOUND);
-    assert_eq!(not_due.map(|_| ()), Err(StoreError::CompensationNotDue(Uuid::from_u128(5))));
+    assert_eq!(not_due.map(|_| ()), Err(StoreError::CompensationNotDue(CompensationId::from_u128(5))));
     let leased = start_attempt(&comp(C::InFlight, 1, NOW_MS + 1), NOW_MS, LEASE_MS, &Rules::SOUND);
     assert!(leased.is_err(), "a live attempt keeps its lease");
     let ignore = Rules { attempt_lease: false, ..Rules::SOUND };

@@ -2,6 +2,7 @@
 //! some cause, nothing outside the table is, and each refusal is named.
 
 use super::*;
+use crate::model::HoldToken;
 use crate::model::OrderStatus as O;
 use std::collections::BTreeSet;
 
@@ -12,13 +13,13 @@ fn order(status: O, deadline_at_ms: i64) -> Order {
         .then(|| "earlier".to_string());
     Order {
         event_id: "ev".into(),
-        order_id: Uuid::from_u128(7),
+        order_id: OrderId::from_u128(7),
         holder_id: "alice".into(),
-        hold_token: Uuid::from_u128(1),
+        hold_token: HoldToken::from_u128(1),
         seat_ids: vec!["A1".into(), "A2".into()],
         amount_cents: 2_000,
         status,
-        payment_op_id: Uuid::from_u128(8),
+        payment_op_id: PaymentOpId::from_u128(8),
         payment_deadline_at_ms: deadline_at_ms,
         idempotency_key: "k".into(),
         resolution_reason: reason,
@@ -144,12 +145,12 @@ fn a_new_order_is_pending_on_its_sorted_seats_until_now_plus_the_payment_ttl() {
     let req = BeginPayment {
         event_id: "ev".into(),
         holder_id: "alice".into(),
-        hold_token: Uuid::from_u128(1),
+        hold_token: HoldToken::from_u128(1),
         seat_ids: vec!["A2".into(), "A1".into()],
         idempotency_key: "k".into(),
         payment_ttl_ms: 30_000,
     };
     let sorted: Vec<SeatId> = vec!["A1".into(), "A2".into()];
-    let o = open(&req, &sorted, Uuid::from_u128(7), Uuid::from_u128(8), 2_000, NOW_MS);
+    let o = open(&req, &sorted, OrderId::from_u128(7), PaymentOpId::from_u128(8), 2_000, NOW_MS);
     assert_eq!(o, Order { created_at_ms: NOW_MS, updated_at_ms: NOW_MS, ..order(O::Pending, NOW_MS + 30_000) });
 }

@@ -3,7 +3,7 @@
 //! contradiction is refused.
 
 use super::*;
-use crate::model::{OrderStatus, PaymentStatus as P};
+use crate::model::{HoldToken, OrderId, OrderStatus, PaymentStatus as P};
 use std::collections::BTreeSet;
 
 const NOW_MS: i64 = 50_000;
@@ -12,13 +12,13 @@ const BACKOFF: ReconcileBackoff = ReconcileBackoff { base_ms: 100, cap_ms: 1_600
 fn order(status: OrderStatus, deadline_at_ms: i64) -> Order {
     Order {
         event_id: "ev".into(),
-        order_id: Uuid::from_u128(7),
+        order_id: OrderId::from_u128(7),
         holder_id: "alice".into(),
-        hold_token: Uuid::from_u128(1),
+        hold_token: HoldToken::from_u128(1),
         seat_ids: vec!["A1".into()],
         amount_cents: 1_000,
         status,
-        payment_op_id: Uuid::from_u128(8),
+        payment_op_id: PaymentOpId::from_u128(8),
         payment_deadline_at_ms: deadline_at_ms,
         idempotency_key: "k".into(),
         resolution_reason: None,
@@ -61,8 +61,8 @@ fn final_outcomes_repeat_idempotently_and_never_flip() {
     let no = PaymentCause::Failed { reason: "declined" };
     assert_eq!(next(&op(P::Succeeded), &ok, NOW_MS), Ok(None));
     assert_eq!(next(&op(P::Failed), &no, NOW_MS), Ok(None));
-    assert_eq!(next(&op(P::Succeeded), &no, NOW_MS), Err(PaymentRefusal::Conflict(Uuid::from_u128(8))));
-    assert_eq!(next(&op(P::Failed), &ok, NOW_MS), Err(PaymentRefusal::Conflict(Uuid::from_u128(8))));
+    assert_eq!(next(&op(P::Succeeded), &no, NOW_MS), Err(PaymentRefusal::Conflict(PaymentOpId::from_u128(8))));
+    assert_eq!(next(&op(P::Failed), &ok, NOW_MS), Err(PaymentRefusal::Conflict(PaymentOpId::from_u128(8))));
     assert_eq!(next(&op(P::Succeeded), &PaymentCause::Unknown { error: "t" }, NOW_MS), Ok(None));
     let after = next(&op(P::Unknown), &ok, NOW_MS).expect("open").expect("changes");
     assert_eq!(
@@ -100,7 +100,7 @@ fn a_claim_counts_a_check_and_backs_off_but_never_past_the_deadline() {
     let closed = order(OrderStatus::Released, NOW_MS - 1);
     for (p, o) in [(&backing_off, &far), (&pending, &far), (&before, &closed)] {
         let refused = next(p, &PaymentCause::Claim { order: o, backoff: BACKOFF }, NOW_MS);
-        assert_eq!(refused, Err(PaymentRefusal::NotDue(Uuid::from_u128(8))), "{p:?} {o:?}");
+        assert_eq!(refused, Err(PaymentRefusal::NotDue(PaymentOpId::from_u128(8))), "{p:?} {o:?}");
     }
 }
 

@@ -9,8 +9,16 @@ const NOW_MS: i64 = 10_000;
 const ALICE: &str = "alice";
 const BOB: &str = "bob";
 
-fn tok(n: u128) -> Uuid {
-    Uuid::from_u128(n)
+fn tok(n: u128) -> HoldToken {
+    HoldToken::from_u128(n)
+}
+
+fn oid(n: u128) -> OrderId {
+    OrderId::from_u128(n)
+}
+
+fn bid(n: u128) -> BookingId {
+    BookingId::from_u128(n)
 }
 
 fn available() -> Seat {
@@ -38,11 +46,11 @@ fn held(token: u128, holder: &str, expires_at_ms: i64) -> Seat {
 }
 
 fn pending(order: u128) -> Seat {
-    Seat { state: S::PaymentPending, order_id: Some(tok(order)), ..held(1, ALICE, NOW_MS + 1) }
+    Seat { state: S::PaymentPending, order_id: Some(oid(order)), ..held(1, ALICE, NOW_MS + 1) }
 }
 
 fn sold(order: u128) -> Seat {
-    Seat { state: S::Sold, booking_id: Some(tok(99)), hold_expires_at_ms: None, ..pending(order) }
+    Seat { state: S::Sold, booking_id: Some(bid(99)), hold_expires_at_ms: None, ..pending(order) }
 }
 
 /// One seat of every state, and of every relation to the causes below.
@@ -65,11 +73,11 @@ fn causes<'a>(alice: &'a UserId, bob: &'a UserId) -> Vec<SeatCause<'a>> {
         out.push(SeatCause::Hold { token: tok(50), holder, expires_at_ms: NOW_MS + 5_000 });
         for token in [tok(1), tok(2), tok(3)] {
             out.push(SeatCause::Release { token, holder });
-            out.push(SeatCause::Checkout { token, holder, order_id: tok(60) });
+            out.push(SeatCause::Checkout { token, holder, order_id: oid(60) });
         }
     }
-    for order in [tok(7), tok(8), tok(9)] {
-        out.push(SeatCause::Sell { order_id: order, booking_id: tok(61) });
+    for order in [oid(7), oid(8), oid(9)] {
+        out.push(SeatCause::Sell { order_id: order, booking_id: bid(61) });
         out.push(SeatCause::Free { order_id: order });
     }
     out
@@ -118,10 +126,10 @@ fn a_planted_takeover_keeps_the_old_token_and_a_planted_hold_ignores_the_deadlin
 #[test]
 fn a_checkout_names_the_first_failing_comparison() {
     let (alice, bob) = (UserId::from(ALICE), UserId::from(BOB));
-    let checkout = |token, holder| SeatCause::Checkout { token, holder, order_id: tok(60) };
+    let checkout = |token, holder| SeatCause::Checkout { token, holder, order_id: oid(60) };
     let live = held(1, ALICE, NOW_MS + 1);
     let after = next(&live, &checkout(tok(1), &alice), NOW_MS, &Rules::SOUND).expect("live hold");
-    assert_eq!((after.state, after.order_id, after.hold_token), (S::PaymentPending, Some(tok(60)), Some(tok(1))));
+    assert_eq!((after.state, after.order_id, after.hold_token), (S::PaymentPending, Some(oid(60)), Some(tok(1))));
     let cases = [
         (live.clone(), checkout(tok(2), &alice), SeatRefusal::OtherToken { state: S::Held }),
         (available(), checkout(tok(1), &alice), SeatRefusal::OtherToken { state: S::Available }),
@@ -137,7 +145,7 @@ fn a_checkout_names_the_first_failing_comparison() {
 #[test]
 fn each_switched_off_checkout_comparison_lets_its_case_through() {
     let (alice, bob) = (UserId::from(ALICE), UserId::from(BOB));
-    let checkout = |token, holder| SeatCause::Checkout { token, holder, order_id: tok(60) };
+    let checkout = |token, holder| SeatCause::Checkout { token, holder, order_id: oid(60) };
     let cases = [
         (Rules { checkout_token: false, ..Rules::SOUND }, held(2, ALICE, NOW_MS + 1), checkout(tok(1), &alice)),
         (Rules { checkout_holder: false, ..Rules::SOUND }, held(1, BOB, NOW_MS + 1), checkout(tok(1), &alice)),
@@ -179,12 +187,12 @@ fn release_expire_sell_and_free_guard_their_seat() {
     let early = Rules { sweep_ahead_ms: 1_000, ..Rules::SOUND };
     assert!(next(&live, &SeatCause::Expire, NOW_MS, &early).is_ok(), "the planted early sweeper");
 
-    let sell = |o| SeatCause::Sell { order_id: tok(o), booking_id: tok(61) };
+    let sell = |o| SeatCause::Sell { order_id: oid(o), booking_id: bid(61) };
     let after = next(&pending(7), &sell(7), NOW_MS, &Rules::SOUND).expect("reserved by 7");
-    assert_eq!((after.state, after.booking_id, after.hold_expires_at_ms), (S::Sold, Some(tok(61)), None));
+    assert_eq!((after.state, after.booking_id, after.hold_expires_at_ms), (S::Sold, Some(bid(61)), None));
     assert_eq!(next(&pending(7), &sell(8), NOW_MS, &Rules::SOUND), Err(SeatRefusal::NotReservedByOrder));
     assert_eq!(next(&sold(7), &sell(7), NOW_MS, &Rules::SOUND), Err(SeatRefusal::NotReservedByOrder));
-    let free = |o| SeatCause::Free { order_id: tok(o) };
+    let free = |o| SeatCause::Free { order_id: oid(o) };
     assert_eq!(next(&pending(7), &free(7), NOW_MS, &Rules::SOUND), Ok(Seat { version: 4, ..available() }));
     assert_eq!(next(&pending(7), &free(8), NOW_MS, &Rules::SOUND), Err(SeatRefusal::NotReservedByOrder));
 }
@@ -197,9 +205,9 @@ fn field_rules_are_the_migrations_checks() {
     let broken = [
         Seat { hold_token: Some(tok(1)), ..available() },
         Seat { hold_expires_at_ms: None, ..held(1, ALICE, 0) },
-        Seat { order_id: Some(tok(7)), ..held(1, ALICE, 0) },
+        Seat { order_id: Some(oid(7)), ..held(1, ALICE, 0) },
         Seat { order_id: None, ..pending(7) },
-        Seat { booking_id: Some(tok(9)), ..pending(7) },
+        Seat { booking_id: Some(bid(9)), ..pending(7) },
         Seat { booking_id: None, ..sold(7) },
         Seat { version: -1, ..available() },
     ];
