@@ -239,7 +239,7 @@ impl Workflow {
             }
             ProviderStatus::Processing => {
                 report.unknown += 1;
-                let why = super::reconcile::said::PROCESSING;
+                let why = super::said::PROCESSING;
                 self.store.record_payment_unknown(payment_op_id, why).await?;
                 self.faults.after_commit(CommitPoint::PaymentOutcome).await;
                 Ok(Applied::Pending(why.into()))

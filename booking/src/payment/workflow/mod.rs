@@ -17,6 +17,7 @@
 pub mod config;
 pub mod dispatch;
 pub mod reconcile;
+pub mod said;
 pub mod webhooks;
 
 pub use config::{InvalidConfig, WorkflowConfig};

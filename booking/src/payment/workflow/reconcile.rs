@@ -21,23 +21,13 @@
 
 use super::Workflow;
 use super::dispatch::{Applied, DispatchReport};
+use super::said;
 use crate::fault::CommitPoint;
 use crate::model::PaymentStatus;
 use crate::payment::provider::ProviderStatus;
 use crate::planted;
 use crate::store::StoreError;
 use serde::{Deserialize, Serialize};
-
-/// A release's reason names what the provider last said; these are the
-/// provider's answers it can name (the rest are errors, quoted as they came).
-pub mod said {
-    /// The provider answered the payment is still processing (a status read).
-    pub const STILL_PROCESSING: &str = "provider: payment still processing";
-    /// The provider answered processing where a final answer was sought (applied as unknown).
-    pub const PROCESSING: &str = "provider: payment processing";
-    /// The provider answered it has no record of the payment (`404` to a status read).
-    pub const NO_RECORD: &str = "provider has no record of the payment";
-}
 
 /// What one reconcile pass did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,5 +1,5 @@
 //! A payment released unresolved names in its reason what the provider last
-//! said (`booking::payment::workflow::reconcile::said`): still processing,
+//! said (`booking::payment::workflow::said`): still processing,
 //! or no record of the payment. The provider's own answers to status reads
 //! (`PaymentEvent::Read`, traced where it gives them) must include one that
 //! said so, for that payment, before the release: a reconciler that took a
@@ -8,7 +8,7 @@
 //! Reasons that quote an error (no answer came) are not judged.
 
 use booking::model::PaymentOpId;
-use booking::payment::workflow::reconcile::said;
+use booking::payment::workflow::said;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What the provider answered each payment's status reads so far.
