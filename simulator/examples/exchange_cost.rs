@@ -20,9 +20,9 @@ use booking::model::MAX_HOLD_TTL_MS;
 use booking::payment::provider::UnreachableProvider;
 use booking::service::{Service, ServiceParts};
 use booking::store::{AcquireHold, CreateEvent, MemStore, Store};
-use simulator::client::{Call, SimClient};
-use simulator::net::SimListener;
-use simulator::sim_clock::{EPOCH_MS, SimClock};
+use simulator::world::client::{Call, SimClient};
+use simulator::world::net::SimListener;
+use simulator::world::sim_clock::{EPOCH_MS, SimClock};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -50,7 +50,7 @@ fn measure(
     let mut sim = turmoil::Builder::new()
         .rng_seed(1)
         .simulation_duration(Duration::from_secs(100_000))
-        .tick_duration(Duration::from_millis(simulator::plan::TICK_MS))
+        .tick_duration(Duration::from_millis(simulator::world::plan::TICK_MS))
         .min_message_latency(Duration::from_millis(1))
         .max_message_latency(Duration::from_millis(20))
         .build();
@@ -142,9 +142,9 @@ fn measure(
 
 /// Microseconds per step of a world of `hosts` hosts whose software only
 /// sleeps (turmoil ticking each host's runtime and the network, nothing
-/// else), over `steps` steps of [`simulator::plan::TICK_MS`].
+/// else), over `steps` steps of [`simulator::world::plan::TICK_MS`].
 fn idle_step_us(hosts: usize, steps: u64) -> f64 {
-    let tick_ms = simulator::plan::TICK_MS;
+    let tick_ms = simulator::world::plan::TICK_MS;
     let mut sim = turmoil::Builder::new()
         .rng_seed(1)
         .simulation_duration(Duration::from_millis(tick_ms * (steps + 10)))
@@ -167,7 +167,7 @@ fn idle_step_us(hosts: usize, steps: u64) -> f64 {
 }
 
 fn main() {
-    simulator::allocator::tune();
+    simulator::run::allocator::tune();
     let args: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().expect("numbers")).collect();
     let users = args.first().copied().unwrap_or(100);
     let per_user = args.get(1).copied().unwrap_or(20);
@@ -182,6 +182,6 @@ fn main() {
     // 120 simulated seconds: 6,000 steps.
     let (hosts, steps) = (8, 6_000);
     let us = idle_step_us(hosts, steps);
-    let tick_ms = simulator::plan::TICK_MS;
+    let tick_ms = simulator::world::plan::TICK_MS;
     println!(r#"{{"kind":"idle-step","hosts":{hosts},"steps":{steps},"tick_ms":{tick_ms},"us_per_step":{us:.2}}}"#);
 }

@@ -12,7 +12,7 @@ use invariants::room_metrics;
 // The simulator binary's allocator, so that time and memory are the CLI's.
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use simulator::plan;
+use simulator::world::plan;
 
 /// Peak resident memory of this process, KiB (Linux `VmHWM`), if readable.
 fn peak_rss_kib() -> Option<u64> {
@@ -23,7 +23,7 @@ fn peak_rss_kib() -> Option<u64> {
 
 #[allow(clippy::disallowed_methods)] // a benchmark measures wall time
 fn main() {
-    simulator::allocator::tune();
+    simulator::run::allocator::tune();
     let args: Vec<String> = std::env::args().collect();
     let file = args.get(1).map_or("scenarios/bench/onsale-rush-full.toml", String::as_str);
     let seed: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(0);

@@ -5,14 +5,15 @@
 use booking::fault::{CATALOG, Plant, SEAM_MARKER};
 use clap::{Parser, Subcommand};
 use scenarios::FaultKind;
-use simulator::plan::{self, Plan};
-use simulator::runner::{self, Summary};
-use simulator::{plants, report};
+use simulator::plants;
+use simulator::run::report;
+use simulator::run::runner::{self, Summary};
+use simulator::world::plan::{self, Plan};
 use std::io::IsTerminal;
 use std::ops::Range;
 use std::process::ExitCode;
 
-/// mimalloc, tuned by [`simulator::allocator::tune`] at start: the worlds
+/// mimalloc, tuned by [`simulator::run::allocator::tune`] at start: the worlds
 /// allocate and free many small buffers, and glibc's malloc costs about a
 /// quarter more wall time per seed (see docs/BENCHMARKS.md).
 #[global_allocator]
@@ -48,7 +49,7 @@ enum Command {
     /// output) are written under `--out`.
     Chaos(ChaosArgs),
     /// INTERNAL: run one seed and print its verdict as one JSON line. `run`
-    /// runs every seed this way, in a process of its own (see `simulator::pool`).
+    /// runs every seed this way, in a process of its own (see `simulator::run::pool`).
     #[command(hide = true)]
     Seed(ReplayArgs),
     /// Shrink a failing seed to a capsule: a small scenario file that fails
@@ -284,7 +285,7 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    simulator::allocator::tune();
+    simulator::run::allocator::tune();
     let cli = Cli::parse();
     match cli.command {
         Command::List => {
@@ -504,7 +505,13 @@ fn run(args: RunArgs) -> ExitCode {
         Err(e) => return usage_error(e),
     };
     if let Some(budget_s) = args.time_budget {
-        return simulator::budget::run(&plans, budget_s, args.base_seed, args.jobs.clamp(1, 64), args.junit.as_deref());
+        return simulator::run::budget::run(
+            &plans,
+            budget_s,
+            args.base_seed,
+            args.jobs.clamp(1, 64),
+            args.junit.as_deref(),
+        );
     }
     let mut summaries = Vec::new();
     let mut runs = Vec::new();
@@ -546,7 +553,7 @@ fn run(args: RunArgs) -> ExitCode {
     }
     let unprovoked = library_answers(&args, &plans, &summaries);
     if let Some(path) = &args.junit
-        && let Err(e) = std::fs::write(path, simulator::junit::document(&runs))
+        && let Err(e) = std::fs::write(path, simulator::run::junit::document(&runs))
     {
         return usage_error(format!("cannot write {path}: {e}"));
     }
@@ -572,7 +579,7 @@ fn library_answers(args: &RunArgs, plans: &[Plan], summaries: &[Summary]) -> Vec
     if !whole {
         return Vec::new();
     }
-    let totals = simulator::runner::answer_totals_of(summaries);
+    let totals = simulator::run::runner::answer_totals_of(summaries);
     let missing = invariants::answers::never_provoked(&totals);
     for k in &missing {
         println!(
@@ -610,7 +617,7 @@ fn replay(args: ReplayArgs) -> ExitCode {
     };
     if args.plan {
         println!("scenario: {}", plan.name);
-        print!("{}", simulator::schedule::draw(&plan.world_for(args.seed), args.seed));
+        print!("{}", simulator::world::schedule::draw(&plan.world_for(args.seed), args.seed));
         return ExitCode::SUCCESS;
     }
     let (out, verdict) = runner::run_seed(&plan, args.seed);
@@ -631,8 +638,8 @@ fn replay(args: ReplayArgs) -> ExitCode {
         println!("violation: {v}");
     }
     // Violations were printed above; unmet expectations show in the verdict.
-    let others = |f: &&simulator::failure::Failure| {
-        !f.is_unmet_expectation() && !matches!(f, simulator::failure::Failure::Violated { .. })
+    let others = |f: &&simulator::run::failure::Failure| {
+        !f.is_unmet_expectation() && !matches!(f, simulator::run::failure::Failure::Violated { .. })
     };
     for f in verdict.failures.iter().filter(others) {
         println!("failure: {f}");
@@ -663,7 +670,7 @@ fn replay(args: ReplayArgs) -> ExitCode {
 fn write_timeline(
     path: &str,
     plan: &Plan,
-    out: &simulator::check::RunOutcome,
+    out: &simulator::world::check::RunOutcome,
     verdict: &runner::SeedVerdict,
 ) -> std::io::Result<()> {
     // The violations are drawn with their witnesses; the rest (a panic, an

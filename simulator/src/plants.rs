@@ -5,10 +5,10 @@
 //! without the bug; and measures how long the whole library takes to find
 //! each one ([`hunt`]).
 
-use crate::failure::Failure;
-use crate::plan::{self, Plan};
-use crate::pool;
-use crate::runner::SeedVerdict;
+use crate::run::failure::Failure;
+use crate::run::pool;
+use crate::run::runner::SeedVerdict;
+use crate::world::plan::{self, Plan};
 use booking::fault::{Entry, Plant};
 use serde::Serialize;
 

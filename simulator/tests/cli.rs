@@ -147,7 +147,7 @@ fn a_panic_in_the_world_is_a_named_verdict() {
     let out = stdout(&run);
     assert_eq!(run.status.code(), Some(1), "{out}");
     assert!(
-        out.contains("panic: harness self-test: a panic inside the world at 4000 ms at simulator/src/build.rs:"),
+        out.contains("panic: harness self-test: a panic inside the world at 4000 ms at simulator/src/world/build.rs:"),
         "{out}"
     );
     assert!(!out.contains("without a verdict"), "{out}");

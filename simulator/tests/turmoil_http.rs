@@ -10,9 +10,9 @@ use booking::payment::provider::UnreachableProvider;
 use booking::service::{Service, ServiceParts};
 use booking::store::{CreateEvent, MemStore, Store};
 use serde_json::json;
-use simulator::client::{Call, Reply, SimClient};
-use simulator::net::SimListener;
-use simulator::sim_clock::{EPOCH_MS, SimClock};
+use simulator::world::client::{Call, Reply, SimClient};
+use simulator::world::net::SimListener;
+use simulator::world::sim_clock::{EPOCH_MS, SimClock};
 use std::sync::Arc;
 use std::time::Duration;
 

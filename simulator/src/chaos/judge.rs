@@ -23,7 +23,7 @@ pub fn records(
     verdict: &mut ChaosVerdict,
 ) -> Result<(), String> {
     let mut trace = Trace::new(1_000_000);
-    for e in crate::provider_host::ledger_events(ledger) {
+    for e in crate::world::provider_host::ledger_events(ledger) {
         trace.record(final_store_ms, TraceKind::Payment(e)).map_err(|e| e.to_string())?;
     }
     // bookingd runs with its default per-user cap (the harness passes no `--max-seats-held-per-user`).

@@ -33,7 +33,7 @@ mod settle;
 pub mod stack;
 pub mod workload;
 
-use crate::plan::Plan;
+use crate::world::plan::Plan;
 use booking::clock::SystemClock;
 use booking::fake_provider::Ledger;
 use booking::fault::Plant;
@@ -189,7 +189,7 @@ fn moments(rng: &mut ChaCha8Rng, d: u64, n: usize) -> Vec<u64> {
 }
 
 /// The fault plan of `seed` for a world config.
-fn fault_plan(cfg: &crate::world_config::WorldConfig, opts: &ChaosOptions, rng: &mut ChaCha8Rng) -> FaultPlan {
+fn fault_plan(cfg: &crate::world::config::WorldConfig, opts: &ChaosOptions, rng: &mut ChaCha8Rng) -> FaultPlan {
     let d = opts.duration_ms.max(1_000);
     let (crash_points, crash_skip) = match &cfg.crash {
         Some(c) => {
@@ -316,7 +316,7 @@ async fn run_inner(
 /// The `bookingd serve` arguments every process of a run gets.
 fn bookingd_args(
     plan: &Plan,
-    cfg: &crate::world_config::WorldConfig,
+    cfg: &crate::world::config::WorldConfig,
     hold_ttl_ms: i64,
     payment_ttl_ms: i64,
 ) -> Vec<String> {
@@ -349,7 +349,7 @@ fn bookingd_args(
 struct Run<'a> {
     seed: u64,
     opts: &'a ChaosOptions,
-    cfg: &'a crate::world_config::WorldConfig,
+    cfg: &'a crate::world::config::WorldConfig,
     faults: &'a FaultPlan,
     records: &'a std::path::Path,
     payment_ttl_ms: i64,
@@ -485,7 +485,7 @@ impl People {
 
 /// Creates the run's events (scaled to chaos bounds), their rooms and the users' tokens.
 async fn create_events(
-    cfg: &crate::world_config::WorldConfig,
+    cfg: &crate::world::config::WorldConfig,
     seed: u64,
     opts: &ChaosOptions,
     db_name: &str,
@@ -631,7 +631,13 @@ fn spawn_fault_tasks(
 
 /// Runs the users to the end of the run's duration: through the waiting
 /// room when the run has one, else straight at the seats.
-async fn drive_users(run: &Run<'_>, api: &Api, people: People, user: crate::user::UserParams, log: &Arc<FaultLog>) {
+async fn drive_users(
+    run: &Run<'_>,
+    api: &Api,
+    people: People,
+    user: crate::world::user::UserParams,
+    log: &Arc<FaultLog>,
+) {
     let (seed, opts, cfg) = (run.seed, run.opts, run.cfg);
     let tokens = Arc::new(people.tokens);
     let max_think_ms = 400;

@@ -4,7 +4,7 @@
 //! run (a fast admission tick, a short prior session).
 
 use super::client::Api;
-use crate::room_user::RoomWorld;
+use crate::world::room_user::RoomWorld;
 use booking::admission::room::Policy;
 
 /// An admission's lifetime in chaos, s (the API's unit): short, so sessions

@@ -16,7 +16,7 @@
 use super::client::Api;
 use super::log::{ChaosFault, FaultLog};
 use super::room::ChaosRoom;
-use crate::user::UserParams;
+use crate::world::user::UserParams;
 use booking::clock::{Clock, SystemClock};
 use booking::model::{EventId, SeatId};
 use rand::{Rng, SeedableRng};

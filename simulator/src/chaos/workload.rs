@@ -5,7 +5,7 @@
 
 use super::client::{Api, Resp};
 use super::log::{ChaosFault, FaultLog};
-use crate::user::UserParams;
+use crate::world::user::UserParams;
 use booking::model::{EventId, SeatId};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -92,7 +92,7 @@ async fn user(i: usize, seed: u64, cfg: Arc<WorkloadConfig>, api: Api, token: St
         };
         let held_at = tokio::time::Instant::now();
         tokio::time::sleep(think(&mut rng, &cfg)).await;
-        if let Some(crate::fault_params::PausedClients { probability: p, .. }) = cfg.user.pause
+        if let Some(crate::world::fault_params::PausedClients { probability: p, .. }) = cfg.user.pause
             && rng.random_bool(p.clamp(0.0, 1.0))
         {
             let pause_ms = cfg.hold_ttl_ms + rng.random_range(200..=1_500);

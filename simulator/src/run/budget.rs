@@ -4,8 +4,8 @@
 //! scenarios take turns, one batch of `jobs` seeds each, and the budget is
 //! checked between batches (a batch may overrun it by one batch's time).
 
-use crate::plan::Plan;
-use crate::runner::{self, RunRequest, SeedVerdict, Summary};
+use crate::run::runner::{self, RunRequest, SeedVerdict, Summary};
+use crate::world::plan::Plan;
 use std::process::ExitCode;
 
 /// Most seeds one budgeted run tries, whatever the budget.
@@ -31,7 +31,7 @@ pub fn run(plans: &[Plan], budget_s: u64, base: Option<u64>, jobs: usize, junit:
         "time-budget: {budget_s} s from base seed {base} over {} scenarios (--base-seed {base} repeats it)",
         plans.len()
     );
-    let started = crate::pool::wall_now();
+    let started = crate::run::pool::wall_now();
     let mut next: Vec<u64> = vec![base; plans.len()];
     let mut results: Vec<(Summary, Vec<SeedVerdict>)> = Vec::new();
     let mut tried = 0u64;
@@ -61,7 +61,7 @@ pub fn run(plans: &[Plan], budget_s: u64, base: Option<u64>, jobs: usize, junit:
     }
     println!("time-budget: {tried} seeds in {:.0} s", started.elapsed().as_secs_f64());
     if let Some(path) = junit
-        && let Err(e) = std::fs::write(path, crate::junit::document(&results))
+        && let Err(e) = std::fs::write(path, crate::run::junit::document(&results))
     {
         eprintln!("simulator: cannot write {path}: {e}");
         return ExitCode::from(2);

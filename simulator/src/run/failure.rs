@@ -2,7 +2,7 @@
 //! runner shows under `FAIL`, and travels as JSON from a seed's process to
 //! the pool and out of `run --json`.
 
-use crate::panic_note::PanicNote;
+use crate::world::panic_note::PanicNote;
 use invariants::Violation;
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -3,8 +3,8 @@
 //! time shown as seconds from the world's start instead of epoch
 //! milliseconds. The full list stays in `--json` and the HTML timeline.
 
-use crate::failure::Failure;
-use crate::sim_clock::EPOCH_MS;
+use crate::run::failure::Failure;
+use crate::world::sim_clock::EPOCH_MS;
 
 /// Failures shown per group; the rest are counted.
 pub const SHOWN_PER_GROUP: usize = 3;

@@ -3,7 +3,7 @@
 //! its body every failure and the replay line), and one `expect.must_happen`
 //! case when the run judged the scenario's declared paths.
 
-use crate::runner::{SeedVerdict, Summary};
+use crate::run::runner::{SeedVerdict, Summary};
 use std::fmt::Write as _;
 
 pub use crate::markup::escape;

@@ -7,8 +7,8 @@
 //! else the process ran before (or runs beside) the world. A fresh process
 //! per seed makes every run, and every `replay` of it, see the same numbers.
 
-use crate::plan::Plan;
-use crate::verdict::{SeedVerdict, replay_command};
+use crate::run::verdict::{SeedVerdict, replay_command};
+use crate::world::plan::Plan;
 use std::io::Write;
 
 /// Wall-clock timing of the runner itself (never simulated code): the one
@@ -45,7 +45,7 @@ pub fn seed_args(plan: &Plan, seed: u64) -> Vec<String> {
 /// that dies without one is a failed seed with its replay line.
 pub fn seed_in_process(plan: &Plan, seed: u64) -> SeedVerdict {
     let exe = std::env::current_exe().expect("the simulator knows its own path");
-    let failed = |why: crate::failure::Failure| {
+    let failed = |why: crate::run::failure::Failure| {
         SeedVerdict::without_run(plan.name.clone(), seed, replay_command(plan, seed), why)
     };
     let out =
@@ -53,9 +53,9 @@ pub fn seed_in_process(plan: &Plan, seed: u64) -> SeedVerdict {
     match out {
         Ok(out) => match serde_json::from_slice::<SeedVerdict>(&out.stdout) {
             Ok(v) => v,
-            Err(_) => failed(crate::failure::Failure::NoVerdict { status: out.status.to_string() }),
+            Err(_) => failed(crate::run::failure::Failure::NoVerdict { status: out.status.to_string() }),
         },
-        Err(e) => failed(crate::failure::Failure::NoProcess { error: e.to_string() }),
+        Err(e) => failed(crate::run::failure::Failure::NoProcess { error: e.to_string() }),
     }
 }
 
@@ -80,7 +80,7 @@ pub fn run_seeds(plan: &Plan, seeds: &[u64], jobs: usize, twice: bool, progress:
                         let again = seed_in_process(plan, seeds[i]);
                         if again.trace_hash != verdict.trace_hash {
                             verdict.passed = false;
-                            verdict.failures.push(crate::failure::Failure::Nondeterministic {
+                            verdict.failures.push(crate::run::failure::Failure::Nondeterministic {
                                 first: verdict.trace_hash.clone(),
                                 second: again.trace_hash.clone(),
                             });

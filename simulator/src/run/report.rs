@@ -2,8 +2,8 @@
 //! replay line) or its JSON lines, then the tables of every scenario run
 //! (seeds, speed, metrics, paths) and the closing `N passed, N failed` line.
 
-use crate::plan::Plan;
-use crate::runner::{SeedVerdict, Summary};
+use crate::run::runner::{SeedVerdict, Summary};
+use crate::world::plan::Plan;
 
 /// Prints one scenario's result: every missing declared path and failed
 /// seed, or (with `json`) one JSON object per seed and one for the summary.
@@ -19,7 +19,7 @@ pub fn scenario(summary: &Summary, verdicts: &[SeedVerdict], json: bool) {
             println!("{}", serde_json::to_string(&serde_json::json!({ "seed_verdict": v })).expect("serializes"));
         } else if !v.passed {
             println!("FAIL {} seed {}", v.scenario, v.seed);
-            for line in crate::failure_report::lines(&v.failures) {
+            for line in crate::run::failure_report::lines(&v.failures) {
                 println!("  {line}");
             }
             println!("  replay: {}", v.replay);

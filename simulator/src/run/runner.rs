@@ -3,13 +3,13 @@
 //! second) and, for each failure, the violated invariant and the one command
 //! that replays it.
 
-use crate::check::RunOutcome;
-use crate::failure::Failure;
-use crate::plan::Plan;
+use crate::run::failure::Failure;
 use crate::world;
+use crate::world::check::RunOutcome;
+use crate::world::plan::Plan;
 use serde::Serialize;
 
-pub use crate::verdict::{SeedVerdict, replay_command};
+pub use crate::run::verdict::{SeedVerdict, replay_command};
 
 /// A scenario's summary over its seeds.
 #[derive(Debug, Clone, Serialize)]
@@ -209,8 +209,8 @@ pub struct RunRequest {
 /// the seeds cover the default range: a narrower range may legitimately
 /// miss a rare path).
 pub fn run_scenario(plan: &Plan, req: &RunRequest) -> (Summary, Vec<SeedVerdict>) {
-    let started = crate::pool::wall_now();
-    let verdicts = crate::pool::run_seeds(plan, &req.seeds, req.jobs, req.check_determinism, req.progress);
+    let started = crate::run::pool::wall_now();
+    let verdicts = crate::run::pool::run_seeds(plan, &req.seeds, req.jobs, req.check_determinism, req.progress);
     let wall_s = started.elapsed().as_secs_f64().max(1e-9);
     let judge_paths = plan.default_seeds.clone().all(|s| req.seeds.contains(&s));
     let passed = verdicts.iter().filter(|v| v.passed).count() as u64;
@@ -310,7 +310,7 @@ mod tests {
     /// sold a seat twice used to pass. An expected failure must be the only one.
     #[test]
     fn an_expected_failure_must_be_the_only_failure() {
-        let plan = crate::plan::find("broken-expiry").expect("library scenario");
+        let plan = crate::world::plan::find("broken-expiry").expect("library scenario");
         assert!(judge(&plan, &outcome(vec![Invariant::HoldReclaimed])).passed);
         let v = judge(&plan, &outcome(vec![Invariant::HoldReclaimed, Invariant::OneBookingPerSeat]));
         assert!(!v.passed);
@@ -330,9 +330,9 @@ mod tests {
 
     #[test]
     fn a_panic_fails_any_scenario_and_names_its_place() {
-        let plan = crate::plan::find("broken-expiry").expect("library scenario");
+        let plan = crate::world::plan::find("broken-expiry").expect("library scenario");
         let mut out = outcome(vec![Invariant::HoldReclaimed]);
-        out.panic = Some(crate::panic_note::PanicNote {
+        out.panic = Some(crate::world::panic_note::PanicNote {
             message: "an open order owns its seats".into(),
             location: "x.rs:1:2".into(),
         });

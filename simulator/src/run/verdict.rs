@@ -1,7 +1,7 @@
 //! One seed's verdict, and the one command that replays the seed.
 
-use crate::failure::Failure;
-use crate::plan::Plan;
+use crate::run::failure::Failure;
+use crate::world::plan::Plan;
 use serde::{Deserialize, Serialize};
 
 /// The verdict of one seed.
@@ -33,7 +33,7 @@ pub struct SeedVerdict {
     pub answers: invariants::answers::AnswerCounts,
     /// The panic that ended the world, if one did (also among `failures`).
     #[serde(default)]
-    pub panic: Option<crate::panic_note::PanicNote>,
+    pub panic: Option<crate::world::panic_note::PanicNote>,
     /// Events in the run's trace (what `shrink` reduces).
     #[serde(default)]
     pub trace_events: u64,

@@ -192,7 +192,7 @@ fn progress(on: bool, line: impl FnOnce() -> String) {
 /// Shrinks `req`'s seed and writes its capsule. Must run inside the
 /// `simulator` binary (candidates run as `simulator seed` processes).
 pub fn shrink(req: &Request) -> Result<Shrunk, ShrinkError> {
-    let started = crate::pool::wall_now();
+    let started = crate::run::pool::wall_now();
     let oracle = oracle::Oracle::new(req.seed, req.plant)?;
     let (first, target) = first_failure(req)?;
     let mut reducer = start(req, &oracle, target)?;
@@ -231,10 +231,10 @@ pub fn shrink(req: &Request) -> Result<Shrunk, ShrinkError> {
 }
 
 /// The original run of `req`'s seed and the failure to keep.
-fn first_failure(req: &Request) -> Result<(crate::runner::SeedVerdict, String), ShrinkError> {
-    let mut original_plan = crate::plan::Plan::new(req.scenario.clone(), req.file.clone());
+fn first_failure(req: &Request) -> Result<(crate::run::runner::SeedVerdict, String), ShrinkError> {
+    let mut original_plan = crate::world::plan::Plan::new(req.scenario.clone(), req.file.clone());
     original_plan.plant = req.plant;
-    let first = crate::pool::seed_in_process(&original_plan, req.seed);
+    let first = crate::run::pool::seed_in_process(&original_plan, req.seed);
     let plant_note = req.plant.map(|p| format!(" with plant {p}")).unwrap_or_default();
     if first.passed {
         let (scenario, seed) = (req.scenario.name.clone(), req.seed);

@@ -1,12 +1,12 @@
 //! Running one candidate: the scenario is written to a file and its seed run
 //! in a process of its own (`simulator seed`), exactly as `run` runs seeds
-//! (see [`crate::pool`]: worlds sharing a process are not reproducible), so
+//! (see [`crate::run::pool`]: worlds sharing a process are not reproducible), so
 //! every candidate's verdict is the one its capsule would replay.
 
 use super::ShrinkError;
-use crate::failure::Failure;
-use crate::plan;
-use crate::runner::SeedVerdict;
+use crate::run::failure::Failure;
+use crate::run::runner::SeedVerdict;
+use crate::world::plan;
 use booking::fault::Plant;
 use scenarios::{Expect, Outcome, Scenario};
 use std::path::{Path, PathBuf};
@@ -90,7 +90,7 @@ impl Oracle {
         let verdict = match plan::from_file(&path.display().to_string()) {
             Ok(mut p) => {
                 p.plant = self.plant;
-                crate::pool::seed_in_process(&p, self.seed)
+                crate::run::pool::seed_in_process(&p, self.seed)
             }
             Err(e) => SeedVerdict::without_run(
                 path.display().to_string(),

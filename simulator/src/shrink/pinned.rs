@@ -3,11 +3,11 @@
 //! (`faults.network.pinned`, `faults.cache.pinned`), after which each one can
 //! be dropped, shortened or delayed on its own. Crashes after commit, paused
 //! clients, stale tokens and the provider's knobs are policies decided at the
-//! moment (see `crate::schedule`): they stay drawn from the seed.
+//! moment (see `crate::world::schedule`): they stay drawn from the seed.
 
 use super::steps::{Candidate, Step};
-use crate::plan::Plan;
-use crate::schedule;
+use crate::world::plan::Plan;
+use crate::world::schedule;
 use scenarios::MS_GRAIN;
 use scenarios::{PinnedCacheFault, PinnedLinkFault, Scenario};
 
@@ -23,11 +23,11 @@ pub fn pin(s: &Scenario, seed: u64) -> Option<(Scenario, String)> {
     let mut pinned = s.clone();
     let mut what = Vec::new();
     if links_open && let Some(n) = pinned.faults.network.as_mut() {
-        n.pinned = Some(drawn.link_faults.iter().map(crate::fault_params::LinkFault::to_pinned).collect());
+        n.pinned = Some(drawn.link_faults.iter().map(crate::world::fault_params::LinkFault::to_pinned).collect());
         what.push(format!("{} link faults", drawn.link_faults.len()));
     }
     if cache_open && let Some(c) = pinned.faults.cache.as_mut() {
-        c.pinned = Some(drawn.cache_faults.iter().map(crate::fault_params::CacheFault::to_pinned).collect());
+        c.pinned = Some(drawn.cache_faults.iter().map(crate::world::fault_params::CacheFault::to_pinned).collect());
         what.push(format!("{} cache faults", drawn.cache_faults.len()));
     }
     Some((pinned, format!("fault schedule pinned: {}", what.join(", "))))

@@ -3,20 +3,20 @@
 //! sweeper over the shared store, with its clock skew from the schedule and
 //! its fault injector) and the client hosts (virtual users as tasks).
 
-use crate::client::SimClient;
-use crate::deployment::{ADMISSION_SECRET, SERVICE_PORT, TOKEN_SECRET, WEBHOOK_SECRET};
-use crate::exchanges::Exchanges;
-use crate::faults::{HostFaults, WorldSwitches};
-use crate::faulty_cache::{CacheSwitch, FaultyCache};
-use crate::net::SimListener;
-use crate::provider_host;
-use crate::recorder::Recorder;
-use crate::recording_rooms::RecordingRooms;
-use crate::room_user::{RoomRun, RoomWorld, SharedAdmissions};
-use crate::schedule::{self, FaultSchedule};
-use crate::sim_clock::{EPOCH_MS, SimClock};
-use crate::user::{Actor, SeenHolds};
-use crate::world_config::{WorldConfig, host_seed};
+use crate::world::client::SimClient;
+use crate::world::config::{WorldConfig, host_seed};
+use crate::world::deployment::{ADMISSION_SECRET, SERVICE_PORT, TOKEN_SECRET, WEBHOOK_SECRET};
+use crate::world::exchanges::Exchanges;
+use crate::world::faults::{HostFaults, WorldSwitches};
+use crate::world::faulty_cache::{CacheSwitch, FaultyCache};
+use crate::world::net::SimListener;
+use crate::world::provider_host;
+use crate::world::recorder::Recorder;
+use crate::world::recording_rooms::RecordingRooms;
+use crate::world::room_user::{RoomRun, RoomWorld, SharedAdmissions};
+use crate::world::schedule::{self, FaultSchedule};
+use crate::world::sim_clock::{EPOCH_MS, SimClock};
+use crate::world::user::{Actor, SeenHolds};
 use booking::admission::records::{MemRoomRecords, RoomRecords};
 use booking::admission::room::{RoomSpec, Rooms};
 use booking::admission::waiting_room::{WaitingRoom, WaitingRoomConfig, WaitingRoomParts};
@@ -70,7 +70,7 @@ pub struct World {
     /// HTTP exchanges the servers answered.
     pub exchanges: Exchanges,
     /// The metrics of every service life (each start and restart of a host).
-    pub service_lives: crate::service_lives::ServiceLives,
+    pub service_lives: crate::world::service_lives::ServiceLives,
     /// The seat-map cache every service host shares.
     pub cache: Arc<MemCache>,
     /// The switch the cache nemesis flips (down, stale, poisoned).
@@ -105,7 +105,7 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
     let (shared_cache, cache_switch, cache) = seat_map_cache(cfg, &recorder);
     let mut sim = turmoil_for(cfg, seed);
     let exchanges = Exchanges::default();
-    let service_lives = crate::service_lives::ServiceLives::default();
+    let service_lives = crate::world::service_lives::ServiceLives::default();
     let services = schedule::service_hosts(cfg.server_hosts);
     let provider = install_provider(&mut sim, cfg, seed, &services, &exchanges, &recorder);
     let switches = WorldSwitches {
@@ -257,8 +257,9 @@ fn seeded_store(
         .with_observer(Arc::new(recorder.clone()))
         .with_faults(&faults);
     // Behind the outage switch; every call traced at its linearization point, for the auditor.
-    let store = crate::faulty_store::FaultyStore::new(Arc::new(store), down.clone());
-    let store = crate::traced_store::TracedStore::new(Arc::new(store), Arc::new(clock.clone()), recorder.clone());
+    let store = crate::world::faulty_store::FaultyStore::new(Arc::new(store), down.clone());
+    let store =
+        crate::world::traced_store::TracedStore::new(Arc::new(store), Arc::new(clock.clone()), recorder.clone());
     for (event_id, seat_ids) in events {
         let create =
             CreateEvent { event_id: event_id.clone(), seat_ids: seat_ids.clone(), price_cents: SEAT_PRICE_CENTS };
@@ -297,7 +298,7 @@ fn install_service(
     skew_ms: i64,
     faults: HostFaults,
     (store, cache, rooms): SharedParts<'_>,
-    (exchanges, lives, recorder): (&Exchanges, &crate::service_lives::ServiceLives, &Recorder),
+    (exchanges, lives, recorder): (&Exchanges, &crate::world::service_lives::ServiceLives, &Recorder),
 ) {
     let room_config = cfg.waiting_room.map(|r| WaitingRoomConfig {
         poll_max_s: r.poll_max_s,
@@ -322,7 +323,7 @@ fn install_service(
         let faults = Faults::new(Arc::new(faults.share()));
         async move {
             let provider = HttpProvider::new(
-                crate::net::SimConnector,
+                crate::world::net::SimConnector,
                 &format!("http://provider:{}", provider_host::PROVIDER_PORT),
                 PROVIDER_TIMEOUT,
             )
@@ -347,7 +348,7 @@ fn install_service(
             let (_stop, stop_rx) = tokio::sync::watch::channel(false);
             let bg = service.clone();
             tokio::spawn(async move { bg.run_background(stop_rx).await });
-            let router = exchanges.count(crate::op_scope::layer(service.router()));
+            let router = exchanges.count(crate::world::op_scope::layer(service.router()));
             serve(SimListener::bind(SERVICE_PORT).await?, router, std::future::pending()).await?;
             Ok(())
         }
@@ -369,7 +370,7 @@ fn waiting_room_parts(
             records: records.clone(),
             config,
             instance: instance.to_string(),
-            law_log: Arc::new(crate::law_log::TracedLawLog::new(recorder.clone(), instance.to_string(), life)),
+            law_log: Arc::new(crate::world::law_log::TracedLawLog::new(recorder.clone(), instance.to_string(), life)),
             ..WaitingRoomParts::in_memory(ADMISSION_SECRET)
         },
         _ => WaitingRoomParts::in_memory(ADMISSION_SECRET),
@@ -378,7 +379,7 @@ fn waiting_room_parts(
 
 /// What every user of the world does: the scenario's params, the world's
 /// events, no new flow after the fault phase.
-fn world_params(cfg: &WorldConfig, events: &[(EventId, Vec<SeatId>)]) -> crate::user::UserParams {
+fn world_params(cfg: &WorldConfig, events: &[(EventId, Vec<SeatId>)]) -> crate::world::user::UserParams {
     let mut params = cfg.user.clone();
     params.events = Arc::new(events.to_vec());
     params.active_until_ms = cfg.fault_ms;
@@ -493,7 +494,7 @@ fn install_room_users(
 /// Installs the world's probers (`cfg.probers`) as tasks on one client host
 /// of their own, `probers`: each three users of its own (`p<i>`, `p<i>b`, `p<i>c`),
 /// with an operator's, a scoped, an expired and a forged credential beside
-/// its own (see [`crate::prober`]).
+/// its own (see [`crate::world::prober`]).
 fn install_probers(
     sim: &mut turmoil::Sim<'static>,
     cfg: &WorldConfig,
@@ -520,7 +521,7 @@ fn install_probers(
     sim.client("probers", async move {
         let mut set = tokio::task::JoinSet::new();
         for (a, b, c, kit) in pairs {
-            set.spawn(crate::prober::run(a, b, c, kit, arrival_ms));
+            set.spawn(crate::world::prober::run(a, b, c, kit, arrival_ms));
         }
         while let Some(r) = set.join_next().await {
             r?;
@@ -537,7 +538,7 @@ fn prober_kit(
     events: &[(EventId, Vec<SeatId>)],
     auth: &Authenticator,
     user: &str,
-) -> crate::prober::ProberKit {
+) -> crate::world::prober::ProberKit {
     let forger = Authenticator::new(b"not-the-holdfast-token-secret", Arc::new(SimClock::new(0)));
     let claims = |sub: &str, events: Vec<String>, exp_ms: i64, admin: bool| Claims {
         sub: sub.into(),
@@ -547,10 +548,10 @@ fn prober_kit(
         tier: None,
     };
     let until = EPOCH_MS + USER_TOKEN_TTL_MS;
-    crate::prober::ProberKit {
+    crate::world::prober::ProberKit {
         events: events.to_vec(),
         admin_token: auth.issue(&claims("operator", vec!["*".into()], until, true)),
-        scoped_token: auth.issue(&claims(user, vec![crate::prober::SCOPED_TO.into()], until, false)),
+        scoped_token: auth.issue(&claims(user, vec![crate::world::prober::SCOPED_TO.into()], until, false)),
         expired_token: auth.issue(&claims(user, vec!["*".into()], EPOCH_MS, false)),
         forged_token: forger.issue(&claims(user, vec!["*".into()], until, false)),
         min_latency_ms: cfg.message_latency_ms.0,
@@ -561,7 +562,7 @@ fn prober_kit(
         active_until_ms: cfg.fault_ms,
         give_up_at_ms: cfg.fault_ms + cfg.settle_ms,
         store_outage: cfg.store_outage.map(|o| (o.from_ms, o.to_ms)),
-        room: cfg.waiting_room.map(|r| crate::prober::room::RoomKit {
+        room: cfg.waiting_room.map(|r| crate::world::prober::room::RoomKit {
             policy: match r.policy {
                 booking::admission::room::Policy::Fifo => "fifo",
                 booking::admission::room::Policy::Lottery => "lottery",

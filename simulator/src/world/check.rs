@@ -4,12 +4,12 @@
 //! that panicked is not judged: its half-written records are not evidence;
 //! the panic is the verdict.
 
-use crate::build::World;
-use crate::panic_note::PanicNote;
-use crate::provider_host;
-use crate::sim_clock::EPOCH_MS;
-use crate::step::StepError;
-use crate::world_config::WorldConfig;
+use crate::world::build::World;
+use crate::world::config::WorldConfig;
+use crate::world::panic_note::PanicNote;
+use crate::world::provider_host;
+use crate::world::sim_clock::EPOCH_MS;
+use crate::world::step::StepError;
 use booking::clock::Clock;
 use booking::http::ServiceConfig;
 use invariants::Config as CheckConfig;
@@ -25,7 +25,7 @@ pub struct Stepped {
     pub step_panicked: bool,
     /// The panic the hook noted, if any.
     pub panic: Option<PanicNote>,
-    /// Settling ended with the work settled (see [`crate::step::settle`]).
+    /// Settling ended with the work settled (see [`crate::world::step::settle`]).
     pub settled: bool,
 }
 
@@ -39,11 +39,11 @@ pub fn model_config(cfg: &WorldConfig, host_skew_ms: Vec<i64>) -> invariants::mo
         hold_ttl_ms: cfg.hold_ttl_ms,
         payment_ttl_ms: cfg.payment_ttl_ms,
         max_held_seats_per_user: service.max_held_seats_per_user,
-        hold_attempts_per_minute: crate::build::HOLD_ATTEMPTS_PER_MINUTE,
+        hold_attempts_per_minute: crate::world::build::HOLD_ATTEMPTS_PER_MINUTE,
         host_skew_ms,
         min_latency_ms: cfg.message_latency_ms.0 as i64,
-        admission_secret: crate::deployment::ADMISSION_SECRET.to_vec(),
-        webhook_secret: crate::deployment::WEBHOOK_SECRET.to_vec(),
+        admission_secret: crate::world::deployment::ADMISSION_SECRET.to_vec(),
+        webhook_secret: crate::world::deployment::WEBHOOK_SECRET.to_vec(),
         max_body_bytes: service.max_body_bytes,
         max_compensation_attempts: cfg.workflow.max_compensation_attempts,
         max_compensation_unknown_attempts: cfg.workflow.max_compensation_unknown_attempts,
@@ -76,8 +76,8 @@ fn admission_law(cfg: &WorldConfig) -> invariants::model::law::LawSettings {
 /// run ended with its work settled.
 fn record_operators_view(
     store: &dyn booking::store::Store,
-    recorder: &crate::recorder::Recorder,
-    lives: &crate::service_lives::ServiceLives,
+    recorder: &crate::world::recorder::Recorder,
+    lives: &crate::world::service_lives::ServiceLives,
     settled: bool,
 ) {
     let list = futures::executor::block_on(store.needs_resolution()).expect("MemStore operators' list");
@@ -113,7 +113,7 @@ pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> Ru
     }
     // Dropping the world drops its hosts' tasks: a panic there is the world's too.
     let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(sim)));
-    let panic = stepped.panic.or_else(crate::panic_note::take);
+    let panic = stepped.panic.or_else(crate::world::panic_note::take);
     if dropped.is_err() && panic.is_none() {
         error.get_or_insert_with(|| "the world panicked while shutting down".into());
     }
@@ -135,7 +135,7 @@ pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> Ru
     // (cached reads are traced only in worlds with cache faults).
     let check_cfg = CheckConfig::new(final_now, faults_end)
         .with_hold_cap(ServiceConfig::default().max_held_seats_per_user)
-        .with_cache_ttl(Some(crate::build::CACHE_TTL_MS as i64))
+        .with_cache_ttl(Some(crate::world::build::CACHE_TTL_MS as i64))
         .with_audit(model_config(cfg, host_skew_ms))
         .with_checkers(cfg.checkers.clone());
     // After a panic the store may hold a half-written transaction (and its
@@ -194,5 +194,5 @@ pub struct RunOutcome {
     /// A panic inside the world (a failed assertion in the service, the
     /// store or the simulator): the run stopped there, and the checkers did
     /// not judge its half-written records.
-    pub panic: Option<crate::panic_note::PanicNote>,
+    pub panic: Option<crate::world::panic_note::PanicNote>,
 }

@@ -2,7 +2,7 @@
 //! by a timeout. An answer is a status and a JSON body; no answer is
 //! [`Reply::Unknown`] (Jepsen's `:info`), never a failure.
 
-use crate::net::SimConnector;
+use crate::world::net::SimConnector;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
@@ -54,7 +54,7 @@ pub struct Call<'a> {
     pub if_none_match: Option<&'a str>,
     /// JSON body.
     pub body: Option<Value>,
-    /// The trace's op id of this request, sent as `x-holdfast-op` (see [`crate::op_scope`]).
+    /// The trace's op id of this request, sent as `x-holdfast-op` (see [`crate::world::op_scope`]).
     pub op: Option<invariants::trace::OpId>,
 }
 
@@ -112,7 +112,7 @@ impl SimClient {
             b = b.header("if-none-match", v);
         }
         if let Some(op) = call.op {
-            b = b.header(crate::op_scope::OP_HEADER, op);
+            b = b.header(crate::world::op_scope::OP_HEADER, op);
         }
         let body = match &call.body {
             Some(v) => {

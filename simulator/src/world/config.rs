@@ -1,15 +1,15 @@
 //! What one world is made of: its configuration (built from a scenario by
-//! [`crate::plan`]) and the seeds of its streams.
+//! [`crate::world::plan`]) and the seeds of its streams.
 
-use crate::fault_params::{CacheFault, CacheFaults, LinkFault, LinkFaults, StoreOutage, SweeperStall};
-use crate::faults::CrashFault;
-use crate::provider_host::ProviderFaults;
-use crate::room_user::RoomWorld;
-use crate::user::UserParams;
+use crate::world::fault_params::{CacheFault, CacheFaults, LinkFault, LinkFaults, StoreOutage, SweeperStall};
+use crate::world::faults::CrashFault;
+use crate::world::provider_host::ProviderFaults;
+use crate::world::room_user::RoomWorld;
+use crate::world::user::UserParams;
 use booking::fault::Plant;
 use booking::payment::workflow::WorkflowConfig;
 
-/// Everything one run is made of. Built from a scenario (see [`crate::plan`]).
+/// Everything one run is made of. Built from a scenario (see [`crate::world::plan`]).
 #[derive(Debug, Clone)]
 pub struct WorldConfig {
     /// Service hosts (`svc0`, `svc1`, ...), >= 1.
@@ -18,7 +18,7 @@ pub struct WorldConfig {
     pub client_hosts: usize,
     /// Virtual users.
     pub users: usize,
-    /// Probers besides the users (see [`crate::prober`]).
+    /// Probers besides the users (see [`crate::world::prober`]).
     pub probers: usize,
     /// Events, each with `seats_per_event` seats.
     pub events: usize,
@@ -67,7 +67,7 @@ pub struct WorldConfig {
     /// Judge with these checkers only (`invariants::checks::CHECKERS` names); empty: all.
     pub checkers: Vec<String>,
     /// How long the shared cache keeps an entry, ms: bookingd's
-    /// [`crate::build::CACHE_TTL_MS`] (`None`: until invalidated, a harness knob for
+    /// [`crate::world::build::CACHE_TTL_MS`] (`None`: until invalidated, a harness knob for
     /// proving that `stale-read-bounded` bites).
     pub seat_map_cache_ttl_ms: Option<u64>,
     /// Seat-map cache faults (down, stale, poisoned).

@@ -1,8 +1,8 @@
 //! The fault parameters a world is built with, as the scenario states them
 //! (rates, lengths, windows, pinned faults), and the faults the schedule
-//! fixes from them. Values only: drawing is [`crate::schedule`]'s.
+//! fixes from them. Values only: drawing is [`crate::world::schedule`]'s.
 
-use crate::faulty_cache::CacheMode;
+use crate::world::faulty_cache::CacheMode;
 use serde::Serialize;
 
 /// Link faults of a scenario: each simulated second of the fault phase cuts

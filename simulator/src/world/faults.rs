@@ -5,7 +5,7 @@
 //! it and restarts it later), stalls the sweeper while the world says so,
 //! and carries the run's planted bug.
 
-use crate::recorder::Recorder;
+use crate::world::recorder::Recorder;
 use booking::fault::{CommitPoint, Injector, Plant};
 use invariants::trace::FaultKind;
 use rand::{Rng, SeedableRng};

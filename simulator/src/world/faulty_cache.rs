@@ -7,7 +7,7 @@
 //! ([`TraceKind::SeatMapCached`](invariants::trace::TraceKind::SeatMapCached)),
 //! so `stale-read-bounded` can hold served maps to the TTL.
 
-use crate::recorder::Recorder;
+use crate::world::recorder::Recorder;
 use async_trait::async_trait;
 use booking::http::cache::{CachedSeatMap, MemCache, SeatMapCache};
 use serde::Serialize;

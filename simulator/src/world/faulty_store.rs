@@ -1,7 +1,7 @@
 //! The world's store behind an outage switch: while the switch is on,
 //! every call fails with a backend error before it reaches the store (the
 //! database unreachable: nothing is written), as PgStore's calls fail when
-//! PostgreSQL is down. The outage nemesis ([`crate::nemesis::OutageNemesis`])
+//! PostgreSQL is down. The outage nemesis ([`crate::world::nemesis::OutageNemesis`])
 //! flips it.
 
 use async_trait::async_trait;

@@ -2,7 +2,7 @@
 //! waiting room reports its law's runs and the session ends it learnt from
 //! here, tagged with the host and the life, for the auditor to recompute.
 
-use crate::recorder::Recorder;
+use crate::world::recorder::Recorder;
 use booking::admission::controller::{Decision, Signals};
 use booking::admission::law_log::LawLog;
 use booking::model::EventId;

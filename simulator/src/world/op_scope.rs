@@ -2,7 +2,7 @@
 //! number each request (`x-holdfast-op`, the trace's op id), and a layer
 //! around each service host's router keeps that number for the request's
 //! task, so the store calls it makes are traced with it
-//! ([`crate::traced_store`]). Background work (dispatcher, reconciler,
+//! ([`crate::world::traced_store`]). Background work (dispatcher, reconciler,
 //! sweeper, webhooks) carries none.
 
 use axum::extract::Request;

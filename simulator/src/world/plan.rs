@@ -2,13 +2,13 @@
 //! virtual users, each fault table becomes knobs on the world, the provider
 //! or the users. Swarm scenarios switch and weigh faults per seed.
 
-use crate::fault_params::{CacheFault, CacheFaults, LinkFault, LinkFaults, PausedClients, SweeperStall};
-use crate::faults::CrashFault;
-use crate::faulty_cache::CacheMode;
-use crate::provider_host::ProviderFaults;
-use crate::room_user::RoomWorld;
-use crate::user::UserParams;
-use crate::world_config::WorldConfig;
+use crate::world::config::WorldConfig;
+use crate::world::fault_params::{CacheFault, CacheFaults, LinkFault, LinkFaults, PausedClients, SweeperStall};
+use crate::world::faults::CrashFault;
+use crate::world::faulty_cache::CacheMode;
+use crate::world::provider_host::ProviderFaults;
+use crate::world::room_user::RoomWorld;
+use crate::world::user::UserParams;
 use booking::admission::room::Policy;
 use booking::fault::{CommitPoint, Plant};
 use scenarios::{FaultKind, Outcome, Scenario};
@@ -111,7 +111,7 @@ impl Plan {
             store_outage: f
                 .store_outage
                 .as_ref()
-                .map(|o| crate::fault_params::StoreOutage { from_ms: o.from_ms as u64, to_ms: o.to_ms as u64 }),
+                .map(|o| crate::world::fault_params::StoreOutage { from_ms: o.from_ms as u64, to_ms: o.to_ms as u64 }),
             rooms_lost_at_ms: f.rooms_lost.as_ref().map(|r| r.at_ms as u64),
             rooms_down_ms: f.rooms_lost.as_ref().map_or(0, |r| r.down_ms as u64),
             plant: self.plant,
@@ -119,7 +119,7 @@ impl Plan {
             tick_ms: TICK_MS,
             seat_map_cache: self.seat_map_cache,
             checkers: self.checkers.clone(),
-            seat_map_cache_ttl_ms: Some(crate::build::CACHE_TTL_MS),
+            seat_map_cache_ttl_ms: Some(crate::world::build::CACHE_TTL_MS),
             pinned_link_faults: f
                 .network
                 .as_ref()

@@ -5,10 +5,10 @@
 //! reconciler was told), and its ledger — the money that actually moved —
 //! appended to the trace after the run.
 
-use crate::exchanges::Exchanges;
-use crate::net::{SimConnector, SimListener};
-use crate::recorder::Recorder;
-use crate::sim_clock::SimClock;
+use crate::world::exchanges::Exchanges;
+use crate::world::net::{SimConnector, SimListener};
+use crate::world::recorder::Recorder;
+use crate::world::sim_clock::SimClock;
 use async_trait::async_trait;
 use booking::fake_provider::webhook_sender::{HttpWebhookTransport, WebhookTransport};
 use booking::fake_provider::{FakeProvider, Faults, app};
@@ -87,7 +87,7 @@ pub fn install(
         .map(|s| {
             HttpWebhookTransport::new(
                 SimConnector,
-                &format!("http://{s}:{}/v1/webhooks/provider", crate::deployment::SERVICE_PORT),
+                &format!("http://{s}:{}/v1/webhooks/provider", crate::world::deployment::SERVICE_PORT),
                 Duration::from_secs(2),
             )
             .expect("webhook url is valid")

@@ -3,7 +3,7 @@
 //! their crashes), every change traced as a [`RoomEvent`] for the
 //! waiting-room checkers. Reads are not traced.
 
-use crate::recorder::Recorder;
+use crate::world::recorder::Recorder;
 use async_trait::async_trait;
 use booking::admission::room::{
     Admitted, Gauge, LotteryRecord, MemRooms, Place, RoomError, RoomImage, RoomSpec, Rooms, SessionEnd,

@@ -12,8 +12,8 @@
 //! the rooms' state); what the user learnt is traced too (`RoomEvent::Told`),
 //! and so is every hold and checkout.
 
-use crate::recorder::Recorder;
-use crate::user::{Actor, UserParams};
+use crate::world::recorder::Recorder;
+use crate::world::user::{Actor, UserParams};
 use booking::model::{EventId, SeatId, UserId};
 use booking::problem_kind::ProblemKind;
 use invariants::trace::{ClientOp, OpResult, RoomEvent};
@@ -105,7 +105,7 @@ impl Actor {
     /// Sends one queue request (`POST` joins, `GET` polls) to the home host,
     /// as a traced operation (the auditor reads the answer).
     async fn queue_call(&mut self, method: &'static str, event_id: &str) -> Option<Standing> {
-        let probe = crate::prober::probe::Probe::user(method, format!("/v1/events/{event_id}/queue"));
+        let probe = crate::world::prober::probe::Probe::user(method, format!("/v1/events/{event_id}/queue"));
         // Boxed: a waiting user's task stays small between polls (the
         // client's request future is large, and an async fn is as large as
         // its largest await).

@@ -12,13 +12,13 @@
 //! and the provider's knobs (the provider's stream, per call). The schedule
 //! names those policies too, so that it lists every fault the seed can meet.
 
-use crate::fault_params::{
+use crate::world::config::{WorldConfig, host_seed};
+use crate::world::fault_params::{
     CacheFault, CacheFaults, ClockSkew, LinkFault, LinkMode, PausedClients, StoreOutage, SweeperStall,
 };
-use crate::faults::CrashFault;
-use crate::faulty_cache::CacheMode;
-use crate::provider_host::ProviderFaults;
-use crate::world_config::{WorldConfig, host_seed};
+use crate::world::faults::CrashFault;
+use crate::world::faulty_cache::CacheMode;
+use crate::world::provider_host::ProviderFaults;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::fmt;

@@ -1,12 +1,12 @@
 //! Stepping a built world: the fault phase (turmoil steps, each followed by
 //! the nemeses), its end (every fault switched off), then the settle phase,
 //! which ends at its bound or as soon as the world is quiescent (see
-//! [`crate::quiescence`]).
+//! [`crate::world::quiescence`]).
 
-use crate::build::World;
-use crate::nemesis::{Nemeses, Stage};
-use crate::provider_host::ProviderFaults;
-use crate::quiescence;
+use crate::world::build::World;
+use crate::world::nemesis::{Nemeses, Stage};
+use crate::world::provider_host::ProviderFaults;
+use crate::world::quiescence;
 use booking::clock::Clock;
 use invariants::trace::{FaultKind, PhaseMark};
 

@@ -4,10 +4,10 @@
 //! so the record written right after a call returns follows its writes and
 //! precedes anything another task does: the trace is the commit order. A
 //! call made while serving a client request carries that request's op id
-//! ([`crate::op_scope`]).
+//! ([`crate::world::op_scope`]).
 
-use crate::op_scope;
-use crate::recorder::Recorder;
+use crate::world::op_scope;
+use crate::world::recorder::Recorder;
 use async_trait::async_trait;
 use booking::clock::Clock;
 use booking::model::{

@@ -3,9 +3,9 @@
 //! replays — woven in. Every request goes through [`Actor::call`], which
 //! records it in the trace as invoked, then ok, fail or unknown.
 
-use crate::client::{Call, Reply, SimClient};
-use crate::recorder::Recorder;
-use crate::revalidation::SeatSeen;
+use crate::world::client::{Call, Reply, SimClient};
+use crate::world::recorder::Recorder;
+use crate::world::revalidation::SeatSeen;
 use booking::http::api::{HoldView, OrderView, ReleaseView};
 use booking::http::problem::Problem;
 use booking::model::{EventId, HoldToken, SeatId, SeatState};
@@ -73,7 +73,7 @@ pub struct UserParams {
     /// When the user arrives (its first step), ms after the start.
     pub arrival_ms: (u64, u64),
     /// Paused client: probability per checkout, and how long the pause lasts.
-    pub pause: Option<crate::fault_params::PausedClients>,
+    pub pause: Option<crate::world::fault_params::PausedClients>,
     /// Stale-token replay: probability per granted hold.
     pub stale_replay: Option<f64>,
     /// Users start no new flow after this simulated time.
@@ -175,7 +175,7 @@ pub struct Actor {
     /// The admission token presented on holds and checkouts (waiting-room worlds, once admitted).
     pub admission: Option<String>,
     /// The seat maps this user read last, for revalidation.
-    pub seen_maps: crate::revalidation::SeenMaps,
+    pub seen_maps: crate::world::revalidation::SeenMaps,
 }
 
 /// The problem kind of a 4xx answer (`urn:holdfast:problem:<kind>`), read
@@ -241,7 +241,7 @@ impl Actor {
         assert!(!services.is_empty());
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let home = rng.random_range(0..services.len());
-        let seen_maps = crate::revalidation::SeenMaps::new(seed);
+        let seen_maps = crate::world::revalidation::SeenMaps::new(seed);
         Self { user, token, services, home, recorder, rng, admission: None, seen_maps }
     }
 
@@ -322,7 +322,7 @@ impl Actor {
     /// `available_only` asks for the available seats alone
     /// (`?state=available`), as a user waiting for returns in a sold-out
     /// rush re-polls; otherwise the whole map, as a user's first look. A
-    /// view read before may be revalidated ([`crate::revalidation`]): a
+    /// view read before may be revalidated ([`crate::world::revalidation`]): a
     /// `304` answers with the remembered map.
     pub(crate) async fn browse(&mut self, event_id: &str, available_only: bool) -> Option<Vec<SeatId>> {
         let host = self.home;
@@ -359,7 +359,7 @@ impl Actor {
                 None
             }
         }?;
-        let now_ms = crate::sim_clock::EPOCH_MS + Recorder::now_ms();
+        let now_ms = crate::world::sim_clock::EPOCH_MS + Recorder::now_ms();
         Some(seats.into_iter().filter(|s| s.held_until_ms.is_none_or(|t| t < now_ms)).map(|s| s.seat_id).collect())
     }
 
@@ -370,7 +370,7 @@ impl Actor {
         op_id: invariants::trace::OpId,
         event_id: &str,
         available_only: bool,
-        raw: crate::client::Raw,
+        raw: crate::world::client::Raw,
     ) -> Option<Vec<SeatSeen>> {
         let source = raw.source.clone().unwrap_or_default();
         if raw.status == 304 {
@@ -511,7 +511,7 @@ impl Actor {
         hold_token: HoldToken,
         seat_ids: &[SeatId],
     ) {
-        if let Some(crate::fault_params::PausedClients { probability, pause_ms }) = p.pause
+        if let Some(crate::world::fault_params::PausedClients { probability, pause_ms }) = p.pause
             && self.rng.random_bool(probability)
         {
             self.recorder

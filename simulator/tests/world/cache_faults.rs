@@ -7,12 +7,12 @@
 
 use booking::model::SeatState;
 use invariants::trace::{ClientOp, FaultKind, TraceEvent, TraceKind};
-use simulator::check::RunOutcome;
-use simulator::fault_params::CacheFaults;
-use simulator::faulty_cache::CacheMode;
-use simulator::plan;
-use simulator::schedule;
-use simulator::world_config::WorldConfig;
+use simulator::world::check::RunOutcome;
+use simulator::world::config::WorldConfig;
+use simulator::world::fault_params::CacheFaults;
+use simulator::world::faulty_cache::CacheMode;
+use simulator::world::plan;
+use simulator::world::schedule;
 use std::collections::BTreeMap;
 
 /// `cache-faults` seed `seed` with the cache in `mode` for the whole fault phase.

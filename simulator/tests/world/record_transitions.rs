@@ -5,7 +5,7 @@
 
 use booking::fault::Plant;
 use invariants::{Invariant, TraceKind};
-use simulator::plan;
+use simulator::world::plan;
 
 #[test]
 fn an_all_faults_seed_checks_order_and_compensation_transitions() {

@@ -1,6 +1,6 @@
 //! Seeds that once failed, each pinned with its postmortem.
 
-use simulator::plan;
+use simulator::world::plan;
 
 /// Runs one library seed with every checker and asserts it passes.
 fn assert_passes(scenario: &str, seed: u64) {

@@ -3,9 +3,9 @@
 //! its time, and nothing else does; the same seed draws the same schedule.
 
 use invariants::trace::{FaultKind, TraceKind};
-use simulator::fault_params::LinkMode;
-use simulator::plan;
-use simulator::schedule;
+use simulator::world::fault_params::LinkMode;
+use simulator::world::plan;
+use simulator::world::schedule;
 
 /// Faults of `kind` in `trace`: (ms since the world started, detail).
 fn faults(trace: &[invariants::trace::TraceEvent], kind: FaultKind) -> Vec<(u64, String)> {

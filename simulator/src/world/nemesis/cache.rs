@@ -3,8 +3,8 @@
 //! healthy at its end, or when the fault phase ends. One at a time.
 
 use super::{Nemesis, Stage};
-use crate::fault_params::CacheFault;
-use crate::faulty_cache::{CacheMode, CacheSwitch};
+use crate::world::fault_params::CacheFault;
+use crate::world::faulty_cache::{CacheMode, CacheSwitch};
 use invariants::trace::FaultKind;
 
 /// Starts and ends the scheduled cache faults.

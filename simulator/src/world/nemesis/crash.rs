@@ -1,10 +1,10 @@
 //! Crash after commit, the world's side: a host's injector
-//! ([`crate::faults::HostFaults`]) decided at a commit that its answer is
+//! ([`crate::world::faults::HostFaults`]) decided at a commit that its answer is
 //! lost and asked to be crashed; this nemesis crashes it at the next step and
 //! restarts it `restart_after_ms` later.
 
 use super::{Nemesis, Stage};
-use crate::faults::WorldSwitches;
+use crate::world::faults::WorldSwitches;
 use invariants::trace::FaultKind;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;

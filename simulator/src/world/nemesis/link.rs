@@ -3,7 +3,7 @@
 //! phase and ended at its end, or when the fault phase ends.
 
 use super::{Nemesis, Stage};
-use crate::fault_params::{LinkFault, LinkMode};
+use crate::world::fault_params::{LinkFault, LinkMode};
 use invariants::trace::FaultKind;
 
 /// Starts and ends the scheduled link faults.

@@ -1,6 +1,6 @@
 //! The nemeses: one per fault kind that acts on the world from outside its
 //! hosts, each stepped by the world after every turmoil step (see
-//! [`crate::step`]). Faults that act inside a host (a crash decided at a
+//! [`crate::world::step`]). Faults that act inside a host (a crash decided at a
 //! commit, a paused client, a stale token, the provider's knobs) are drawn
 //! where they strike; the nemeses carry out what those ask of the world
 //! (crash a host, restart it) and what the schedule fixed up front (link
@@ -20,9 +20,9 @@ pub use outage::OutageNemesis;
 pub use rooms::RoomsNemesis;
 pub use stall::StallNemesis;
 
-use crate::build::World;
-use crate::recorder::Recorder;
-use crate::schedule::FaultSchedule;
+use crate::world::build::World;
+use crate::world::recorder::Recorder;
+use crate::world::schedule::FaultSchedule;
 
 /// What a nemesis may act on at one step.
 pub struct Stage<'s, 'w> {

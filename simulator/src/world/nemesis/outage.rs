@@ -2,7 +2,7 @@
 //! when the database is unreachable, within the schedule's window.
 
 use super::{Nemesis, Stage};
-use crate::fault_params::StoreOutage;
+use crate::world::fault_params::StoreOutage;
 use invariants::trace::FaultKind;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -8,7 +8,7 @@
 //! answer to the rooms as they were.
 
 use super::{Nemesis, Stage};
-use crate::recording_rooms::RecordingRooms;
+use crate::world::recording_rooms::RecordingRooms;
 use invariants::trace::FaultKind;
 use std::sync::Arc;
 

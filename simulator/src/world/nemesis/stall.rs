@@ -2,7 +2,7 @@
 //! the schedule's window.
 
 use super::{Nemesis, Stage};
-use crate::fault_params::SweeperStall;
+use crate::world::fault_params::SweeperStall;
 use invariants::trace::FaultKind;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -14,9 +14,9 @@
 //! - the rate limit: more hold attempts than a minute allows, back to back.
 
 use super::{Probe, ProberKit};
-use crate::recorder::Recorder;
-use crate::sim_clock::EPOCH_MS;
-use crate::user::Actor;
+use crate::world::recorder::Recorder;
+use crate::world::sim_clock::EPOCH_MS;
+use crate::world::user::Actor;
 use booking::model::{EventId, HoldToken, OrderId, SeatId};
 use booking::payment::webhook::sign;
 use invariants::trace::{ClientOp, Credential, OpResult};

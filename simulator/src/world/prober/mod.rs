@@ -14,8 +14,8 @@ pub mod probe;
 mod probes;
 pub mod room;
 
-use crate::recorder::Recorder;
-use crate::user::Actor;
+use crate::world::recorder::Recorder;
+use crate::world::user::Actor;
 use booking::model::{EventId, SeatId};
 use invariants::trace::Credential;
 pub use probe::Probe;

@@ -1,8 +1,8 @@
 //! One raw request of a prober (or a room user): what it sends, and how it
 //! is sent to the user's home host and traced.
 
-use crate::client::Raw;
-use crate::user::Actor;
+use crate::world::client::Raw;
+use crate::world::user::Actor;
 use bytes::Bytes;
 use http_body_util::Full;
 use invariants::trace::{ClientOp, Credential, OpResult};
@@ -74,7 +74,7 @@ impl Actor {
         for (n, v) in &p.headers {
             b = b.header(n.as_str(), v.as_str());
         }
-        b = b.header(crate::op_scope::OP_HEADER, op_id);
+        b = b.header(crate::world::op_scope::OP_HEADER, op_id);
         let req = b.body(Full::new(Bytes::from(p.body.unwrap_or_default()))).expect("a probe is a valid request");
         let answer = self.services[host].send_request(req).await;
         let read = p.path.ends_with("/queue") || p.path.ends_with("/queue/lottery");
@@ -93,10 +93,10 @@ impl Actor {
                         self.recorder.ok(op_id, OpResult::Answered { fields, body: kept }, raw.status);
                     }
                     400..=499 => {
-                        let kind = crate::user::kind_of(&body);
+                        let kind = crate::world::user::kind_of(&body);
                         self.recorder.fail(op_id, kind, raw.status, &body);
                     }
-                    s => self.recorder.unknown(op_id, &format!("http {s} {}", crate::user::kind_of(&body))),
+                    s => self.recorder.unknown(op_id, &format!("http {s} {}", crate::world::user::kind_of(&body))),
                 }
                 Some((raw.status, body))
             }

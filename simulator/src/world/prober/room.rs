@@ -12,10 +12,10 @@
 //!   (reading the queue, never joining), then tries to join.
 
 use super::{Probe, ProberKit};
-use crate::recorder::Recorder;
-use crate::room_user::RoomRun;
-use crate::sim_clock::EPOCH_MS;
-use crate::user::Actor;
+use crate::world::recorder::Recorder;
+use crate::world::room_user::RoomRun;
+use crate::world::sim_clock::EPOCH_MS;
+use crate::world::user::Actor;
 use base64::Engine as _;
 use booking::admission::token::MAX_ADMISSION_TOKEN_LEN;
 use booking::model::{EventId, SeatId};
