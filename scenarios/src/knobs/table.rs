@@ -384,7 +384,7 @@ pub static KNOBS: &[Knob] = &[
     },
     Knob {
         key: "faults.delayed_callback.probability",
-        meaning: "probability that a payment callback (each webhook copy) is held back `delay_ms`; every copy is otherwise sent within 0–1,000 ms (`simulator::plan::WEBHOOK_JITTER_MS`). Late successes are `faults.provider.late_success_probability`",
+        meaning: "probability that a payment callback (each webhook copy) is held back `delay_ms`; every copy is otherwise sent within 0–1,000 ms (`simulator::world::plan::WEBHOOK_JITTER_MS`). Late successes are `faults.provider.late_success_probability`",
         check: P,
         access: opt!(faults.delayed_callback => probability),
         shrink: Shrink::Probability,
@@ -506,7 +506,7 @@ pub static KNOBS: &[Knob] = &[
     },
     Knob {
         key: "faults.provider.late_success_probability",
-        meaning: "probability that a charge answers `processing` and succeeds only 5 s after the payment deadline (`simulator::plan::LATE_SUCCESS_AFTER_DEADLINE_MS`), its callback bringing the outcome",
+        meaning: "probability that a charge answers `processing` and succeeds only 5 s after the payment deadline (`simulator::world::plan::LATE_SUCCESS_AFTER_DEADLINE_MS`), its callback bringing the outcome",
         check: P,
         access: opt!(faults.provider => late_success_probability),
         shrink: Shrink::Probability,

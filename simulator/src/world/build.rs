@@ -419,7 +419,7 @@ fn install_users(
                 let clients =
                     services.iter().map(|s| SimClient::new(format!("{s}:{SERVICE_PORT}"), CLIENT_TIMEOUT)).collect();
                 Actor::new(
-                    user.clone(),
+                    UserId::from(&user),
                     user_token(&auth, &user, None),
                     clients,
                     recorder.clone(),
@@ -474,7 +474,7 @@ fn install_room_users(
                 // A member with `member_share`, drawn from the user's own stream (not its actor's).
                 let member = ((user_seed >> 11) as f64 / (1u64 << 53) as f64) < room.member_share;
                 let token = user_token(&auth, &user, member.then_some(0));
-                Actor::new(user.clone(), token, clients.clone(), recorder.clone(), user_seed)
+                Actor::new(UserId::from(&user), token, clients.clone(), recorder.clone(), user_seed)
             })
             .collect();
         let (params, shared) = (params.clone(), shared.clone());
@@ -513,7 +513,13 @@ fn install_probers(
     for i in 0..cfg.probers {
         let users = [format!("p{i:04}"), format!("p{i:04}b"), format!("p{i:04}c")];
         let actor = |u: &str| {
-            Actor::new(u.to_string(), user_token(&auth, u, None), clients.clone(), recorder.clone(), host_seed(seed, u))
+            Actor::new(
+                UserId::from(u),
+                user_token(&auth, u, None),
+                clients.clone(),
+                recorder.clone(),
+                host_seed(seed, u),
+            )
         };
         pairs.push((actor(&users[0]), actor(&users[1]), actor(&users[2]), prober_kit(cfg, events, &auth, &users[0])));
     }

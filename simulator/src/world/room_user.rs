@@ -36,7 +36,7 @@ pub const MAX_SHARED_ADMISSIONS: usize = 4_096;
 
 /// Admission tokens users were given, shared by a world's users: the pool a
 /// bypassing user borrows from (a leaked link).
-pub type SharedAdmissions = Arc<Mutex<Vec<(String, EventId, String)>>>;
+pub type SharedAdmissions = Arc<Mutex<Vec<(UserId, EventId, String)>>>;
 
 /// A world's waiting room: one in front of every event, opened before the run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -124,11 +124,8 @@ impl Actor {
                 return None;
             }
             let standing = self.queue_call(if joined { "GET" } else { "POST" }, event_id).await;
-            let told = |admitted| RoomEvent::Told {
-                event_id: EventId::from(event_id),
-                user: UserId::from(self.user.clone()),
-                admitted,
-            };
+            let told =
+                |admitted| RoomEvent::Told { event_id: EventId::from(event_id), user: self.user.clone(), admitted };
             let wait_ms = match standing {
                 Some(Standing::Admitted(token)) => {
                     self.recorder.room(told(true));

@@ -8,7 +8,7 @@ use crate::world::recorder::Recorder;
 use crate::world::revalidation::SeatSeen;
 use booking::http::api::{HoldView, OrderView, ReleaseView};
 use booking::http::problem::Problem;
-use booking::model::{EventId, HoldToken, SeatId, SeatState};
+use booking::model::{EventId, HoldToken, SeatId, SeatState, UserId};
 use booking::problem_kind::ProblemKind;
 use invariants::trace::{ClientOp, FaultKind, OpResult};
 use rand::{Rng, SeedableRng};
@@ -125,7 +125,7 @@ impl SeatRead<'_> {
 #[derive(Debug, Clone)]
 pub struct SeenHold {
     /// Who holds it.
-    pub owner: String,
+    pub owner: UserId,
     /// The event.
     pub event_id: EventId,
     /// The token.
@@ -158,7 +158,7 @@ pub fn sold_out_backoff_ms(streak: u32) -> (u64, u64) {
 #[derive(Debug)]
 pub struct Actor {
     /// User id.
-    pub user: String,
+    pub user: UserId,
     /// Bearer token.
     pub token: String,
     /// One client per service host.
@@ -237,7 +237,7 @@ fn request_of(op: &ClientOp) -> (&'static str, String, Option<&str>, Option<Valu
 
 impl Actor {
     /// Builds the user `index` of `seed`.
-    pub fn new(user: String, token: String, services: Vec<SimClient>, recorder: Recorder, seed: u64) -> Self {
+    pub fn new(user: UserId, token: String, services: Vec<SimClient>, recorder: Recorder, seed: u64) -> Self {
         assert!(!services.is_empty());
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let home = rng.random_range(0..services.len());
