@@ -20,6 +20,7 @@ use crate::model::{MAX_HOLD_TTL_MS, MAX_PAYMENT_TTL_MS};
 use crate::payment::http_provider::HttpProvider;
 use crate::payment::workflow::WorkflowConfig;
 use crate::service::{Service, ServiceParts};
+use crate::store::circuit::Circuit;
 use crate::store::{PgClock, PgStore};
 use crate::sweeper::SweeperConfig;
 use clap::{Parser, Subcommand};
@@ -89,7 +90,7 @@ enum Command {
         #[arg(long)]
         admin: bool,
         /// Priority tier for priority waiting rooms (0 is admitted first; absent: the public).
-        #[arg(long, value_parser = clap::value_parser!(u8).range(0..i64::from(crate::admission::queue::MAX_TIERS)))]
+        #[arg(long, value_parser = clap::value_parser!(u8).range(0..=i64::from(crate::admission::queue::MAX_TIERS) - 1))]
         tier: Option<u8>,
     },
 }
@@ -126,8 +127,13 @@ struct ServeArgs {
     #[arg(long, default_value_t = 120_000, value_parser = clap::value_parser!(i64).range(1..=MAX_PAYMENT_TTL_MS))]
     payment_ttl_ms: i64,
     /// Hold attempts one user may make per minute (then 429 with Retry-After).
-    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=MAX_PER_MINUTE))]
     hold_attempts_per_minute: u32,
+    /// Queue polls (GET /v1/events/{id}/queue) one user may make per event per minute
+    /// (then 429 with Retry-After); a client that waits as told needs at most 30.
+    #[arg(long, default_value_t = crate::http::state::DEFAULT_QUEUE_POLLS_PER_MINUTE,
+          value_parser = clap::value_parser!(u32).range(1..=MAX_PER_MINUTE))]
+    queue_polls_per_minute: u32,
     /// Seats of one event one user may have at once, held or in payment (a
     /// hold past it is refused 409 hold-limit); 0 for no cap.
     #[arg(long, default_value_t = crate::http::DEFAULT_MAX_HELD_SEATS_PER_USER,
@@ -156,7 +162,7 @@ struct ServeArgs {
     #[arg(long, default_value_t = DEFAULT_CACHE_TTL_MS, value_parser = clap::value_parser!(u64).range(1..=MAX_CACHE_TTL_MS))]
     cache_ttl_ms: u64,
     /// Timeout of one call to the payment provider; must be below the outbox lease (30000 ms).
-    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..=MAX_OUTBOX_LEASE_MS as u64))]
     provider_timeout_ms: u64,
     /// How long a dispatcher's claim on an outbox row (a charge or a refund to
     /// send) lasts: the row of a dispatcher that died is taken over after it.
@@ -195,6 +201,9 @@ const MAX_ADMISSION_PRIOR_SESSION_MS: u64 = 24 * 60 * 60 * 1000;
 const MAX_ADMISSION_TICK_MS: u64 = 60 * 1000;
 /// Longest `--admission-poll-max-s`: an hour.
 const MAX_ADMISSION_POLL_S: u64 = 60 * 60;
+
+/// Most `--hold-attempts-per-minute` and `--queue-polls-per-minute`.
+const MAX_PER_MINUTE: i64 = 1_000_000;
 
 /// Longest outbox lease: an hour.
 const MAX_OUTBOX_LEASE_MS: i64 = 60 * 60 * 1000;
@@ -265,57 +274,72 @@ async fn migrate(pool: &sqlx::PgPool) -> Result<(), String> {
     .await
 }
 
+/// `url` as PostgreSQL connect options: only a `postgres://` or
+/// `postgresql://` URL (sqlx would read another scheme's URL as PostgreSQL's).
+fn pg_options(url: &str) -> Result<sqlx::postgres::PgConnectOptions, String> {
+    let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    if !matches!(scheme.as_deref(), Some("postgres" | "postgresql")) {
+        return Err(format!(
+            "--database-url must be a PostgreSQL URL (postgres://user@host:port/database), not {}",
+            scheme.map_or_else(|| "a string without a scheme".to_string(), |s| format!("a {s}:// URL"))
+        ));
+    }
+    url.parse().map_err(|e| format!("--database-url is not a PostgreSQL URL: {e}"))
+}
+
+/// Where `opts` points, without the password: what an operator needs to find the problem.
+fn pg_target(opts: &sqlx::postgres::PgConnectOptions) -> String {
+    let db = opts.get_database().unwrap_or("(the user's default database)");
+    format!("{}:{}/{db}", opts.get_host(), opts.get_port())
+}
+
+/// A pool of at most `max` connections to `url`, after one direct connection
+/// proved the database answers: a refused connection is reported as such at
+/// once (the pool would retry it until its acquire timeout, then say only
+/// "pool timed out").
 async fn pool(url: &str, max: u32) -> Result<sqlx::PgPool, String> {
-    let opts: sqlx::postgres::PgConnectOptions =
-        url.parse().map_err(|e| format!("--database-url is not a PostgreSQL URL: {e}"))?;
-    // Where, without the password: what an operator needs to find the problem.
-    let target = format!(
-        "{}:{}/{}",
-        opts.get_host(),
-        opts.get_port(),
-        opts.get_database().unwrap_or("(the user's default database)")
-    );
+    use sqlx::Connection as _;
+    let opts = pg_options(url)?;
+    let cannot = |why: String| {
+        format!(
+            "cannot connect to the database at {}: {why} (is PostgreSQL running there, and does the database \
+             exist? `bookingd migrate` needs it to exist)",
+            pg_target(&opts)
+        )
+    };
+    match tokio::time::timeout(DB_ACQUIRE_TIMEOUT, sqlx::PgConnection::connect_with(&opts)).await {
+        Ok(Ok(conn)) => drop(conn.close().await),
+        Ok(Err(e)) => return Err(cannot(crate::store::circuit::describe(&e))),
+        Err(_) => return Err(cannot(format!("no answer within {} s", DB_ACQUIRE_TIMEOUT.as_secs()))),
+    }
     sqlx::postgres::PgPoolOptions::new()
         .max_connections(max)
         .acquire_timeout(DB_ACQUIRE_TIMEOUT)
-        .connect_with(opts)
+        .connect_with(opts.clone())
         .await
-        .map_err(|e| {
-            format!(
-                "cannot connect to the database at {target} within {} s: {e} (is PostgreSQL running there, \
-                 and does the database exist? `bookingd migrate` needs it to exist)",
-                DB_ACQUIRE_TIMEOUT.as_secs()
-            )
-        })
+        .map_err(|e| cannot(crate::store::circuit::describe(&e)))
 }
 
 async fn run_serve(args: ServeArgs) -> Result<(), String> {
     let token_secret = secret("HOLDFAST_TOKEN_SECRET")?;
     let webhook_secret = secret("HOLDFAST_WEBHOOK_SECRET")?;
     let admission_secret = admission_secret(optional_env(ADMISSION_SECRET_VAR)?, &token_secret)?;
-    let workflow = WorkflowConfig {
-        outbox_lease_ms: args.outbox_lease_ms,
-        dispatch_concurrency: args.dispatch_concurrency,
-        ..WorkflowConfig::default()
-    };
-    workflow.validate().map_err(|e| format!("--outbox-lease-ms/--dispatch-concurrency: {e}"))?;
-    // A provider call must end before its outbox row's lease does, or another
-    // dispatcher could take the row over mid-call.
-    if i64::try_from(args.provider_timeout_ms).map_or(true, |t| t >= workflow.outbox_lease_ms) {
-        return Err(format!("--provider-timeout-ms must be below the outbox lease of {} ms", workflow.outbox_lease_ms));
-    }
+    let workflow = workflow_config(&args)?;
     let provider = HttpProvider::with_http(&args.provider_url, Duration::from_millis(args.provider_timeout_ms))
         .map_err(|e| format!("--provider-url: {e}"))?;
     let pool = pool(&args.database_url, args.max_db_connections).await?;
     migrate(&pool).await?;
     let faults = faults(&args)?;
-    let store = Arc::new(PgStore::new(pool, PgClock::Database, Arc::new(RandomIds)).with_faults(&faults));
+    let circuit = Arc::new(Circuit::new(pool.clone()));
+    let store = Arc::new(
+        PgStore::new(pool, PgClock::Database, Arc::new(RandomIds)).with_faults(&faults).with_circuit(circuit.clone()),
+    );
     let (cache, rooms) = redis_parts(&args, store.pool()).await?;
     let mut waiting_room = WaitingRoomParts {
         instance: format!("{}#{}", args.listen, std::process::id()),
         config: waiting_room_config(&args),
         // Which events have rooms, and what rebuilds a lost one: PostgreSQL's word.
-        records: Arc::new(PgRoomRecords::new(store.pool().clone())),
+        records: Arc::new(PgRoomRecords::with_circuit(circuit.clone())),
         ..WaitingRoomParts::in_memory(&admission_secret)
     };
     if let Some(rooms) = rooms {
@@ -329,25 +353,24 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
             clock: Arc::new(SystemClock),
             token_secret,
             webhook_secret,
-            config: ServiceConfig {
-                hold_ttl_ms: args.hold_ttl_ms,
-                payment_ttl_ms: args.payment_ttl_ms,
-                hold_attempts_per_minute: args.hold_attempts_per_minute,
-                max_held_seats_per_user: (args.max_seats_held_per_user > 0).then_some(args.max_seats_held_per_user),
-                ..ServiceConfig::default()
-            },
+            config: service_config(&args),
             workflow,
             sweeper: SweeperConfig::default(),
             faults,
             waiting_room,
         })
-        .map_err(|e| e.to_string())?,
+        .map_err(|e| e.to_string())?
+        .with_db_circuit(circuit.clone()),
     );
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     println!("bookingd listening on {}", listener.local_addr().map_err(|e| e.to_string())?);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let probe = {
+        let (circuit, opts, stop) = (circuit.clone(), pg_options(&args.database_url)?, stop_rx.clone());
+        tokio::spawn(async move { circuit.probe(opts, stop).await })
+    };
     let background = {
         let service = service.clone();
         tokio::spawn(async move { service.run_background(stop_rx).await })
@@ -355,7 +378,36 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
     serve(listener, service.router(), shutdown_signal()).await.map_err(|e| e.to_string())?;
     let _ = stop_tx.send(true);
     let _ = background.await;
+    let _ = probe.await;
     Ok(())
+}
+
+/// The payment workflow's tunables from the serve flags, checked.
+fn workflow_config(args: &ServeArgs) -> Result<WorkflowConfig, String> {
+    let workflow = WorkflowConfig {
+        outbox_lease_ms: args.outbox_lease_ms,
+        dispatch_concurrency: args.dispatch_concurrency,
+        ..WorkflowConfig::default()
+    };
+    workflow.validate().map_err(|e| format!("--outbox-lease-ms/--dispatch-concurrency: {e}"))?;
+    // A provider call must end before its outbox row's lease does, or another
+    // dispatcher could take the row over mid-call.
+    if i64::try_from(args.provider_timeout_ms).map_or(true, |t| t >= workflow.outbox_lease_ms) {
+        return Err(format!("--provider-timeout-ms must be below the outbox lease of {} ms", workflow.outbox_lease_ms));
+    }
+    Ok(workflow)
+}
+
+/// The service's tunables from the serve flags.
+fn service_config(args: &ServeArgs) -> ServiceConfig {
+    ServiceConfig {
+        hold_ttl_ms: args.hold_ttl_ms,
+        payment_ttl_ms: args.payment_ttl_ms,
+        hold_attempts_per_minute: args.hold_attempts_per_minute,
+        queue_polls_per_minute: args.queue_polls_per_minute,
+        max_held_seats_per_user: (args.max_seats_held_per_user > 0).then_some(args.max_seats_held_per_user),
+        ..ServiceConfig::default()
+    }
 }
 
 /// The seat-map cache and the shared waiting rooms in Redis (`--redis-url`),
@@ -694,6 +746,55 @@ mod tests {
         // Below the shortest Retry-After, or above an hour: refused by the parser.
         assert!(serve_args(&["--admission-poll-max-s", "1"]).is_err());
         assert!(serve_args(&["--admission-poll-max-s", "3601"]).is_err());
+    }
+
+    /// docs/RUNNING_BOOKINGD.md's `serve` table states every numeric flag's
+    /// enforced range (`a..=b`), and the parser enforces exactly it: both
+    /// ends taken, one past either end refused, the default inside.
+    #[test]
+    fn the_guide_states_every_numeric_flags_range() {
+        let guide = include_str!("../../docs/RUNNING_BOOKINGD.md");
+        let table = guide.split("### `bookingd serve`").nth(1).unwrap().split("###").next().unwrap();
+        let mut checked = Vec::new();
+        for row in table.lines().filter(|l| l.starts_with("| `--")) {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let flag = cells[1].trim_matches('`');
+            let default = cells[3].trim_matches('`');
+            if default.parse::<i64>().is_err() {
+                continue;
+            }
+            let range = cells[4]
+                .split(|c: char| c.is_whitespace() || c == ',' || c == ';' || c == ')' || c == '(')
+                .find_map(|w| w.split_once("..="))
+                .unwrap_or_else(|| panic!("{flag}: no range in the guide: {row}"));
+            let number = |t: &str| -> i64 {
+                let digits: String = t.chars().take_while(char::is_ascii_digit).collect();
+                digits.parse().unwrap_or_else(|_| panic!("{flag}: {t:?} is not a number: {row}"))
+            };
+            let (lo, hi) = (number(range.0), number(range.1));
+            let ok = |v: i64| serve_args(&[flag, &v.to_string()]).is_ok();
+            assert!(ok(lo) && ok(hi), "{flag}: {lo}..={hi} not both taken");
+            assert!(!ok(lo - 1) && !ok(hi + 1), "{flag}: the parser takes more than {lo}..={hi}");
+            let d: i64 = default.parse().unwrap();
+            assert!((lo..=hi).contains(&d), "{flag}: default {d} outside {lo}..={hi}");
+            checked.push(flag.to_string());
+        }
+        // Every flag with a numeric default is in the table, and no other.
+        let cli = <Cli as clap::CommandFactory>::command();
+        let serve = cli.find_subcommand("serve").unwrap();
+        let numeric: Vec<String> = serve
+            .get_arguments()
+            .filter(|a| !a.is_hide_set())
+            .filter(|a| {
+                a.get_default_values().first().and_then(|v| v.to_str()).is_some_and(|v| v.parse::<i64>().is_ok())
+            })
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .collect();
+        assert_eq!(
+            checked.len(),
+            numeric.len(),
+            "the guide's ranged flags {checked:?}, the parser's numeric ones {numeric:?}"
+        );
     }
 
     const TOKEN_SECRET: &[u8] = b"token-secret-0123456789";

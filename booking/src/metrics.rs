@@ -91,6 +91,9 @@ pub struct Metrics {
     pub sessions_active: AtomicI64,
     /// The admission rate of this instance's last pass, summed over rooms, admissions per 1,000 s.
     pub admission_rate_per_ks: AtomicI64,
+    /// Answers by (method, route template, status): bounded by the routes'
+    /// table and the statuses the service answers.
+    responses: std::sync::Mutex<std::collections::BTreeMap<(&'static str, &'static str, u16), u64>>,
 }
 
 impl Metrics {
@@ -257,6 +260,26 @@ impl Metrics {
         ]
     }
 
+    /// Counts one answer of `route` (a template of the routes' table, or
+    /// `unmatched`) to `method` (`""` when unmatched) with `status`.
+    pub fn response(&self, method: &'static str, route: &'static str, status: u16) {
+        *self.responses.lock().expect("responses lock").entry((method, route, status)).or_insert(0) += 1;
+    }
+
+    /// The answers counted for (`method`, `route`, `status`).
+    pub fn responses(&self, method: &str, route: &str, status: u16) -> u64 {
+        let counted = self.responses.lock().expect("responses lock");
+        counted.iter().find(|((m, r, s), _)| *m == method && *r == route && *s == status).map_or(0, |(_, n)| *n)
+    }
+
+    fn render_responses(&self, out: &mut String) {
+        let name = "holdfast_http_responses_total";
+        let _ = writeln!(out, "# HELP {name} Answers by method, route and status.\n# TYPE {name} counter");
+        for ((method, route, status), n) in self.responses.lock().expect("responses lock").iter() {
+            let _ = writeln!(out, "{name}{{method=\"{method}\",route=\"{route}\",status=\"{status}\"}} {n}");
+        }
+    }
+
     /// Renders every metric in Prometheus text exposition format.
     pub fn render(&self) -> String {
         let mut out = String::with_capacity(4096);
@@ -269,6 +292,7 @@ impl Metrics {
         for (name, help, v) in self.gauges() {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {v}");
         }
+        self.render_responses(&mut out);
         out
     }
 }

@@ -174,15 +174,24 @@ impl Service {
             store,
             cache: parts.cache,
             auth: Authenticator::new(&parts.token_secret, parts.clock.clone()),
-            rate_limit: Arc::new(RateLimiter::new(parts.config.hold_attempts_per_minute, 100_000, parts.clock)),
+            rate_limit: Arc::new(RateLimiter::new(parts.config.hold_attempts_per_minute, 100_000, parts.clock.clone())),
+            poll_limit: Arc::new(RateLimiter::new(parts.config.queue_polls_per_minute, 100_000, parts.clock)),
             metrics,
             config: parts.config,
             faults: parts.faults,
             webhooks,
             dispatch_wake: workflow.wake_signal(),
             waiting_room,
+            db: None,
         };
         Ok(Self { state, workflow, sweeper: parts.sweeper })
+    }
+
+    /// Answers readiness from `circuit` (the store's, whose probe runs) and
+    /// shows it and its pool on `/metrics`. Without one, `/readyz` asks the store each time.
+    pub fn with_db_circuit(mut self, circuit: Arc<crate::store::circuit::Circuit>) -> Self {
+        self.state.db = Some(circuit);
+        self
     }
 
     /// This process's counters (what `GET /metrics` renders), shared: they

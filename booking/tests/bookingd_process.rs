@@ -48,6 +48,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use test_services::link::Link;
 use tokio::process::Command;
 use uuid::Uuid;
 
@@ -80,6 +81,8 @@ fn bookingd_cmd() -> Command {
 struct Opts {
     redis_url: Option<String>,
     bookingd_args: Vec<String>,
+    /// bookingd reaches PostgreSQL through a link the test can cut.
+    db_link: bool,
 }
 
 /// A database, a fake provider and a bookingd serving on it.
@@ -91,6 +94,16 @@ struct Stack {
     provider_api: Api,
     bookingd: Proc,
     api: Api,
+    /// The link bookingd's database connections go through (`Opts::db_link`).
+    db_link: Option<Link>,
+}
+
+/// `url` with its `host:port` replaced by `addr`'s.
+fn via(url: &str, addr: SocketAddr) -> String {
+    let opts: sqlx::postgres::PgConnectOptions = url.parse().unwrap();
+    let server = format!("{}:{}", opts.get_host(), opts.get_port());
+    assert!(url.contains(&server), "{url} names its server as {server}");
+    url.replacen(&server, &addr.to_string(), 1)
 }
 
 async fn spawn_bookingd(
@@ -111,7 +124,17 @@ async fn spawn_bookingd(
 impl Stack {
     async fn start(opts: Opts) -> Stack {
         let db = TestDb::create(2).await;
-        let db_url = db_url(&db.name);
+        let mut db_url = db_url(&db.name);
+        let db_link = match opts.db_link {
+            true => {
+                let o: sqlx::postgres::PgConnectOptions = db_url.parse().unwrap();
+                let server = tokio::net::lookup_host((o.get_host(), o.get_port())).await.unwrap().next().unwrap();
+                let link = Link::open(server).await.unwrap();
+                db_url = via(&db_url, link.addr());
+                Some(link)
+            }
+            false => None,
+        };
         let mut last_err = String::new();
         for _ in 0..PORT_ATTEMPTS {
             // The provider must know bookingd's webhook URL first: reserve a port
@@ -132,7 +155,7 @@ impl Stack {
                 Ok((bookingd, addr)) => {
                     let api = Api::new(addr);
                     let provider_api = Api::new(provider_addr);
-                    return Stack { db, db_url, opts, provider, provider_api, bookingd, api };
+                    return Stack { db, db_url, opts, provider, provider_api, bookingd, api, db_link };
                 }
                 Err(e) if e.contains("cannot listen") => last_err = e,
                 Err(e) => panic!("{e}"),
@@ -428,6 +451,7 @@ async fn full_flow_every_endpoint_and_graceful_shutdown() {
     let mut st = Stack::start(Opts {
         redis_url: Some(test_services::redis_url()),
         bookingd_args: vec!["--cache-ttl-ms".into(), "60000".into()],
+        ..Opts::default()
     })
     .await;
     let api = st.api.clone();
@@ -749,6 +773,7 @@ async fn poisoned_cache_then_redis_stopped_and_back() {
     let st = Stack::start(Opts {
         redis_url: Some(redis_url.clone()),
         bookingd_args: vec!["--cache-ttl-ms".into(), "600000".into(), "--cache-namespace".into(), "poison-test".into()],
+        ..Opts::default()
     })
     .await;
     let ev = unique_event("cache");
@@ -808,6 +833,7 @@ async fn two_deployments_sharing_one_redis_never_serve_each_others_seat_maps() {
     let opts = Opts {
         redis_url: Some(test_services::redis_url()),
         bookingd_args: vec!["--cache-ttl-ms".into(), "600000".into()],
+        ..Opts::default()
     };
     let a = Stack::start(opts.clone()).await;
     let b = Stack::start(opts).await;
@@ -874,6 +900,7 @@ async fn redis_down_at_start_then_up() {
     let st = Stack::start(Opts {
         redis_url: Some(format!("redis://127.0.0.1:{redis_port}")),
         bookingd_args: vec!["--cache-ttl-ms".into(), "600000".into()],
+        ..Opts::default()
     })
     .await;
     let ev = unique_event("late-redis");
@@ -929,6 +956,8 @@ async fn abandoned_holds_are_counted_and_a_lost_database_is_a_503() {
     let r =
         st.api.post(&format!("/v1/events/{ev}/holds")).bearer(&alice).json(json!({"seat_ids": ["1A"]})).send().await;
     assert_problem(&r, 503, "backend");
+    // Readiness follows the database's probe, which notices within its bound.
+    until_ready_is(&st.api, 503).await;
     let r = st.api.get("/healthz").send().await;
     assert_eq!(r.status, 503, "{}", r.text);
     assert_eq!(st.api.get("/metrics").send().await.status, 200, "metrics do not need the store");
@@ -942,7 +971,138 @@ async fn abandoned_holds_are_counted_and_a_lost_database_is_a_503() {
     let log = st.bookingd.output();
     assert!(log.contains("WARN"), "the lost database was logged: {log}");
     assert!(!log.contains('\u{1b}'), "no ANSI escapes in redirected logs: {log:?}");
+    // sqlx renders a server error as "<message> at line <n>", n a line of
+    // PostgreSQL's C source: the log says the message and its SQLSTATE instead.
+    assert!(!log.contains(" at line "), "no PostgreSQL source lines in the log: {log}");
     st.finish().await;
+}
+
+/// The longest a request that needs the database may take to answer `503`
+/// once bookingd knows the database is down (docs/RUNNING_BOOKINGD.md,
+/// "When the database is down"): it does no I/O then.
+const OUTAGE_ANSWER_BOUND: Duration = Duration::from_millis(500);
+
+/// Sends `req` and returns the answer with how long it took.
+async fn timed(req: Req<'_>) -> (Resp, Duration) {
+    let started = tokio::time::Instant::now();
+    let r = req.send().await;
+    (r, started.elapsed())
+}
+
+/// Polls `/readyz` until it answers `want` (bounded by [`WAIT`]); how long it took.
+async fn until_ready_is(api: &Api, want: u16) -> Duration {
+    let started = tokio::time::Instant::now();
+    loop {
+        if api.get("/readyz").send().await.status == want {
+            return started.elapsed();
+        }
+        assert!(started.elapsed() < WAIT, "/readyz never answered {want}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// With its database unreachable, bookingd waited for the pool's timeout
+/// (5 s) before every `503`, health checks included, and no metric showed
+/// the outage. Now the probe notices within its bound, and from then on
+/// readiness, holds, seat maps and order reads answer `503` with
+/// `Retry-After` at once, liveness stays `200`, `/metrics` shows the open
+/// circuit and the refusals by route and status; when the database is back
+/// everything recovers without a restart.
+#[tokio::test]
+async fn a_database_outage_is_answered_fast_and_recovered_from_without_a_restart() {
+    use booking::store::circuit::OUTAGE_DETECTION_BOUND_MS;
+    let mut st = Stack::start(Opts { db_link: true, ..Opts::default() }).await;
+    let ev = unique_event("outage");
+    st.create_event(&ev, &["1A", "1B"]).await;
+    let alice = token("alice", &[&ev], false);
+    assert_eq!(st.api.get("/readyz").send().await.status, 200);
+    st.db_link.as_ref().unwrap().cut();
+    let noticed = until_ready_is(&st.api, 503).await;
+    // The bound plus scheduling slack on a busy machine.
+    assert!(noticed < Duration::from_millis(OUTAGE_DETECTION_BOUND_MS) + OUTAGE_ANSWER_BOUND, "{noticed:?}");
+    assert_fast_outage_answers(&st.api, &ev, &alice).await;
+    st.db_link.as_ref().unwrap().restore().await.unwrap();
+    until_ready_is(&st.api, 200).await;
+    let r =
+        st.api.post(&format!("/v1/events/{ev}/holds")).bearer(&alice).json(json!({"seat_ids": ["1A"]})).send().await;
+    assert_eq!(r.status, 201, "recovered without a restart: {}", r.text);
+    let m = metrics(&st.api).await;
+    assert_eq!((m["holdfast_db_circuit_open"], m["holdfast_db_circuit_opened"]), (0.0, 1.0), "{m:?}");
+    st.bookingd.assert_running();
+    let log = st.bookingd.output();
+    assert!(log.contains("database unreachable") && log.contains("circuit closed"), "{log}");
+    assert!(!log.contains(" at line "), "no PostgreSQL source lines in the log: {log}");
+    st.finish().await;
+}
+
+/// While bookingd knows its database is down: a hold, a seat map, an order
+/// read and readiness answer `503` with `Retry-After: 1` within
+/// [`OUTAGE_ANSWER_BOUND`] (no idempotency advice outside a checkout),
+/// liveness `200`, and `/metrics` shows the open circuit, the refusals by
+/// kind and the `503`s by route, and every series the guide lists.
+async fn assert_fast_outage_answers(api: &Api, ev: &str, tok: &str) {
+    let hold = || api.post(&format!("/v1/events/{ev}/holds")).bearer(tok).json(json!({"seat_ids": ["1A"]}));
+    let answers = [
+        ("hold", timed(hold()).await, "backend"),
+        ("seat map", timed(api.get(&format!("/v1/events/{ev}/seats")).bearer(tok)).await, "backend"),
+        ("order", timed(api.get(&format!("/v1/orders/{}", Uuid::nil())).bearer(tok)).await, "backend"),
+        ("healthz", timed(api.get("/healthz")).await, "unavailable"),
+        ("readyz", timed(api.get("/readyz")).await, "unavailable"),
+    ];
+    for (what, (r, took), kind) in &answers {
+        eprintln!("{what}: 503 in {took:?}");
+        assert_problem(r, 503, kind);
+        assert!(*took < OUTAGE_ANSWER_BOUND, "{what} took {took:?}");
+        assert_eq!(r.header("retry-after"), "1", "{what}: {:?}", r.headers);
+        assert!(!r.text.to_lowercase().contains("idempotency"), "{what}: no key to retry with: {}", r.text);
+    }
+    assert_eq!(api.get("/livez").send().await.status, 200, "the process itself is fine");
+    let m = metrics(api).await;
+    assert_eq!(m["holdfast_db_circuit_open"], 1.0, "{m:?}");
+    assert!(m["holdfast_db_errors_total{kind=\"circuit_open\"}"] >= 3.0, "{m:?}");
+    let refused = "holdfast_http_responses_total{method=\"post\",route=\"/v1/events/{event_id}/holds\",status=\"503\"}";
+    assert_eq!(m[refused], 1.0, "{m:?}");
+    // Every series the guide's metrics table names is on the page.
+    let guide = include_str!("../../docs/RUNNING_BOOKINGD.md");
+    let table = guide.split("### Metrics").nth(1).unwrap().split("```").next().unwrap();
+    let named = |w: &&str| w.len() > "holdfast_".len() && w.starts_with("holdfast_") && !w.contains(['*', '{']);
+    for name in table.split('`').filter(named) {
+        assert!(m.keys().any(|k| k == name || k.starts_with(&format!("{name}{{"))), "{name} is not on /metrics");
+    }
+}
+
+/// PostgreSQL itself stopped (`pg_ctl stop -m immediate`, a server of the
+/// test's own) under a running bookingd, then started again: the same fast
+/// answers while it is down, and recovery without a restart.
+#[tokio::test]
+async fn a_stopped_postgres_is_answered_fast_and_its_return_recovered_from() {
+    use test_services::own_postgres::OwnPostgres;
+    let pg = OwnPostgres::start().expect("a PostgreSQL server of the test's own");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fake-provider"));
+    cmd.args(["--listen", "127.0.0.1:0"]).env("RUST_LOG", "warn");
+    let (_provider, provider_addr) = Proc::start("fake-provider", cmd).await.unwrap();
+    let (mut bookingd, addr) =
+        spawn_bookingd(&pg.admin_url(), "127.0.0.1:0", provider_addr, &Opts::default()).await.unwrap();
+    let api = Api::new(addr);
+    let ev = unique_event("stopped");
+    let r = api
+        .post("/v1/events")
+        .bearer(&token("ops", &["*"], true))
+        .json(json!({"event_id": ev, "seat_ids": ["1A"], "price_cents": 2500}))
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let alice = token("alice", &[&ev], false);
+    pg.stop_immediate().unwrap();
+    let noticed = until_ready_is(&api, 503).await;
+    let bound = Duration::from_millis(booking::store::circuit::OUTAGE_DETECTION_BOUND_MS) + OUTAGE_ANSWER_BOUND;
+    assert!(noticed < bound, "{noticed:?}");
+    assert_fast_outage_answers(&api, &ev, &alice).await;
+    pg.resume().unwrap();
+    until_ready_is(&api, 200).await;
+    let r = api.post(&format!("/v1/events/{ev}/holds")).bearer(&alice).json(json!({"seat_ids": ["1A"]})).send().await;
+    assert_eq!(r.status, 201, "recovered without a restart: {}", r.text);
+    bookingd.assert_running();
 }
 
 /// `bookingd migrate` on an empty database creates the schema.
@@ -971,6 +1131,38 @@ async fn migrate_subcommand_applies_the_migrations() {
     .await
     .unwrap();
     assert_eq!(tables, 8);
+    drop(conn);
+    sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE {name} WITH (FORCE)"))).execute(&mut admin).await.unwrap();
+}
+
+/// Instances started together raced their migrations: each ran the
+/// migrator at once, the losers hit PostgreSQL's duplicate-key errors
+/// (logged, then retried). `PgStore::migrate` now waits on a row lock, so
+/// migrators started together on a fresh database all succeed at the first
+/// attempt (no retry wrapper here), and the schema is applied once.
+#[tokio::test]
+async fn migrators_started_together_wait_for_each_other() {
+    const MIGRATORS: usize = 6;
+    let name = format!("holdfast_test_{}", RandomIds.next_uuid().simple());
+    let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(&common::admin_url()).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut admin).await.unwrap();
+    let mut runs = tokio::task::JoinSet::new();
+    for _ in 0..MIGRATORS {
+        let url = db_url(&name);
+        runs.spawn(async move {
+            let pool = sqlx::postgres::PgPoolOptions::new().max_connections(2).connect(&url).await.unwrap();
+            let r = booking::store::PgStore::migrate(&pool).await;
+            pool.close().await;
+            r
+        });
+    }
+    while let Some(r) = runs.join_next().await {
+        r.unwrap().expect("every migrator succeeds at its first attempt");
+    }
+    let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(&db_url(&name)).await.unwrap();
+    let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations").fetch_one(&mut conn).await.unwrap();
+    let files = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations")).unwrap().count();
+    assert_eq!(applied as usize, files, "each migration recorded once");
     drop(conn);
     sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE {name} WITH (FORCE)"))).execute(&mut admin).await.unwrap();
 }
@@ -1056,6 +1248,7 @@ fn bookingd_help_explains_every_flag() {
         "--hold-ttl-ms",
         "--payment-ttl-ms",
         "--hold-attempts-per-minute",
+        "--queue-polls-per-minute",
         "--max-seats-held-per-user",
         "--cache-namespace",
         "--cache-ttl-ms",
@@ -1120,6 +1313,7 @@ fn bookingd_refuses_bad_configuration_clearly() {
         (&["--cache-namespace", "has space"], &secrets, "--cache-namespace"),
         (&["--max-seats-held-per-user", "100001"], &secrets, "--max-seats-held-per-user"),
         (&["--provider-timeout-ms", "30000"], &secrets, "--provider-timeout-ms"),
+        (&["--queue-polls-per-minute", "0"], &secrets, "--queue-polls-per-minute"),
         (&[], &[("HOLDFAST_WEBHOOK_SECRET", WEBHOOK_SECRET)], "HOLDFAST_TOKEN_SECRET must be set"),
         (&[], &[("HOLDFAST_TOKEN_SECRET", TOKEN_SECRET), ("HOLDFAST_WEBHOOK_SECRET", "short")], "at least 16 bytes"),
         // Set but short (or empty): refused, never silently replaced by a derived one.
@@ -1134,13 +1328,29 @@ fn bookingd_refuses_bad_configuration_clearly() {
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
+    // Another engine's URL was read as PostgreSQL's.
+    let mysql = ["serve", "--database-url", "mysql://root@127.0.0.1:3306/x", "--provider-url", "http://127.0.0.1:1"];
+    let out = run_bookingd(&mysql, &secrets);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("must be a PostgreSQL URL") && stderr.contains("not a mysql:// URL"), "{stderr}");
     // An unreachable database is named (host, port, database), without a password.
     let unreachable =
         ["serve", "--database-url", "postgres://u:hunter2@127.0.0.1:1/nowhere", "--provider-url", "http://127.0.0.1:1"];
+    let started = tokio::time::Instant::now();
     let out = run_bookingd(&unreachable, &secrets);
+    let took = started.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("127.0.0.1:1/nowhere") && !stderr.contains("hunter2"), "{stderr}");
+    // Nothing listens there: said at once, not "pool timed out" after the pool's 5 s.
+    assert!(stderr.to_lowercase().contains("connection refused") && !stderr.contains("timed out"), "{stderr}");
+    assert!(took < Duration::from_secs(4), "a refused connection is reported at once, not after {took:?}");
+    // The documented tiers are 0..=7, and the refusal says so.
+    let out = run_bookingd(&["issue-token", "--user", "a", "--tier", "8"], &[("HOLDFAST_TOKEN_SECRET", TOKEN_SECRET)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("0..=7") && !stderr.contains("0..8"), "{stderr}");
     let out = run_bookingd(&["issue-token", "--user", "alice"], &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("HOLDFAST_TOKEN_SECRET must be set"));

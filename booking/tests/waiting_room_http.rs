@@ -260,3 +260,29 @@ async fn a_lottery_publishes_its_commitment_and_reveals_a_recomputable_order() {
     assert_eq!(order, recomputed, "anyone recomputes the admission order from the reveal");
     assert_ne!(order, users, "the draw is not arrival order");
 }
+
+/// Queue polls had no limit: 500 polls of one user in 0.7 s were all
+/// answered (each a room read). Now a user's polls of one event are capped
+/// per minute: past the cap a `429 rate-limited` with `Retry-After` until
+/// the next minute; other users and the next minute are not affected.
+#[tokio::test]
+async fn a_user_polling_past_the_cap_is_told_when_to_ask_again() {
+    use booking::http::state::DEFAULT_QUEUE_POLLS_PER_MINUTE;
+    let e = env();
+    e.setup("fifo", 2).await;
+    for u in ["ann", "bob"] {
+        assert_eq!(e.call("POST", "/v1/events/e1/queue", u, None, None).await.status, StatusCode::OK);
+    }
+    for i in 0..DEFAULT_QUEUE_POLLS_PER_MINUTE {
+        let a = e.call("GET", "/v1/events/e1/queue", "ann", None, None).await;
+        assert_eq!(a.status, StatusCode::OK, "poll {i}: {}", a.body);
+    }
+    let a = e.call("GET", "/v1/events/e1/queue", "ann", None, None).await;
+    assert_eq!((a.status, a.kind()), (StatusCode::TOO_MANY_REQUESTS, "rate-limited"), "{}", a.body);
+    let wait_s: u64 = a.retry_after.as_deref().expect("Retry-After").parse().unwrap();
+    assert!((1..=60).contains(&wait_s), "{wait_s}");
+    assert!(a.body["detail"].as_str().unwrap().contains("queue polls"), "{}", a.body);
+    assert_eq!(e.call("GET", "/v1/events/e1/queue", "bob", None, None).await.status, StatusCode::OK, "per user");
+    e.clock.advance_ms(i64::try_from(wait_s).unwrap() * 1_000);
+    assert_eq!(e.call("GET", "/v1/events/e1/queue", "ann", None, None).await.status, StatusCode::OK, "next minute");
+}

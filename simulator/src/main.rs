@@ -47,6 +47,16 @@ enum Command {
     /// interleaving: a failing chaos seed may not fail again when rerun; its
     /// records (fault log, client history, final tables, ledger, process
     /// output) are written under `--out`.
+    ///
+    /// The nemeses (each counted in the summary): crash after a commit and
+    /// restart (crash-after-commit, restart), kill -9 (kill9), clients that
+    /// hang up mid-request (disconnect), every PostgreSQL backend of the run
+    /// terminated (pg-terminate-backends), a bookingd cut off from PostgreSQL
+    /// and healed (db-partition, db-heal: its 503s meanwhile must be fast),
+    /// poisoned seat-map cache entries (redis-poison), and in waiting-room
+    /// runs the run's own Redis stopped, restarted empty and stalled
+    /// (redis-stop, redis-restart-empty, redis-stall); users pause past their
+    /// holds (client-pause) and replay spent tokens (stale-replay).
     Chaos(ChaosArgs),
     /// INTERNAL: run one seed and print its verdict as one JSON line. `run`
     /// runs every seed this way, in a process of its own (see `simulator::run::pool`).

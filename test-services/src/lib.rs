@@ -10,10 +10,16 @@
 //! 3. otherwise the local default (`postgres://postgres@127.0.0.1:5432/postgres`,
 //!    `redis://127.0.0.1:6379`), as `ci/test` starts them.
 //!
+//! [`link::Link`] puts a link the caller can cut between a process and a
+//! server; [`own_postgres::OwnPostgres`] is a PostgreSQL server of the
+//! caller's own, to stop and start.
+//!
 //! [`select`] is the rule as a pure function (tested here); [`postgres_url`]
 //! and [`redis_url`] apply it to this process's environment.
 
 mod docker;
+pub mod link;
+pub mod own_postgres;
 mod select;
 mod start;
 

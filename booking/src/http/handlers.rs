@@ -245,7 +245,7 @@ pub async fn checkout(
         Ok(o) => o,
         Err(e) => {
             st.metrics.checkout(CheckoutOutcome::Refused);
-            return Err(e.into());
+            return Err(Problem::of_checkout(e));
         }
     };
     if outcome.replayed {
@@ -313,15 +313,27 @@ pub async fn unresolved(State(st): State<Arc<AppState>>, Authed(claims): Authed)
     Ok(Json(r).into_response())
 }
 
-/// `GET /healthz`: the process is up and the store answers.
-pub async fn healthz(State(st): State<Arc<AppState>>) -> Response {
-    match st.store.now_ms().await {
-        Ok(_) => (StatusCode::OK, "ok").into_response(),
-        Err(_) => {
-            Problem::new(StatusCode::SERVICE_UNAVAILABLE, ProblemKind::Unavailable, "the booking store does not answer")
-                .into_response()
-        }
+/// `GET /livez`: the process serves requests (liveness: restart it when this fails).
+pub async fn livez() -> Response {
+    (StatusCode::OK, "ok").into_response()
+}
+
+/// `GET /readyz` (and `GET /healthz`, its older name): the store answers
+/// (readiness: send traffic elsewhere while this is `503`). With the
+/// database's circuit (`bookingd`) the answer is the circuit's, at once,
+/// without I/O; without one (the simulator's in-memory store) the store is asked.
+pub async fn readyz(State(st): State<Arc<AppState>>) -> Response {
+    let ready = match &st.db {
+        Some(circuit) => !circuit.is_open(),
+        None => st.store.now_ms().await.is_ok(),
+    };
+    if ready {
+        return (StatusCode::OK, "ok").into_response();
     }
+    let mut p =
+        Problem::new(StatusCode::SERVICE_UNAVAILABLE, ProblemKind::Unavailable, "the booking store does not answer");
+    p.retry_after_s = Some(super::problem::STORE_RETRY_AFTER_S);
+    p.into_response()
 }
 
 /// How long `/metrics` waits for the store to count unresolved records; on
@@ -335,7 +347,11 @@ pub async fn metrics(State(st): State<Arc<AppState>>) -> Response {
     if let Ok(Ok(r)) = tokio::time::timeout(std::time::Duration::from_millis(METRICS_STORE_TIMEOUT_MS), count).await {
         st.metrics.unresolved.store((r.orders.len() + r.compensations.len()) as i64, Ordering::Relaxed);
     }
-    let mut resp = st.metrics.render().into_response();
+    let mut text = st.metrics.render();
+    if let Some(circuit) = &st.db {
+        circuit.render(&mut text);
+    }
+    let mut resp = text.into_response();
     resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));
     resp
 }
@@ -348,6 +364,25 @@ pub async fn openapi() -> Response {
 }
 
 /// Any other route: a problem document, not an empty 404.
-pub async fn fallback() -> Problem {
+pub async fn fallback(State(st): State<Arc<AppState>>) -> Problem {
+    st.metrics.response("", "unmatched", StatusCode::NOT_FOUND.as_u16());
     Problem::not_found("no such route")
+}
+
+/// Counts every answer of a matched route by method, route and status
+/// (`holdfast_http_responses_total`); unmatched paths count in [`fallback`].
+pub async fn count_responses(
+    State(st): State<Arc<AppState>>,
+    route: Option<axum::extract::MatchedPath>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let method = req.method().clone();
+    let resp = next.run(req).await;
+    let known = route
+        .and_then(|r| super::ROUTES.iter().find(|(m, p)| *p == r.as_str() && method.as_str().eq_ignore_ascii_case(m)));
+    if let Some((m, p)) = known {
+        st.metrics.response(m, p, resp.status().as_u16());
+    }
+    resp
 }

@@ -38,6 +38,8 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/webhooks/provider"),
     ("get", "/v1/admin/unresolved"),
     ("get", "/healthz"),
+    ("get", "/livez"),
+    ("get", "/readyz"),
     ("get", "/metrics"),
     ("get", "/openapi.json"),
 ];
@@ -45,6 +47,7 @@ pub const ROUTES: &[(&str, &str)] = &[
 /// The service's router over `state`.
 pub(crate) fn router(state: AppState) -> Router {
     let limit = state.config.max_body_bytes;
+    let state = std::sync::Arc::new(state);
     let routes = Router::new()
         .route("/v1/events", post(handlers::create_event))
         .route("/v1/events/{event_id}/seats", get(handlers::seat_map))
@@ -57,13 +60,16 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/v1/orders/{order_id}", get(handlers::order))
         .route("/v1/webhooks/provider", post(handlers::webhook))
         .route("/v1/admin/unresolved", get(handlers::unresolved))
-        .route("/healthz", get(handlers::healthz))
+        .route("/healthz", get(handlers::readyz))
+        .route("/livez", get(handlers::livez))
+        .route("/readyz", get(handlers::readyz))
         .route("/metrics", get(handlers::metrics))
         .route("/openapi.json", get(handlers::openapi))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), handlers::count_responses))
         .fallback(handlers::fallback)
         .layer(DefaultBodyLimit::max(limit))
         // One shared state: a request clones an `Arc`, not every handle in it.
-        .with_state(std::sync::Arc::new(state));
+        .with_state(state);
     // Around the whole router, so that a 405 is rewritten with its `Allow`.
     framework_errors::with_problem_responses(routes, limit)
 }

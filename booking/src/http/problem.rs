@@ -60,10 +60,15 @@ impl Problem {
         Self::new(StatusCode::NOT_FOUND, ProblemKind::NotFound, detail)
     }
 
-    /// 429 with a retry delay.
+    /// 429 with a retry delay: too many hold attempts.
     pub fn rate_limited(retry_after_s: u64) -> Self {
+        Self::rate_limited_for("hold attempts", retry_after_s)
+    }
+
+    /// 429 with a retry delay: too many `what` (a plural noun).
+    pub fn rate_limited_for(what: &str, retry_after_s: u64) -> Self {
         let mut p =
-            Self::new(StatusCode::TOO_MANY_REQUESTS, ProblemKind::RateLimited, "too many hold attempts; retry later");
+            Self::new(StatusCode::TOO_MANY_REQUESTS, ProblemKind::RateLimited, format!("too many {what}; retry later"));
         p.retry_after_s = Some(retry_after_s);
         p
     }
@@ -101,10 +106,9 @@ impl From<StoreError> for Problem {
             StoreError::InvariantBreach(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
         let detail = match &e {
-            // Never leak backend internals to clients.
-            StoreError::Backend(_) => {
-                "the booking store is unavailable; retry with the same idempotency key".to_string()
-            }
+            // Never leak backend internals to clients. (A checkout's adds
+            // its idempotency key: `Problem::checkout_outage`.)
+            StoreError::Backend(_) => "the booking store is unavailable; retry later".to_string(),
             // Not an outage: a bug above the store. Loud, and not worth a retry.
             StoreError::InvariantBreach(what) => {
                 tracing::error!(breach = %what, "invariant violated: a store invariant refused the request");
@@ -112,7 +116,27 @@ impl From<StoreError> for Problem {
             }
             other => other.to_string(),
         };
-        Problem::new(status, e.kind(), detail)
+        let mut p = Problem::new(status, e.kind(), detail);
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            p.retry_after_s = Some(STORE_RETRY_AFTER_S);
+        }
+        p
+    }
+}
+
+/// The `Retry-After` of a `503` from the store, s.
+pub const STORE_RETRY_AFTER_S: u64 = crate::store::circuit::OPEN_RETRY_AFTER_S;
+
+impl Problem {
+    /// A checkout's problem from `e`: a store outage also says to retry with
+    /// the same `Idempotency-Key` (the order may have been committed).
+    pub fn of_checkout(e: StoreError) -> Self {
+        let outage = matches!(e, StoreError::Backend(_));
+        let mut p = Problem::from(e);
+        if outage {
+            p.detail = "the booking store is unavailable; retry later with the same Idempotency-Key".to_string();
+        }
+        p
     }
 }
 
@@ -154,9 +178,12 @@ impl From<crate::admission::waiting_room::WaitingRoomError> for Problem {
             other => other.to_string(),
         };
         let mut p = Problem::new(status, kind, detail);
-        if status == StatusCode::TOO_MANY_REQUESTS || status == StatusCode::SERVICE_UNAVAILABLE {
-            p.retry_after_s = Some(5);
-        }
+        p.retry_after_s = match &e {
+            // The record is PostgreSQL's: asked again as soon as the store is.
+            W::Record(_) => Some(STORE_RETRY_AFTER_S),
+            _ if status == StatusCode::TOO_MANY_REQUESTS || status == StatusCode::SERVICE_UNAVAILABLE => Some(5),
+            _ => None,
+        };
         p
     }
 }
@@ -216,6 +243,21 @@ mod tests {
         assert!(breach.detail.contains("do not retry") && !breach.detail.contains("bookings_one"), "{}", breach.detail);
         let outage = Problem::from(StoreError::Backend("connection reset".into()));
         assert_eq!((outage.status, outage.kind()), (503, Some(ProblemKind::Backend)));
-        assert!(outage.detail.contains("retry with the same idempotency key") && !outage.detail.contains("reset"));
+        assert!(outage.detail.contains("retry later") && !outage.detail.contains("reset"));
+        assert_eq!(outage.retry_after_s, Some(STORE_RETRY_AFTER_S), "a 503 says when to ask again");
+        assert!(breach.retry_after_s.is_none());
+    }
+
+    /// A `503` on a GET told the reader to "retry with the same idempotency
+    /// key", which no GET carries: only a checkout's outage says so now.
+    #[test]
+    fn only_a_checkout_outage_mentions_the_idempotency_key() {
+        let read = Problem::from(StoreError::Backend("pool timed out".into()));
+        assert!(!read.detail.to_lowercase().contains("idempotency"), "{}", read.detail);
+        let checkout = Problem::of_checkout(StoreError::Backend("pool timed out".into()));
+        assert!(checkout.detail.contains("same Idempotency-Key"), "{}", checkout.detail);
+        assert_eq!(checkout.retry_after_s, Some(STORE_RETRY_AFTER_S));
+        let refused = Problem::of_checkout(StoreError::StaleToken);
+        assert_eq!(refused, Problem::from(StoreError::StaleToken), "only an outage is reworded");
     }
 }

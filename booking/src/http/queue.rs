@@ -131,6 +131,10 @@ pub async fn status(
 ) -> Result<Response, Problem> {
     check_event_id(&event_id)?;
     let user = st.authorize(claims, Some(&event_id))?;
+    if let Err(retry_s) = st.poll_limit.check(&format!("{}\n{event_id}", user.sub)) {
+        st.metrics.rate_limited.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        return Err(Problem::rate_limited_for("queue polls", retry_s));
+    }
     Ok(status_response(st.waiting_room.status(st.store.as_ref(), &event_id, &user.sub).await?))
 }
 

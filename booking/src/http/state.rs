@@ -16,6 +16,10 @@ use tokio::sync::Notify;
 /// checkout's worth ([`MAX_SEATS_PER_HOLD`](crate::model::MAX_SEATS_PER_HOLD)).
 pub const DEFAULT_MAX_HELD_SEATS_PER_USER: u32 = 8;
 
+/// Queue polls per user per event per minute unless configured: twice what
+/// a client that waits as told (at least a second) needs.
+pub const DEFAULT_QUEUE_POLLS_PER_MINUTE: u32 = 120;
+
 /// Tunables of the service. Every limit has a unit in its name.
 #[derive(Debug, Clone)]
 pub struct ServiceConfig {
@@ -30,6 +34,10 @@ pub struct ServiceConfig {
     pub max_held_seats_per_user: Option<u32>,
     /// Largest request body accepted.
     pub max_body_bytes: usize,
+    /// Queue polls (`GET .../queue`) one user may make per event per minute
+    /// (then `429 rate-limited` with Retry-After). A client that waits as
+    /// told polls at most once a second.
+    pub queue_polls_per_minute: u32,
 }
 
 impl Default for ServiceConfig {
@@ -40,6 +48,7 @@ impl Default for ServiceConfig {
             hold_attempts_per_minute: 60,
             max_held_seats_per_user: Some(DEFAULT_MAX_HELD_SEATS_PER_USER),
             max_body_bytes: 64 * 1024,
+            queue_polls_per_minute: DEFAULT_QUEUE_POLLS_PER_MINUTE,
         }
     }
 }
@@ -64,6 +73,8 @@ pub struct AppState {
     pub(crate) auth: Authenticator,
     /// Hold-attempt limiter.
     pub(crate) rate_limit: Arc<RateLimiter>,
+    /// Queue-poll limiter, by user and event.
+    pub(crate) poll_limit: Arc<RateLimiter>,
     /// Counters.
     pub(crate) metrics: Arc<Metrics>,
     /// Tunables.
@@ -76,6 +87,9 @@ pub struct AppState {
     pub(crate) dispatch_wake: Arc<Notify>,
     /// The waiting rooms: the gate before holds and checkouts on their events.
     pub(crate) waiting_room: Arc<crate::admission::waiting_room::WaitingRoom>,
+    /// The database's circuit, where the store has one (`bookingd`): readiness
+    /// reads it, `/metrics` shows it. `None` in the simulator.
+    pub(crate) db: Option<Arc<crate::store::circuit::Circuit>>,
 }
 
 impl std::fmt::Debug for AppState {

@@ -19,7 +19,7 @@ use crate::model::{
 pub use error::{ONE_BOOKING_BREACH, StoreError};
 pub use mem::MemStore;
 pub use observer::{Presented, SeatWriteCause, StoreObserver};
-pub use pg::{PgClock, PgStore};
+pub use pg::{PgClock, PgStore, circuit};
 pub use rules::{PLANTED_SWEEP_AHEAD_MS, Rules};
 pub use types::*;
 

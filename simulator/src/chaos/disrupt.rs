@@ -37,6 +37,8 @@ pub struct FaultPlan {
     pub redis_stops: Vec<(u64, u64)>,
     /// The run's own Redis stalled at wall ms `.0` for `.1` ms (waiting-room runs).
     pub redis_stalls: Vec<(u64, u64)>,
+    /// A bookingd cut off from PostgreSQL at wall ms `.0` for `.1` ms ([`super::db_partition`]).
+    pub db_partitions: Vec<(u64, u64)>,
 }
 
 /// Extra `bookingd serve` arguments for one life of a process.
@@ -101,7 +103,7 @@ pub async fn supervise(
 }
 
 /// Sleeps until wall ms `at_ms` of the run; `false` when `stop` came first.
-async fn until(log: &FaultLog, at_ms: u64, stop: &mut watch::Receiver<bool>) -> bool {
+pub(super) async fn until(log: &FaultLog, at_ms: u64, stop: &mut watch::Receiver<bool>) -> bool {
     let wait = at_ms.saturating_sub(log.now_ms());
     tokio::select! {
         _ = tokio::time::sleep(Duration::from_millis(wait)) => !*stop.borrow(),

@@ -58,6 +58,8 @@ pub fn history(ops: &[Op], log: &FaultLog, faults_end_wall_ms: u64, verdict: &mu
                     | ChaosFault::RedisStop
                     | ChaosFault::RedisRestartEmpty
                     | ChaosFault::RedisStall
+                    | ChaosFault::DbPartition
+                    | ChaosFault::DbHeal
             )
         })
         .map(|e| e.at_ms)
@@ -80,6 +82,7 @@ pub fn history(ops: &[Op], log: &FaultLog, faults_end_wall_ms: u64, verdict: &mu
             }
         }
     }
+    verdict.server_errors.extend(super::db_partition::judge(ops, &log.entries()));
     let granted = |op: &&Op| matches!(op.outcome, Outcome::Status(s) if (200..300).contains(&s));
     // A spent hold token (checked out or released) must never authorize a checkout.
     for op in ops.iter().filter(|o| o.client.ends_with(workload::STALE_SUFFIX)).filter(granted) {

@@ -31,6 +31,10 @@ pub enum ChaosFault {
     RedisRestartEmpty,
     /// The run's own Redis stopped answering for a while (waiting-room runs).
     RedisStall,
+    /// A bookingd was cut off from PostgreSQL (its connections reset, new ones refused).
+    DbPartition,
+    /// A cut-off bookingd reaches PostgreSQL again.
+    DbHeal,
     /// A user paused longer than its hold (its token went stale).
     ClientPause,
     /// A user replayed a checkout with an old hold token.
@@ -46,6 +50,9 @@ pub struct Entry {
     pub at_ms: u64,
     /// What.
     pub fault: ChaosFault,
+    /// The bookingd slot it struck, where it struck one alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slot: Option<usize>,
     /// Which process, endpoint or user, and how.
     pub detail: String,
 }
@@ -74,11 +81,20 @@ impl FaultLog {
 
     /// Records `fault` (counted always, kept up to a bound).
     pub fn record(&self, fault: ChaosFault, detail: impl Into<String>) {
+        self.push(fault, None, detail.into());
+    }
+
+    /// Records `fault`, which struck bookingd `slot` alone.
+    pub fn record_at(&self, fault: ChaosFault, slot: usize, detail: impl Into<String>) {
+        self.push(fault, Some(slot), detail.into());
+    }
+
+    fn push(&self, fault: ChaosFault, slot: Option<usize>, detail: String) {
         let at_ms = self.now_ms();
         let mut g = self.entries.lock().expect("fault log poisoned");
         *g.1.entry(fault).or_default() += 1;
         if g.0.len() < MAX_ENTRIES {
-            g.0.push(Entry { at_ms, fault, detail: detail.into() });
+            g.0.push(Entry { at_ms, fault, slot, detail });
         }
     }
 

@@ -14,7 +14,8 @@
 //!
 //! - [`stack`]: database and processes.
 //! - [`workload`]: the users.
-//! - [`disrupt`]: the faults.
+//! - [`disrupt`]: the faults; [`db_partition`]: a bookingd cut off from
+//!   PostgreSQL, and the judge of its fast answers meanwhile.
 //! - [`client`]: HTTP and the client history.
 //! - [`log`]: the fault log.
 //! - [`room`], [`room_workload`], [`redis`]: waiting-room runs (the room,
@@ -22,6 +23,7 @@
 //!   restart empty and stall); `room_judge` judges them.
 
 pub mod client;
+pub mod db_partition;
 pub mod disrupt;
 mod judge;
 pub mod log;
@@ -210,6 +212,10 @@ fn fault_plan(cfg: &crate::world::config::WorldConfig, opts: &ChaosOptions, rng:
         disconnectors: DISCONNECTORS,
         redis_stops: Vec::new(),
         redis_stalls: Vec::new(),
+        db_partitions: vec![(
+            rng.random_range(d / 4..3 * d / 4),
+            rng.random_range(db_partition::PARTITION_MS.0..=db_partition::PARTITION_MS.1),
+        )],
     };
     if cfg.waiting_room.is_some() {
         let stop_at = rng.random_range(d / 4..d / 2);
@@ -563,6 +569,13 @@ async fn users_under_faults(
     let supervisor =
         tokio::spawn(disrupt::supervise(stack.clone(), faults.clone(), seed, log.clone(), stop_rx.clone()));
     let fault_tasks = spawn_fault_tasks(run, stack, log, &people.tokens[0], &t, &stop_rx);
+    let partitions = tokio::spawn(db_partition::run(
+        stack.clone(),
+        faults.db_partitions.clone(),
+        seed,
+        log.clone(),
+        stop_rx.clone(),
+    ));
     let outages = run.redis.as_ref().map(|r| {
         tokio::spawn(disrupt::redis_outages(
             r.clone(),
@@ -581,6 +594,7 @@ async fn users_under_faults(
     if let Some(o) = outages {
         o.await.map_err(|e| format!("redis outages: {e}"))??;
     }
+    partitions.await.map_err(|e| format!("database partitions: {e}"))??;
     supervisor.await.map_err(|e| format!("supervisor: {e}"))??;
     Ok(log.now_ms())
 }

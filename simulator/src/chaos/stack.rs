@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use test_services::link::Link;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::process::{Child, Command};
 
@@ -173,6 +174,36 @@ pub fn db_url(admin_url: &str, name: &str) -> String {
     format!("{server}/{name}{query}")
 }
 
+/// `n` links to the PostgreSQL server of `db_url`, one per bookingd slot.
+async fn links(db_url: &str, n: usize) -> Result<Vec<Link>, String> {
+    let opts: sqlx::postgres::PgConnectOptions = db_url.parse().map_err(|e| format!("database URL: {e}"))?;
+    let server = tokio::net::lookup_host((opts.get_host(), opts.get_port()))
+        .await
+        .ok()
+        .and_then(|mut a| a.next())
+        .ok_or_else(|| format!("cannot resolve {}:{}", opts.get_host(), opts.get_port()))?;
+    let mut links = Vec::with_capacity(n);
+    for _ in 0..n {
+        links.push(Link::open(server).await.map_err(|e| format!("link to PostgreSQL: {e}"))?);
+    }
+    Ok(links)
+}
+
+/// `url` with its server (`host:port`, or a bare host) replaced by `addr`.
+fn via(url: &str, addr: SocketAddr) -> String {
+    let Ok(opts) = url.parse::<sqlx::postgres::PgConnectOptions>() else { return url.to_string() };
+    let (host, port) = (opts.get_host(), opts.get_port());
+    for lead in ["@", "//"] {
+        for server in [format!("{host}:{port}"), host.to_string()] {
+            let from = format!("{lead}{server}");
+            if url.contains(&from) {
+                return url.replacen(&from, &format!("{lead}{addr}"), 1);
+            }
+        }
+    }
+    url.to_string()
+}
+
 /// One bookingd slot: its fixed address and the process serving it (if up).
 pub struct Slot {
     /// Where clients reach it; a restart binds the same address.
@@ -199,6 +230,9 @@ pub struct Stack {
     pub provider_addr: SocketAddr,
     /// The bookingd slots.
     pub slots: Vec<Slot>,
+    /// Slot `i`'s link to PostgreSQL: every connection of its processes goes
+    /// through it, so a partition cuts that instance alone.
+    pub links: Vec<Link>,
 }
 
 impl Stack {
@@ -246,7 +280,8 @@ impl Stack {
         .map(|s| s.to_string())
         .collect();
         let (provider, provider_addr) = start(&exe, &provider_args).await?;
-        let mut stack = Stack { exe, cfg, db_name, db_url, provider, provider_addr, slots: Vec::new() };
+        let links = links(&db_url, ports.len()).await?;
+        let mut stack = Stack { exe, cfg, db_name, db_url, provider, provider_addr, slots: Vec::new(), links };
         for (i, port) in ports.into_iter().enumerate() {
             let addr: SocketAddr = ([127, 0, 0, 1], port).into();
             stack.slots.push(Slot { addr, proc: None, past_output: String::new(), started: false });
@@ -255,12 +290,13 @@ impl Stack {
         Ok(stack)
     }
 
-    fn bookingd_args(&self, addr: SocketAddr, extra: Vec<String>) -> Vec<String> {
+    fn bookingd_args(&self, i: usize, extra: Vec<String>) -> Vec<String> {
+        let addr = self.slots[i].addr;
         let mut args: Vec<String> = [
             "bookingd",
             "serve",
             "--database-url",
-            &self.db_url,
+            &via(&self.db_url, self.links[i].addr()),
             "--provider-url",
             &format!("http://{}", self.provider_addr),
             "--listen",
@@ -298,8 +334,7 @@ impl Stack {
         let first_life = !self.slots[i].started;
         let mut last = String::new();
         for attempt in 0..PORT_ATTEMPTS {
-            let addr = self.slots[i].addr;
-            let args = self.bookingd_args(addr, extra.clone());
+            let args = self.bookingd_args(i, extra.clone());
             match start(&self.exe, &args).await {
                 Ok((proc, _)) => {
                     self.slots[i].proc = Some(proc);
@@ -348,5 +383,22 @@ impl Stack {
             .map_err(|e| format!("drop database: {e}"))?;
         let _ = admin.close().await;
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::via;
+
+    #[test]
+    fn a_url_is_pointed_at_the_link_whatever_names_its_server() {
+        let link: std::net::SocketAddr = ([127, 0, 0, 1], 40_000).into();
+        for (url, want) in [
+            ("postgres://postgres@127.0.0.1:5432/db", "postgres://postgres@127.0.0.1:40000/db"),
+            ("postgres://127.0.0.1:5432/db?sslmode=disable", "postgres://127.0.0.1:40000/db?sslmode=disable"),
+            ("postgres://u:pw@localhost/db", "postgres://u:pw@127.0.0.1:40000/db"),
+        ] {
+            assert_eq!(via(url, link), want, "{url}");
+        }
     }
 }

@@ -6,25 +6,38 @@ use super::RoomRecords;
 use crate::admission::room::image::{JournalUser, RoomJournal};
 use crate::admission::room::{Policy, RoomError, RoomSpec, Session, SessionEnd};
 use crate::model::UserId;
+use crate::store::circuit::{Circuit, describe};
 use async_trait::async_trait;
-use sqlx::{PgPool, Row};
+use sqlx::pool::PoolConnection;
+use sqlx::{PgPool, Postgres, Row};
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// The rooms' record in PostgreSQL.
 #[derive(Debug, Clone)]
 pub struct PgRoomRecords {
-    pool: PgPool,
+    /// Its connections come through the circuit: none while the database is known down.
+    circuit: Arc<Circuit>,
 }
 
 impl PgRoomRecords {
     /// The record in `pool`'s database. Precondition: its migrations ran.
     pub fn new(pool: PgPool) -> Self {
-        Self { pool }
+        Self { circuit: Arc::new(Circuit::new(pool)) }
+    }
+
+    /// The record behind `circuit` (the store's, so that both fail fast together).
+    pub fn with_circuit(circuit: Arc<Circuit>) -> Self {
+        Self { circuit }
+    }
+
+    async fn conn(&self) -> Result<PoolConnection<Postgres>, RoomError> {
+        self.circuit.acquire().await.map_err(unavailable)
     }
 }
 
 fn unavailable(e: sqlx::Error) -> RoomError {
-    RoomError::Unavailable(format!("waiting-room record: {e}"))
+    RoomError::Unavailable(format!("waiting-room record: {}", describe(&e)))
 }
 
 /// A write's error: a row naming a room that is not recorded (a foreign-key
@@ -76,7 +89,7 @@ impl RoomRecords for PgRoomRecords {
         .bind(spec.opens_at_ms)
         .bind(target)
         .bind(spec.session_ttl_ms)
-        .execute(&self.pool)
+        .execute(&mut *self.conn().await?)
         .await
         .map_err(unavailable)?;
         match self.room(event_id).await? {
@@ -87,13 +100,14 @@ impl RoomRecords for PgRoomRecords {
     }
 
     async fn room(&self, event_id: &str) -> Result<Option<RoomSpec>, RoomError> {
-        let row = sqlx::query(SPEC).bind(event_id).fetch_optional(&self.pool).await.map_err(unavailable)?;
+        let row =
+            sqlx::query(SPEC).bind(event_id).fetch_optional(&mut *self.conn().await?).await.map_err(unavailable)?;
         row.as_ref().map(spec_of).transpose()
     }
 
     async fn rooms(&self) -> Result<Vec<String>, RoomError> {
         sqlx::query_scalar("SELECT event_id FROM waiting_rooms ORDER BY event_id")
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.conn().await?)
             .await
             .map_err(unavailable)
     }
@@ -113,7 +127,7 @@ impl RoomRecords for PgRoomRecords {
         .bind(user_id)
         .bind(i16::from(tier))
         .bind(now_ms)
-        .execute(&self.pool)
+        .execute(&mut *self.conn().await?)
         .await
         .map_err(write_error(event_id))?;
         Ok(())
@@ -142,7 +156,7 @@ impl RoomRecords for PgRoomRecords {
         .bind(&positions)
         .bind(&at)
         .bind(&expires)
-        .execute(&self.pool)
+        .execute(&mut *self.conn().await?)
         .await
         .map_err(write_error(event_id))?;
         Ok(())
@@ -168,7 +182,7 @@ impl RoomRecords for PgRoomRecords {
         .bind(admitted_at_ms)
         .bind(order)
         .bind(key)
-        .execute(&self.pool)
+        .execute(&mut *self.conn().await?)
         .await
         .map_err(unavailable)?;
         Ok(())
@@ -177,14 +191,16 @@ impl RoomRecords for PgRoomRecords {
     async fn record_sold_out(&self, event_id: &str) -> Result<(), RoomError> {
         sqlx::query("UPDATE waiting_rooms SET sold_out = TRUE WHERE event_id = $1")
             .bind(event_id)
-            .execute(&self.pool)
+            .execute(&mut *self.conn().await?)
             .await
             .map_err(unavailable)?;
         Ok(())
     }
 
     async fn journal(&self, event_id: &str) -> Result<Option<RoomJournal>, RoomError> {
-        let Some(room) = sqlx::query(SPEC).bind(event_id).fetch_optional(&self.pool).await.map_err(unavailable)? else {
+        let Some(room) =
+            sqlx::query(SPEC).bind(event_id).fetch_optional(&mut *self.conn().await?).await.map_err(unavailable)?
+        else {
             return Ok(None);
         };
         let spec = spec_of(&room)?;
@@ -194,7 +210,7 @@ impl RoomRecords for PgRoomRecords {
              FROM waiting_room_users WHERE event_id = $1 ORDER BY seq",
         )
         .bind(event_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.conn().await?)
         .await
         .map_err(unavailable)?;
         let users = rows.iter().map(|r| journal_user(event_id, r)).collect::<Result<_, _>>()?;

@@ -19,6 +19,7 @@
 //! [`IdSource`] and in which order) is `MemStore`'s; the differential test
 //! (`booking/tests/differential.rs`) holds the two to it.
 
+pub mod circuit;
 mod holds;
 mod outbox;
 mod payments;
@@ -70,6 +71,9 @@ pub struct PgStore {
     ids: Arc<dyn IdSource>,
     /// The rules it applies: sound, unless a bug is planted through the fault seam.
     rules: Rules,
+    /// Every pooled connection is taken through it (fails fast while the
+    /// database is known down), and every database error is counted by it.
+    circuit: Arc<circuit::Circuit>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -85,7 +89,26 @@ impl PgStore {
     /// A store on `pool` (whose database [`PgStore::migrate`] has prepared),
     /// judging expiry by `clock`, drawing ids from `ids`.
     pub fn new(pool: PgPool, clock: PgClock, ids: Arc<dyn IdSource>) -> Self {
-        Self { pool, clock, ids, rules: Rules::SOUND }
+        let circuit = Arc::new(circuit::Circuit::new(pool.clone()));
+        Self { pool, clock, ids, rules: Rules::SOUND, circuit }
+    }
+
+    /// Takes its connections through `circuit` (one made for this store's
+    /// pool, shared with the probe, the waiting room's records and the service).
+    pub fn with_circuit(mut self, circuit: Arc<circuit::Circuit>) -> Self {
+        self.circuit = circuit;
+        self
+    }
+
+    /// The circuit its connections go through.
+    pub fn circuit(&self) -> &Arc<circuit::Circuit> {
+        &self.circuit
+    }
+
+    /// Counts `e` and maps it onto the caller's error (see [`tx::backend`]).
+    fn backend(&self, e: sqlx::Error) -> StoreError {
+        self.circuit.record(&e);
+        backend(e)
     }
 
     /// Applies the rules `faults` leaves standing: all of them, unless a bug
@@ -100,13 +123,20 @@ impl PgStore {
         &self.pool
     }
 
-    /// Applies the migrations in `booking/migrations` (idempotent). Runs
-    /// without sqlx's advisory migration lock (holdfast uses no advisory
-    /// locks): run it from one process at a time, as a deploy step.
+    /// Applies the migrations in `booking/migrations` (idempotent), one
+    /// migrator at a time: instances started together wait for each other
+    /// on a row lock of `holdfast_migration_lock` (held on a connection of
+    /// its own for the whole run), not on an advisory lock, which holdfast
+    /// does not use (a no-op on some PostgreSQL-compatible engines).
     pub async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
+        let failed = |e: sqlx::Error| StoreError::Backend(format!("migration failed: {}", circuit::describe(&e)));
+        let mut lock = migration_lock(pool).await.map_err(failed)?;
         let mut migrator = sqlx::migrate!("./migrations");
         migrator.set_locking(false);
-        migrator.run(pool).await.map_err(|e| StoreError::Backend(format!("migration failed: {e}")))
+        let ran = migrator.run(pool).await.map_err(|e| StoreError::Backend(format!("migration failed: {e}")));
+        // Releases the lock either way (closing the connection would too).
+        let _ = sqlx::raw_sql("COMMIT").execute(&mut lock).await;
+        ran
     }
 
     /// Begins a write transaction and reads the store's clock for it: for
@@ -114,8 +144,10 @@ impl PgStore {
     /// `BEGIN` in one round trip.
     async fn begin_tx(&self) -> Result<(TxConn, i64), sqlx::Error> {
         match &self.clock {
-            PgClock::Manual(clock) => Ok((TxConn::begin(&self.pool, "BEGIN").await?, clock.now_ms())),
-            PgClock::Database => TxConn::begin_reading_clock(&self.pool, DB_NOW_MS).await,
+            PgClock::Manual(clock) => {
+                Ok((TxConn::begin(self.circuit.acquire().await?, "BEGIN").await?, clock.now_ms()))
+            }
+            PgClock::Database => TxConn::begin_reading_clock(self.circuit.acquire().await?, DB_NOW_MS).await,
         }
     }
 
@@ -124,20 +156,54 @@ impl PgStore {
         &self,
         body: impl AsyncFnOnce(&mut sqlx::PgConnection) -> Result<T, Fail>,
     ) -> Result<T, StoreError> {
-        let mut tx =
-            TxConn::begin(&self.pool, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY").await.map_err(backend)?;
+        let conn = self.circuit.acquire().await.map_err(backend)?;
+        let mut tx = TxConn::begin(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .await
+            .map_err(|e| self.backend(e))?;
         match body(&mut tx).await {
             Ok(out) => {
-                tx.commit().await.map_err(backend)?;
+                tx.commit().await.map_err(|e| self.backend(e))?;
                 Ok(out)
             }
             Err(f) => {
                 // A failed rollback closes the connection: nothing was written either way.
                 let _ = tx.rollback().await;
+                if let Fail::Db(e) = &f {
+                    self.circuit.record(e);
+                }
                 Err(into_store_error(f))
             }
         }
     }
+}
+
+/// Attempts at creating the migration lock's table: instances racing on
+/// `CREATE TABLE IF NOT EXISTS` may see PostgreSQL's duplicate-key error.
+const MIGRATION_LOCK_ATTEMPTS: u32 = 5;
+
+/// A connection of its own, inside a transaction holding the migration
+/// lock's one row `FOR UPDATE` (the table and the row made first if missing).
+async fn migration_lock(pool: &PgPool) -> Result<sqlx::PgConnection, sqlx::Error> {
+    use sqlx::Connection as _;
+    const SETUP: &str = "CREATE TABLE IF NOT EXISTS holdfast_migration_lock (id INT PRIMARY KEY);
+        INSERT INTO holdfast_migration_lock (id) VALUES (1) ON CONFLICT (id) DO NOTHING";
+    let mut conn = sqlx::PgConnection::connect_with(&pool.connect_options()).await?;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match sqlx::raw_sql(SETUP).execute(&mut conn).await {
+            Ok(_) => break,
+            // 23505 unique_violation, 42P07 duplicate_table: another migrator made it meanwhile.
+            Err(sqlx::Error::Database(db))
+                if attempt < MIGRATION_LOCK_ATTEMPTS && matches!(db.code().as_deref(), Some("23505" | "42P07")) =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(20 * u64::from(attempt))).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    sqlx::raw_sql("BEGIN; SELECT id FROM holdfast_migration_lock WHERE id = 1 FOR UPDATE").execute(&mut conn).await?;
+    Ok(conn)
 }
 
 #[async_trait]
@@ -146,7 +212,8 @@ impl Store for PgStore {
         match &self.clock {
             PgClock::Manual(clock) => Ok(clock.now_ms()),
             PgClock::Database => {
-                let row = sqlx::query(DB_NOW_MS).fetch_one(&self.pool).await.map_err(backend)?;
+                let mut c = self.circuit.acquire().await.map_err(backend)?;
+                let row = sqlx::query(DB_NOW_MS).fetch_one(&mut *c).await.map_err(|e| self.backend(e))?;
                 row.try_get("now_ms").map_err(backend)
             }
         }
@@ -275,7 +342,7 @@ impl Store for PgStore {
         if !valid_id(event_id) {
             return Err(StoreError::UnknownEvent(event_id.clone()));
         }
-        let mut c = self.pool.acquire().await.map_err(backend)?;
+        let mut c = self.circuit.acquire().await.map_err(backend)?;
         reads::seat_map_version(&mut c, event_id).await.map_err(into_store_error)
     }
 

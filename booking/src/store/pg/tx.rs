@@ -6,7 +6,7 @@
 use crate::ids::IdSource;
 use crate::store::{ONE_BOOKING_BREACH, StoreError};
 use sqlx::pool::PoolConnection;
-use sqlx::{PgConnection, PgPool, Postgres};
+use sqlx::{PgConnection, Postgres};
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex};
 use uuid::Uuid;
@@ -82,7 +82,7 @@ pub(super) fn backend(e: sqlx::Error) -> StoreError {
         tracing::error!(error = %db, "invariant violated: {ONE_BOOKING_BREACH}");
         return StoreError::InvariantBreach(ONE_BOOKING_BREACH.into());
     }
-    StoreError::Backend(e.to_string())
+    StoreError::Backend(super::circuit::describe(&e))
 }
 
 /// Maps a final failure onto the caller's error.
@@ -149,11 +149,10 @@ pub(super) struct TxConn {
 }
 
 impl TxConn {
-    /// Acquires a connection from `pool` and runs `begin_sql` (a `BEGIN ...`
-    /// statement) on it.
-    pub(super) async fn begin(pool: &PgPool, begin_sql: &'static str) -> Result<TxConn, sqlx::Error> {
+    /// Runs `begin_sql` (a `BEGIN ...` statement) on `conn`, a connection
+    /// fresh from the pool.
+    pub(super) async fn begin(conn: PoolConnection<Postgres>, begin_sql: &'static str) -> Result<TxConn, sqlx::Error> {
         debug_assert!(begin_sql.starts_with("BEGIN"), "begin_sql starts a transaction: {begin_sql}");
-        let conn = pool.acquire().await?;
         let mut tx = TxConn { conn, open: true };
         sqlx::raw_sql(begin_sql).execute(&mut *tx.conn).await?;
         Ok(tx)
@@ -163,10 +162,9 @@ impl TxConn {
     /// transaction's first statement in the same round trip (`BEGIN; SELECT
     /// <now>` as one simple query): the clock the whole transaction decides by.
     pub(super) async fn begin_reading_clock(
-        pool: &PgPool,
+        conn: PoolConnection<Postgres>,
         now_sql: &'static str,
     ) -> Result<(TxConn, i64), sqlx::Error> {
-        let conn = pool.acquire().await?;
         let mut tx = TxConn { conn, open: true };
         let rows = sqlx::raw_sql(sqlx::AssertSqlSafe(format!("BEGIN; {now_sql}"))).fetch_all(&mut *tx.conn).await?;
         let row = rows.first().ok_or_else(|| sqlx::Error::Protocol("the clock query returned no row".into()))?;
@@ -223,7 +221,7 @@ macro_rules! in_tx {
         loop {
             attempt += 1;
             assert!(attempt <= $crate::store::pg::tx::MAX_TX_ATTEMPTS, "retry loop is bounded");
-            let (mut tx, tx_now_ms) = store.begin_tx().await.map_err($crate::store::pg::tx::backend)?;
+            let (mut tx, tx_now_ms) = store.begin_tx().await.map_err(|e| store.backend(e))?;
             let outcome: Result<_, $crate::store::pg::tx::Fail> = async {
                 let $now: i64 = tx_now_ms;
                 let $c: &mut sqlx::PgConnection = &mut tx;
@@ -239,6 +237,9 @@ macro_rules! in_tx {
                     Err(f)
                 }
             };
+            if let Err($crate::store::pg::tx::Fail::Db(e)) = &outcome {
+                store.circuit.record(e);
+            }
             match outcome {
                 Ok(v) => break Ok(v),
                 Err($crate::store::pg::tx::Fail::Db(e))

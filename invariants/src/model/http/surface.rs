@@ -56,8 +56,10 @@ pub enum Route {
     Webhook,
     /// `GET /v1/admin/unresolved` by an operator.
     Unresolved,
-    /// `GET /healthz`.
+    /// `GET /healthz` and `GET /readyz` (readiness: the store answers).
     Healthz,
+    /// `GET /livez` (liveness: the process serves; never asks the store).
+    Livez,
     /// `GET /metrics`.
     Metrics,
     /// `GET /openapi.json`.
@@ -106,6 +108,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("POST", "/v1/webhooks/provider"),
     ("GET", "/v1/admin/unresolved"),
     ("GET", "/healthz"),
+    ("GET", "/livez"),
+    ("GET", "/readyz"),
     ("GET", "/metrics"),
     ("GET", "/openapi.json"),
 ];
@@ -205,7 +209,8 @@ fn read(raw: &Raw<'_>, max_body_bytes: usize) -> Result<Class, ProblemKind> {
         return Err(ProblemKind::MethodNotAllowed);
     }
     match (raw.method, t) {
-        ("GET", "/healthz") => return Ok(Class::Route(Route::Healthz)),
+        ("GET", "/healthz" | "/readyz") => return Ok(Class::Route(Route::Healthz)),
+        ("GET", "/livez") => return Ok(Class::Route(Route::Livez)),
         ("GET", "/metrics") => return Ok(Class::Route(Route::Metrics)),
         ("GET", "/openapi.json") => return Ok(Class::Route(Route::OpenApi)),
         ("POST", "/v1/webhooks/provider") => return Ok(Class::Route(Route::Webhook)),

@@ -114,6 +114,8 @@ fn store_and_operations(kit: &ProberKit) -> Vec<Probe> {
         created(priced("h", "-1.0")),
         // Operations and the waiting room's endpoints.
         Probe::user("GET", "/healthz").as_(Credential::None),
+        Probe::user("GET", "/livez").as_(Credential::None),
+        Probe::user("GET", "/readyz").as_(Credential::None),
         Probe::user("GET", "/metrics").as_(Credential::None),
         Probe::user("GET", "/openapi.json").as_(Credential::None),
         Probe::user("GET", format!("/v1/events/{ev}/queue")),

@@ -1,0 +1,74 @@
+//! A TCP link a test (or a chaos run) can cut: a proxy on loopback in front
+//! of a server (PostgreSQL, say), which forwards every connection until
+//! [`Link::cut`], then resets the open ones and refuses new ones (what a
+//! process sees when the server stops or the network between them fails),
+//! until [`Link::restore`] listens again on the same port.
+//!
+//! Preconditions: a tokio runtime (the link's tasks run on it), and nothing
+//! else binding the link's port while it is cut.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+
+/// Attempts at listening again after a cut, 100 ms apart.
+const RESTORE_ATTEMPTS: usize = 50;
+
+/// A proxy to `upstream`, listening on `addr` while not cut.
+pub struct Link {
+    addr: SocketAddr,
+    upstream: SocketAddr,
+    /// The accept loop and every forwarding task; aborted by a cut.
+    tasks: Arc<Mutex<JoinSet<()>>>,
+}
+
+impl Link {
+    /// A link to `upstream` on a free loopback port.
+    pub async fn open(upstream: SocketAddr) -> std::io::Result<Link> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr().unwrap();
+        let link = Link { addr, upstream, tasks: Arc::new(Mutex::new(JoinSet::new())) };
+        link.serve(listener);
+        Ok(link)
+    }
+
+    /// Where clients connect.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    fn serve(&self, listener: TcpListener) {
+        let (upstream, tasks) = (self.upstream, self.tasks.clone());
+        self.tasks.lock().unwrap().spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                tasks.lock().unwrap().spawn(async move {
+                    if let Ok(mut server) = TcpStream::connect(upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+            }
+        });
+    }
+
+    /// Cuts the link: open connections are dropped, new ones refused.
+    pub fn cut(&self) {
+        self.tasks.lock().unwrap().abort_all();
+    }
+
+    /// Listens again on the same port (bounded retries while the old socket lingers).
+    pub async fn restore(&self) -> std::io::Result<()> {
+        let mut last = None;
+        for _ in 0..RESTORE_ATTEMPTS {
+            match TcpListener::bind(self.addr).await {
+                Ok(listener) => {
+                    self.serve(listener);
+                    return Ok(());
+                }
+                Err(e) => last = Some(e),
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        Err(last.expect("at least one attempt"))
+    }
+}
