@@ -293,12 +293,13 @@ fn pg_target(opts: &sqlx::postgres::PgConnectOptions) -> String {
     format!("{}:{}/{db}", opts.get_host(), opts.get_port())
 }
 
-/// A pool of at most `max` connections to `url`, after one direct connection
-/// proved the database answers: a refused connection is reported as such at
-/// once (the pool would retry it until its acquire timeout, then say only
-/// "pool timed out").
+/// A pool of at most `max` connections to `url`, once one direct connection
+/// proved the database answers. A database that does not answer yet (one
+/// restarting with this process, say) is tried every
+/// [`DB_CONNECT_RETRY`] for [`DB_ACQUIRE_TIMEOUT`]; then the last error is
+/// reported in PostgreSQL's or the system's words ("Connection refused"),
+/// not as the pool's "pool timed out".
 async fn pool(url: &str, max: u32) -> Result<sqlx::PgPool, String> {
-    use sqlx::Connection as _;
     let opts = pg_options(url)?;
     let cannot = |why: String| {
         format!(
@@ -307,17 +308,40 @@ async fn pool(url: &str, max: u32) -> Result<sqlx::PgPool, String> {
             pg_target(&opts)
         )
     };
-    match tokio::time::timeout(DB_ACQUIRE_TIMEOUT, sqlx::PgConnection::connect_with(&opts)).await {
-        Ok(Ok(conn)) => drop(conn.close().await),
-        Ok(Err(e)) => return Err(cannot(crate::store::circuit::describe(&e))),
-        Err(_) => return Err(cannot(format!("no answer within {} s", DB_ACQUIRE_TIMEOUT.as_secs()))),
-    }
+    first_connection(&opts).await.map_err(cannot)?;
     sqlx::postgres::PgPoolOptions::new()
         .max_connections(max)
         .acquire_timeout(DB_ACQUIRE_TIMEOUT)
         .connect_with(opts.clone())
         .await
         .map_err(|e| cannot(crate::store::circuit::describe(&e)))
+}
+
+/// Pause between two start-up connection attempts.
+const DB_CONNECT_RETRY: Duration = Duration::from_millis(250);
+
+/// Connects once to `opts` (then closes), retrying for [`DB_ACQUIRE_TIMEOUT`];
+/// the error names the last failure and how long it was tried.
+async fn first_connection(opts: &sqlx::postgres::PgConnectOptions) -> Result<(), String> {
+    use sqlx::Connection as _;
+    let deadline = tokio::time::Instant::now() + DB_ACQUIRE_TIMEOUT;
+    let mut attempts = 0u32;
+    loop {
+        attempts += 1;
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let why = match tokio::time::timeout(left, sqlx::PgConnection::connect_with(opts)).await {
+            Ok(Ok(conn)) => return conn.close().await.or(Ok(())),
+            Ok(Err(e)) => crate::store::circuit::describe(&e),
+            Err(_) => "no answer".to_string(),
+        };
+        if tokio::time::Instant::now() + DB_CONNECT_RETRY >= deadline {
+            return Err(format!("{why} ({attempts} attempts over {} s)", DB_ACQUIRE_TIMEOUT.as_secs()));
+        }
+        if attempts == 1 {
+            tracing::warn!(error = %why, "database not reachable yet; trying again for {} s", DB_ACQUIRE_TIMEOUT.as_secs());
+        }
+        tokio::time::sleep(DB_CONNECT_RETRY).await;
+    }
 }
 
 async fn run_serve(args: ServeArgs) -> Result<(), String> {

@@ -1098,7 +1098,19 @@ async fn a_stopped_postgres_is_answered_fast_and_its_return_recovered_from() {
     let bound = Duration::from_millis(booking::store::circuit::OUTAGE_DETECTION_BOUND_MS) + OUTAGE_ANSWER_BOUND;
     assert!(noticed < bound, "{noticed:?}");
     assert_fast_outage_answers(&api, &ev, &alice).await;
+    // A bookingd started while the database is down waits for it, then serves.
+    // (Found by chaos mode's database partition: a bookingd killed during it
+    // was restarted and refused to start at once, "Connection refused".)
+    let url = pg.admin_url();
+    let second = tokio::spawn(async move {
+        spawn_bookingd(&url, "127.0.0.1:0", provider_addr, &Opts::default())
+            .await
+            .expect("starts once the database is back")
+    });
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
     pg.resume().unwrap();
+    let (_second, second_addr) = second.await.unwrap();
+    until_ready_is(&Api::new(second_addr), 200).await;
     until_ready_is(&api, 200).await;
     let r = api.post(&format!("/v1/events/{ev}/holds")).bearer(&alice).json(json!({"seat_ids": ["1A"]})).send().await;
     assert_eq!(r.status, 201, "recovered without a restart: {}", r.text);
@@ -1337,15 +1349,12 @@ fn bookingd_refuses_bad_configuration_clearly() {
     // An unreachable database is named (host, port, database), without a password.
     let unreachable =
         ["serve", "--database-url", "postgres://u:hunter2@127.0.0.1:1/nowhere", "--provider-url", "http://127.0.0.1:1"];
-    let started = tokio::time::Instant::now();
     let out = run_bookingd(&unreachable, &secrets);
-    let took = started.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("127.0.0.1:1/nowhere") && !stderr.contains("hunter2"), "{stderr}");
-    // Nothing listens there: said at once, not "pool timed out" after the pool's 5 s.
+    // Nothing listens there: said so, not "pool timed out".
     assert!(stderr.to_lowercase().contains("connection refused") && !stderr.contains("timed out"), "{stderr}");
-    assert!(took < Duration::from_secs(4), "a refused connection is reported at once, not after {took:?}");
     // The documented tiers are 0..=7, and the refusal says so.
     let out = run_bookingd(&["issue-token", "--user", "a", "--tier", "8"], &[("HOLDFAST_TOKEN_SECRET", TOKEN_SECRET)]);
     let stderr = String::from_utf8_lossy(&out.stderr);

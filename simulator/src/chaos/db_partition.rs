@@ -12,13 +12,13 @@
 use super::ServerError;
 use super::client::{Op, Outcome};
 use super::log::{ChaosFault, Entry, FaultLog};
-use super::stack::Stack;
 use booking::store::circuit::OUTAGE_DETECTION_BOUND_MS;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{Mutex, watch};
+use test_services::link::Link;
+use tokio::sync::watch;
 
 /// How long a partition lasts, wall ms: longer than the probe's detection
 /// bound, so that the open circuit answers for a while; shorter than the
@@ -34,7 +34,7 @@ pub const ANSWER_BOUND_MS: u64 = 1_000;
 /// for_ms)` and heals it `for_ms` later (at once when `stop` comes first:
 /// the settle phase needs every instance).
 pub async fn run(
-    stack: Arc<Mutex<Stack>>,
+    links: Arc<Vec<Link>>,
     partitions: Vec<(u64, u64)>,
     seed: u64,
     log: Arc<FaultLog>,
@@ -45,12 +45,8 @@ pub async fn run(
         if !super::disrupt::until(&log, at_ms, &mut stop).await {
             return Ok(());
         }
-        let slot = {
-            let s = stack.lock().await;
-            let slot = rng.random_range(0..s.links.len());
-            s.links[slot].cut();
-            slot
-        };
+        let slot = rng.random_range(0..links.len());
+        links[slot].cut();
         log.record_at(
             ChaosFault::DbPartition,
             slot,
@@ -60,7 +56,7 @@ pub async fn run(
             _ = tokio::time::sleep(Duration::from_millis(for_ms)) => {}
             _ = stop.changed() => {}
         }
-        stack.lock().await.links[slot].restore().await.map_err(|e| format!("heal the partition: {e}"))?;
+        links[slot].restore().await.map_err(|e| format!("heal the partition: {e}"))?;
         log.record_at(ChaosFault::DbHeal, slot, format!("bookingd {slot} reaches PostgreSQL again"));
     }
     Ok(())

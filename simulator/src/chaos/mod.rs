@@ -569,13 +569,9 @@ async fn users_under_faults(
     let supervisor =
         tokio::spawn(disrupt::supervise(stack.clone(), faults.clone(), seed, log.clone(), stop_rx.clone()));
     let fault_tasks = spawn_fault_tasks(run, stack, log, &people.tokens[0], &t, &stop_rx);
-    let partitions = tokio::spawn(db_partition::run(
-        stack.clone(),
-        faults.db_partitions.clone(),
-        seed,
-        log.clone(),
-        stop_rx.clone(),
-    ));
+    let links = stack.lock().await.links.clone();
+    let partitions =
+        tokio::spawn(db_partition::run(links, faults.db_partitions.clone(), seed, log.clone(), stop_rx.clone()));
     let outages = run.redis.as_ref().map(|r| {
         tokio::spawn(disrupt::redis_outages(
             r.clone(),

@@ -175,7 +175,7 @@ pub fn db_url(admin_url: &str, name: &str) -> String {
 }
 
 /// `n` links to the PostgreSQL server of `db_url`, one per bookingd slot.
-async fn links(db_url: &str, n: usize) -> Result<Vec<Link>, String> {
+async fn links(db_url: &str, n: usize) -> Result<Arc<Vec<Link>>, String> {
     let opts: sqlx::postgres::PgConnectOptions = db_url.parse().map_err(|e| format!("database URL: {e}"))?;
     let server = tokio::net::lookup_host((opts.get_host(), opts.get_port()))
         .await
@@ -186,7 +186,7 @@ async fn links(db_url: &str, n: usize) -> Result<Vec<Link>, String> {
     for _ in 0..n {
         links.push(Link::open(server).await.map_err(|e| format!("link to PostgreSQL: {e}"))?);
     }
-    Ok(links)
+    Ok(Arc::new(links))
 }
 
 /// `url` with its server (`host:port`, or a bare host) replaced by `addr`.
@@ -231,8 +231,10 @@ pub struct Stack {
     /// The bookingd slots.
     pub slots: Vec<Slot>,
     /// Slot `i`'s link to PostgreSQL: every connection of its processes goes
-    /// through it, so a partition cuts that instance alone.
-    pub links: Vec<Link>,
+    /// through it, so a partition cuts that instance alone. Shared: a
+    /// partition heals without waiting for the stack (whose lock a restart
+    /// holds while the new process waits for its database).
+    pub links: Arc<Vec<Link>>,
 }
 
 impl Stack {
