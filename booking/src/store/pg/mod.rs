@@ -142,13 +142,17 @@ impl PgStore {
     /// Begins a write transaction and reads the store's clock for it: for
     /// [`PgClock::Database`] the transaction's first statement, sent with the
     /// `BEGIN` in one round trip.
+    /// Every error is counted by the circuit once (the acquire's by the acquire).
     async fn begin_tx(&self) -> Result<(TxConn, i64), sqlx::Error> {
-        match &self.clock {
-            PgClock::Manual(clock) => {
-                Ok((TxConn::begin(self.circuit.acquire().await?, "BEGIN").await?, clock.now_ms()))
-            }
-            PgClock::Database => TxConn::begin_reading_clock(self.circuit.acquire().await?, DB_NOW_MS).await,
+        let conn = self.circuit.acquire().await?;
+        let begun = match &self.clock {
+            PgClock::Manual(clock) => TxConn::begin(conn, "BEGIN").await.map(|tx| (tx, clock.now_ms())),
+            PgClock::Database => TxConn::begin_reading_clock(conn, DB_NOW_MS).await,
+        };
+        if let Err(e) = &begun {
+            self.circuit.record(e);
         }
+        begun
     }
 
     /// Runs a read-only body in one `REPEATABLE READ` transaction: a consistent view.

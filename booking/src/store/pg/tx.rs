@@ -221,7 +221,8 @@ macro_rules! in_tx {
         loop {
             attempt += 1;
             assert!(attempt <= $crate::store::pg::tx::MAX_TX_ATTEMPTS, "retry loop is bounded");
-            let (mut tx, tx_now_ms) = store.begin_tx().await.map_err(|e| store.backend(e))?;
+            // (begin_tx counts its own errors.)
+            let (mut tx, tx_now_ms) = store.begin_tx().await.map_err($crate::store::pg::tx::backend)?;
             let outcome: Result<_, $crate::store::pg::tx::Fail> = async {
                 let $now: i64 = tx_now_ms;
                 let $c: &mut sqlx::PgConnection = &mut tx;
