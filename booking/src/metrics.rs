@@ -266,12 +266,6 @@ impl Metrics {
         *self.responses.lock().expect("responses lock").entry((method, route, status)).or_insert(0) += 1;
     }
 
-    /// The answers counted for (`method`, `route`, `status`).
-    pub fn responses(&self, method: &str, route: &str, status: u16) -> u64 {
-        let counted = self.responses.lock().expect("responses lock");
-        counted.iter().find(|((m, r, s), _)| *m == method && *r == route && *s == status).map_or(0, |(_, n)| *n)
-    }
-
     fn render_responses(&self, out: &mut String) {
         let name = "holdfast_http_responses_total";
         let _ = writeln!(out, "# HELP {name} Answers by method, route and status.\n# TYPE {name} counter");

@@ -1027,7 +1027,7 @@ async fn a_database_outage_is_answered_fast_and_recovered_from_without_a_restart
         st.api.post(&format!("/v1/events/{ev}/holds")).bearer(&alice).json(json!({"seat_ids": ["1A"]})).send().await;
     assert_eq!(r.status, 201, "recovered without a restart: {}", r.text);
     let m = metrics(&st.api).await;
-    assert_eq!((m["holdfast_db_circuit_open"], m["holdfast_db_circuit_opened"]), (0.0, 1.0), "{m:?}");
+    assert_eq!((m["holdfast_db_circuit_open"], m["holdfast_db_circuit_opened_total"]), (0.0, 1.0), "{m:?}");
     st.bookingd.assert_running();
     let log = st.bookingd.output();
     assert!(log.contains("database unreachable") && log.contains("circuit closed"), "{log}");

@@ -249,7 +249,7 @@ impl Circuit {
         for kind in DbErrorKind::ALL {
             let _ = writeln!(out, "holdfast_db_errors_total{{kind=\"{}\"}} {}", kind.as_str(), self.errors(kind));
         }
-        let gauges: [(&str, &str, u64); 6] = [
+        let gauges: [(&str, &str, u64); 4] = [
             (
                 "holdfast_db_circuit_open",
                 "1 while the probe finds the database unreachable (requests needing it answer 503 at once), else 0.",
@@ -266,15 +266,20 @@ impl Circuit {
                 "The pool's limit (--max-db-connections).",
                 u64::from(self.pool.options().get_max_connections()),
             ),
-            (
-                "holdfast_db_pool_acquires",
-                "Pooled connections asked for (gauge of a running total; see _wait_seconds_sum).",
-                self.acquires.load(Ordering::Relaxed),
-            ),
-            ("holdfast_db_circuit_opened", "Times the circuit has opened since start.", self.opened_total()),
         ];
         for (name, help, v) in gauges {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {v}");
+        }
+        let counters: [(&str, &str, u64); 2] = [
+            (
+                "holdfast_db_pool_acquires_total",
+                "Pooled connections asked for (see holdfast_db_pool_wait_seconds_sum).",
+                self.acquires.load(Ordering::Relaxed),
+            ),
+            ("holdfast_db_circuit_opened_total", "Times the circuit has opened since start.", self.opened_total()),
+        ];
+        for (name, help, v) in counters {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {v}");
         }
         let wait_s = self.acquire_wait_us.load(Ordering::Relaxed) as f64 / 1e6;
         let _ = writeln!(
