@@ -92,7 +92,7 @@ impl Env {
 
     async fn setup(&self, policy: &str, target: u32) {
         let ev =
-            json!({"event_id": "e1", "seat_ranges": [{"prefix": "s", "first": 1, "last": 20}], "price_cents": 100});
+            json!({"event_id": "e1", "seat_ranges": [{"prefix": "s", "first": 1, "count": 20}], "price_cents": 100});
         assert_eq!(self.call("POST", "/v1/events", "ops", None, Some(ev)).await.status, StatusCode::CREATED);
         let room = json!({"policy": policy, "opens_at": "2023-11-14T22:13:30Z", "target_active_sessions": target});
         let a = self.call("PUT", "/v1/events/e1/waiting-room", "ops", None, Some(room)).await;
@@ -185,7 +185,7 @@ async fn users_wait_in_order_and_only_the_admitted_hold() {
 async fn another_event_s_token_and_events_without_a_room() {
     let e = env();
     e.setup("fifo", 5).await;
-    let ev2 = json!({"event_id": "e2", "seat_ranges": [{"prefix": "s", "first": 1, "last": 5}], "price_cents": 100});
+    let ev2 = json!({"event_id": "e2", "seat_ranges": [{"prefix": "s", "first": 1, "count": 5}], "price_cents": 100});
     assert_eq!(e.call("POST", "/v1/events", "ops", None, Some(ev2)).await.status, StatusCode::CREATED);
     let room = json!({"policy": "fifo", "opens_at": "2023-11-14T22:13:20Z", "target_active_sessions": 5});
     assert_eq!(e.call("PUT", "/v1/events/e2/waiting-room", "ops", None, Some(room)).await.status, StatusCode::OK);
@@ -199,7 +199,7 @@ async fn another_event_s_token_and_events_without_a_room() {
     let a = e.call("POST", "/v1/events/e2/holds", "ann", Some(&ann), Some(json!({"seat_ids": ["s1"]}))).await;
     assert_eq!((a.status, a.kind()), (StatusCode::FORBIDDEN, "admission-other-event"));
     // An event without a room needs no token.
-    let ev3 = json!({"event_id": "e3", "seat_ranges": [{"prefix": "s", "first": 1, "last": 5}], "price_cents": 100});
+    let ev3 = json!({"event_id": "e3", "seat_ranges": [{"prefix": "s", "first": 1, "count": 5}], "price_cents": 100});
     assert_eq!(e.call("POST", "/v1/events", "ops", None, Some(ev3)).await.status, StatusCode::CREATED);
     let a = e.call("POST", "/v1/events/e3/holds", "ann", None, Some(json!({"seat_ids": ["s1"]}))).await;
     assert_eq!(a.status, StatusCode::CREATED);

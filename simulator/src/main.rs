@@ -12,6 +12,8 @@ use simulator::world::plan::{self, Plan};
 use std::io::IsTerminal;
 use std::ops::Range;
 use std::process::ExitCode;
+use std::sync::Arc;
+use test_services::own_postgres::OwnPostgres;
 
 /// mimalloc, tuned by [`simulator::run::allocator::tune`] at start: the worlds
 /// allocate and free many small buffers, and glibc's malloc costs about a
@@ -53,7 +55,10 @@ enum Command {
     /// hang up mid-request (disconnect), every PostgreSQL backend of the run
     /// terminated (pg-terminate-backends), a bookingd cut off from PostgreSQL
     /// and healed (db-partition, db-heal: its 503s meanwhile must be fast),
-    /// poisoned seat-map cache entries (redis-poison), and in waiting-room
+    /// the run's own PostgreSQL stopped -m immediate under load and started
+    /// again (pg-stop, pg-start: every 503 meanwhile must be fast, every
+    /// order a client was told of must be in the tables after; not with
+    /// --database-url), poisoned seat-map cache entries (redis-poison), and in waiting-room
     /// runs the run's own Redis stopped, restarted empty and stalled
     /// (redis-stop, redis-restart-empty, redis-stall); users pause past their
     /// holds (client-pause) and replay spent tokens (stale-replay).
@@ -148,9 +153,13 @@ struct ChaosArgs {
     /// resolve, in wall ms (at least three payment deadlines are waited anyway).
     #[arg(long, default_value_t = simulator::chaos::SETTLE_MAX_MS, value_parser = clap::value_parser!(u64).range(1_000..=600_000))]
     settle_max_ms: u64,
-    /// The PostgreSQL server's maintenance database; each run creates (and drops) a database on it.
-    #[arg(long, env = "HOLDFAST_TEST_DATABASE_URL", default_value = "postgres://postgres@127.0.0.1:5432/postgres")]
-    database_url: String,
+    /// A PostgreSQL server of yours (its maintenance database); each run
+    /// creates (and drops) a database on it, and the server is never
+    /// restarted. Default: chaos mode starts a server of its own (initdb into
+    /// a temporary directory, a free port; PostgreSQL's server binaries are
+    /// needed) and restarts it under load in every run.
+    #[arg(long)]
+    database_url: Option<String>,
     /// Redis for the seat-map cache and the cache-poison fault.
     #[arg(long, env = "HOLDFAST_TEST_REDIS_URL", default_value = "redis://127.0.0.1:6379")]
     redis_url: String,
@@ -324,8 +333,13 @@ fn chaos(args: ChaosArgs) -> ExitCode {
         Ok(plans) => plans,
         Err(e) => return usage_error(e),
     };
+    let (admin_url, own_pg) = match chaos_database(&args) {
+        Ok(db) => db,
+        Err(e) => return usage_error(e),
+    };
     let opts = ChaosOptions {
-        admin_url: args.database_url.clone(),
+        admin_url,
+        own_pg: own_pg.clone(),
         redis_url: (!args.no_redis).then(|| args.redis_url.clone()),
         bookingds: args.bookingds as usize,
         duration_ms: args.duration_ms,
@@ -340,11 +354,13 @@ fn chaos(args: ChaosArgs) -> ExitCode {
     };
     let mut failed = 0;
     let mut total = 0;
+    let mut kept_any = false;
     let mut survived: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
     for p in &plans {
         for seed in seeds.clone() {
             total += 1;
             let v = runtime.block_on(chaos::run_one(p, seed, &opts));
+            kept_any |= v.kept_database.is_some();
             let as_expected = match &args.expect_caught {
                 Some(inv) => v.error.is_none() && v.invariants.contains(inv),
                 None => v.passed(),
@@ -366,7 +382,29 @@ fn chaos(args: ChaosArgs) -> ExitCode {
     if !args.json {
         print_chaos_summary(&args, total, failed, &survived);
     }
+    if let Some(pg) = &own_pg
+        && kept_any
+    {
+        println!(
+            "chaos: its PostgreSQL keeps running for the kept databases: {}; stop it with: {}",
+            pg.admin_url(),
+            pg.keep()
+        );
+    }
     if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS }
+}
+
+/// The PostgreSQL server chaos runs on: `--database-url`'s, else one of its
+/// own, started here (its admin URL, and the server to restart).
+fn chaos_database(args: &ChaosArgs) -> Result<(String, Option<Arc<OwnPostgres>>), String> {
+    match &args.database_url {
+        Some(url) => Ok((url.clone(), None)),
+        None => {
+            let pg = OwnPostgres::start()
+                .map_err(|e| format!("cannot start a PostgreSQL of chaos mode's own ({e}); or give --database-url"))?;
+            Ok((pg.admin_url(), Some(Arc::new(pg))))
+        }
+    }
 }
 
 /// The plans `chaos` runs: the named scenarios and files, else every

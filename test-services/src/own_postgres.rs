@@ -24,6 +24,7 @@ pub struct OwnPostgres {
     dir: PathBuf,
     port: u16,
     as_postgres: bool,
+    kept: std::sync::atomic::AtomicBool,
 }
 
 impl OwnPostgres {
@@ -37,7 +38,7 @@ impl OwnPostgres {
             .and_then(|l| l.local_addr())
             .map_err(|e| format!("no free port: {e}"))?
             .port();
-        let pg = OwnPostgres { bin, dir, port, as_postgres };
+        let pg = OwnPostgres { bin, dir, port, as_postgres, kept: Default::default() };
         if as_postgres {
             pg.run("chown", &["-R", "postgres:postgres", &pg.dir.display().to_string()], false)?;
         }
@@ -68,12 +69,24 @@ impl OwnPostgres {
     pub fn resume(&self) -> Result<(), String> {
         let data = self.data().display().to_string();
         let opts = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off",
+            // fsync off: a stopped server's writes are in the kernel's pages, which
+            // survive it (not a machine crash). synchronous_commit stays on: an
+            // acknowledged commit is in the WAL before the answer, so `stop -m
+            // immediate` may lose nothing a client was told.
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
             self.port,
             self.dir.display()
         );
         let log = self.dir.join("server.log").display().to_string();
         self.run_pg("pg_ctl", &["-D", &data, "-o", &opts, "-l", &log, "-w", "-t", PG_CTL_WAIT_S, "start"])
+    }
+
+    /// Leaves it running and its directory in place when dropped (a run's
+    /// records want its tables); the command that stops it.
+    pub fn keep(&self) -> String {
+        self.kept.store(true, std::sync::atomic::Ordering::Relaxed);
+        let user = if self.as_postgres { "runuser -u postgres -- " } else { "" };
+        format!("{user}{} -D {} stop", self.bin.join("pg_ctl").display(), self.data().display())
     }
 
     fn data(&self) -> PathBuf {
@@ -103,6 +116,9 @@ impl OwnPostgres {
 
 impl Drop for OwnPostgres {
     fn drop(&mut self) {
+        if self.kept.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
         let _ = self.stop_immediate();
         let _ = std::fs::remove_dir_all(&self.dir);
     }

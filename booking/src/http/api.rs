@@ -14,11 +14,13 @@ use serde::{Deserialize, Serialize};
 pub struct CreateEventBody {
     /// The event id.
     pub event_id: EventId,
-    /// Its seats, listed (may be empty when `seat_ranges` name them).
+    /// Its seats, listed: distinct, at most [`MAX_LISTED_SEATS`] (may be
+    /// empty when `seat_ranges` name them).
     #[serde(default)]
     pub seat_ids: Vec<SeatId>,
     /// Its seats, as numbered ranges (rows): for events too large to list in
-    /// one body. The event's seats are `seat_ids` and every range's, all distinct.
+    /// one body. The event's seats are the union of `seat_ids` and every
+    /// range's: a seat two ranges (or a range and the list) both name is one seat.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub seat_ranges: Vec<SeatRange>,
     /// Price per seat, cents.
@@ -71,9 +73,10 @@ pub(crate) mod json_int {
     }
 }
 
-/// Numbered seats `prefix` + `first` ..= `prefix` + `last`, each number
-/// zero-padded to `width` digits: `{"prefix": "A-", "first": 1, "last": 3,
-/// "width": 2}` is `A-01`, `A-02`, `A-03`.
+/// Numbered seats: `prefix` followed by each of the `count` numbers from
+/// `first`, zero-padded to `width` digits: `{"prefix": "A-", "first": 1,
+/// "count": 3, "width": 2}` is `A-01`, `A-02`, `A-03`. Every bound is a
+/// field's own, so the OpenAPI document states them all.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SeatRange {
@@ -81,66 +84,99 @@ pub struct SeatRange {
     /// [`MAX_SEAT_RANGE_PREFIX_LEN`] characters of `[A-Za-z0-9_.-]`.
     #[serde(default)]
     pub prefix: String,
-    /// The first number.
+    /// The first number, 0..=[`MAX_SEAT_RANGE_FIRST`].
     #[serde(deserialize_with = "json_int::de")]
     pub first: u32,
-    /// The last number (>= `first`).
+    /// How many numbers, 1..=[`MAX_SEAT_RANGE_LEN`].
     #[serde(deserialize_with = "json_int::de")]
-    pub last: u32,
+    pub count: u32,
     /// Zero-pad numbers to this many digits (0..=9; 0: no padding).
     #[serde(default, deserialize_with = "json_int::de")]
     pub width: u8,
 }
 
-/// Longest range prefix: with up to 10 digits every id fits 64 characters.
+impl SeatRange {
+    /// Ranges naming `prefix` + `0..seats`, zero-padded to `width`, in as few
+    /// ranges as [`MAX_SEAT_RANGE_LEN`] allows (`seats` <= 99,000 fits one body).
+    pub fn covering(prefix: &str, seats: u32, width: u8) -> Vec<SeatRange> {
+        let len = MAX_SEAT_RANGE_LEN as u32;
+        (0..seats.div_ceil(len))
+            .map(|i| SeatRange { prefix: prefix.into(), first: i * len, count: len.min(seats - i * len), width })
+            .collect()
+    }
+}
+
+/// Longest range prefix: numbers have at most 9 digits, so every id fits 64 characters.
 pub const MAX_SEAT_RANGE_PREFIX_LEN: usize = 54;
 
 /// Most ranges one event creation may carry.
-pub const MAX_SEAT_RANGES: usize = 1_000;
+pub const MAX_SEAT_RANGES: usize = 99;
 
-/// Why a body's seats cannot be expanded.
+/// Most seats one range may name.
+pub const MAX_SEAT_RANGE_LEN: usize = 1_000;
+
+/// Largest first number of a range: its last is then at most 999,999,999 (9 digits).
+pub const MAX_SEAT_RANGE_FIRST: u32 = 1_000_000_000 - MAX_SEAT_RANGE_LEN as u32;
+
+/// Most seats `seat_ids` may list.
+pub const MAX_LISTED_SEATS: usize = 1_000;
+
+// The schema bounds each list and each range, so their sum is bounded by
+// construction: a body the schema allows never has too many seats.
+const _: () = assert!(MAX_LISTED_SEATS + MAX_SEAT_RANGES * MAX_SEAT_RANGE_LEN == crate::model::MAX_SEATS_PER_EVENT);
+
+/// Why a body's seats cannot be expanded: each a bound the OpenAPI document states.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SeatRangeError {
     /// More ranges than [`MAX_SEAT_RANGES`].
     #[error("at most {MAX_SEAT_RANGES} seat_ranges")]
     TooManyRanges,
-    /// A range whose `last` is below its `first`, whose width is over 9, or
-    /// whose prefix is too long or has other characters than `[A-Za-z0-9_.-]`.
-    #[error("seat range {0}: last must be >= first, width 0..=9, prefix 0..=54 characters of [A-Za-z0-9_.-]")]
+    /// More listed seats than [`MAX_LISTED_SEATS`].
+    #[error("at most {MAX_LISTED_SEATS} seat_ids (use seat_ranges for more)")]
+    TooManyListed,
+    /// A range whose count is 0 or over [`MAX_SEAT_RANGE_LEN`], whose first
+    /// is over [`MAX_SEAT_RANGE_FIRST`], whose width is over 9, or whose
+    /// prefix is too long or has other characters than `[A-Za-z0-9_.-]`.
+    #[error(
+        "seat range {0}: count 1..={MAX_SEAT_RANGE_LEN}, first 0..={MAX_SEAT_RANGE_FIRST}, width 0..=9, \
+         prefix 0..={MAX_SEAT_RANGE_PREFIX_LEN} characters of [A-Za-z0-9_.-]"
+    )]
     BadRange(usize),
-    /// More seats in total than an event may have.
-    #[error("an event has at most {max} seats", max = crate::model::MAX_SEATS_PER_EVENT)]
-    TooManySeats,
 }
 
 impl CreateEventBody {
-    /// Every seat id the body names: `seat_ids`, then each range's, in
-    /// order. Bounded before anything is allocated: never more than
-    /// [`MAX_SEATS_PER_EVENT`](crate::model::MAX_SEATS_PER_EVENT) ids plus one.
-    /// Ids are not validated here (the store does, with the rest of the request).
+    /// Every seat id the body names: `seat_ids`, then each range's seats not
+    /// named before, in order. Bounded before anything is allocated: at most
+    /// [`MAX_SEATS_PER_EVENT`](crate::model::MAX_SEATS_PER_EVENT) ids. Listed
+    /// ids are not validated here (the store does, with the rest of the
+    /// request, duplicates in `seat_ids` included).
     pub fn all_seat_ids(&self) -> Result<Vec<SeatId>, SeatRangeError> {
-        let max = crate::model::MAX_SEATS_PER_EVENT as u64;
         if self.seat_ranges.len() > MAX_SEAT_RANGES {
             return Err(SeatRangeError::TooManyRanges);
         }
-        let mut total = self.seat_ids.len() as u64;
+        if self.seat_ids.len() > MAX_LISTED_SEATS {
+            return Err(SeatRangeError::TooManyListed);
+        }
         for (i, r) in self.seat_ranges.iter().enumerate() {
             let prefix_ok = r.prefix.len() <= MAX_SEAT_RANGE_PREFIX_LEN
                 && r.prefix.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
-            if r.last < r.first || r.width > 9 || !prefix_ok {
+            let count_ok = (1..=MAX_SEAT_RANGE_LEN as u32).contains(&r.count);
+            if !count_ok || r.first > MAX_SEAT_RANGE_FIRST || r.width > 9 || !prefix_ok {
                 return Err(SeatRangeError::BadRange(i));
             }
-            total += u64::from(r.last - r.first) + 1;
-        }
-        if total > max {
-            return Err(SeatRangeError::TooManySeats);
         }
         let mut ids = self.seat_ids.clone();
-        ids.reserve(total as usize - ids.len());
+        let mut seen: std::collections::BTreeSet<SeatId> = ids.iter().cloned().collect();
         for r in &self.seat_ranges {
             let w = usize::from(r.width);
-            ids.extend((r.first..=r.last).map(|n| SeatId::from(format!("{}{n:0w$}", r.prefix))));
+            for n in r.first..r.first + r.count {
+                let id = SeatId::from(format!("{}{n:0w$}", r.prefix));
+                if seen.insert(id.clone()) {
+                    ids.push(id);
+                }
+            }
         }
+        assert!(ids.len() <= crate::model::MAX_SEATS_PER_EVENT, "bounded by the schema's bounds");
         Ok(ids)
     }
 }
@@ -374,14 +410,14 @@ mod seat_range_tests {
         }
     }
 
-    fn range(prefix: &str, first: u32, last: u32, width: u8) -> SeatRange {
-        SeatRange { prefix: prefix.into(), first, last, width }
+    fn range(prefix: &str, first: u32, count: u32, width: u8) -> SeatRange {
+        SeatRange { prefix: prefix.into(), first, count, width }
     }
 
     #[test]
     fn integral_floats_are_integers_as_json_schema_says() {
         let b: CreateEventBody = serde_json::from_str(
-            r#"{"event_id":"e","seat_ranges":[{"first":1.0,"last":3,"width":2.0}],"price_cents":4500.0}"#,
+            r#"{"event_id":"e","seat_ranges":[{"first":1.0,"count":3,"width":2.0}],"price_cents":4500.0}"#,
         )
         .unwrap();
         assert_eq!((b.price_cents, b.seat_ranges[0].first, b.seat_ranges[0].width), (4500, 1, 2));
@@ -392,32 +428,58 @@ mod seat_range_tests {
         assert!(priced("9007199254740994.0").is_err(), "past 2^53 a float may not be the integer written");
         assert_eq!(priced("9007199254740994").unwrap().price_cents, (1 << 53) + 2, "written as an integer");
         for bad in [r#"1.5"#, r#"-1"#, r#"4294967296"#, r#"1e300"#] {
-            let json = format!(r#"{{"event_id":"e","seat_ranges":[{{"first":{bad},"last":3}}],"price_cents":1}}"#);
+            let json = format!(r#"{{"event_id":"e","seat_ranges":[{{"first":{bad},"count":3}}],"price_cents":1}}"#);
             assert!(serde_json::from_str::<CreateEventBody>(&json).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn ranges_expand_after_the_listed_seats_zero_padded() {
-        let b = body(&["VIP"], vec![range("A-", 1, 3, 2), range("", 9, 10, 0)]);
+        let b = body(&["VIP"], vec![range("A-", 1, 3, 2), range("", 9, 2, 0)]);
         assert_eq!(b.all_seat_ids().unwrap(), ["VIP", "A-01", "A-02", "A-03", "9", "10"]);
     }
 
+    /// Overlap is no error: JSON Schema cannot state it, so a body the schema
+    /// allows is never refused for it. A seat named twice is one seat.
     #[test]
-    fn bad_or_oversized_ranges_are_refused_before_anything_is_built() {
-        assert_eq!(body(&[], vec![range("A", 5, 4, 0)]).all_seat_ids(), Err(SeatRangeError::BadRange(0)));
-        assert_eq!(body(&[], vec![range("A", 1, 2, 10)]).all_seat_ids(), Err(SeatRangeError::BadRange(0)));
-        assert_eq!(body(&[], vec![range(&"p".repeat(55), 1, 2, 0)]).all_seat_ids(), Err(SeatRangeError::BadRange(0)));
-        assert_eq!(body(&[], vec![range("a b", 1, 2, 0)]).all_seat_ids(), Err(SeatRangeError::BadRange(0)));
-        // u32::MAX seats would be 4 billion strings: refused by counting first.
-        assert_eq!(body(&[], vec![range("A", 0, u32::MAX, 0)]).all_seat_ids(), Err(SeatRangeError::TooManySeats));
-        assert_eq!(
-            body(&["x"], vec![range("A", 1, crate::model::MAX_SEATS_PER_EVENT as u32, 0)]).all_seat_ids(),
-            Err(SeatRangeError::TooManySeats)
-        );
-        let many = (0..=MAX_SEAT_RANGES as u32).map(|i| range("r", i, i, 0)).collect();
+    fn seats_named_twice_are_one_seat() {
+        let b = body(&["A-02", "x"], vec![range("A-", 1, 3, 2), range("A-0", 2, 3, 0), range("", 9, 1, 0)]);
+        assert_eq!(b.all_seat_ids().unwrap(), ["A-02", "x", "A-01", "A-03", "A-04", "9"]);
+    }
+
+    #[test]
+    fn every_bound_of_a_range_is_its_own_and_refused() {
+        let bad = |r| body(&[], vec![r]).all_seat_ids();
+        assert_eq!(bad(range("A", 5, 0, 0)), Err(SeatRangeError::BadRange(0)));
+        assert_eq!(bad(range("A", 1, MAX_SEAT_RANGE_LEN as u32 + 1, 0)), Err(SeatRangeError::BadRange(0)));
+        assert_eq!(bad(range("A", MAX_SEAT_RANGE_FIRST + 1, 1, 0)), Err(SeatRangeError::BadRange(0)));
+        assert_eq!(bad(range("A", 1, 2, 10)), Err(SeatRangeError::BadRange(0)));
+        assert_eq!(bad(range(&"p".repeat(55), 1, 2, 0)), Err(SeatRangeError::BadRange(0)));
+        assert_eq!(bad(range("a b", 1, 2, 0)), Err(SeatRangeError::BadRange(0)));
+        let last = bad(range(&"p".repeat(54), MAX_SEAT_RANGE_FIRST, MAX_SEAT_RANGE_LEN as u32, 9)).unwrap();
+        assert_eq!(last.last().unwrap().len(), 63, "the largest number has 9 digits: every id fits 64");
+        let many = (0..=MAX_SEAT_RANGES as u32).map(|i| range("r", i, 1, 0)).collect();
         assert_eq!(body(&[], many).all_seat_ids(), Err(SeatRangeError::TooManyRanges));
-        let full = body(&[], vec![range("s", 1, crate::model::MAX_SEATS_PER_EVENT as u32, 6)]);
+        let listed: Vec<String> = (0..=MAX_LISTED_SEATS).map(|i| format!("l{i}")).collect();
+        let listed: Vec<&str> = listed.iter().map(String::as_str).collect();
+        assert_eq!(body(&listed, vec![]).all_seat_ids(), Err(SeatRangeError::TooManyListed));
+    }
+
+    #[test]
+    fn the_largest_body_the_schema_allows_is_a_full_event() {
+        let listed: Vec<String> = (0..MAX_LISTED_SEATS).map(|i| format!("l{i}")).collect();
+        let listed: Vec<&str> = listed.iter().map(String::as_str).collect();
+        let rows = (0..MAX_SEAT_RANGES as u32).map(|r| range(&format!("R{r}-"), 1, MAX_SEAT_RANGE_LEN as u32, 4));
+        let full = body(&listed, rows.collect());
         assert_eq!(full.all_seat_ids().unwrap().len(), crate::model::MAX_SEATS_PER_EVENT);
+    }
+
+    #[test]
+    fn covering_names_every_seat_once_in_fewest_ranges() {
+        assert!(SeatRange::covering("s", 0, 5).is_empty());
+        let two = SeatRange::covering("s", 1_001, 5);
+        assert_eq!((two.len(), two[1].first, two[1].count), (2, 1_000, 1));
+        let ids = body(&[], SeatRange::covering("s", 2_500, 5)).all_seat_ids().unwrap();
+        assert_eq!((ids.len(), ids[0].as_str(), ids[2_499].as_str()), (2_500, "s00000", "s02499"));
     }
 }

@@ -131,7 +131,9 @@ mod tests {
     /// constants: change one without the other and this fails.
     #[test]
     fn openapi_states_the_limits_the_code_enforces() {
-        use crate::http::api::{MAX_SEAT_RANGE_PREFIX_LEN, MAX_SEAT_RANGES};
+        use crate::http::api::{
+            MAX_LISTED_SEATS, MAX_SEAT_RANGE_FIRST, MAX_SEAT_RANGE_LEN, MAX_SEAT_RANGE_PREFIX_LEN, MAX_SEAT_RANGES,
+        };
         use crate::model::{MAX_IDEMPOTENCY_KEY_LEN, MAX_SEATS_PER_EVENT, MAX_SEATS_PER_HOLD, valid_id};
         let doc: serde_json::Value = serde_json::from_str(OPENAPI_JSON).expect("openapi.json is JSON");
         let s = &doc["components"]["schemas"];
@@ -151,8 +153,13 @@ mod tests {
             assert_eq!(s[body]["additionalProperties"], false, "{body}: unknown fields are refused");
         }
         let create = &s["CreateEvent"];
-        assert_eq!(create["properties"]["seat_ids"]["maxItems"], MAX_SEATS_PER_EVENT);
+        assert_eq!(create["properties"]["seat_ids"]["maxItems"], MAX_LISTED_SEATS);
         assert_eq!(create["properties"]["seat_ranges"]["maxItems"], MAX_SEAT_RANGES);
+        let range = &s["SeatRange"]["properties"];
+        assert_eq!((&range["count"]["minimum"], &range["count"]["maximum"]), (&1.into(), &MAX_SEAT_RANGE_LEN.into()));
+        assert_eq!((&range["first"]["minimum"], &range["first"]["maximum"]), (&0.into(), &MAX_SEAT_RANGE_FIRST.into()));
+        assert_eq!(range["width"]["maximum"], 9);
+        assert!(create["description"].as_str().unwrap().contains(&format!("at most {MAX_SEATS_PER_EVENT} seats")));
         assert_eq!(create["properties"]["price_cents"]["minimum"], 0);
         assert_eq!(create["properties"]["price_cents"]["maximum"], crate::store::MAX_PRICE_CENTS);
         assert!(create["description"].as_str().unwrap().contains(&ServiceConfig::default().max_body_bytes.to_string()));

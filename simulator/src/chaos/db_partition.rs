@@ -62,18 +62,42 @@ pub async fn run(
     Ok(())
 }
 
-/// The `503`s of `ops` that a bookingd answered slowly although it could
-/// know its database was down (see the module doc), one finding each.
+/// The `503`s of `ops` that a cut-off bookingd answered slowly although it
+/// could know its database was down (see the module doc), one finding each.
 pub fn judge(ops: &[Op], entries: &[Entry]) -> Vec<ServerError> {
-    let mut findings = Vec::new();
+    let mut windows = Vec::new();
     for cut in entries.iter().filter(|e| e.fault == ChaosFault::DbPartition) {
         let Some(slot) = cut.slot else { continue };
         let heal_ms = entries
             .iter()
             .find(|e| e.fault == ChaosFault::DbHeal && e.slot == Some(slot) && e.at_ms >= cut.at_ms)
             .map_or(u64::MAX, |e| e.at_ms);
-        let known_ms = cut.at_ms + OUTAGE_DETECTION_BOUND_MS + super::FAULT_LOG_LAG_MS;
-        for op in ops.iter().filter(|op| op.slot == slot && op.start_ms >= known_ms && op.end_ms <= heal_ms) {
+        windows.push(DownWindow { slot: Some(slot), from_ms: cut.at_ms, to_ms: heal_ms });
+    }
+    slow_503s(ops, &windows)
+}
+
+/// A while during which a bookingd (`slot`; `None`: every one) could not
+/// reach its database: from `from_ms` (the fault's log time) to `to_ms`.
+#[derive(Debug, Clone, Copy)]
+pub struct DownWindow {
+    /// The bookingd cut off, or `None` for all (the database itself was down).
+    pub slot: Option<usize>,
+    /// When the fault was logged, wall ms.
+    pub from_ms: u64,
+    /// When it ended, wall ms (`u64::MAX`: never logged as ended).
+    pub to_ms: u64,
+}
+
+/// The `503`s of `ops` inside a window, once the bookingd could know (its
+/// probe's detection bound and the log's lag after the window's start),
+/// that took longer than [`ANSWER_BOUND_MS`], one finding each.
+pub fn slow_503s(ops: &[Op], windows: &[DownWindow]) -> Vec<ServerError> {
+    let mut findings = Vec::new();
+    for w in windows {
+        let known_ms = w.from_ms + OUTAGE_DETECTION_BOUND_MS + super::FAULT_LOG_LAG_MS;
+        let struck = |op: &&Op| w.slot.is_none_or(|s| s == op.slot);
+        for op in ops.iter().filter(struck).filter(|op| op.start_ms >= known_ms && op.end_ms <= w.to_ms) {
             let took_ms = op.end_ms - op.start_ms;
             if op.outcome == Outcome::Status(503) && took_ms > ANSWER_BOUND_MS {
                 let why =

@@ -39,6 +39,9 @@ pub struct FaultPlan {
     pub redis_stalls: Vec<(u64, u64)>,
     /// A bookingd cut off from PostgreSQL at wall ms `.0` for `.1` ms ([`super::db_partition`]).
     pub db_partitions: Vec<(u64, u64)>,
+    /// The run's own PostgreSQL stopped at wall ms `.0` and started again
+    /// `.1` ms later ([`super::db_restart`]); empty when the server is not the run's.
+    pub pg_restarts: Vec<(u64, u64)>,
 }
 
 /// Extra `bookingd serve` arguments for one life of a process.

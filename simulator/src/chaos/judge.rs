@@ -45,25 +45,7 @@ pub fn records(
 /// faults ended at `faults_end_wall_ms`), and spent or expired hold tokens
 /// that authorized a checkout.
 pub fn history(ops: &[Op], log: &FaultLog, faults_end_wall_ms: u64, verdict: &mut ChaosVerdict) {
-    let destructive: Vec<u64> = log
-        .entries()
-        .iter()
-        .filter(|e| {
-            matches!(
-                e.fault,
-                ChaosFault::CrashAfterCommit
-                    | ChaosFault::Kill9
-                    | ChaosFault::Restart
-                    | ChaosFault::PgTerminateBackends
-                    | ChaosFault::RedisStop
-                    | ChaosFault::RedisRestartEmpty
-                    | ChaosFault::RedisStall
-                    | ChaosFault::DbPartition
-                    | ChaosFault::DbHeal
-            )
-        })
-        .map(|e| e.at_ms)
-        .collect();
+    let destructive = destructive_moments(log);
     for op in ops {
         if let Outcome::Status(s) = op.outcome
             && s >= 500
@@ -76,13 +58,14 @@ pub fn history(ops: &[Op], log: &FaultLog, faults_end_wall_ms: u64, verdict: &mu
             } else if !shadowed && op.end_ms <= faults_end_wall_ms {
                 verdict.server_errors.push(ServerError {
                     op: op.clone(),
-                    why: "503 with no crash, kill, restart, terminated backend or Redis outage in the 3 s before"
+                    why: "503 with no crash, kill, restart, terminated backend, database or Redis outage in the 3 s before"
                         .into(),
                 });
             }
         }
     }
     verdict.server_errors.extend(super::db_partition::judge(ops, &log.entries()));
+    verdict.server_errors.extend(super::db_restart::judge(ops, &log.entries()));
     let granted = |op: &&Op| matches!(op.outcome, Outcome::Status(s) if (200..300).contains(&s));
     // A spent hold token (checked out or released) must never authorize a checkout.
     for op in ops.iter().filter(|o| o.client.ends_with(workload::STALE_SUFFIX)).filter(granted) {
@@ -121,6 +104,30 @@ pub fn add(verdict: &mut ChaosVerdict, found: Vec<(&'static str, String)>, sourc
     }
     verdict.invariants.sort();
     verdict.invariants.dedup();
+}
+
+/// When the faults that may explain a `503` struck, wall ms.
+fn destructive_moments(log: &FaultLog) -> Vec<u64> {
+    log.entries()
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.fault,
+                ChaosFault::CrashAfterCommit
+                    | ChaosFault::Kill9
+                    | ChaosFault::Restart
+                    | ChaosFault::PgTerminateBackends
+                    | ChaosFault::RedisStop
+                    | ChaosFault::RedisRestartEmpty
+                    | ChaosFault::RedisStall
+                    | ChaosFault::DbPartition
+                    | ChaosFault::DbHeal
+                    | ChaosFault::PgStop
+                    | ChaosFault::PgStart
+            )
+        })
+        .map(|e| e.at_ms)
+        .collect()
 }
 
 /// The HTTP status of an answered op (0 for one without an answer).

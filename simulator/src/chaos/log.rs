@@ -35,6 +35,10 @@ pub enum ChaosFault {
     DbPartition,
     /// A cut-off bookingd reaches PostgreSQL again.
     DbHeal,
+    /// The run's own PostgreSQL was stopped `-m immediate` (a server crash).
+    PgStop,
+    /// The run's own PostgreSQL was started again.
+    PgStart,
     /// A user paused longer than its hold (its token went stale).
     ClientPause,
     /// A user replayed a checkout with an old hold token.

@@ -15,15 +15,19 @@
 //! - [`stack`]: database and processes.
 //! - [`workload`]: the users.
 //! - [`disrupt`]: the faults; [`db_partition`]: a bookingd cut off from
-//!   PostgreSQL, and the judge of its fast answers meanwhile.
+//!   PostgreSQL, and the judge of its fast answers meanwhile;
+//!   [`db_restart`]: the run's own PostgreSQL crashed and started again.
+//! - [`acknowledged`]: what a client was told was decided is in the tables.
 //! - [`client`]: HTTP and the client history.
 //! - [`log`]: the fault log.
 //! - [`room`], [`room_workload`], [`redis`]: waiting-room runs (the room,
 //!   its users and intruders, the run's own Redis that the faults stop,
 //!   restart empty and stall); `room_judge` judges them.
 
+pub mod acknowledged;
 pub mod client;
 pub mod db_partition;
+pub mod db_restart;
 pub mod disrupt;
 mod judge;
 pub mod log;
@@ -94,6 +98,9 @@ const DISCONNECTORS: usize = 6;
 pub struct ChaosOptions {
     /// The server's maintenance database URL.
     pub admin_url: String,
+    /// The server itself, when chaos mode started it (then it is restarted
+    /// under load: [`db_restart`]); `None` for a server of the caller's.
+    pub own_pg: Option<Arc<test_services::own_postgres::OwnPostgres>>,
     /// Redis for the cache (and the poison fault); `None`: no cache.
     pub redis_url: Option<String>,
     /// bookingd processes, >= 1 (2 by default).
@@ -216,7 +223,12 @@ fn fault_plan(cfg: &crate::world::config::WorldConfig, opts: &ChaosOptions, rng:
             rng.random_range(d / 4..3 * d / 4),
             rng.random_range(db_partition::PARTITION_MS.0..=db_partition::PARTITION_MS.1),
         )],
+        pg_restarts: Vec::new(),
     };
+    if opts.own_pg.is_some() {
+        let down_ms = rng.random_range(db_restart::DOWN_MS.0..=db_restart::DOWN_MS.1);
+        plan.pg_restarts = vec![(rng.random_range(d / 4..3 * d / 4), down_ms)];
+    }
     if cfg.waiting_room.is_some() {
         let stop_at = rng.random_range(d / 4..d / 2);
         plan.redis_stops = vec![(stop_at, rng.random_range(REDIS_DOWN_MS.0..=REDIS_DOWN_MS.1))];
@@ -412,6 +424,7 @@ async fn drive(run: &Run<'_>, stack: Stack, log: Arc<FaultLog>, verdict: &mut Ch
     judge::records(&snap, &ledger, final_store_ms, faults_end_store_ms, verdict)?;
     let ops = history.ops();
     judge::history(&ops, &log, faults_end_wall_ms, verdict);
+    judge::add(verdict, acknowledged::judge(&ops, &snap), "client history and tables");
     if let Some(room) = &room {
         let events: Vec<EventId> = snap.events.iter().map(|e| e.event_id.clone()).collect();
         let epoch_start_ms = history.epoch_start_ms();
@@ -514,7 +527,8 @@ async fn create_events(
     let users = cfg.users.clamp(1, MAX_USERS);
     let room = cfg.waiting_room.as_ref().map(|r| room::ChaosRoom::scaled(r, users, opts.duration_ms, now));
     for (event, seats) in &events {
-        let body = serde_json::json!({"event_id": event, "seat_ids": seats, "price_cents": 2_500});
+        let ranges = booking::http::api::SeatRange::covering("s", seats.len() as u32, 5);
+        let body = serde_json::json!({"event_id": event, "seat_ranges": ranges, "price_cents": 2_500});
         let headers = [("authorization", format!("Bearer {admin}"))];
         let r = api.send("operator", 0, "POST", "/v1/events", &headers, Some(body)).await?;
         if r.status != 201 {
@@ -572,6 +586,11 @@ async fn users_under_faults(
     let links = stack.lock().await.links.clone();
     let partitions =
         tokio::spawn(db_partition::run(links, faults.db_partitions.clone(), seed, log.clone(), stop_rx.clone()));
+    let restarts = run
+        .opts
+        .own_pg
+        .clone()
+        .map(|pg| tokio::spawn(db_restart::run(pg, faults.pg_restarts.clone(), log.clone(), stop_rx.clone())));
     let outages = run.redis.as_ref().map(|r| {
         tokio::spawn(disrupt::redis_outages(
             r.clone(),
@@ -591,6 +610,9 @@ async fn users_under_faults(
         o.await.map_err(|e| format!("redis outages: {e}"))??;
     }
     partitions.await.map_err(|e| format!("database partitions: {e}"))??;
+    if let Some(r) = restarts {
+        r.await.map_err(|e| format!("database restarts: {e}"))??;
+    }
     supervisor.await.map_err(|e| format!("supervisor: {e}"))??;
     Ok(log.now_ms())
 }

@@ -175,7 +175,9 @@ impl Buyer {
         headers.push(("idempotency-key", key));
         let mut slot = self.rng.random_range(0..self.api.slots());
         for _ in 0..self.cfg.user.max_attempts.max(1) {
-            let r = self.api.send(client, slot, "POST", &path, &headers, Some(json!({"seat_ids": seats}))).await;
+            let body = Some(json!({"seat_ids": seats}));
+            let keep = super::acknowledged::order_fact;
+            let r = self.api.send_keeping(client, slot, "POST", &path, &headers, body, keep).await;
             match r.as_ref().map(|r| r.status) {
                 Ok(200 | 201) => return r.ok().and_then(|r| r.body["order_id"].as_str().map(str::to_string)),
                 Ok(s) if s < 500 && s != 429 => return None,

@@ -156,7 +156,8 @@ async fn checkout(
     let mut slot = rng.random_range(0..api.slots());
     let mut order_id = None;
     for _ in 0..cfg.user.max_attempts.max(1) {
-        let r = api.send(name, slot, "POST", &path, &headers, Some(json!({"seat_ids": seats}))).await;
+        let body = Some(json!({"seat_ids": seats}));
+        let r = api.send_keeping(name, slot, "POST", &path, &headers, body, super::acknowledged::order_fact).await;
         match status_of(&r) {
             Some(200 | 201) => {
                 order_id = r.ok().and_then(|r| r.body["order_id"].as_str().map(str::to_string));
@@ -172,9 +173,8 @@ async fn checkout(
     let Some(order_id) = order_id else { return false };
     for _ in 0..cfg.user.max_status_polls {
         tokio::time::sleep(Duration::from_millis(rng.random_range(200..=500))).await;
-        let r = api
-            .send(name, rng.random_range(0..api.slots()), "GET", &format!("/v1/orders/{order_id}"), auth, None)
-            .await;
+        let (slot, path) = (rng.random_range(0..api.slots()), format!("/v1/orders/{order_id}"));
+        let r = api.send_keeping(name, slot, "GET", &path, auth, None, super::acknowledged::order_fact).await;
         if let Ok(r) = r
             && r.status == 200
             && !matches!(r.body["status"].as_str(), Some("pending" | "reconciling"))

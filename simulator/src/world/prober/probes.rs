@@ -4,8 +4,9 @@
 //! not this list's.
 
 use super::{Probe, ProberKit};
-use booking::http::api::MAX_SEAT_RANGE_PREFIX_LEN;
-use booking::model::MAX_SEATS_PER_EVENT;
+use booking::http::api::{
+    MAX_LISTED_SEATS, MAX_SEAT_RANGE_FIRST, MAX_SEAT_RANGE_LEN, MAX_SEAT_RANGE_PREFIX_LEN, MAX_SEAT_RANGES,
+};
 use invariants::trace::Credential;
 use serde_json::json;
 
@@ -90,20 +91,25 @@ fn store_and_operations(kit: &ProberKit) -> Vec<Probe> {
         Probe::user("POST", "/v1/events")
             .as_(Credential::Admin)
             .json(json!({ "event_id": ev, "seat_ids": [seat(0)], "price_cents": 100 }).to_string()),
-        // An event's seats by range: each rule at its edge and past it.
+        // An event's seats by range: each rule at its edge and past it; overlap is one seat.
         created(ranged(json!([
-            { "prefix": "A-", "first": 1, "last": 3, "width": 2 },
-            { "first": 9, "last": 10 },
-            { "prefix": "p".repeat(MAX_SEAT_RANGE_PREFIX_LEN), "first": 7, "last": 7, "width": 9 },
+            { "prefix": "A-", "first": 1, "count": 3, "width": 2 },
+            { "prefix": "A-", "first": 2, "count": 3, "width": 2 },
+            { "first": 9, "count": 2 },
+            { "prefix": "p".repeat(MAX_SEAT_RANGE_PREFIX_LEN), "first": MAX_SEAT_RANGE_FIRST, "count": MAX_SEAT_RANGE_LEN, "width": 9 },
         ]))),
-        created(ranged(json!([{ "prefix": "p".repeat(MAX_SEAT_RANGE_PREFIX_LEN + 1), "first": 1, "last": 1 }]))),
-        created(ranged(json!([{ "prefix": "a b", "first": 1, "last": 1 }]))),
-        created(ranged(json!([{ "first": 5, "last": 4 }]))),
-        created(ranged(json!([{ "first": 1, "last": 1, "width": 10 }]))),
-        // One seat more than an event may have (the listed one and these).
-        created(ranged(json!([{ "first": 1, "last": MAX_SEATS_PER_EVENT }]))),
+        created(ranged(json!([{ "prefix": "p".repeat(MAX_SEAT_RANGE_PREFIX_LEN + 1), "first": 1, "count": 1 }]))),
+        created(ranged(json!([{ "prefix": "a b", "first": 1, "count": 1 }]))),
+        created(ranged(json!([{ "first": 5, "count": 0 }]))),
+        created(ranged(json!([{ "first": 5, "count": MAX_SEAT_RANGE_LEN + 1 }]))),
+        created(ranged(json!([{ "first": MAX_SEAT_RANGE_FIRST + 1, "count": 1 }]))),
+        created(ranged(json!([{ "first": 1, "count": 1, "width": 10 }]))),
+        created(ranged(json!([{ "first": 1, "last": 1 }]))),
+        created(ranged(json!((0..=MAX_SEAT_RANGES).map(|i| json!({ "first": i, "count": 1 })).collect::<Vec<_>>()))),
+        // One listed seat more than a body may list.
+        created(json!({ "event_id": "listed", "seat_ids": (0..=MAX_LISTED_SEATS).map(|i| format!("l{i}")).collect::<Vec<_>>(), "price_cents": 100 }).to_string()),
         // Integers written as floats: integral ones up to 2^53, and past it.
-        created(ranged(json!([{ "prefix": "F-", "first": 1.0, "last": 2, "width": 2.0 }]))),
+        created(ranged(json!([{ "prefix": "F-", "first": 1.0, "count": 2, "width": 2.0 }]))),
         created(priced("a", "5000.0")),
         created(priced("b", "4.5e3")),
         created(priced("c", "100.5")),
