@@ -1113,6 +1113,175 @@ async fn a_stopped_postgres_is_answered_fast_and_its_return_recovered_from() {
     bookingd.assert_running();
 }
 
+/// A failover under load: PostgreSQL's primary stops `-m immediate` while
+/// buyers hold and check out through two bookingds, its synchronous standby
+/// is promoted, and the proxy the bookingds connect through (a `Link`, as
+/// HAProxy or a cloud endpoint would be) is pointed at it. Every order a
+/// client was told of is on the new primary in the status it was told (or
+/// one it leads to), no seat is booked twice, and both bookingds carry on
+/// against the new primary without a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failover_to_a_synchronous_standby_loses_no_acknowledged_order() {
+    let kept = failover_under_load(false).await;
+    assert!(kept.is_ok(), "{kept:?}");
+}
+
+/// The check above bites: a failover to a standby that stopped replicating
+/// before the load (an asynchronous one that fell behind) loses orders
+/// clients were told of, and the check says which.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failover_to_a_standby_that_fell_behind_is_caught() {
+    let kept = failover_under_load(true).await;
+    assert!(kept.as_ref().is_err_and(|e| e.contains("is lost")), "{kept:?}");
+}
+
+/// The failover story above; `stale`: the standby is asynchronous and stops
+/// replicating before the load. What the new primary kept of what clients were told.
+async fn failover_under_load(stale: bool) -> Result<(), String> {
+    use test_services::own_postgres::OwnPostgres;
+    let primary = OwnPostgres::start().expect("a primary");
+    let standby = OwnPostgres::standby_of(&primary, !stale).expect("a standby");
+    let addr_of = |pg: &OwnPostgres| SocketAddr::from(([127, 0, 0, 1], pg.port()));
+    let link = Link::open(addr_of(&primary)).await.unwrap();
+    let url = via(&primary.admin_url(), link.addr());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fake-provider"));
+    cmd.args(["--listen", "127.0.0.1:0"]).env("RUST_LOG", "warn");
+    let (_provider, provider_addr) = Proc::start("fake-provider", cmd).await.unwrap();
+    let mut bookingds = Vec::new();
+    for _ in 0..2 {
+        bookingds.push(spawn_bookingd(&url, "127.0.0.1:0", provider_addr, &Opts::default()).await.unwrap());
+    }
+    let apis: Vec<Api> = bookingds.iter().map(|(_, addr)| Api::new(*addr)).collect();
+    let ev = unique_event("failover");
+    let seats: Vec<String> = (0..400).map(|i| format!("s{i:03}")).collect();
+    let body = json!({"event_id": ev, "seat_ids": seats, "price_cents": 2500});
+    assert_eq!(apis[0].post("/v1/events").bearer(&token("ops", &["*"], true)).json(body).send().await.status, 201);
+    if stale {
+        until_replayed(&standby.admin_url(), &ev).await;
+        standby.stop_immediate().unwrap();
+    }
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let told = Arc::new(std::sync::Mutex::new(Vec::<(String, String)>::new()));
+    let mut buyers = tokio::task::JoinSet::new();
+    for (b, mine) in seats[..360].chunks(60).enumerate() {
+        let (apis, ev, stop, told) = (apis.clone(), ev.clone(), stop.clone(), told.clone());
+        let mine = mine.to_vec();
+        buyers.spawn(async move { buy_until_stopped(b, &apis, &ev, &mine, &stop, &told).await });
+    }
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let before = told.lock().unwrap().len();
+    primary.stop_immediate().unwrap();
+    if stale {
+        standby.resume().unwrap();
+    }
+    standby.promote().unwrap();
+    link.redirect(addr_of(&standby));
+    for api in &apis {
+        until_ready_is(api, 200).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    while buyers.join_next().await.is_some() {}
+    let told = told.lock().unwrap().clone();
+    assert!(before >= 5 && told.len() > before, "orders before the failover ({before}) and after ({})", told.len());
+    for (i, api) in apis.iter().enumerate() {
+        let seat = &seats[390 + i];
+        let tok = token(&format!("after{i}"), &[&ev], false);
+        let r = api.post(&format!("/v1/events/{ev}/holds")).bearer(&tok).json(json!({"seat_ids": [seat]})).send().await;
+        assert_eq!(r.status, 201, "bookingd {i} carries on against the new primary: {}", r.text);
+    }
+    for (p, _) in &mut bookingds {
+        p.assert_running();
+    }
+    kept_on(&standby.admin_url(), &told).await
+}
+
+/// Waits (bounded by [`WAIT`]) until the standby at `url` has replayed event `ev`'s creation.
+async fn until_replayed(url: &str, ev: &str) {
+    let started = tokio::time::Instant::now();
+    let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(url).await.unwrap();
+    loop {
+        let n: i64 = sqlx::query_scalar("SELECT count(*) FROM seats WHERE event_id = $1")
+            .bind(ev)
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        if n > 0 {
+            return;
+        }
+        assert!(started.elapsed() < WAIT, "the standby never replayed {ev}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A buyer's loop until `stop`: hold one of `mine` at a time (alternating
+/// bookingds), check it out (one idempotency key, retried through outages),
+/// and note every order a `2xx` answer named, with the status it said.
+async fn buy_until_stopped(
+    b: usize,
+    apis: &[Api],
+    ev: &str,
+    mine: &[String],
+    stop: &std::sync::atomic::AtomicBool,
+    told: &std::sync::Mutex<Vec<(String, String)>>,
+) {
+    let tok = token(&format!("buyer{b}"), &[ev], false);
+    for (n, seat) in mine.iter().enumerate() {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        let api = &apis[n % apis.len()];
+        let hold = api.post(&format!("/v1/events/{ev}/holds")).bearer(&tok).json(json!({"seat_ids": [seat]}));
+        let Ok(r) = hold.try_send().await else { continue };
+        let Some(hold_token) = r.body["hold_token"].as_str().filter(|_| r.status == 201) else { continue };
+        let key = format!("{ev}-{seat}");
+        for attempt in 0..20 {
+            let path = format!("/v1/events/{ev}/holds/{hold_token}/checkout");
+            let req = apis[(n + attempt) % apis.len()].post(&path).bearer(&tok).header("idempotency-key", &key);
+            match req.json(json!({"seat_ids": [seat]})).try_send().await {
+                Ok(r) if (200..300).contains(&r.status) => {
+                    let fact = (r.body["order_id"].as_str().unwrap().to_string(), r.body["status"].to_string());
+                    told.lock().unwrap().push(fact);
+                    break;
+                }
+                Ok(r) if r.status < 500 => break,
+                _ => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        }
+    }
+}
+
+/// Whether every order of `told` is in the database at `url` in the status
+/// it was told or one that status leads to (pending ones: any), and no seat
+/// has two bookings; what is not, if anything.
+async fn kept_on(url: &str, told: &[(String, String)]) -> Result<(), String> {
+    let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(url).await.unwrap();
+    let rows: Vec<(String, String)> =
+        sqlx::query_as("SELECT order_id::text, status FROM orders").fetch_all(&mut conn).await.unwrap();
+    let finals: BTreeMap<String, String> = rows.into_iter().collect();
+    let mut wrong = Vec::new();
+    for (order, said) in told {
+        let said = said.trim_matches('"');
+        match finals.get(order) {
+            None => wrong.push(format!("order {order}, told {said}, is lost")),
+            Some(now) if said != now && said != "pending" && said != "reconciling" => {
+                wrong.push(format!("order {order} was told {said}, is {now}"))
+            }
+            Some(_) => {}
+        }
+    }
+    let doubled: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM (SELECT 1 FROM bookings GROUP BY event_id, seat_id HAVING count(*) > 1) d",
+    )
+    .fetch_one(&mut conn)
+    .await
+    .unwrap();
+    if doubled > 0 {
+        wrong.push(format!("{doubled} seats booked twice"));
+    }
+    if wrong.is_empty() { Ok(()) } else { Err(wrong.join("; ")) }
+}
+
 /// `bookingd migrate` on an empty database creates the schema.
 #[tokio::test]
 async fn migrate_subcommand_applies_the_migrations() {

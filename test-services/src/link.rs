@@ -2,7 +2,8 @@
 //! of a server (PostgreSQL, say), which forwards every connection until
 //! [`Link::cut`], then resets the open ones and refuses new ones (what a
 //! process sees when the server stops or the network between them fails),
-//! until [`Link::restore`] listens again on the same port.
+//! until [`Link::restore`] listens again on the same port. [`Link::redirect`]
+//! points it at another server (a promoted standby).
 //!
 //! Preconditions: a tokio runtime (the link's tasks run on it), and nothing
 //! else binding the link's port while it is cut.
@@ -15,20 +16,27 @@ use tokio::task::JoinSet;
 /// Attempts at listening again after a cut, 100 ms apart.
 const RESTORE_ATTEMPTS: usize = 50;
 
-/// A proxy to `upstream`, listening on `addr` while not cut.
+/// A proxy to an upstream server, listening on `addr` while not cut.
 pub struct Link {
     addr: SocketAddr,
-    upstream: SocketAddr,
-    /// The accept loop and every forwarding task; aborted by a cut.
-    tasks: Arc<Mutex<JoinSet<()>>>,
+    upstream: Arc<Mutex<SocketAddr>>,
+    /// The accept loop; aborted by a cut.
+    accept: Mutex<JoinSet<()>>,
+    /// One forwarding task per connection; aborted by a cut or a redirect.
+    conns: Arc<Mutex<JoinSet<()>>>,
 }
 
 impl Link {
     /// A link to `upstream` on a free loopback port.
     pub async fn open(upstream: SocketAddr) -> std::io::Result<Link> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
-        let addr = listener.local_addr().unwrap();
-        let link = Link { addr, upstream, tasks: Arc::new(Mutex::new(JoinSet::new())) };
+        let addr = listener.local_addr()?;
+        let link = Link {
+            addr,
+            upstream: Arc::new(Mutex::new(upstream)),
+            accept: Mutex::new(JoinSet::new()),
+            conns: Arc::new(Mutex::new(JoinSet::new())),
+        };
         link.serve(listener);
         Ok(link)
     }
@@ -39,10 +47,13 @@ impl Link {
     }
 
     fn serve(&self, listener: TcpListener) {
-        let (upstream, tasks) = (self.upstream, self.tasks.clone());
-        self.tasks.lock().unwrap().spawn(async move {
+        let (upstream, conns) = (self.upstream.clone(), self.conns.clone());
+        self.accept.lock().unwrap().spawn(async move {
             while let Ok((mut client, _)) = listener.accept().await {
-                tasks.lock().unwrap().spawn(async move {
+                let upstream = *upstream.lock().unwrap();
+                let mut conns = conns.lock().unwrap();
+                while conns.try_join_next().is_some() {} // reap the finished ones: bounded by the open ones
+                conns.spawn(async move {
                     if let Ok(mut server) = TcpStream::connect(upstream).await {
                         let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
                     }
@@ -53,7 +64,17 @@ impl Link {
 
     /// Cuts the link: open connections are dropped, new ones refused.
     pub fn cut(&self) {
-        self.tasks.lock().unwrap().abort_all();
+        self.accept.lock().unwrap().abort_all();
+        self.conns.lock().unwrap().abort_all();
+    }
+
+    /// Points the link at `upstream` (a promoted standby, say): open
+    /// connections are dropped (they were the old server's), new ones go to
+    /// the new server. The proxy in front of a database that fails over, as
+    /// HAProxy or a cloud endpoint would be.
+    pub fn redirect(&self, upstream: SocketAddr) {
+        *self.upstream.lock().unwrap() = upstream;
+        self.conns.lock().unwrap().abort_all();
     }
 
     /// Listens again on the same port (bounded retries while the old socket lingers).

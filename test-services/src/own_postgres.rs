@@ -30,22 +30,44 @@ pub struct OwnPostgres {
 impl OwnPostgres {
     /// Initializes a cluster in a fresh directory and starts it on a free port.
     pub fn start() -> Result<OwnPostgres, String> {
-        let bin = pg_bin()?;
-        let as_postgres = running_as_root();
-        let dir = std::env::temp_dir().join(format!("holdfast-pg-{}-{}", std::process::id(), unique()));
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map_err(|e| format!("no free port: {e}"))?
-            .port();
-        let pg = OwnPostgres { bin, dir, port, as_postgres, kept: Default::default() };
-        if as_postgres {
-            pg.run("chown", &["-R", "postgres:postgres", &pg.dir.display().to_string()], false)?;
-        }
+        let pg = OwnPostgres::fresh()?;
         let data = pg.data().display().to_string();
         pg.run_pg("initdb", &["-D", &data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"])?;
         pg.resume()?;
         Ok(pg)
+    }
+
+    /// A standby of `primary`: a base backup of it (`pg_basebackup -R`,
+    /// streaming), started on a free port. `synchronous`: `primary` then
+    /// waits for it at every commit (`synchronous_standby_names = '*'`), so a
+    /// commit acknowledged to a client is on both servers; otherwise it may
+    /// fall behind.
+    pub fn standby_of(primary: &OwnPostgres, synchronous: bool) -> Result<OwnPostgres, String> {
+        let pg = OwnPostgres::fresh()?;
+        let (data, port) = (pg.data().display().to_string(), primary.port.to_string());
+        let args = ["-D", &data, "-h", "127.0.0.1", "-p", &port, "-U", "postgres", "-R", "-X", "stream", "--no-sync"];
+        pg.run_pg("pg_basebackup", &args)?;
+        pg.resume()?;
+        if synchronous {
+            primary.sql("ALTER SYSTEM SET synchronous_standby_names = '*'")?;
+            primary.sql("SELECT pg_reload_conf()")?;
+        }
+        Ok(pg)
+    }
+
+    /// Promotes a standby to a primary (`pg_ctl promote`), waiting until it accepts writes.
+    pub fn promote(&self) -> Result<(), String> {
+        let data = self.data().display().to_string();
+        self.run_pg("pg_ctl", &["-D", &data, "-w", "-t", PG_CTL_WAIT_S, "promote"])
+    }
+
+    /// Runs one SQL command on the maintenance database (`psql`).
+    pub fn sql(&self, command: &str) -> Result<(), String> {
+        let port = self.port.to_string();
+        self.run_pg(
+            "psql",
+            &["-h", "127.0.0.1", "-p", &port, "-U", "postgres", "-qAtX", "-v", "ON_ERROR_STOP=1", "-c", command],
+        )
     }
 
     /// The maintenance database's URL.
@@ -79,6 +101,23 @@ impl OwnPostgres {
         );
         let log = self.dir.join("server.log").display().to_string();
         self.run_pg("pg_ctl", &["-D", &data, "-o", &opts, "-l", &log, "-w", "-t", PG_CTL_WAIT_S, "start"])
+    }
+
+    /// A fresh directory (owned by the server's user) and a free port; no cluster yet.
+    fn fresh() -> Result<OwnPostgres, String> {
+        let bin = pg_bin()?;
+        let as_postgres = running_as_root();
+        let dir = std::env::temp_dir().join(format!("holdfast-pg-{}-{}", std::process::id(), unique()));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| format!("no free port: {e}"))?
+            .port();
+        let pg = OwnPostgres { bin, dir, port, as_postgres, kept: Default::default() };
+        if as_postgres {
+            pg.run("chown", &["-R", "postgres:postgres", &pg.dir.display().to_string()], false)?;
+        }
+        Ok(pg)
     }
 
     /// Leaves it running and its directory in place when dropped (a run's
