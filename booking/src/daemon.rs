@@ -354,7 +354,7 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
     let pool = pool(&args.database_url, args.max_db_connections).await?;
     migrate(&pool).await?;
     let faults = faults(&args)?;
-    let circuit = Arc::new(Circuit::new(pool.clone()));
+    let circuit = Arc::new(Circuit::new(pool.clone()).with_faults(&faults));
     let store = Arc::new(
         PgStore::new(pool, PgClock::Database, Arc::new(RandomIds)).with_faults(&faults).with_circuit(circuit.clone()),
     );

@@ -228,7 +228,8 @@ fn directed(plant: Plant) -> Vec<Op> {
         | Plant::WebhookRefundFailedAsSucceeded
         | Plant::AdmissionIgnoresSession
         | Plant::RoomLossOpensGate
-        | Plant::OutageOpensGate => vec![],
+        | Plant::OutageOpensGate
+        | Plant::CircuitNeverOpens => vec![],
     }
 }
 
@@ -295,6 +296,7 @@ fn every_store_plant_lives_alike_in_both_stores() {
         Plant::AdmissionIgnoresSession,
         Plant::RoomLossOpensGate,
         Plant::OutageOpensGate,
+        Plant::CircuitNeverOpens,
     ];
     assert_eq!(rows.len(), Plant::ALL.len() - workflow_only.len(), "every plant but the workflow-only ones was run");
     for (plant, generic, aimed, _) in &rows {

@@ -54,9 +54,9 @@ enum Command {
     /// restart (crash-after-commit, restart), kill -9 (kill9), clients that
     /// hang up mid-request (disconnect), every PostgreSQL backend of the run
     /// terminated (pg-terminate-backends), a bookingd cut off from PostgreSQL
-    /// and healed (db-partition, db-heal: its 503s meanwhile must be fast),
+    /// and healed (db-partition, db-heal: its answers meanwhile must be fast),
     /// the run's own PostgreSQL stopped -m immediate under load and started
-    /// again (pg-stop, pg-start: every 503 meanwhile must be fast, every
+    /// again (pg-stop, pg-start: every answer meanwhile must be fast, every
     /// order a client was told of must be in the tables after; not with
     /// --database-url), poisoned seat-map cache entries (redis-poison), and in waiting-room
     /// runs the run's own Redis stopped, restarted empty and stalled
@@ -754,6 +754,11 @@ fn plants_command(args: PlantsArgs) -> ExitCode {
         list_plants(&entries);
         return ExitCode::SUCCESS;
     }
+    // The simulator does not run what a real-stack plant breaks: chaos mode checks it.
+    let entries: Vec<&booking::fault::Entry> = entries.into_iter().filter(|e| !e.real_stack).collect();
+    if entries.is_empty() {
+        return usage_error("that plant is caught on the real stack only: `simulator chaos --plant NAME --scenario SCENARIO --expect-caught INVARIANT` (see `simulator plants`)".into());
+    }
     let (mut checked, mut failed) = (0, 0);
     for e in &entries {
         let results = if args.check { check_plant(e, &args) } else { vec![hunt_plant(e, &args)] };
@@ -772,13 +777,14 @@ fn list_plants(entries: &[&booking::fault::Entry]) {
     println!("{:<30} {:<16} {:<24} {:<22} what", "plant", "area", "caught by scenario", "invariant");
     for e in entries {
         println!(
-            "{:<30} {:<16} {:<24} {:<22} {} [{}]",
+            "{:<30} {:<16} {:<24} {:<22} {} [{}]{}",
             e.name,
             e.area.as_str(),
             e.scenario,
             e.invariant,
             e.what,
-            e.lives_in
+            e.lives_in,
+            if e.real_stack { " (real stack: simulator chaos)" } else { "" }
         );
         for (scenario, invariant) in e.also {
             println!("{:<30} {:<16} {scenario:<24} {invariant}", "", "");

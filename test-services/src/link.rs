@@ -24,6 +24,9 @@ pub struct Link {
     accept: Mutex<JoinSet<()>>,
     /// One forwarding task per connection; aborted by a cut or a redirect.
     conns: Arc<Mutex<JoinSet<()>>>,
+    /// Cuts not yet restored: two faults may cut one link, and it listens
+    /// again only when both have restored it.
+    cuts: Mutex<u32>,
 }
 
 impl Link {
@@ -36,6 +39,7 @@ impl Link {
             upstream: Arc::new(Mutex::new(upstream)),
             accept: Mutex::new(JoinSet::new()),
             conns: Arc::new(Mutex::new(JoinSet::new())),
+            cuts: Mutex::new(0),
         };
         link.serve(listener);
         Ok(link)
@@ -62,8 +66,10 @@ impl Link {
         });
     }
 
-    /// Cuts the link: open connections are dropped, new ones refused.
+    /// Cuts the link: open connections are dropped, new ones refused, until
+    /// every cut is restored.
     pub fn cut(&self) {
+        *self.cuts.lock().unwrap() += 1;
         self.accept.lock().unwrap().abort_all();
         self.conns.lock().unwrap().abort_all();
     }
@@ -77,8 +83,16 @@ impl Link {
         self.conns.lock().unwrap().abort_all();
     }
 
-    /// Listens again on the same port (bounded retries while the old socket lingers).
+    /// Undoes one cut; the last one listens again on the same port (bounded
+    /// retries while the old socket lingers).
     pub async fn restore(&self) -> std::io::Result<()> {
+        {
+            let mut cuts = self.cuts.lock().unwrap();
+            *cuts = cuts.saturating_sub(1);
+            if *cuts > 0 {
+                return Ok(());
+            }
+        }
         let mut last = None;
         for _ in 0..RESTORE_ATTEMPTS {
             match TcpListener::bind(self.addr).await {

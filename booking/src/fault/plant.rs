@@ -24,6 +24,8 @@ pub enum Area {
     Expiry,
     /// The waiting room's admission gate.
     Admission,
+    /// Answering while a dependency (the database) is down.
+    Availability,
 }
 
 impl Area {
@@ -38,6 +40,7 @@ impl Area {
             Area::Compensation => "compensation",
             Area::Expiry => "expiry",
             Area::Admission => "admission",
+            Area::Availability => "availability",
         }
     }
 }
@@ -55,6 +58,9 @@ pub enum Plant {
     /// While the rooms' store cannot answer, the service takes the event for
     /// one without a room (the gate fails open during an outage).
     OutageOpensGate,
+    /// The database probe finds the database down but never opens the
+    /// circuit: every request waits for the pool's timeout before its `503`.
+    CircuitNeverOpens,
     /// Checkout drops the whole condition (state, token, holder, deadline): the
     /// unconditional `UPDATE … SET state = 'payment_pending'`, which takes even a sold seat.
     UnconditionalCheckout,
@@ -124,6 +130,11 @@ pub struct Entry {
     /// Further library scenarios whose story it breaks, each with the
     /// invariant that must report it there.
     pub also: &'static [(&'static str, &'static str)],
+    /// Caught on the real stack only (`simulator chaos --plant NAME
+    /// --scenario SCENARIO --expect-caught INVARIANT`): it breaks a part the
+    /// simulator does not run (the database circuit), so `simulator plants`
+    /// lists it and does not check it.
+    pub real_stack: bool,
 }
 
 const fn e(
@@ -135,7 +146,7 @@ const fn e(
     invariant: &'static str,
     what: &'static str,
 ) -> Entry {
-    Entry { plant, name, area, what, lives_in, scenario, invariant, also: &[] }
+    Entry { plant, name, area, what, lives_in, scenario, invariant, also: &[], real_stack: false }
 }
 
 impl Entry {
@@ -146,6 +157,11 @@ impl Entry {
 
     const fn also(mut self, also: &'static [(&'static str, &'static str)]) -> Entry {
         self.also = also;
+        self
+    }
+
+    const fn real_stack(mut self) -> Entry {
+        self.real_stack = true;
         self
     }
 }
@@ -381,6 +397,16 @@ pub const CATALOG: &[Entry] = &[
         "admission-required",
         "while the rooms' store (Redis) cannot answer, the service takes the event for one without a room, so anyone holds without an admission until Redis is back",
     ),
+    e(
+        Plant::CircuitNeverOpens,
+        "circuit-never-opens",
+        Area::Availability,
+        "Circuit (the database probe)",
+        "paused-clients",
+        "outage-answered-fast",
+        "the probe finds the database down but never opens the circuit, so while it is down every request waits for the pool's 5 s timeout before its 503 (chaos mode's database partition and restart catch it)",
+    )
+    .real_stack(),
 ];
 
 impl Plant {
@@ -410,6 +436,7 @@ impl Plant {
         Plant::AdmissionIgnoresSession,
         Plant::RoomLossOpensGate,
         Plant::OutageOpensGate,
+        Plant::CircuitNeverOpens,
     ];
 
     /// This plant's catalog entry.

@@ -144,7 +144,8 @@ mod tests {
                 | Plant::WebhookRefundFailedAsSucceeded
                 | Plant::AdmissionIgnoresSession
                 | Plant::RoomLossOpensGate
-                | Plant::OutageOpensGate => s,
+                | Plant::OutageOpensGate
+                | Plant::CircuitNeverOpens => s,
                 Plant::UnconditionalCheckout => Rules {
                     checkout_token: false,
                     checkout_holder: false,

@@ -64,8 +64,12 @@ pub fn history(ops: &[Op], log: &FaultLog, faults_end_wall_ms: u64, verdict: &mu
             }
         }
     }
-    verdict.server_errors.extend(super::db_partition::judge(ops, &log.entries()));
-    verdict.server_errors.extend(super::db_restart::judge(ops, &log.entries()));
+    let mut slow = super::db_partition::judge(ops, &log.entries());
+    slow.extend(super::db_restart::judge(ops, &log.entries()));
+    let slow = slow
+        .into_iter()
+        .map(|e| (super::db_partition::INVARIANT, format!("{} at {} ms: {}", e.op.request, e.op.end_ms, e.why)));
+    add(verdict, slow.collect(), "client history");
     let granted = |op: &&Op| matches!(op.outcome, Outcome::Status(s) if (200..300).contains(&s));
     // A spent hold token (checked out or released) must never authorize a checkout.
     for op in ops.iter().filter(|o| o.client.ends_with(workload::STALE_SUFFIX)).filter(granted) {

@@ -584,13 +584,17 @@ async fn users_under_faults(
         tokio::spawn(disrupt::supervise(stack.clone(), faults.clone(), seed, log.clone(), stop_rx.clone()));
     let fault_tasks = spawn_fault_tasks(run, stack, log, &people.tokens[0], &t, &stop_rx);
     let links = stack.lock().await.links.clone();
-    let partitions =
-        tokio::spawn(db_partition::run(links, faults.db_partitions.clone(), seed, log.clone(), stop_rx.clone()));
-    let restarts = run
-        .opts
-        .own_pg
-        .clone()
-        .map(|pg| tokio::spawn(db_restart::run(pg, faults.pg_restarts.clone(), log.clone(), stop_rx.clone())));
+    let partitions = tokio::spawn(db_partition::run(
+        links.clone(),
+        faults.db_partitions.clone(),
+        seed,
+        log.clone(),
+        stop_rx.clone(),
+    ));
+    let restarts = run.opts.own_pg.clone().map(|pg| {
+        let restarts = faults.pg_restarts.clone();
+        tokio::spawn(db_restart::run(pg, links.clone(), restarts, log.clone(), stop_rx.clone()))
+    });
     let outages = run.redis.as_ref().map(|r| {
         tokio::spawn(disrupt::redis_outages(
             r.clone(),

@@ -24,6 +24,7 @@
 //! answering, the circuit opens within [`OUTAGE_DETECTION_BOUND_MS`]; from
 //! then on answers that need the store take no database time at all.
 
+use crate::fault::Faults;
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::PgConnectOptions;
 use sqlx::{Connection, PgConnection, PgPool, Postgres};
@@ -132,6 +133,8 @@ pub struct Circuit {
     acquire_wait_us: AtomicU64,
     /// Why the probe last failed (for logs and `/readyz`).
     last_failure: Mutex<String>,
+    /// The fault seam (a planted bug may keep the circuit closed).
+    faults: Faults,
 }
 
 impl Circuit {
@@ -146,7 +149,14 @@ impl Circuit {
             acquires: AtomicU64::new(0),
             acquire_wait_us: AtomicU64::new(0),
             last_failure: Mutex::new(String::new()),
+            faults: Faults::none(),
         }
+    }
+
+    /// This circuit, with the fault seam `faults`.
+    pub fn with_faults(mut self, faults: &Faults) -> Self {
+        self.faults = faults.clone();
+        self
     }
 
     /// Whether the circuit is open (the probe found the database down).
@@ -200,6 +210,10 @@ impl Circuit {
 
     /// Opens the circuit because of `why` (logged once per opening).
     fn trip(&self, why: String) {
+        if crate::planted!(self.faults, CircuitNeverOpens) {
+            *self.last_failure.lock().expect("circuit lock") = why;
+            return;
+        }
         let newly = self.open.send_if_modified(|o| !std::mem::replace(o, true));
         if newly {
             self.opened_total.fetch_add(1, Ordering::Relaxed);
