@@ -175,6 +175,16 @@ struct ChaosArgs {
     /// One JSON verdict per run instead of text.
     #[arg(long)]
     json: bool,
+    /// A soak: fresh seeds, the scenarios taking turns, from a random base
+    /// (printed; `--base-seed` fixes it) until this much wall time is spent
+    /// (`90s`, `30m`, `2h`); the PostgreSQL server's client connections, the
+    /// harness's memory and open files and Redis's memory are sampled after
+    /// each run, and their growth fails it.
+    #[arg(long, value_parser = parse_duration_s, conflicts_with_all = ["seed", "expect_caught"])]
+    time_budget: Option<u64>,
+    /// The first seed `--time-budget` runs (default: random, printed).
+    #[arg(long, requires = "time_budget")]
+    base_seed: Option<u64>,
     /// Expect every run to be caught violating this invariant (with
     /// `--plant`: the plant's proof); exits 0 only if each was.
     #[arg(long, requires = "plant")]
@@ -327,7 +337,7 @@ fn exit_code(code: i32) -> ExitCode {
 }
 
 fn chaos(args: ChaosArgs) -> ExitCode {
-    use simulator::chaos::{self, ChaosOptions};
+    use simulator::chaos::ChaosOptions;
     let seeds = args.seed.map(|s| s..s + 1).unwrap_or(args.seeds.clone());
     let plans = match chaos_plans(&args, seeds.start) {
         Ok(plans) => plans,
@@ -352,36 +362,21 @@ fn chaos(args: ChaosArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return usage_error(format!("cannot start the runtime: {e}")),
     };
-    let mut failed = 0;
-    let mut total = 0;
-    let mut kept_any = false;
-    let mut survived: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
-    for p in &plans {
-        for seed in seeds.clone() {
-            total += 1;
-            let v = runtime.block_on(chaos::run_one(p, seed, &opts));
-            kept_any |= v.kept_database.is_some();
-            let as_expected = match &args.expect_caught {
-                Some(inv) => v.error.is_none() && v.invariants.contains(inv),
-                None => v.passed(),
-            };
-            if !as_expected {
-                failed += 1;
-            } else {
-                for (k, n) in &v.faults {
-                    *survived.entry(fault_name(k)).or_default() += n;
+    let mut tally = ChaosTally::default();
+    match args.time_budget {
+        None => {
+            for p in &plans {
+                for seed in seeds.clone() {
+                    chaos_run(&runtime, p, seed, &opts, &args, &mut tally);
                 }
             }
-            if args.json {
-                println!("{}", serde_json::to_string(&v).unwrap_or_default());
-            } else {
-                print_chaos_verdict(&v, p, &args);
-            }
         }
+        Some(budget_s) => chaos_soak(&runtime, &plans, budget_s, &opts, &args, &mut tally),
     }
     if !args.json {
-        print_chaos_summary(&args, total, failed, &survived);
+        print_chaos_summary(&args, tally.total, tally.failed, &tally.survived);
     }
+    let (failed, kept_any) = (tally.failed, tally.kept_any);
     if let Some(pg) = &own_pg
         && kept_any
     {
@@ -392,6 +387,89 @@ fn chaos(args: ChaosArgs) -> ExitCode {
         );
     }
     if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS }
+}
+
+/// What the chaos runs so far came to.
+#[derive(Default)]
+struct ChaosTally {
+    total: u64,
+    failed: u64,
+    kept_any: bool,
+    survived: std::collections::BTreeMap<String, u64>,
+}
+
+/// One chaos run of `plan` at `seed`: runs it, prints its verdict, tallies it.
+fn chaos_run(
+    runtime: &tokio::runtime::Runtime,
+    plan: &Plan,
+    seed: u64,
+    opts: &simulator::chaos::ChaosOptions,
+    args: &ChaosArgs,
+    tally: &mut ChaosTally,
+) {
+    tally.total += 1;
+    let v = runtime.block_on(simulator::chaos::run_one(plan, seed, opts));
+    tally.kept_any |= v.kept_database.is_some();
+    let as_expected = match &args.expect_caught {
+        Some(inv) => v.error.is_none() && v.invariants.contains(inv),
+        None => v.passed(),
+    };
+    if !as_expected {
+        tally.failed += 1;
+    } else {
+        for (k, n) in &v.faults {
+            *tally.survived.entry(fault_name(k)).or_default() += n;
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string(&v).unwrap_or_default());
+    } else {
+        print_chaos_verdict(&v, plan, args);
+    }
+}
+
+/// `chaos --time-budget`: runs take turns over `plans` on fresh seeds from
+/// a random base (printed) until `budget_s` is spent; the shared resources
+/// are sampled after each run, and their growth fails the soak
+/// ([`simulator::chaos::soak`]).
+fn chaos_soak(
+    runtime: &tokio::runtime::Runtime,
+    plans: &[Plan],
+    budget_s: u64,
+    opts: &simulator::chaos::ChaosOptions,
+    args: &ChaosArgs,
+    tally: &mut ChaosTally,
+) {
+    use simulator::chaos::soak;
+    let base = args.base_seed.unwrap_or_else(simulator::run::budget::random_base);
+    println!(
+        "chaos soak: {budget_s} s from base seed {base} over {} scenarios (--base-seed {base} repeats the plan)",
+        plans.len()
+    );
+    let started = simulator::run::pool::wall_now();
+    let mut samples = Vec::new();
+    'budget: for round in 0..simulator::run::budget::MAX_BUDGET_SEEDS {
+        for plan in plans {
+            if started.elapsed().as_secs() >= budget_s {
+                break 'budget;
+            }
+            chaos_run(runtime, plan, base + round, opts, args, tally);
+            match runtime.block_on(soak::sample(opts)) {
+                Ok(s) => {
+                    println!("  resources after run {}: {s}", samples.len() + 1);
+                    samples.push(s);
+                }
+                Err(e) => println!("  resources after run {}: not sampled: {e}", samples.len() + 1),
+            }
+        }
+    }
+    let grown = soak::growth(&samples);
+    for g in &grown {
+        println!("chaos soak: grew: {g}");
+    }
+    if !grown.is_empty() {
+        tally.failed += 1;
+    }
 }
 
 /// The PostgreSQL server chaos runs on: `--database-url`'s, else one of its

@@ -403,9 +403,17 @@ fn the_ci_workflow_s_commands_run() {
         .filter_map(|c| c.strip_prefix(prefix))
         .map(|c| c.split(" | ").next().unwrap())
         .collect();
+    let (soaks, commands): (Vec<&str>, Vec<&str>) = commands.into_iter().partition(|c| c.starts_with("chaos "));
     assert_eq!(commands.len(), 3, "library, shards and nightly: {commands:?}");
+    assert_eq!(soaks.len(), 1, "the nightly chaos soak: {soaks:?}");
     let dir = std::env::temp_dir().join(format!("holdfast-workflow-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    // The soak, shrunk to one short run of one scenario.
+    let soak = soaks[0].replace("30m", "1s").replace("chaos-nightly", dir.join("chaos").to_str().unwrap());
+    let mut args: Vec<&str> = soak.split_whitespace().collect();
+    args.extend(["--scenario", "paused-clients", "--duration-ms", "1000"]);
+    let o = Command::new(env!("CARGO_BIN_EXE_simulator")).args(&args).output().expect("simulator runs");
+    assert!(o.status.success() && stdout(&o).contains("resources after run 1:"), "{args:?}: {}", stdout(&o));
     for c in commands {
         let c = c.replace("${{ matrix.shard }}", "2").replace("--seeds 0..200", "--seeds 0..4").replace("60m", "1s");
         let mut args: Vec<String> = c.split_whitespace().map(String::from).collect();

@@ -18,6 +18,7 @@
 //!   PostgreSQL, and the judge of its fast answers meanwhile;
 //!   [`db_restart`]: the run's own PostgreSQL crashed and started again.
 //! - [`acknowledged`]: what a client was told was decided is in the tables.
+//! - [`soak`]: `--time-budget`'s resource samples between runs and their growth check.
 //! - [`client`]: HTTP and the client history.
 //! - [`log`]: the fault log.
 //! - [`room`], [`room_workload`], [`redis`]: waiting-room runs (the room,
@@ -36,6 +37,7 @@ pub mod room;
 mod room_judge;
 pub mod room_workload;
 mod settle;
+pub mod soak;
 pub mod stack;
 pub mod workload;
 
