@@ -78,7 +78,34 @@ pub fn judge(ops: &[Op], entries: &[Entry]) -> Vec<ServerError> {
             .map_or(u64::MAX, |e| e.at_ms);
         windows.push(DownWindow { slot: Some(slot), from_ms: cut.at_ms, to_ms: heal_ms });
     }
-    slow_answers(ops, &windows)
+    slow_answers(ops, &windows, &redis_faults(entries))
+}
+
+/// How long bookingd waits for a Redis answer before it gives up, wall ms
+/// (its response timeout): a request may wait this long on a stalled or
+/// vanished Redis, which the judge does not blame on the database.
+const REDIS_WAIT_MS: u64 = 2_000;
+
+/// When Redis itself was down or stalled (waiting-room runs), widened by
+/// what a request may wait on it: answers overlapping these may be slow for
+/// Redis's sake (docs/WAITING_ROOM.md), whatever the database does.
+pub fn redis_faults(entries: &[Entry]) -> Vec<(u64, u64)> {
+    let mut spans = Vec::new();
+    for e in entries {
+        match e.fault {
+            ChaosFault::RedisStop => {
+                let back = entries.iter().find(|b| b.fault == ChaosFault::RedisRestartEmpty && b.at_ms >= e.at_ms);
+                spans.push((e.at_ms, back.map_or(u64::MAX, |b| b.at_ms.saturating_add(REDIS_WAIT_MS))));
+            }
+            // Logged when DEBUG SLEEP was sent or answered: either side of the entry.
+            ChaosFault::RedisStall => spans.push((
+                e.at_ms.saturating_sub(super::REDIS_STALL_MS.1),
+                e.at_ms + super::REDIS_STALL_MS.1 + REDIS_WAIT_MS,
+            )),
+            _ => {}
+        }
+    }
+    spans
 }
 
 /// A while during which a bookingd (`slot`; `None`: every one) could not
@@ -93,7 +120,8 @@ pub struct DownWindow {
     pub to_ms: u64,
 }
 
-/// The answers of `ops` that waited longer than [`ANSWER_BOUND_MS`] inside
+/// The answers of `ops` (but those overlapping an `excused` span, Redis's
+/// faults) that waited longer than [`ANSWER_BOUND_MS`] inside
 /// a window once the bookingd could know its database was down (its probe's
 /// detection bound after the window's start; the fault struck before its log
 /// entry, so that is late enough), one finding each. Once it is known,
@@ -101,12 +129,13 @@ pub struct DownWindow {
 /// `503` from the open circuit, a seat map from the cache), and a request
 /// already waiting for a connection must stop waiting; one that spent
 /// longer in the window waited for the database that was known down.
-pub fn slow_answers(ops: &[Op], windows: &[DownWindow]) -> Vec<ServerError> {
+pub fn slow_answers(ops: &[Op], windows: &[DownWindow], excused: &[(u64, u64)]) -> Vec<ServerError> {
     let mut findings = Vec::new();
     for w in windows {
         let known_ms = w.from_ms + OUTAGE_DETECTION_BOUND_MS;
         let struck = |op: &&Op| w.slot.is_none_or(|s| s == op.slot);
-        for op in ops.iter().filter(struck) {
+        let waited_on_redis = |op: &&Op| excused.iter().any(|&(a, b)| op.start_ms <= b && op.end_ms >= a);
+        for op in ops.iter().filter(struck).filter(|op| !waited_on_redis(op)) {
             let waited_ms = op.end_ms.min(w.to_ms).saturating_sub(op.start_ms.max(known_ms));
             if waited_ms > ANSWER_BOUND_MS {
                 let why = format!(

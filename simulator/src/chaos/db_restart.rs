@@ -72,5 +72,5 @@ pub fn judge(ops: &[Op], entries: &[Entry]) -> Vec<ServerError> {
             .map_or(u64::MAX, |e| e.at_ms);
         windows.push(DownWindow { slot: None, from_ms: down.at_ms, to_ms: up_ms });
     }
-    slow_answers(ops, &windows)
+    slow_answers(ops, &windows, &super::db_partition::redis_faults(entries))
 }

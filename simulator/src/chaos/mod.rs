@@ -69,7 +69,7 @@ use workload::WorkloadConfig;
 const REDIS_DOWN_MS: (u64, u64) = (1_500, 2_500);
 /// A waiting-room run's Redis stall, wall ms: past bookingd's 2 s response
 /// timeout or shorter (slow, yet answered); in the window's last quarter.
-const REDIS_STALL_MS: (u64, u64) = (300, 2_500);
+pub(crate) const REDIS_STALL_MS: (u64, u64) = (300, 2_500);
 /// A waiting-room run's flow window at least, wall ms: users queue, wait,
 /// shop and queue again around a Redis outage and a stall.
 const ROOM_WINDOW_MIN_MS: u64 = 10_000;
