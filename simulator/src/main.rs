@@ -169,7 +169,9 @@ struct ChaosArgs {
     /// Where each run's records go (`<out>/<scenario>-<seed>/`).
     #[arg(long, default_value = "target/chaos")]
     out: String,
-    /// Keep each run's database (it is kept anyway when a run finds a violation).
+    /// Keep each run's database (on a server of yours it is kept anyway when
+    /// a run finds a violation); chaos mode's own server then keeps running,
+    /// and the command that stops it is printed.
     #[arg(long)]
     keep_db: bool,
     /// One JSON verdict per run instead of text.
@@ -356,7 +358,9 @@ fn chaos(args: ChaosArgs) -> ExitCode {
         settle_max_ms: args.settle_max_ms,
         out_dir: args.out.clone().into(),
         keep_db: args.keep_db,
-        keep_failing_db: args.expect_caught.is_none(),
+        // A server of chaos mode's own goes with it: a failing run's tables
+        // are in its records (tables.json); only --keep-db keeps it running.
+        keep_failing_db: args.expect_caught.is_none() && args.database_url.is_some(),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,

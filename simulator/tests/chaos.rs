@@ -8,8 +8,10 @@
 use std::process::{Command, Output};
 
 /// `simulator chaos ARGS`, with a 4 s flow window unless `args` name one.
-/// A failing run keeps its database for inspection; these tests read only
-/// what the run printed and wrote, so every database it kept is dropped.
+/// A failing run on a server of the caller's (`--database-url`) keeps its
+/// database for inspection; these tests read only what the run printed and
+/// wrote, so every database it kept is dropped. (On chaos mode's own server,
+/// the default, nothing is kept: the server goes with the command.)
 fn chaos(args: &[&str]) -> Output {
     let out_dir = std::env::temp_dir().join(format!("holdfast-chaos-test-{}", std::process::id()));
     let window: &[&str] = if args.contains(&"--duration-ms") { &[] } else { &["--duration-ms", "4000"] };
