@@ -344,6 +344,15 @@ async fn first_connection(opts: &sqlx::postgres::PgConnectOptions) -> Result<(),
     }
 }
 
+/// The store's clock: the database's (the one authority on expiry, whatever
+/// this host's clock says), unless a test planted the bug that trusts this host's.
+fn store_clock(faults: &Faults) -> PgClock {
+    if crate::planted!(faults, StoreTrustsLocalClock) {
+        return PgClock::Manual(Arc::new(crate::clock::SystemClock));
+    }
+    PgClock::Database
+}
+
 async fn run_serve(args: ServeArgs) -> Result<(), String> {
     let token_secret = secret("HOLDFAST_TOKEN_SECRET")?;
     let webhook_secret = secret("HOLDFAST_WEBHOOK_SECRET")?;
@@ -356,7 +365,9 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
     let faults = faults(&args)?;
     let circuit = Arc::new(Circuit::new(pool.clone()).with_faults(&faults));
     let store = Arc::new(
-        PgStore::new(pool, PgClock::Database, Arc::new(RandomIds)).with_faults(&faults).with_circuit(circuit.clone()),
+        PgStore::new(pool, store_clock(&faults), Arc::new(RandomIds))
+            .with_faults(&faults)
+            .with_circuit(circuit.clone()),
     );
     let (cache, rooms) = redis_parts(&args, store.pool()).await?;
     let mut waiting_room = WaitingRoomParts {

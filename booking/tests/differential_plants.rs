@@ -222,8 +222,10 @@ fn directed(plant: Plant) -> Vec<Op> {
             Op::Sweep { limit: 3 },
             Op::Success { order: 0, bad_provider_id: false },
         ],
-        // Workflow-only, or the waiting room's gate: no store rule changes (skipped by the caller).
+        // Workflow-only, the waiting room's gate, or the daemon's choice of
+        // clock: no store rule changes (skipped by the caller).
         Plant::DispatchUnknownAsDeclined
+        | Plant::StoreTrustsLocalClock
         | Plant::RefundNewKeyPerRetry
         | Plant::WebhookRefundFailedAsSucceeded
         | Plant::AdmissionIgnoresSession
@@ -297,6 +299,7 @@ fn every_store_plant_lives_alike_in_both_stores() {
         Plant::RoomLossOpensGate,
         Plant::OutageOpensGate,
         Plant::CircuitNeverOpens,
+        Plant::StoreTrustsLocalClock,
     ];
     assert_eq!(rows.len(), Plant::ALL.len() - workflow_only.len(), "every plant but the workflow-only ones was run");
     for (plant, generic, aimed, _) in &rows {

@@ -70,6 +70,8 @@ async fn measure(
             ],
             provider_faults_json: json!({"latency_ms": latency_ms}).to_string(),
             provider_seed: 1,
+            clock_skew_max_ms: 0,
+            skew_seed: 0,
         },
         |_| Vec::new(),
     )

@@ -58,10 +58,15 @@ enum Command {
     /// the run's own PostgreSQL stopped -m immediate under load and started
     /// again (pg-stop, pg-start: every answer meanwhile must be fast, every
     /// order a client was told of must be in the tables after; not with
-    /// --database-url), poisoned seat-map cache entries (redis-poison), and in waiting-room
-    /// runs the run's own Redis stopped, restarted empty and stalled
-    /// (redis-stop, redis-restart-empty, redis-stall); users pause past their
-    /// holds (client-pause) and replay spent tokens (stale-replay).
+    /// --database-url), poisoned seat-map cache entries (redis-poison),
+    /// bookingd and provider processes whose clocks run seconds ahead or
+    /// behind, as the scenario's `faults.clock_skew` says, with a new skew at
+    /// every restart (clock-skew: libfaketime, Debian's `faketime`; every
+    /// hold must still live its configured lifetime by the store's clock),
+    /// and in waiting-room runs the run's own Redis stopped, restarted empty
+    /// and stalled (redis-stop, redis-restart-empty, redis-stall); users
+    /// pause past their holds (client-pause) and replay spent tokens
+    /// (stale-replay).
     Chaos(ChaosArgs),
     /// INTERNAL: run one seed and print its verdict as one JSON line. `run`
     /// runs every seed this way, in a process of its own (see `simulator::run::pool`).

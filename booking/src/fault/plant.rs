@@ -58,6 +58,10 @@ pub enum Plant {
     /// While the rooms' store cannot answer, the service takes the event for
     /// one without a room (the gate fails open during an outage).
     OutageOpensGate,
+    /// The store reads its clock from the `bookingd` process instead of the
+    /// database: a hold's deadline and every expiry decision follow that
+    /// host's clock.
+    StoreTrustsLocalClock,
     /// The database probe finds the database down but never opens the
     /// circuit: every request waits for the pool's timeout before its `503`.
     CircuitNeverOpens,
@@ -407,6 +411,16 @@ pub const CATALOG: &[Entry] = &[
         "the probe finds the database down but never opens the circuit, so while it is down every request waits for the pool's 5 s timeout before its 503 (chaos mode's database partition and restart catch it)",
     )
     .real_stack(),
+    e(
+        Plant::StoreTrustsLocalClock,
+        "store-trusts-local-clock",
+        Area::Expiry,
+        "the daemon's store clock (PgClock)",
+        "clock-skew",
+        "hold-lifetime",
+        "the store takes its time from the bookingd host instead of the database, so a skewed host grants holds that expire early or late by the store's clock (chaos mode's clock skew catches it)",
+    )
+    .real_stack(),
 ];
 
 impl Plant {
@@ -437,6 +451,7 @@ impl Plant {
         Plant::RoomLossOpensGate,
         Plant::OutageOpensGate,
         Plant::CircuitNeverOpens,
+        Plant::StoreTrustsLocalClock,
     ];
 
     /// This plant's catalog entry.

@@ -145,7 +145,8 @@ mod tests {
                 | Plant::AdmissionIgnoresSession
                 | Plant::RoomLossOpensGate
                 | Plant::OutageOpensGate
-                | Plant::CircuitNeverOpens => s,
+                | Plant::CircuitNeverOpens
+                | Plant::StoreTrustsLocalClock => s,
                 Plant::UnconditionalCheckout => Rules {
                     checkout_token: false,
                     checkout_holder: false,

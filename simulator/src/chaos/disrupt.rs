@@ -81,19 +81,14 @@ pub async fn supervise(
             }
             tokio::time::sleep(Duration::from_millis(plan.restart_after_ms)).await;
             let args = if stopping { Vec::new() } else { life_args(&plan, &mut rng) };
-            stack.lock().await.restart(i, args).await?;
-            log.record(ChaosFault::Restart, format!("bookingd {i} restarted (previous exit {code:?})"));
+            restart_logged(&stack, i, args, &log, &format!("previous exit {code:?}")).await?;
         }
         if stopping {
             // Faults end: a process still armed to crash would crash in the
             // settle phase with nobody to restart it. Restart those unarmed.
             if !plan.crash_points.is_empty() {
                 for i in 0..slots {
-                    stack.lock().await.restart(i, Vec::new()).await?;
-                    log.record(
-                        ChaosFault::Restart,
-                        format!("bookingd {i} restarted without crash points (faults end)"),
-                    );
+                    restart_logged(&stack, i, Vec::new(), &log, "without crash points: faults end").await?;
                 }
             }
             return Ok(());
@@ -335,6 +330,28 @@ pub async fn redis_outages(
         }
         redis.lock().await.restart_empty().await?;
         log.record(ChaosFault::RedisRestartEmpty, "Redis started again, empty (no persistence)".to_string());
+    }
+    Ok(())
+}
+
+/// Restarts slot `i` with `args` and logs it (`why`), with the new life's
+/// clock skew when the run skews clocks.
+async fn restart_logged(
+    stack: &Arc<Mutex<Stack>>,
+    i: usize,
+    args: Vec<String>,
+    log: &FaultLog,
+    why: &str,
+) -> Result<(), String> {
+    let skew_ms = {
+        let mut s = stack.lock().await;
+        s.restart(i, args).await?;
+        s.slots[i].skew_ms
+    };
+    log.record_at(ChaosFault::Restart, i, format!("bookingd {i} restarted ({why})"));
+    if skew_ms != 0 {
+        let clock = super::clock_skew::describe(skew_ms);
+        log.record_at(ChaosFault::ClockSkew, i, format!("bookingd {i}'s new life runs its clock {clock}"));
     }
     Ok(())
 }

@@ -39,6 +39,8 @@ pub enum ChaosFault {
     PgStop,
     /// The run's own PostgreSQL was started again.
     PgStart,
+    /// A process life started with its wall clock skewed (libfaketime).
+    ClockSkew,
     /// A user paused longer than its hold (its token went stale).
     ClientPause,
     /// A user replayed a checkout with an old hold token.

@@ -27,9 +27,11 @@
 
 pub mod acknowledged;
 pub mod client;
+pub mod clock_skew;
 pub mod db_partition;
 pub mod db_restart;
 pub mod disrupt;
+pub mod hold_life;
 mod judge;
 pub mod log;
 pub mod redis;
@@ -177,7 +179,7 @@ impl ChaosVerdict {
 }
 
 /// Whether a library scenario has faults chaos mode applies to real things:
-/// crashes, partitions (as kills), pauses, stale tokens, provider faults.
+/// crashes, partitions (as kills), clock skew, pauses, stale tokens, provider faults.
 pub fn has_real_faults(plan: &Plan, seed: u64) -> bool {
     let c = plan.world_for(seed);
     let p = &c.provider;
@@ -189,7 +191,12 @@ pub fn has_real_faults(plan: &Plan, seed: u64) -> bool {
         || p.webhook_duplicate_rate > 0.0
         || p.webhook_reorder_rate > 0.0
         || p.webhook_hold_rate > 0.0;
-    c.crash.is_some() || c.link_faults.is_some() || c.user.pause.is_some() || c.user.stale_replay.is_some() || provider
+    c.crash.is_some()
+        || c.link_faults.is_some()
+        || c.clock_skew_ms > 0
+        || c.user.pause.is_some()
+        || c.user.stale_replay.is_some()
+        || provider
 }
 
 /// `n` sorted wall moments in the last three quarters of a window of `d` ms.
@@ -317,6 +324,8 @@ async fn run_inner(
             bookingd_args,
             provider_faults_json: provider_json,
             provider_seed: seed,
+            clock_skew_max_ms: cfg.clock_skew_ms.clamp(0, clock_skew::MAX_SKEW_MS),
+            skew_seed: seed ^ 0xc10c,
         },
         |_| disrupt::life_args(&faults, &mut ChaCha8Rng::seed_from_u64(life_rng.random::<u64>())),
     )
@@ -325,12 +334,31 @@ async fn run_inner(
     // starts once the stack is up: on a loaded machine starting it can take
     // longer than the whole window.
     let log = Arc::new(FaultLog::new());
-    let run = Run { seed, opts, cfg: &cfg, faults: &faults, records, payment_ttl_ms, redis: private_redis };
+    log_skews(&stack, &log);
+    let run =
+        Run { seed, opts, cfg: &cfg, faults: &faults, records, hold_ttl_ms, payment_ttl_ms, redis: private_redis };
     let result = drive(&run, stack, log.clone(), verdict).await;
     verdict.faults = log.counts();
     let _ =
         std::fs::write(records.join("faults.json"), serde_json::to_string_pretty(&log.entries()).unwrap_or_default());
     result
+}
+
+/// Logs the clock skew of every process's first life, when the run skews clocks.
+fn log_skews(stack: &Stack, log: &FaultLog) {
+    if stack.provider_skew_ms != 0 {
+        log.record(
+            ChaosFault::ClockSkew,
+            format!("fake-provider runs its clock {}", clock_skew::describe(stack.provider_skew_ms)),
+        );
+    }
+    for (i, slot) in stack.slots.iter().enumerate().filter(|(_, s)| s.skew_ms != 0) {
+        log.record_at(
+            ChaosFault::ClockSkew,
+            i,
+            format!("bookingd {i} runs its clock {}", clock_skew::describe(slot.skew_ms)),
+        );
+    }
 }
 
 /// The `bookingd serve` arguments every process of a run gets.
@@ -372,6 +400,7 @@ struct Run<'a> {
     cfg: &'a crate::world::config::WorldConfig,
     faults: &'a FaultPlan,
     records: &'a std::path::Path,
+    hold_ttl_ms: i64,
     payment_ttl_ms: i64,
     redis: Option<Arc<Mutex<redis::PrivateRedis>>>,
 }
@@ -427,6 +456,7 @@ async fn drive(run: &Run<'_>, stack: Stack, log: Arc<FaultLog>, verdict: &mut Ch
     let ops = history.ops();
     judge::history(&ops, &log, faults_end_wall_ms, verdict);
     judge::add(verdict, acknowledged::judge(&ops, &snap), "client history and tables");
+    judge::add(verdict, hold_life::judge(&ops, history.epoch_start_ms(), run.hold_ttl_ms), "client history");
     if let Some(room) = &room {
         let events: Vec<EventId> = snap.events.iter().map(|e| e.event_id.clone()).collect();
         let epoch_start_ms = history.epoch_start_ms();

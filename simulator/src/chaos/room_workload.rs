@@ -151,7 +151,8 @@ impl Buyer {
         let slot = self.rng.random_range(0..self.api.slots());
         let headers = self.headers(admission);
         let path = format!("/v1/events/{event}/holds");
-        let r = self.api.send(client, slot, "POST", &path, &headers, Some(json!({"seat_ids": seats}))).await;
+        let body = Some(json!({"seat_ids": seats}));
+        let r = self.api.send_keeping(client, slot, "POST", &path, &headers, body, super::hold_life::hold_fact).await;
         match r {
             Ok(r) if r.status == 201 => Some(r.body),
             Ok(r) if r.status == 403 => Some(json!({"refused": r.body["type"]})),

@@ -54,6 +54,11 @@ pub struct StackConfig {
     pub provider_faults_json: String,
     /// Fake provider seed.
     pub provider_seed: u64,
+    /// Each process's wall clock runs up to this many ms off the real one
+    /// ([`super::clock_skew`]); 0: no skew.
+    pub clock_skew_max_ms: i64,
+    /// Seeds the skew of every process life.
+    pub skew_seed: u64,
 }
 
 /// A child process, killed on drop, whose output is kept.
@@ -112,10 +117,11 @@ fn drain(
     })
 }
 
-/// Spawns `args` of this binary and waits for its `listening on ADDR` line.
-async fn start(exe: &PathBuf, args: &[String]) -> Result<(Proc, SocketAddr), String> {
+/// Spawns `args` of this binary (with `env` added) and waits for its `listening on ADDR` line.
+async fn start(exe: &PathBuf, args: &[String], env: &[(String, String)]) -> Result<(Proc, SocketAddr), String> {
     let mut cmd = Command::new(exe);
     cmd.args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .env("HOLDFAST_TOKEN_SECRET", TOKEN_SECRET)
         .env("HOLDFAST_WEBHOOK_SECRET", WEBHOOK_SECRET)
         .env("RUST_LOG", "warn")
@@ -214,6 +220,23 @@ pub struct Slot {
     pub past_output: String,
     /// Whether a process ever served it (its address is then known to clients).
     started: bool,
+    /// Its current life's clock skew, in ms (0: the real clock).
+    pub skew_ms: i64,
+}
+
+/// Where each process life's clock skew comes from.
+struct Skews {
+    lib: PathBuf,
+    rng: rand_chacha::ChaCha8Rng,
+    max_ms: i64,
+}
+
+impl Skews {
+    /// The skew of a new life and the environment that applies it.
+    fn next(&mut self) -> (i64, Vec<(String, String)>) {
+        let skew_ms = super::clock_skew::draw(&mut self.rng, self.max_ms);
+        (skew_ms, super::clock_skew::env(&self.lib, skew_ms))
+    }
 }
 
 /// The running stack.
@@ -226,6 +249,9 @@ pub struct Stack {
     pub db_url: String,
     /// The fake provider.
     pub provider: Proc,
+    /// Its clock skew, in ms.
+    pub provider_skew_ms: i64,
+    skews: Option<Skews>,
     /// Its address.
     pub provider_addr: SocketAddr,
     /// The bookingd slots.
@@ -281,12 +307,23 @@ impl Stack {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let (provider, provider_addr) = start(&exe, &provider_args).await?;
+        let mut skews = match cfg.clock_skew_max_ms {
+            0 => None,
+            max_ms => {
+                use rand::SeedableRng;
+                let rng = rand_chacha::ChaCha8Rng::seed_from_u64(cfg.skew_seed);
+                Some(Skews { lib: super::clock_skew::libfaketime()?, rng, max_ms })
+            }
+        };
+        let (provider_skew_ms, env) = skews.as_mut().map(Skews::next).unwrap_or_default();
+        let (provider, provider_addr) = start(&exe, &provider_args, &env).await?;
         let links = links(&db_url, ports.len()).await?;
-        let mut stack = Stack { exe, cfg, db_name, db_url, provider, provider_addr, slots: Vec::new(), links };
+        let slots = Vec::new();
+        let mut stack =
+            Stack { exe, cfg, db_name, db_url, provider, provider_addr, provider_skew_ms, skews, slots, links };
         for (i, port) in ports.into_iter().enumerate() {
             let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-            stack.slots.push(Slot { addr, proc: None, past_output: String::new(), started: false });
+            stack.slots.push(Slot { addr, proc: None, past_output: String::new(), started: false, skew_ms: 0 });
             stack.restart(i, extra_args(i)).await?;
         }
         Ok(stack)
@@ -326,7 +363,8 @@ impl Stack {
         format!("holdfast-chaos:{}", self.db_name)
     }
 
-    /// (Re)starts slot `i` on its address with `extra` arguments (bounded retries while the port is busy).
+    /// (Re)starts slot `i` on its address with `extra` arguments (bounded
+    /// retries while the port is busy); with clock skew on, on a newly drawn skew.
     pub async fn restart(&mut self, i: usize, extra: Vec<String>) -> Result<(), String> {
         if let Some(mut old) = self.slots[i].proc.take() {
             old.kill9().await;
@@ -334,13 +372,15 @@ impl Stack {
             self.slots[i].past_output.push_str(&out);
         }
         let first_life = !self.slots[i].started;
+        let (skew_ms, env) = self.skews.as_mut().map(Skews::next).unwrap_or_default();
         let mut last = String::new();
         for attempt in 0..PORT_ATTEMPTS {
             let args = self.bookingd_args(i, extra.clone());
-            match start(&self.exe, &args).await {
+            match start(&self.exe, &args, &env).await {
                 Ok((proc, _)) => {
                     self.slots[i].proc = Some(proc);
                     self.slots[i].started = true;
+                    self.slots[i].skew_ms = skew_ms;
                     return Ok(());
                 }
                 Err(e) if e.contains("cannot listen") => {

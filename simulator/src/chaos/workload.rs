@@ -80,9 +80,8 @@ async fn user(i: usize, seed: u64, cfg: Arc<WorkloadConfig>, api: Api, token: St
         flows += 1;
         let (event, seats) = pick_seats(&mut rng, &cfg.user);
         let slot = rng.random_range(0..api.slots());
-        let held = api
-            .send(&name, slot, "POST", &format!("/v1/events/{event}/holds"), &auth, Some(json!({"seat_ids": seats})))
-            .await;
+        let (path, body) = (format!("/v1/events/{event}/holds"), Some(json!({"seat_ids": seats})));
+        let held = api.send_keeping(&name, slot, "POST", &path, &auth, body, super::hold_life::hold_fact).await;
         let hold_token = match &held {
             Ok(r) if r.status == 201 => r.body["hold_token"].as_str().unwrap_or_default().to_string(),
             _ => {
