@@ -58,7 +58,12 @@ enum Command {
     /// the run's own PostgreSQL stopped -m immediate under load and started
     /// again (pg-stop, pg-start: every answer meanwhile must be fast, every
     /// order a client was told of must be in the tables after; not with
-    /// --database-url), poisoned seat-map cache entries (redis-poison),
+    /// --database-url), where the scenario has network faults the payment
+    /// path partitioned (a bookingd cut off from the provider: provider-cut;
+    /// the provider unable to reach bookingd, its answers lost and its
+    /// webhooks refused while the calls still arrive: provider-one-way;
+    /// bookingd's answers to webhooks lost: webhook-answers-lost; each healed:
+    /// link-heal), poisoned seat-map cache entries (redis-poison),
     /// bookingd and provider processes whose clocks run seconds ahead or
     /// behind, as the scenario's `faults.clock_skew` says, with a new skew at
     /// every restart (clock-skew: libfaketime, Debian's `faketime`; every

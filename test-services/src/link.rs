@@ -3,18 +3,25 @@
 //! [`Link::cut`], then resets the open ones and refuses new ones (what a
 //! process sees when the server stops or the network between them fails),
 //! until [`Link::restore`] listens again on the same port. [`Link::redirect`]
-//! points it at another server (a promoted standby).
+//! points it at another server (a promoted standby). [`Link::lose_answers`]
+//! is a one-way partition: requests still reach the server, which acts on
+//! them, but nothing it says comes back (the client times out not knowing
+//! what happened) until [`Link::answer_again`].
 //!
 //! Preconditions: a tokio runtime (the link's tasks run on it), and nothing
 //! else binding the link's port while it is cut.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
 /// Attempts at listening again after a cut, 100 ms apart.
 const RESTORE_ATTEMPTS: usize = 50;
+/// Bytes read from the server at a time.
+const CHUNK_BYTES: usize = 16 * 1024;
 
 /// A proxy to an upstream server, listening on `addr` while not cut.
 pub struct Link {
@@ -27,6 +34,8 @@ pub struct Link {
     /// Cuts not yet restored: two faults may cut one link, and it listens
     /// again only when both have restored it.
     cuts: Mutex<u32>,
+    /// Whether the server's bytes are dropped instead of forwarded.
+    mute: Arc<AtomicBool>,
 }
 
 impl Link {
@@ -40,6 +49,7 @@ impl Link {
             accept: Mutex::new(JoinSet::new()),
             conns: Arc::new(Mutex::new(JoinSet::new())),
             cuts: Mutex::new(0),
+            mute: Arc::new(AtomicBool::new(false)),
         };
         link.serve(listener);
         Ok(link)
@@ -51,15 +61,16 @@ impl Link {
     }
 
     fn serve(&self, listener: TcpListener) {
-        let (upstream, conns) = (self.upstream.clone(), self.conns.clone());
+        let (upstream, conns, mute) = (self.upstream.clone(), self.conns.clone(), self.mute.clone());
         self.accept.lock().unwrap().spawn(async move {
-            while let Ok((mut client, _)) = listener.accept().await {
+            while let Ok((client, _)) = listener.accept().await {
                 let upstream = *upstream.lock().unwrap();
                 let mut conns = conns.lock().unwrap();
                 while conns.try_join_next().is_some() {} // reap the finished ones: bounded by the open ones
+                let mute = mute.clone();
                 conns.spawn(async move {
-                    if let Ok(mut server) = TcpStream::connect(upstream).await {
-                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    if let Ok(server) = TcpStream::connect(upstream).await {
+                        forward(client, server, &mute).await;
                     }
                 });
             }
@@ -81,6 +92,18 @@ impl Link {
     pub fn redirect(&self, upstream: SocketAddr) {
         *self.upstream.lock().unwrap() = upstream;
         self.conns.lock().unwrap().abort_all();
+    }
+
+    /// A one-way partition: from now on the server's bytes, on open
+    /// connections and new ones, are dropped; the client's still reach it.
+    pub fn lose_answers(&self) {
+        self.mute.store(true, Ordering::SeqCst);
+    }
+
+    /// Ends [`Link::lose_answers`]: the server's bytes are forwarded again
+    /// (what was dropped stays lost).
+    pub fn answer_again(&self) {
+        self.mute.store(false, Ordering::SeqCst);
     }
 
     /// Undoes one cut; the last one listens again on the same port (bounded
@@ -105,5 +128,97 @@ impl Link {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
         Err(last.expect("at least one attempt"))
+    }
+}
+
+/// Copies `client`'s bytes to `server` and the server's back, dropping the
+/// server's while `mute` is set, until either side closes.
+async fn forward(client: TcpStream, server: TcpStream, mute: &AtomicBool) {
+    let (mut client_rx, mut client_tx) = client.into_split();
+    let (mut server_rx, mut server_tx) = server.into_split();
+    let requests = async {
+        let _ = tokio::io::copy(&mut client_rx, &mut server_tx).await;
+        let _ = server_tx.shutdown().await;
+    };
+    let answers = async {
+        let mut buf = vec![0u8; CHUNK_BYTES];
+        loop {
+            let n = match server_rx.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            if !mute.load(Ordering::SeqCst) && client_tx.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+        }
+        let _ = client_tx.shutdown().await;
+    };
+    tokio::join!(requests, answers);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::time::Duration;
+
+    /// A server that counts the bytes it is sent and echoes them.
+    async fn echo() -> (SocketAddr, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let (addr, seen) = (listener.local_addr().unwrap(), Arc::new(AtomicUsize::new(0)));
+        let counter = seen.clone();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                let counter = counter.clone();
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 64];
+                    while let Ok(n @ 1..) = s.read(&mut buf).await {
+                        counter.fetch_add(n, Ordering::SeqCst);
+                        if s.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        (addr, seen)
+    }
+
+    /// Sends `msg` and waits at most 300 ms for its echo.
+    async fn ask(conn: &mut TcpStream, msg: &[u8]) -> Option<Vec<u8>> {
+        conn.write_all(msg).await.unwrap();
+        let mut buf = vec![0u8; msg.len()];
+        tokio::time::timeout(Duration::from_millis(300), conn.read_exact(&mut buf)).await.ok()?.ok()?;
+        Some(buf)
+    }
+
+    #[tokio::test]
+    async fn a_link_that_loses_answers_still_delivers_requests() {
+        let (server, seen) = echo().await;
+        let link = Link::open(server).await.unwrap();
+        let mut conn = TcpStream::connect(link.addr()).await.unwrap();
+        assert_eq!(ask(&mut conn, b"one").await.as_deref(), Some(&b"one"[..]));
+        link.lose_answers();
+        assert_eq!(ask(&mut conn, b"two").await, None, "the answer is lost");
+        let mut fresh = TcpStream::connect(link.addr()).await.unwrap();
+        assert_eq!(ask(&mut fresh, b"new").await, None, "on new connections too");
+        assert_eq!(seen.load(Ordering::SeqCst), 9, "every request reached the server");
+        link.answer_again();
+        assert_eq!(ask(&mut fresh, b"back").await.as_deref(), Some(&b"back"[..]));
+    }
+
+    #[tokio::test]
+    async fn a_cut_link_refuses_until_restored() {
+        let (server, _) = echo().await;
+        let link = Link::open(server).await.unwrap();
+        let mut conn = TcpStream::connect(link.addr()).await.unwrap();
+        assert!(ask(&mut conn, b"hi").await.is_some());
+        link.cut();
+        tokio::task::yield_now().await;
+        assert_eq!(ask(&mut conn, b"hi").await, None, "the open connection is reset");
+        assert!(TcpStream::connect(link.addr()).await.is_err(), "new ones are refused");
+        link.restore().await.unwrap();
+        let mut again = TcpStream::connect(link.addr()).await.unwrap();
+        assert!(ask(&mut again, b"hi").await.is_some());
     }
 }

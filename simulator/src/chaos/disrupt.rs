@@ -42,6 +42,9 @@ pub struct FaultPlan {
     /// The run's own PostgreSQL stopped at wall ms `.0` and started again
     /// `.1` ms later ([`super::db_restart`]); empty when the server is not the run's.
     pub pg_restarts: Vec<(u64, u64)>,
+    /// Partitions of the payment path ([`super::provider_link`]); empty
+    /// unless the scenario has network faults.
+    pub provider_links: Vec<super::provider_link::Planned>,
 }
 
 /// Extra `bookingd serve` arguments for one life of a process.

@@ -39,6 +39,14 @@ pub enum ChaosFault {
     PgStop,
     /// The run's own PostgreSQL was started again.
     PgStart,
+    /// A bookingd was cut off from the provider ([`super::provider_link`]).
+    ProviderCut,
+    /// The provider could not reach bookingd: answers lost, webhooks refused; calls still arrived.
+    ProviderOneWay,
+    /// A bookingd's answers to the provider's webhooks were lost; the webhooks still arrived.
+    WebhookAnswersLost,
+    /// A provider or webhook link fault ended.
+    LinkHeal,
     /// A process life started with its wall clock skewed (libfaketime).
     ClockSkew,
     /// A user paused longer than its hold (its token went stale).

@@ -16,7 +16,10 @@
 //! - [`workload`]: the users.
 //! - [`disrupt`]: the faults; [`db_partition`]: a bookingd cut off from
 //!   PostgreSQL, and the judge of its fast answers meanwhile;
-//!   [`db_restart`]: the run's own PostgreSQL crashed and started again.
+//!   [`db_restart`]: the run's own PostgreSQL crashed and started again;
+//!   [`provider_link`]: the payment path cut or muted between bookingd and
+//!   the provider; [`clock_skew`]: processes on skewed clocks.
+//! - [`hold_life`]: every hold lives its configured lifetime by the store's clock.
 //! - [`acknowledged`]: what a client was told was decided is in the tables.
 //! - [`soak`]: `--time-budget`'s resource samples between runs and their growth check.
 //! - [`client`]: HTTP and the client history.
@@ -34,6 +37,7 @@ pub mod disrupt;
 pub mod hold_life;
 mod judge;
 pub mod log;
+pub mod provider_link;
 pub mod redis;
 pub mod room;
 mod room_judge;
@@ -179,7 +183,7 @@ impl ChaosVerdict {
 }
 
 /// Whether a library scenario has faults chaos mode applies to real things:
-/// crashes, partitions (as kills), clock skew, pauses, stale tokens, provider faults.
+/// crashes, network faults (the payment path's partitions), clock skew, pauses, stale tokens, provider faults.
 pub fn has_real_faults(plan: &Plan, seed: u64) -> bool {
     let c = plan.world_for(seed);
     let p = &c.provider;
@@ -217,7 +221,7 @@ fn fault_plan(cfg: &crate::world::config::WorldConfig, opts: &ChaosOptions, rng:
         }
         None => (Vec::new(), (0, 0)),
     };
-    let kills = if cfg.link_faults.is_some() || cfg.crash.is_some() { moments(rng, d, 2) } else { Vec::new() };
+    let kills = if cfg.crash.is_some() { moments(rng, d, 2) } else { Vec::new() };
     let mut plan = FaultPlan {
         crash_points,
         crash_skip,
@@ -233,10 +237,17 @@ fn fault_plan(cfg: &crate::world::config::WorldConfig, opts: &ChaosOptions, rng:
             rng.random_range(db_partition::PARTITION_MS.0..=db_partition::PARTITION_MS.1),
         )],
         pg_restarts: Vec::new(),
+        provider_links: Vec::new(),
     };
+    if cfg.link_faults.is_some() {
+        plan.provider_links = provider_link::plan(rng, d, opts.bookingds.max(1));
+    }
     if opts.own_pg.is_some() {
         let down_ms = rng.random_range(db_restart::DOWN_MS.0..=db_restart::DOWN_MS.1);
-        plan.pg_restarts = vec![(rng.random_range(d / 4..3 * d / 4), down_ms)];
+        // Nothing is dispatched while the database is down: with the payment
+        // path's partitions, not before the one-way one has had its effect.
+        let from_ms = if plan.provider_links.is_empty() { d / 4 } else { 5 * d / 8 };
+        plan.pg_restarts = vec![(rng.random_range(from_ms..3 * d / 4), down_ms)];
     }
     if cfg.waiting_room.is_some() {
         let stop_at = rng.random_range(d / 4..d / 2);
@@ -375,8 +386,10 @@ fn bookingd_args(
         payment_ttl_ms.to_string(),
         "--hold-attempts-per-minute".into(),
         "100000".into(),
+        // Loopback: a call unanswered for a second is lost (the one-way
+        // partition's calls time out well inside it).
         "--provider-timeout-ms".into(),
-        "2000".into(),
+        "1000".into(),
         // A killed dispatcher's rows come back after this: short, so runs settle soon.
         "--outbox-lease-ms".into(),
         "4000".into(),
@@ -623,6 +636,17 @@ async fn users_under_faults(
         log.clone(),
         stop_rx.clone(),
     ));
+    let (provider_links, webhook_link) = {
+        let s = stack.lock().await;
+        (s.provider_links.clone(), s.webhook_link.clone())
+    };
+    let payment_path = tokio::spawn(provider_link::run(
+        provider_links,
+        webhook_link,
+        faults.provider_links.clone(),
+        log.clone(),
+        stop_rx.clone(),
+    ));
     let restarts = run.opts.own_pg.clone().map(|pg| {
         let restarts = faults.pg_restarts.clone();
         tokio::spawn(db_restart::run(pg, links.clone(), restarts, log.clone(), stop_rx.clone()))
@@ -646,6 +670,7 @@ async fn users_under_faults(
         o.await.map_err(|e| format!("redis outages: {e}"))??;
     }
     partitions.await.map_err(|e| format!("database partitions: {e}"))??;
+    payment_path.await.map_err(|e| format!("payment path partitions: {e}"))??;
     if let Some(r) = restarts {
         r.await.map_err(|e| format!("database restarts: {e}"))??;
     }

@@ -261,6 +261,11 @@ pub struct Stack {
     /// partition heals without waiting for the stack (whose lock a restart
     /// holds while the new process waits for its database).
     pub links: Arc<Vec<Link>>,
+    /// Slot `i`'s link to the provider (its `--provider-url`): a provider
+    /// partition cuts or mutes it ([`super::provider_link`]).
+    pub provider_links: Arc<Vec<Link>>,
+    /// The provider's link to bookingd slot 0's webhook endpoint (its `--webhook-url`).
+    pub webhook_link: Arc<Link>,
 }
 
 impl Stack {
@@ -291,18 +296,24 @@ impl Stack {
             return Err(format!("migrate failed: {}", String::from_utf8_lossy(&migrate.stderr)));
         }
         let ports: Vec<u16> = (0..cfg.bookingds).map(|_| free_port()).collect::<Result<_, _>>()?;
+        let webhook_link = Arc::new(
+            Link::open(([127, 0, 0, 1], ports[0]).into()).await.map_err(|e| format!("link to bookingd: {e}"))?,
+        );
         let provider_args: Vec<String> = [
             "fake-provider",
             "--listen",
             "127.0.0.1:0",
             "--webhook-url",
-            &format!("http://127.0.0.1:{}/v1/webhooks/provider", ports[0]),
+            &format!("http://{}/v1/webhooks/provider", webhook_link.addr()),
             "--webhook-secret",
             WEBHOOK_SECRET,
             "--seed",
             &cfg.provider_seed.to_string(),
             "--faults",
             &cfg.provider_faults_json,
+            // Short, so a webhook whose answer was lost is retried within a run.
+            "--webhook-timeout-ms",
+            "1000",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -318,14 +329,33 @@ impl Stack {
         let (provider_skew_ms, env) = skews.as_mut().map(Skews::next).unwrap_or_default();
         let (provider, provider_addr) = start(&exe, &provider_args, &env).await?;
         let links = links(&db_url, ports.len()).await?;
+        let mut provider_links = Vec::with_capacity(ports.len());
+        for _ in 0..ports.len() {
+            provider_links.push(Link::open(provider_addr).await.map_err(|e| format!("link to the provider: {e}"))?);
+        }
+        let provider_links = Arc::new(provider_links);
         let slots = Vec::new();
-        let mut stack =
-            Stack { exe, cfg, db_name, db_url, provider, provider_addr, provider_skew_ms, skews, slots, links };
+        let mut stack = Stack {
+            exe,
+            cfg,
+            db_name,
+            db_url,
+            provider,
+            provider_addr,
+            provider_skew_ms,
+            skews,
+            slots,
+            links,
+            provider_links,
+            webhook_link,
+        };
         for (i, port) in ports.into_iter().enumerate() {
             let addr: SocketAddr = ([127, 0, 0, 1], port).into();
             stack.slots.push(Slot { addr, proc: None, past_output: String::new(), started: false, skew_ms: 0 });
             stack.restart(i, extra_args(i)).await?;
         }
+        // Slot 0's first life may have moved to another port.
+        stack.webhook_link.redirect(stack.slots[0].addr);
         Ok(stack)
     }
 
@@ -337,7 +367,7 @@ impl Stack {
             "--database-url",
             &via(&self.db_url, self.links[i].addr()),
             "--provider-url",
-            &format!("http://{}", self.provider_addr),
+            &format!("http://{}", self.provider_links[i].addr()),
             "--listen",
             &addr.to_string(),
         ]
