@@ -369,7 +369,7 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
             .with_faults(&faults)
             .with_circuit(circuit.clone()),
     );
-    let (cache, rooms) = redis_parts(&args, store.pool()).await?;
+    let (cache, rooms) = redis_parts(&args, store.pool(), &faults).await?;
     let mut waiting_room = WaitingRoomParts {
         instance: format!("{}#{}", args.listen, std::process::id()),
         config: waiting_room_config(&args),
@@ -451,6 +451,7 @@ fn service_config(args: &ServeArgs) -> ServiceConfig {
 async fn redis_parts(
     args: &ServeArgs,
     pool: &sqlx::PgPool,
+    faults: &Faults,
 ) -> Result<(Arc<dyn SeatMapCache>, Option<Arc<dyn Rooms>>), String> {
     let Some(url) = &args.redis_url else { return Ok((Arc::new(NoCache), None)) };
     let namespace = cache_namespace(args, pool).await;
@@ -459,7 +460,7 @@ async fn redis_parts(
     // down, each takes its retries' time before giving up.
     let rooms_prefix = format!("{namespace}:rooms");
     let (cache, rooms) = tokio::join!(
-        LazyRedisCache::new(url, args.cache_ttl_ms, &namespace, REDIS_RECONNECT_INTERVAL),
+        LazyRedisCache::new(url, args.cache_ttl_ms, &namespace, REDIS_RECONNECT_INTERVAL, faults),
         LazyRedisRooms::new(url, &rooms_prefix, REDIS_RECONNECT_INTERVAL),
     );
     let cache = cache.map_err(|e| format!("--redis-url: {e}"))?;

@@ -226,6 +226,7 @@ fn directed(plant: Plant) -> Vec<Op> {
         // clock: no store rule changes (skipped by the caller).
         Plant::DispatchUnknownAsDeclined
         | Plant::StoreTrustsLocalClock
+        | Plant::CacheServesUntagged
         | Plant::RefundNewKeyPerRetry
         | Plant::WebhookRefundFailedAsSucceeded
         | Plant::AdmissionIgnoresSession
@@ -300,6 +301,7 @@ fn every_store_plant_lives_alike_in_both_stores() {
         Plant::OutageOpensGate,
         Plant::CircuitNeverOpens,
         Plant::StoreTrustsLocalClock,
+        Plant::CacheServesUntagged,
     ];
     assert_eq!(rows.len(), Plant::ALL.len() - workflow_only.len(), "every plant but the workflow-only ones was run");
     for (plant, generic, aimed, _) in &rows {

@@ -63,7 +63,8 @@ enum Command {
     /// the provider unable to reach bookingd, its answers lost and its
     /// webhooks refused while the calls still arrive: provider-one-way;
     /// bookingd's answers to webhooks lost: webhook-answers-lost; each healed:
-    /// link-heal), poisoned seat-map cache entries (redis-poison),
+    /// link-heal), poisoned seat-map cache entries (redis-poison: users read
+    /// seat maps, each judged whole and no staler than the cache's lifetime),
     /// bookingd and provider processes whose clocks run seconds ahead or
     /// behind, as the scenario's `faults.clock_skew` says, with a new skew at
     /// every restart (clock-skew: libfaketime, Debian's `faketime`; every

@@ -26,6 +26,8 @@ pub enum Area {
     Admission,
     /// Answering while a dependency (the database) is down.
     Availability,
+    /// Serving seat maps (the cache).
+    Reads,
 }
 
 impl Area {
@@ -41,6 +43,7 @@ impl Area {
             Area::Expiry => "expiry",
             Area::Admission => "admission",
             Area::Availability => "availability",
+            Area::Reads => "reads",
         }
     }
 }
@@ -62,6 +65,9 @@ pub enum Plant {
     /// database: a hold's deadline and every expiry decision follow that
     /// host's clock.
     StoreTrustsLocalClock,
+    /// The Redis seat-map cache takes an entry without its tag line for a
+    /// bare seat-map body (an older entry format) and serves it, whatever it holds.
+    CacheServesUntagged,
     /// The database probe finds the database down but never opens the
     /// circuit: every request waits for the pool's timeout before its `503`.
     CircuitNeverOpens,
@@ -421,6 +427,16 @@ pub const CATALOG: &[Entry] = &[
         "the store takes its time from the bookingd host instead of the database, so a skewed host grants holds that expire early or late by the store's clock (chaos mode's clock skew catches it)",
     )
     .real_stack(),
+    e(
+        Plant::CacheServesUntagged,
+        "cache-serves-untagged",
+        Area::Reads,
+        "the Redis seat-map cache (RedisCache::get)",
+        "paused-clients",
+        "seat-map-valid",
+        "the seat-map cache serves an entry without its entity-tag line as a bare seat-map body (the format before tags were cached) without checking it, so a corrupted entry reaches users as a 200 (chaos mode's cache poison catches it)",
+    )
+    .real_stack(),
 ];
 
 impl Plant {
@@ -452,6 +468,7 @@ impl Plant {
         Plant::OutageOpensGate,
         Plant::CircuitNeverOpens,
         Plant::StoreTrustsLocalClock,
+        Plant::CacheServesUntagged,
     ];
 
     /// This plant's catalog entry.

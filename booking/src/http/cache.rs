@@ -34,6 +34,18 @@ impl CachedSeatMap {
         out
     }
 
+    /// [`CachedSeatMap::decode`]; with `untagged_as_body` (the planted bug
+    /// `cache-serves-untagged`), bytes without a tag line are taken for a
+    /// bare seat-map body, untagged, and served whatever they hold.
+    pub fn decode_planted(bytes: &[u8], untagged_as_body: bool) -> Option<Self> {
+        match Self::decode(bytes) {
+            None if untagged_as_body && !bytes.contains(&b'\n') => {
+                Some(Self { etag: String::new(), body: bytes.to_vec() })
+            }
+            decoded => decoded,
+        }
+    }
+
     /// Reads [`CachedSeatMap::encode`]'s form. `None` (a miss) for anything
     /// else: entries written before entity tags were cached (a bare JSON
     /// body), a malformed tag, garbage.
@@ -153,6 +165,8 @@ pub struct RedisCache {
     ttl_ms: u64,
     op_timeout: Duration,
     prefix: String,
+    /// The planted bug `cache-serves-untagged` (see [`CachedSeatMap::decode_planted`]).
+    untagged_as_body: bool,
 }
 
 impl std::fmt::Debug for RedisCache {
@@ -173,7 +187,13 @@ impl RedisCache {
         let conn = tokio::time::timeout(Duration::from_secs(2), client.get_connection_manager_with_config(config))
             .await
             .map_err(|_| redis::RedisError::from((redis::ErrorKind::IoError, "connect timed out")))??;
-        Ok(Self { conn, ttl_ms, op_timeout: Duration::from_millis(300), prefix: prefix.to_string() })
+        Ok(Self {
+            conn,
+            ttl_ms,
+            op_timeout: Duration::from_millis(300),
+            prefix: prefix.to_string(),
+            untagged_as_body: false,
+        })
     }
 
     fn key(&self, event_id: &str) -> String {
@@ -187,7 +207,7 @@ impl SeatMapCache for RedisCache {
         let mut c = self.conn.clone();
         let cmd = redis::cmd("GET").arg(self.key(event_id)).clone();
         match tokio::time::timeout(self.op_timeout, cmd.query_async::<Option<Vec<u8>>>(&mut c)).await {
-            Ok(Ok(v)) => CachedSeatMap::decode(&v?),
+            Ok(Ok(v)) => CachedSeatMap::decode_planted(&v?, self.untagged_as_body),
             _ => None,
         }
     }
@@ -222,6 +242,8 @@ struct LazyInner {
     ttl_ms: u64,
     prefix: String,
     reconnect_interval: Duration,
+    /// The planted bug `cache-serves-untagged`, for every connection made.
+    untagged_as_body: bool,
     connected: std::sync::OnceLock<RedisCache>,
     /// When the last connection attempt started, and whether one is running.
     attempt: Mutex<(Option<tokio::time::Instant>, bool)>,
@@ -237,11 +259,13 @@ impl LazyRedisCache {
     /// A cache on `url` (checked now: a malformed URL is an error), entries
     /// living `ttl_ms` (>= 1) under `prefix`; connection attempts at most once
     /// per `reconnect_interval`. Tries to connect once before returning.
+    /// `faults` may plant `cache-serves-untagged`.
     pub async fn new(
         url: &str,
         ttl_ms: u64,
         prefix: &str,
         reconnect_interval: Duration,
+        faults: &crate::fault::Faults,
     ) -> Result<Self, redis::RedisError> {
         assert!(ttl_ms >= 1);
         redis::Client::open(url)?;
@@ -250,12 +274,13 @@ impl LazyRedisCache {
             ttl_ms,
             prefix: prefix.to_string(),
             reconnect_interval,
+            untagged_as_body: crate::planted!(faults, CacheServesUntagged),
             connected: std::sync::OnceLock::new(),
             attempt: Mutex::new((Some(tokio::time::Instant::now()), false)),
         };
         match RedisCache::connect(url, ttl_ms, prefix).await {
             Ok(c) => {
-                let _ = inner.connected.set(c);
+                let _ = inner.connected.set(RedisCache { untagged_as_body: inner.untagged_as_body, ..c });
             }
             Err(e) => tracing::warn!(error = %e, "redis unavailable at start: serving seat maps from the store"),
         }
@@ -286,7 +311,7 @@ impl LazyRedisCache {
             match RedisCache::connect(&inner.url, inner.ttl_ms, &inner.prefix).await {
                 Ok(c) => {
                     tracing::info!("connected to redis: seat maps are cached");
-                    let _ = inner.connected.set(c);
+                    let _ = inner.connected.set(RedisCache { untagged_as_body: inner.untagged_as_body, ..c });
                 }
                 Err(e) => tracing::debug!(error = %e, "redis still unavailable"),
             }
@@ -336,6 +361,20 @@ mod tests {
         ] {
             assert_eq!(CachedSeatMap::decode(other), None, "{:?}", String::from_utf8_lossy(other));
         }
+    }
+
+    #[test]
+    fn only_the_planted_decode_serves_an_untagged_entry() {
+        let garbage = b"\0poisoned{not json";
+        assert_eq!(CachedSeatMap::decode_planted(garbage, false), None);
+        let served = CachedSeatMap::decode_planted(garbage, true).expect("the planted bug serves it");
+        assert_eq!((served.etag.as_str(), served.body.as_slice()), ("", &garbage[..]));
+        let entry = CachedSeatMap { etag: "\"sm-2-5\"".into(), body: b"{}".to_vec() };
+        assert_eq!(
+            CachedSeatMap::decode_planted(&entry.encode(), true),
+            Some(entry),
+            "a tagged entry is read as always"
+        );
     }
 
     #[tokio::test]

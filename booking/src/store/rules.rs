@@ -146,7 +146,8 @@ mod tests {
                 | Plant::RoomLossOpensGate
                 | Plant::OutageOpensGate
                 | Plant::CircuitNeverOpens
-                | Plant::StoreTrustsLocalClock => s,
+                | Plant::StoreTrustsLocalClock
+                | Plant::CacheServesUntagged => s,
                 Plant::UnconditionalCheckout => Rules {
                     checkout_token: false,
                     checkout_holder: false,

@@ -34,12 +34,14 @@ const GONE: &[ProblemKind] = &[
     ProblemKind::SeatUnavailable,
 ];
 
-/// What the history keeps of a hold answer: its token and deadline. For
-/// [`super::client::Api::send_keeping`].
+/// What the history keeps of a hold answer: its token, deadline and seat
+/// versions (for [`super::seat_maps`]). For [`super::client::Api::send_keeping`].
 pub fn hold_fact(body: &Value) -> Option<Value> {
-    Some(
-        json!({ "hold_token": body.get("hold_token")?.as_str()?, "expires_at_ms": body.get("expires_at_ms")?.as_i64()? }),
-    )
+    Some(json!({
+        "hold_token": body.get("hold_token")?.as_str()?,
+        "expires_at_ms": body.get("expires_at_ms")?.as_i64()?,
+        "versions": super::seat_maps::hold_versions(body),
+    }))
 }
 
 /// A granted hold, from the history.

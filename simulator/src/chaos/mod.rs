@@ -20,6 +20,7 @@
 //!   [`provider_link`]: the payment path cut or muted between bookingd and
 //!   the provider; [`clock_skew`]: processes on skewed clocks.
 //! - [`hold_life`]: every hold lives its configured lifetime by the store's clock.
+//! - [`seat_maps`]: every seat map served is whole and no staler than the cache allows.
 //! - [`acknowledged`]: what a client was told was decided is in the tables.
 //! - [`soak`]: `--time-budget`'s resource samples between runs and their growth check.
 //! - [`client`]: HTTP and the client history.
@@ -42,6 +43,7 @@ pub mod redis;
 pub mod room;
 mod room_judge;
 pub mod room_workload;
+pub mod seat_maps;
 mod settle;
 pub mod soak;
 pub mod stack;
@@ -470,6 +472,7 @@ async fn drive(run: &Run<'_>, stack: Stack, log: Arc<FaultLog>, verdict: &mut Ch
     judge::history(&ops, &log, faults_end_wall_ms, verdict);
     judge::add(verdict, acknowledged::judge(&ops, &snap), "client history and tables");
     judge::add(verdict, hold_life::judge(&ops, history.epoch_start_ms(), run.hold_ttl_ms), "client history");
+    judge::add(verdict, seat_maps::judge(&ops, booking::daemon::DEFAULT_CACHE_TTL_MS), "client history");
     if let Some(room) = &room {
         let events: Vec<EventId> = snap.events.iter().map(|e| e.event_id.clone()).collect();
         let epoch_start_ms = history.epoch_start_ms();

@@ -1,5 +1,6 @@
 //! The chaos workload: the scenario's users as tasks on a multi-threaded
-//! runtime, each a seeded sequence of hold, think, (pause), checkout with an
+//! runtime, each a seeded sequence of (a seat-map read to pick from), hold,
+//! think, (pause), checkout with an
 //! idempotency key retried on unknown outcomes, order polls, and stale-token
 //! replays. The seed decides every choice; the interleaving is real.
 
@@ -37,6 +38,9 @@ pub const STALE_SUFFIX: &str = ":stale";
 pub const EXPIRED_SUFFIX: &str = ":expired";
 /// Margin between a hold's lifetime and the client's certainty that it expired, in ms.
 const EXPIRY_MARGIN_MS: u64 = 100;
+/// The share of flows that start by reading the event's seat map and pick
+/// their seats among those it shows available (the rest pick blind).
+const BROWSE_SHARE: f64 = 0.5;
 
 /// A user's bearer tokens: `user{i}` may touch every event.
 pub type Tokens = Arc<Vec<String>>;
@@ -55,6 +59,22 @@ fn pick_seats(rng: &mut ChaCha8Rng, p: &UserParams) -> (EventId, Vec<SeatId>) {
     };
     let start = rng.random_range(0..=span.saturating_sub(n));
     (event.clone(), seats[start..(start + n).min(seats.len())].to_vec())
+}
+
+/// `n` seats a seat map shows available, next to each other in its order
+/// from a seeded start; `None` when it shows fewer (or is not a map).
+fn available(map: &serde_json::Value, n: usize, rng: &mut ChaCha8Rng) -> Option<Vec<SeatId>> {
+    let free: Vec<SeatId> = map["seats"]
+        .as_array()?
+        .iter()
+        .filter(|s| s["state"] == "available")
+        .filter_map(|s| s["seat_id"].as_str().map(SeatId::from))
+        .collect();
+    if free.len() < n || n == 0 {
+        return None;
+    }
+    let start = rng.random_range(0..=free.len() - n);
+    Some(free[start..start + n].to_vec())
 }
 
 fn think(rng: &mut ChaCha8Rng, cfg: &WorkloadConfig) -> Duration {
@@ -78,8 +98,17 @@ async fn user(i: usize, seed: u64, cfg: Arc<WorkloadConfig>, api: Api, token: St
     let mut flows = 0;
     while log.now_ms() < cfg.duration_ms && flows < cfg.user.max_flows {
         flows += 1;
-        let (event, seats) = pick_seats(&mut rng, &cfg.user);
+        let (event, mut seats) = pick_seats(&mut rng, &cfg.user);
         let slot = rng.random_range(0..api.slots());
+        if rng.random_bool(BROWSE_SHARE) {
+            let path = format!("/v1/events/{event}/seats");
+            let map = api.send_keeping(&name, slot, "GET", &path, &auth, None, super::seat_maps::map_fact).await;
+            if let Ok(map) = map
+                && let Some(shown) = available(&map.body, seats.len(), &mut rng)
+            {
+                seats = shown;
+            }
+        }
         let (path, body) = (format!("/v1/events/{event}/holds"), Some(json!({"seat_ids": seats})));
         let held = api.send_keeping(&name, slot, "POST", &path, &auth, body, super::hold_life::hold_fact).await;
         let hold_token = match &held {
