@@ -166,7 +166,15 @@ pub async fn pg_terminations(
     }
 }
 
-/// Overwrites the run's seat-map cache entries (keys under `namespace`) with garbage at each planned moment.
+/// How long each cache poisoning lasts, wall ms: the entries are written
+/// again every [`POISON_EVERY_MS`] meanwhile, since every write to an event
+/// drops its entry (a garbage entry written once lasts until the next hold).
+pub const POISON_MS: u64 = 500;
+/// How often a poisoning writes the garbage again, wall ms.
+pub const POISON_EVERY_MS: u64 = 20;
+
+/// Overwrites the run's seat-map cache entries (keys under `namespace`)
+/// with garbage at each planned moment, again and again for [`POISON_MS`].
 pub async fn redis_poison(
     redis_url: String,
     namespace: String,
@@ -179,24 +187,30 @@ pub async fn redis_poison(
         if !until(&log, at, &mut stop).await {
             return;
         }
+        let mut writes = 0;
         let result = async {
             let client = redis::Client::open(redis_url.as_str())?;
             let mut c = client.get_multiplexed_async_connection().await?;
-            for e in &events {
-                let _: () = redis::cmd("SET")
-                    .arg(format!("{namespace}:seatmap:{e}"))
-                    .arg("\u{0}poisoned{not json")
-                    .arg("PX")
-                    .arg(5_000)
-                    .query_async(&mut c)
-                    .await?;
+            for _ in 0..POISON_MS / POISON_EVERY_MS {
+                for e in &events {
+                    let _: () = redis::cmd("SET")
+                        .arg(format!("{namespace}:seatmap:{e}"))
+                        .arg("\u{0}poisoned{not json")
+                        .arg("PX")
+                        .arg(5_000)
+                        .query_async(&mut c)
+                        .await?;
+                    writes += 1;
+                }
+                tokio::time::sleep(Duration::from_millis(POISON_EVERY_MS)).await;
             }
             Ok::<(), redis::RedisError>(())
         }
         .await;
+        let what = format!("{} seat-map entries poisoned for {POISON_MS} ms ({writes} writes)", events.len());
         match result {
-            Ok(()) => log.record(ChaosFault::RedisPoison, format!("{} seat-map entries poisoned", events.len())),
-            Err(e) => log.note(format!("redis poison failed: {e}")),
+            Ok(()) => log.record(ChaosFault::RedisPoison, what),
+            Err(e) => log.note(format!("redis poison failed after {writes} writes: {e}")),
         }
     }
 }
