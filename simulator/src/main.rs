@@ -69,8 +69,11 @@ enum Command {
     /// behind, as the scenario's `faults.clock_skew` says, with a new skew at
     /// every restart (clock-skew: libfaketime, Debian's `faketime`; every
     /// hold must still live its configured lifetime by the store's clock),
-    /// and in waiting-room runs the run's own Redis stopped, restarted empty
-    /// and stalled (redis-stop, redis-restart-empty, redis-stall); users
+    /// in waiting-room runs the run's own Redis stopped, restarted empty
+    /// and stalled (redis-stop, redis-restart-empty, redis-stall), and in
+    /// cache-fault runs the seat-map cache's own Redis, persistent, stopped
+    /// and started again with its data (redis-restart-kept), stopped and
+    /// started empty, and stalled; users
     /// pause past their holds (client-pause) and replay spent tokens
     /// (stale-replay).
     Chaos(ChaosArgs),

@@ -94,7 +94,10 @@ pub fn redis_faults(entries: &[Entry]) -> Vec<(u64, u64)> {
     for e in entries {
         match e.fault {
             ChaosFault::RedisStop => {
-                let back = entries.iter().find(|b| b.fault == ChaosFault::RedisRestartEmpty && b.at_ms >= e.at_ms);
+                let back = entries.iter().find(|b| {
+                    matches!(b.fault, ChaosFault::RedisRestartEmpty | ChaosFault::RedisRestartKept)
+                        && b.at_ms >= e.at_ms
+                });
                 spans.push((e.at_ms, back.map_or(u64::MAX, |b| b.at_ms.saturating_add(REDIS_WAIT_MS))));
             }
             // Logged when DEBUG SLEEP was sent or answered: either side of the entry.

@@ -32,9 +32,9 @@ pub struct FaultPlan {
     pub redis_poison_at_ms: Vec<u64>,
     /// Concurrent disconnecting clients (0: none).
     pub disconnectors: usize,
-    /// The run's own Redis stopped at wall ms `.0` and started again empty
-    /// `.1` ms later, a bookingd killed meanwhile (waiting-room runs).
-    pub redis_stops: Vec<(u64, u64)>,
+    /// The run's own Redis stopped, a bookingd killed meanwhile, and started
+    /// again (waiting-room and cache-fault runs).
+    pub redis_stops: Vec<RedisStop>,
     /// The run's own Redis stalled at wall ms `.0` for `.1` ms (waiting-room runs).
     pub redis_stalls: Vec<(u64, u64)>,
     /// A bookingd cut off from PostgreSQL at wall ms `.0` for `.1` ms ([`super::db_partition`]).
@@ -45,6 +45,19 @@ pub struct FaultPlan {
     /// Partitions of the payment path ([`super::provider_link`]); empty
     /// unless the scenario has network faults.
     pub provider_links: Vec<super::provider_link::Planned>,
+}
+
+/// One stop of the run's own Redis.
+#[derive(Debug, Clone, Copy)]
+pub struct RedisStop {
+    /// When, wall ms into the window.
+    pub at_ms: u64,
+    /// How long it stays down, wall ms.
+    pub down_ms: u64,
+    /// Whether it comes back with its data (persistence on) or empty.
+    pub keep_data: bool,
+    /// Whether a bookingd is killed during it (and Redis stays down until it serves again).
+    pub kill_bookingd: bool,
 }
 
 /// Extra `bookingd serve` arguments for one life of a process.
@@ -173,8 +186,15 @@ pub const POISON_MS: u64 = 500;
 /// How often a poisoning writes the garbage again, wall ms.
 pub const POISON_EVERY_MS: u64 = 20;
 
+/// Attempts at a poisoning while Redis cannot be reached (a Redis outage
+/// of the run), [`POISON_RETRY_MS`] apart.
+const POISON_ATTEMPTS: u32 = 20;
+/// Wait between poisoning attempts, wall ms.
+const POISON_RETRY_MS: u64 = 100;
+
 /// Overwrites the run's seat-map cache entries (keys under `namespace`)
-/// with garbage at each planned moment, again and again for [`POISON_MS`].
+/// with garbage at each planned moment, again and again for [`POISON_MS`]
+/// (while Redis is down, once it is back: at most [`POISON_ATTEMPTS`] tries).
 pub async fn redis_poison(
     redis_url: String,
     namespace: String,
@@ -187,32 +207,54 @@ pub async fn redis_poison(
         if !until(&log, at, &mut stop).await {
             return;
         }
-        let mut writes = 0;
-        let result = async {
-            let client = redis::Client::open(redis_url.as_str())?;
-            let mut c = client.get_multiplexed_async_connection().await?;
-            for _ in 0..POISON_MS / POISON_EVERY_MS {
-                for e in &events {
-                    let _: () = redis::cmd("SET")
-                        .arg(format!("{namespace}:seatmap:{e}"))
-                        .arg("\u{0}poisoned{not json")
-                        .arg("PX")
-                        .arg(5_000)
-                        .query_async(&mut c)
-                        .await?;
-                    writes += 1;
+        let mut last = String::new();
+        for _ in 0..POISON_ATTEMPTS {
+            let mut writes = 0;
+            match poison_burst(&redis_url, &namespace, &events, &mut writes).await {
+                Ok(()) => {
+                    let what =
+                        format!("{} seat-map entries poisoned for {POISON_MS} ms ({writes} writes)", events.len());
+                    log.record(ChaosFault::RedisPoison, what);
+                    last.clear();
+                    break;
                 }
-                tokio::time::sleep(Duration::from_millis(POISON_EVERY_MS)).await;
+                Err(e) => last = format!("redis poison failed after {writes} writes: {e}"),
             }
-            Ok::<(), redis::RedisError>(())
+            if *stop.borrow() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(POISON_RETRY_MS)).await;
         }
-        .await;
-        let what = format!("{} seat-map entries poisoned for {POISON_MS} ms ({writes} writes)", events.len());
-        match result {
-            Ok(()) => log.record(ChaosFault::RedisPoison, what),
-            Err(e) => log.note(format!("redis poison failed after {writes} writes: {e}")),
+        if !last.is_empty() {
+            log.note(last);
         }
     }
+}
+
+/// Writes garbage over every event's entry every [`POISON_EVERY_MS`] for
+/// [`POISON_MS`], counting the writes made in `writes`.
+async fn poison_burst(
+    redis_url: &str,
+    namespace: &str,
+    events: &[EventId],
+    writes: &mut u32,
+) -> Result<(), redis::RedisError> {
+    let client = redis::Client::open(redis_url)?;
+    let mut c = client.get_multiplexed_async_connection().await?;
+    for _ in 0..POISON_MS / POISON_EVERY_MS {
+        for e in events {
+            let _: () = redis::cmd("SET")
+                .arg(format!("{namespace}:seatmap:{e}"))
+                .arg("\u{0}poisoned{not json")
+                .arg("PX")
+                .arg(5_000)
+                .query_async(&mut c)
+                .await?;
+            *writes += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(POISON_EVERY_MS)).await;
+    }
+    Ok(())
 }
 
 /// What a disconnecting client sends: every endpoint, with and without a token.
@@ -297,7 +339,8 @@ async fn until_serving(stack: &Mutex<Stack>, i: usize) {
     }
 }
 
-/// The run's own Redis stopped and started again empty, with a bookingd
+/// The run's own Redis stopped and started again (empty, or with its data),
+/// with a bookingd
 /// killed during each outage (the supervisor starts it while Redis is still
 /// down), and stalled, at the planned moments.
 pub async fn redis_outages(
@@ -309,11 +352,11 @@ pub async fn redis_outages(
     mut stop: watch::Receiver<bool>,
 ) -> Result<(), String> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xED15u64);
-    let mut moments: Vec<(u64, Option<u64>, Option<u64>)> =
-        plan.redis_stops.iter().map(|&(at, d)| (at, Some(d), None)).collect();
+    let mut moments: Vec<(u64, Option<RedisStop>, Option<u64>)> =
+        plan.redis_stops.iter().map(|s| (s.at_ms, Some(*s), None)).collect();
     moments.extend(plan.redis_stalls.iter().map(|&(at, ms)| (at, None, Some(ms))));
-    moments.sort_unstable();
-    for (at, down_ms, stall_ms) in moments {
+    moments.sort_unstable_by_key(|m| m.0);
+    for (at, stopped, stall_ms) in moments {
         if !until(&log, at, &mut stop).await {
             return Ok(());
         }
@@ -324,29 +367,50 @@ pub async fn redis_outages(
             }
             continue;
         }
-        let down_ms = down_ms.unwrap_or(0);
-        redis.lock().await.stop().await;
-        log.record(ChaosFault::RedisStop, format!("Redis stopped (SIGKILL) for {down_ms} ms"));
-        tokio::time::sleep(Duration::from_millis(KILL_IN_OUTAGE_MS)).await;
-        let killed = {
-            let mut s = stack.lock().await;
-            let i = rng.random_range(0..s.slots.len());
-            let p = s.slots[i].proc.as_mut();
-            let killed = p.is_some();
-            if let Some(p) = p {
-                p.kill9().await;
-                log.record(ChaosFault::Kill9, format!("bookingd {i} killed (SIGKILL) while Redis is down"));
-            }
-            killed.then_some(i)
-        };
-        tokio::time::sleep(Duration::from_millis(down_ms.saturating_sub(KILL_IN_OUTAGE_MS))).await;
-        if let Some(i) = killed {
-            // Redis stays down until the supervisor has started the killed process again.
-            until_serving(&stack, i).await;
-            log.record(ChaosFault::Note, format!("bookingd {i} serves again, Redis still down"));
+        if let Some(planned) = stopped {
+            redis_stop(&redis, &stack, planned, &mut rng, &log).await?;
         }
+    }
+    Ok(())
+}
+
+/// One planned stop of the run's Redis: `kill -9`, with a seeded bookingd
+/// killed 100 ms into it when planned (Redis then stays down until that
+/// instance serves again), and a start, empty or with its data.
+async fn redis_stop(
+    redis: &Mutex<super::redis::PrivateRedis>,
+    stack: &Arc<Mutex<Stack>>,
+    planned: RedisStop,
+    rng: &mut ChaCha8Rng,
+    log: &FaultLog,
+) -> Result<(), String> {
+    let RedisStop { down_ms, keep_data, kill_bookingd, .. } = planned;
+    redis.lock().await.stop().await;
+    log.record(ChaosFault::RedisStop, format!("Redis stopped (SIGKILL) for {down_ms} ms"));
+    let mut killed = None;
+    if kill_bookingd {
+        tokio::time::sleep(Duration::from_millis(KILL_IN_OUTAGE_MS)).await;
+        let mut s = stack.lock().await;
+        let i = rng.random_range(0..s.slots.len());
+        if let Some(p) = s.slots[i].proc.as_mut() {
+            p.kill9().await;
+            log.record(ChaosFault::Kill9, format!("bookingd {i} killed (SIGKILL) while Redis is down"));
+            killed = Some(i);
+        }
+    }
+    let waited_ms = if kill_bookingd { KILL_IN_OUTAGE_MS } else { 0 };
+    tokio::time::sleep(Duration::from_millis(down_ms.saturating_sub(waited_ms))).await;
+    if let Some(i) = killed {
+        // Redis stays down until the supervisor has started the killed process again.
+        until_serving(stack, i).await;
+        log.record(ChaosFault::Note, format!("bookingd {i} serves again, Redis still down"));
+    }
+    if keep_data {
+        redis.lock().await.restart_keeping_data().await?;
+        log.record(ChaosFault::RedisRestartKept, "Redis started again with its data (append-only file)".to_string());
+    } else {
         redis.lock().await.restart_empty().await?;
-        log.record(ChaosFault::RedisRestartEmpty, "Redis started again, empty (no persistence)".to_string());
+        log.record(ChaosFault::RedisRestartEmpty, "Redis started again, empty".to_string());
     }
     Ok(())
 }

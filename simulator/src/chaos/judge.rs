@@ -123,6 +123,7 @@ fn destructive_moments(log: &FaultLog) -> Vec<u64> {
                     | ChaosFault::PgTerminateBackends
                     | ChaosFault::RedisStop
                     | ChaosFault::RedisRestartEmpty
+                    | ChaosFault::RedisRestartKept
                     | ChaosFault::RedisStall
                     | ChaosFault::DbPartition
                     | ChaosFault::DbHeal

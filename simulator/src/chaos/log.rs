@@ -29,6 +29,8 @@ pub enum ChaosFault {
     RedisStop,
     /// The run's own Redis was started again, empty (waiting-room runs).
     RedisRestartEmpty,
+    /// The run's own Redis was started again with its data (persistence on: cache-fault runs).
+    RedisRestartKept,
     /// The run's own Redis stopped answering for a while (waiting-room runs).
     RedisStall,
     /// A bookingd was cut off from PostgreSQL (its connections reset, new ones refused).

@@ -75,6 +75,8 @@ use workload::WorkloadConfig;
 /// this long at least, wall ms (and until the bookingd killed during it
 /// serves again); it begins in the window's second quarter.
 const REDIS_DOWN_MS: (u64, u64) = (1_500, 2_500);
+/// How long the seat-map cache's Redis stays down (or stalls, at most), wall ms.
+const CACHE_REDIS_DOWN_MS: (u64, u64) = (500, 1_000);
 /// A waiting-room run's Redis stall, wall ms: past bookingd's 2 s response
 /// timeout or shorter (slow, yet answered); in the window's last quarter.
 pub(crate) const REDIS_STALL_MS: (u64, u64) = (300, 2_500);
@@ -200,6 +202,7 @@ pub fn has_real_faults(plan: &Plan, seed: u64) -> bool {
     c.crash.is_some()
         || c.link_faults.is_some()
         || c.clock_skew_ms > 0
+        || c.cache_faults.is_some()
         || c.user.pause.is_some()
         || c.user.stale_replay.is_some()
         || provider
@@ -253,9 +256,22 @@ fn fault_plan(cfg: &crate::world::config::WorldConfig, opts: &ChaosOptions, rng:
     }
     if cfg.waiting_room.is_some() {
         let stop_at = rng.random_range(d / 4..d / 2);
-        plan.redis_stops = vec![(stop_at, rng.random_range(REDIS_DOWN_MS.0..=REDIS_DOWN_MS.1))];
+        let down_ms = rng.random_range(REDIS_DOWN_MS.0..=REDIS_DOWN_MS.1);
+        plan.redis_stops = vec![disrupt::RedisStop { at_ms: stop_at, down_ms, keep_data: false, kill_bookingd: true }];
         let stall_at = rng.random_range(3 * d / 4..d);
         plan.redis_stalls = vec![(stall_at, rng.random_range(REDIS_STALL_MS.0..=REDIS_STALL_MS.1))];
+    } else if cfg.cache_faults.is_some() {
+        // The seat-map cache's Redis: back with its data once, empty once
+        // (short outages, so both fit a window), then slow for a while.
+        let mut stop = |from_ms: u64, to_ms: u64, keep_data: bool| disrupt::RedisStop {
+            at_ms: rng.random_range(from_ms..to_ms),
+            down_ms: rng.random_range(CACHE_REDIS_DOWN_MS.0..=CACHE_REDIS_DOWN_MS.1),
+            keep_data,
+            kill_bookingd: false,
+        };
+        plan.redis_stops = vec![stop(d / 8, d / 4, true), stop(d / 2, 5 * d / 8, false)];
+        let stall_at = rng.random_range(3 * d / 4..7 * d / 8);
+        plan.redis_stalls = vec![(stall_at, rng.random_range(REDIS_STALL_MS.0..=CACHE_REDIS_DOWN_MS.1))];
     }
     plan
 }
@@ -302,14 +318,20 @@ async fn run_inner(
 ) -> Result<(), String> {
     std::fs::create_dir_all(records).map_err(|e| format!("{}: {e}", records.display()))?;
     let cfg = plan.world_for(seed);
-    // A waiting-room run has a Redis of its own: its faults stop it.
-    let private_redis = match cfg.waiting_room {
-        Some(_) => Some(Arc::new(Mutex::new(redis::PrivateRedis::start().await?))),
-        None => None,
+    // A waiting-room or cache-fault run has a Redis of its own: its faults
+    // stop it. A cache-fault run's persists, so that it can come back with its data.
+    let private_redis = if cfg.waiting_room.is_some() {
+        Some(Arc::new(Mutex::new(redis::PrivateRedis::start(None).await?)))
+    } else if cfg.cache_faults.is_some() {
+        Some(Arc::new(Mutex::new(redis::PrivateRedis::start(Some(records.join("redis-data"))).await?)))
+    } else {
+        None
     };
     let mut opts = opts.clone();
     if let Some(r) = &private_redis {
         opts.redis_url = Some(r.lock().await.url());
+    }
+    if cfg.waiting_room.is_some() {
         opts.duration_ms = opts.duration_ms.max(ROOM_WINDOW_MIN_MS);
     }
     let opts = &opts;

@@ -1,9 +1,11 @@
 //! A chaos run's own Redis: a `redis-server` process on a free loopback
-//! port, without persistence, that the run's faults stop (`SIGKILL`),
-//! start again empty on the same port, and stall (`DEBUG SLEEP`: the server
-//! answers nobody for a while). Waiting-room runs use it so that stopping
-//! Redis touches nothing but the run.
+//! port that the run's faults stop (`SIGKILL`), start again on the same
+//! port, empty or (with persistence: an append-only file fsynced at every
+//! write, in a directory of the run's) with what it had, and stall (`DEBUG
+//! SLEEP`: the server answers nobody for a while). Waiting-room and
+//! cache-fault runs use it so that stopping Redis touches nothing but the run.
 
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::process::{Child, Command};
@@ -19,15 +21,23 @@ pub const MAX_STALL_MS: u64 = 4_000;
 pub struct PrivateRedis {
     port: u16,
     child: Option<Child>,
+    /// Where its append-only file lives; `None`: no persistence.
+    data_dir: Option<PathBuf>,
 }
 
 impl PrivateRedis {
-    /// Starts `redis-server` on a free port. Precondition: `redis-server` is on `PATH`.
-    pub async fn start() -> Result<PrivateRedis, String> {
+    /// Starts `redis-server` on a free port, persisting into `data_dir`
+    /// (created, emptied) when given. Precondition: `redis-server` is on `PATH`.
+    pub async fn start(data_dir: Option<PathBuf>) -> Result<PrivateRedis, String> {
         let port = super::stack::free_port()?;
-        let mut redis = PrivateRedis { port, child: None };
+        let mut redis = PrivateRedis { port, child: None, data_dir };
         redis.restart_empty().await?;
         Ok(redis)
+    }
+
+    /// Whether a restart can keep its data.
+    pub fn persists(&self) -> bool {
+        self.data_dir.is_some()
     }
 
     /// Its URL.
@@ -48,11 +58,37 @@ impl PrivateRedis {
         }
     }
 
-    /// Starts it again on the same port, empty (no persistence), once it accepts connections.
+    /// Starts it again on the same port, empty, once it accepts connections.
     pub async fn restart_empty(&mut self) -> Result<(), String> {
         self.stop().await;
+        if let Some(dir) = &self.data_dir {
+            let _ = std::fs::remove_dir_all(dir);
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        self.spawn().await
+    }
+
+    /// Starts it again on the same port with every write it acknowledged
+    /// before it stopped. Precondition: it [persists](Self::persists).
+    pub async fn restart_keeping_data(&mut self) -> Result<(), String> {
+        assert!(self.persists(), "only a persistent Redis keeps its data");
+        self.stop().await;
+        self.spawn().await
+    }
+
+    /// Spawns the server and waits until it accepts connections.
+    async fn spawn(&mut self) -> Result<(), String> {
+        let persistence: Vec<String> = match &self.data_dir {
+            Some(dir) => ["--appendonly", "yes", "--appendfsync", "always", "--dir"]
+                .iter()
+                .map(|s| s.to_string())
+                .chain([dir.display().to_string()])
+                .collect(),
+            None => ["--appendonly", "no"].iter().map(|s| s.to_string()).collect(),
+        };
         let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", ""])
+            .args(&persistence)
             .args(["--enable-debug-command", "local"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
