@@ -58,7 +58,10 @@ enum Command {
     /// the run's own PostgreSQL stopped -m immediate under load and started
     /// again (pg-stop, pg-start: every answer meanwhile must be fast, every
     /// order a client was told of must be in the tables after; not with
-    /// --database-url), where the scenario has network faults the payment
+    /// --database-url), in crash-fault runs a PostgreSQL pair of the run's
+    /// own instead, its primary stopped -m immediate under load and its
+    /// synchronous standby promoted behind the link every connection goes
+    /// through (pg-failover, pg-promoted: the same judges, on the new primary), where the scenario has network faults the payment
     /// path partitioned (a bookingd cut off from the provider: provider-cut;
     /// the provider unable to reach bookingd, its answers lost and its
     /// webhooks refused while the calls still arrive: provider-one-way;

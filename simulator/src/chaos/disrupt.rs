@@ -45,6 +45,8 @@ pub struct FaultPlan {
     /// Partitions of the payment path ([`super::provider_link`]); empty
     /// unless the scenario has network faults.
     pub provider_links: Vec<super::provider_link::Planned>,
+    /// When the run's own PostgreSQL pair fails over, wall ms ([`super::db_failover`]).
+    pub pg_failover_at_ms: Option<u64>,
 }
 
 /// One stop of the run's own Redis.

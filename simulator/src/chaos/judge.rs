@@ -66,6 +66,7 @@ pub fn history(ops: &[Op], log: &FaultLog, faults_end_wall_ms: u64, verdict: &mu
     }
     let mut slow = super::db_partition::judge(ops, &log.entries());
     slow.extend(super::db_restart::judge(ops, &log.entries()));
+    slow.extend(super::db_failover::judge(ops, &log.entries()));
     let slow = slow
         .into_iter()
         .map(|e| (super::db_partition::INVARIANT, format!("{} at {} ms: {}", e.op.request, e.op.end_ms, e.why)));
@@ -129,6 +130,8 @@ fn destructive_moments(log: &FaultLog) -> Vec<u64> {
                     | ChaosFault::DbHeal
                     | ChaosFault::PgStop
                     | ChaosFault::PgStart
+                    | ChaosFault::PgFailover
+                    | ChaosFault::PgPromoted
             )
         })
         .map(|e| e.at_ms)

@@ -49,6 +49,10 @@ pub enum ChaosFault {
     WebhookAnswersLost,
     /// A provider or webhook link fault ended.
     LinkHeal,
+    /// The run's own primary was stopped `-m immediate` for a failover ([`super::db_failover`]).
+    PgFailover,
+    /// The run's standby was promoted and serves as the primary.
+    PgPromoted,
     /// A process life started with its wall clock skewed (libfaketime).
     ClockSkew,
     /// A user paused longer than its hold (its token went stale).

@@ -32,6 +32,7 @@
 pub mod acknowledged;
 pub mod client;
 pub mod clock_skew;
+pub mod db_failover;
 pub mod db_partition;
 pub mod db_restart;
 pub mod disrupt;
@@ -243,6 +244,7 @@ fn fault_plan(cfg: &crate::world::config::WorldConfig, opts: &ChaosOptions, rng:
         )],
         pg_restarts: Vec::new(),
         provider_links: Vec::new(),
+        pg_failover_at_ms: None,
     };
     if cfg.link_faults.is_some() {
         plan.provider_links = provider_link::plan(rng, d, opts.bookingds.max(1));
@@ -274,6 +276,41 @@ fn fault_plan(cfg: &crate::world::config::WorldConfig, opts: &ChaosOptions, rng:
         plan.redis_stalls = vec![(stall_at, rng.random_range(REDIS_STALL_MS.0..=CACHE_REDIS_DOWN_MS.1))];
     }
     plan
+}
+
+/// The servers a run has of its own, and its options pointed at them: a
+/// waiting-room or cache-fault run's Redis (a cache-fault run's persists,
+/// so that it can come back with its data); a crash-fault run's PostgreSQL
+/// pair, which fails over (when chaos mode runs its own servers: the
+/// restart of the shared one is then not this run's).
+async fn own_servers(
+    cfg: &crate::world::config::WorldConfig,
+    opts: &ChaosOptions,
+    records: &std::path::Path,
+) -> Result<(ChaosOptions, Option<Arc<Mutex<redis::PrivateRedis>>>, Option<Arc<db_failover::Pair>>), String> {
+    let private_redis = if cfg.waiting_room.is_some() {
+        Some(Arc::new(Mutex::new(redis::PrivateRedis::start(None).await?)))
+    } else if cfg.cache_faults.is_some() {
+        Some(Arc::new(Mutex::new(redis::PrivateRedis::start(Some(records.join("redis-data"))).await?)))
+    } else {
+        None
+    };
+    let mut opts = opts.clone();
+    if let Some(r) = &private_redis {
+        opts.redis_url = Some(r.lock().await.url());
+    }
+    if cfg.waiting_room.is_some() {
+        opts.duration_ms = opts.duration_ms.max(ROOM_WINDOW_MIN_MS);
+    }
+    let failover = match (&cfg.crash, &opts.own_pg) {
+        (Some(_), Some(_)) => Some(Arc::new(db_failover::Pair::start().await?)),
+        _ => None,
+    };
+    if let Some(pair) = &failover {
+        opts.admin_url = pair.admin_url();
+        opts.own_pg = None;
+    }
+    Ok((opts, private_redis, failover))
 }
 
 /// Runs `plan` at `seed` on the real stack. Never panics on a harness
@@ -318,27 +355,16 @@ async fn run_inner(
 ) -> Result<(), String> {
     std::fs::create_dir_all(records).map_err(|e| format!("{}: {e}", records.display()))?;
     let cfg = plan.world_for(seed);
-    // A waiting-room or cache-fault run has a Redis of its own: its faults
-    // stop it. A cache-fault run's persists, so that it can come back with its data.
-    let private_redis = if cfg.waiting_room.is_some() {
-        Some(Arc::new(Mutex::new(redis::PrivateRedis::start(None).await?)))
-    } else if cfg.cache_faults.is_some() {
-        Some(Arc::new(Mutex::new(redis::PrivateRedis::start(Some(records.join("redis-data"))).await?)))
-    } else {
-        None
-    };
-    let mut opts = opts.clone();
-    if let Some(r) = &private_redis {
-        opts.redis_url = Some(r.lock().await.url());
-    }
-    if cfg.waiting_room.is_some() {
-        opts.duration_ms = opts.duration_ms.max(ROOM_WINDOW_MIN_MS);
-    }
+    let (opts, private_redis, failover) = own_servers(&cfg, opts, records).await?;
     let opts = &opts;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let hold_ttl_ms = cfg.hold_ttl_ms.clamp(HOLD_TTL_MS.0, HOLD_TTL_MS.1);
     let payment_ttl_ms = cfg.payment_ttl_ms.clamp(PAYMENT_TTL_MS.0, PAYMENT_TTL_MS.1);
-    let faults = fault_plan(&cfg, opts, &mut rng);
+    let mut faults = fault_plan(&cfg, opts, &mut rng);
+    if failover.is_some() {
+        let d = opts.duration_ms.max(1_000);
+        faults.pg_failover_at_ms = Some(ChaCha8Rng::seed_from_u64(seed ^ 0xfa11).random_range(d / 4..3 * d / 4));
+    }
 
     // The provider's knobs, scaled to wall time.
     let mut provider = cfg.provider.clone();
@@ -370,8 +396,17 @@ async fn run_inner(
     // longer than the whole window.
     let log = Arc::new(FaultLog::new());
     log_skews(&stack, &log);
-    let run =
-        Run { seed, opts, cfg: &cfg, faults: &faults, records, hold_ttl_ms, payment_ttl_ms, redis: private_redis };
+    let run = Run {
+        seed,
+        opts,
+        cfg: &cfg,
+        faults: &faults,
+        records,
+        hold_ttl_ms,
+        payment_ttl_ms,
+        redis: private_redis,
+        failover,
+    };
     let result = drive(&run, stack, log.clone(), verdict).await;
     verdict.faults = log.counts();
     let _ =
@@ -440,6 +475,8 @@ struct Run<'a> {
     hold_ttl_ms: i64,
     payment_ttl_ms: i64,
     redis: Option<Arc<Mutex<redis::PrivateRedis>>>,
+    /// The run's own PostgreSQL pair, when it fails over.
+    failover: Option<Arc<db_failover::Pair>>,
 }
 
 /// The run on a started stack, as a story: create the events (and their
@@ -653,54 +690,58 @@ async fn users_under_faults(
     let supervisor =
         tokio::spawn(disrupt::supervise(stack.clone(), faults.clone(), seed, log.clone(), stop_rx.clone()));
     let fault_tasks = spawn_fault_tasks(run, stack, log, &people.tokens[0], &t, &stop_rx);
-    let links = stack.lock().await.links.clone();
-    let partitions = tokio::spawn(db_partition::run(
-        links.clone(),
-        faults.db_partitions.clone(),
-        seed,
-        log.clone(),
-        stop_rx.clone(),
-    ));
-    let (provider_links, webhook_link) = {
-        let s = stack.lock().await;
-        (s.provider_links.clone(), s.webhook_link.clone())
-    };
-    let payment_path = tokio::spawn(provider_link::run(
-        provider_links,
-        webhook_link,
-        faults.provider_links.clone(),
-        log.clone(),
-        stop_rx.clone(),
-    ));
-    let restarts = run.opts.own_pg.clone().map(|pg| {
-        let restarts = faults.pg_restarts.clone();
-        tokio::spawn(db_restart::run(pg, links.clone(), restarts, log.clone(), stop_rx.clone()))
-    });
-    let outages = run.redis.as_ref().map(|r| {
-        tokio::spawn(disrupt::redis_outages(
-            r.clone(),
-            stack.clone(),
-            faults.clone(),
-            seed,
-            log.clone(),
-            stop_rx.clone(),
-        ))
-    });
+    let outages = spawn_outages(run, stack, log, &stop_rx).await;
     drive_users(run, api, people, user, log).await;
     let _ = stop_tx.send(true);
     for task in fault_tasks {
         let _ = task.await;
     }
-    if let Some(o) = outages {
-        o.await.map_err(|e| format!("redis outages: {e}"))??;
-    }
-    partitions.await.map_err(|e| format!("database partitions: {e}"))??;
-    payment_path.await.map_err(|e| format!("payment path partitions: {e}"))??;
-    if let Some(r) = restarts {
-        r.await.map_err(|e| format!("database restarts: {e}"))??;
+    for (what, task) in outages {
+        task.await.map_err(|e| format!("{what}: {e}"))??;
     }
     supervisor.await.map_err(|e| format!("supervisor: {e}"))??;
     Ok(log.now_ms())
+}
+
+/// A fault task that may fail the run, named for its error.
+type Outage = (&'static str, tokio::task::JoinHandle<Result<(), String>>);
+
+/// The outages that run beside the users until `stop_rx` says stop, each
+/// healed by then: a bookingd cut off from PostgreSQL, the payment path's
+/// partitions, the run's own PostgreSQL restarted or failed over, and its
+/// own Redis stopped and stalled.
+async fn spawn_outages(
+    run: &Run<'_>,
+    stack: &Arc<Mutex<Stack>>,
+    log: &Arc<FaultLog>,
+    stop_rx: &watch::Receiver<bool>,
+) -> Vec<Outage> {
+    let (seed, faults) = (run.seed, run.faults);
+    let (links, provider_links, webhook_link) = {
+        let s = stack.lock().await;
+        (s.links.clone(), s.provider_links.clone(), s.webhook_link.clone())
+    };
+    let partitions = db_partition::run(links.clone(), faults.db_partitions.clone(), seed, log.clone(), stop_rx.clone());
+    let payment_path =
+        provider_link::run(provider_links, webhook_link, faults.provider_links.clone(), log.clone(), stop_rx.clone());
+    let mut outages: Vec<Outage> = vec![
+        ("database partitions", tokio::spawn(partitions)),
+        ("payment path partitions", tokio::spawn(payment_path)),
+    ];
+    if let Some(pair) = run.failover.clone() {
+        let failover = db_failover::run(pair, faults.pg_failover_at_ms, log.clone(), stop_rx.clone());
+        outages.push(("database failover", tokio::spawn(failover)));
+    }
+    if let Some(pg) = run.opts.own_pg.clone() {
+        let restarts = db_restart::run(pg, links, faults.pg_restarts.clone(), log.clone(), stop_rx.clone());
+        outages.push(("database restarts", tokio::spawn(restarts)));
+    }
+    if let Some(r) = &run.redis {
+        let redis =
+            disrupt::redis_outages(r.clone(), stack.clone(), faults.clone(), seed, log.clone(), stop_rx.clone());
+        outages.push(("redis outages", tokio::spawn(redis)));
+    }
+    outages
 }
 
 /// The fault tasks that run beside the users until `stop_rx` says stop:

@@ -210,6 +210,52 @@ fn via(url: &str, addr: SocketAddr) -> String {
     url.to_string()
 }
 
+/// Creates database `db_name` on the server of `admin_url` and migrates it
+/// once with `exe` (before any bookingd starts: concurrent migrations race).
+/// Its URL.
+async fn create_database(exe: &PathBuf, admin_url: &str, db_name: &str) -> Result<String, String> {
+    let mut admin = PgConnection::connect(admin_url).await.map_err(|e| format!("PostgreSQL: {e}"))?;
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db_name}")))
+        .execute(&mut admin)
+        .await
+        .map_err(|e| format!("create database: {e}"))?;
+    let _ = admin.close().await;
+    let db_url = db_url(admin_url, db_name);
+    let migrate = Command::new(exe)
+        .args(["bookingd", "migrate", "--database-url", &db_url])
+        .env("RUST_LOG", "warn")
+        .output()
+        .await
+        .map_err(|e| format!("migrate: {e}"))?;
+    if !migrate.status.success() {
+        return Err(format!("migrate failed: {}", String::from_utf8_lossy(&migrate.stderr)));
+    }
+    Ok(db_url)
+}
+
+/// The `fake-provider` arguments: its knobs, and webhooks to `webhook` (a link to bookingd).
+fn provider_args(cfg: &StackConfig, webhook: SocketAddr) -> Vec<String> {
+    [
+        "fake-provider",
+        "--listen",
+        "127.0.0.1:0",
+        "--webhook-url",
+        &format!("http://{webhook}/v1/webhooks/provider"),
+        "--webhook-secret",
+        WEBHOOK_SECRET,
+        "--seed",
+        &cfg.provider_seed.to_string(),
+        "--faults",
+        &cfg.provider_faults_json,
+        // Short, so a webhook whose answer was lost is retried within a run.
+        "--webhook-timeout-ms",
+        "1000",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
 /// One bookingd slot: its fixed address and the process serving it (if up).
 pub struct Slot {
     /// Where clients reach it; a restart binds the same address.
@@ -278,46 +324,12 @@ impl Stack {
             None => std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?,
         };
         let db_name = format!("holdfast_chaos_{}", uuid::Uuid::from_u128(rand::random::<u128>()).simple());
-        let mut admin = PgConnection::connect(&cfg.admin_url).await.map_err(|e| format!("PostgreSQL: {e}"))?;
-        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db_name}")))
-            .execute(&mut admin)
-            .await
-            .map_err(|e| format!("create database: {e}"))?;
-        let _ = admin.close().await;
-        let db_url = db_url(&cfg.admin_url, &db_name);
-        // Migrate once, before any bookingd starts (each would migrate too; concurrent migrations race).
-        let migrate = Command::new(&exe)
-            .args(["bookingd", "migrate", "--database-url", &db_url])
-            .env("RUST_LOG", "warn")
-            .output()
-            .await
-            .map_err(|e| format!("migrate: {e}"))?;
-        if !migrate.status.success() {
-            return Err(format!("migrate failed: {}", String::from_utf8_lossy(&migrate.stderr)));
-        }
+        let db_url = create_database(&exe, &cfg.admin_url, &db_name).await?;
         let ports: Vec<u16> = (0..cfg.bookingds).map(|_| free_port()).collect::<Result<_, _>>()?;
         let webhook_link = Arc::new(
             Link::open(([127, 0, 0, 1], ports[0]).into()).await.map_err(|e| format!("link to bookingd: {e}"))?,
         );
-        let provider_args: Vec<String> = [
-            "fake-provider",
-            "--listen",
-            "127.0.0.1:0",
-            "--webhook-url",
-            &format!("http://{}/v1/webhooks/provider", webhook_link.addr()),
-            "--webhook-secret",
-            WEBHOOK_SECRET,
-            "--seed",
-            &cfg.provider_seed.to_string(),
-            "--faults",
-            &cfg.provider_faults_json,
-            // Short, so a webhook whose answer was lost is retried within a run.
-            "--webhook-timeout-ms",
-            "1000",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        let provider_args = provider_args(&cfg, webhook_link.addr());
         let mut skews = match cfg.clock_skew_max_ms {
             0 => None,
             max_ms => {

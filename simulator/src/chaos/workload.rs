@@ -61,6 +61,28 @@ fn pick_seats(rng: &mut ChaCha8Rng, p: &UserParams) -> (EventId, Vec<SeatId>) {
     (event.clone(), seats[start..(start + n).min(seats.len())].to_vec())
 }
 
+/// A share ([`BROWSE_SHARE`]) of flows first read the event's seat map on
+/// `slot` and pick as many seats as `blind` among those it shows available;
+/// the others (and those the map offers too few) keep `blind`.
+async fn browse(
+    rng: &mut ChaCha8Rng,
+    api: &Api,
+    name: &str,
+    slot: usize,
+    auth: &[(&str, String); 1],
+    event: &str,
+    blind: Vec<SeatId>,
+) -> Vec<SeatId> {
+    if !rng.random_bool(BROWSE_SHARE) {
+        return blind;
+    }
+    let path = format!("/v1/events/{event}/seats");
+    match api.send_keeping(name, slot, "GET", &path, auth, None, super::seat_maps::map_fact).await {
+        Ok(map) => available(&map.body, blind.len(), rng).unwrap_or(blind),
+        Err(_) => blind,
+    }
+}
+
 /// `n` seats a seat map shows available, next to each other in its order
 /// from a seeded start; `None` when it shows fewer (or is not a map).
 fn available(map: &serde_json::Value, n: usize, rng: &mut ChaCha8Rng) -> Option<Vec<SeatId>> {
@@ -98,17 +120,9 @@ async fn user(i: usize, seed: u64, cfg: Arc<WorkloadConfig>, api: Api, token: St
     let mut flows = 0;
     while log.now_ms() < cfg.duration_ms && flows < cfg.user.max_flows {
         flows += 1;
-        let (event, mut seats) = pick_seats(&mut rng, &cfg.user);
+        let (event, seats) = pick_seats(&mut rng, &cfg.user);
         let slot = rng.random_range(0..api.slots());
-        if rng.random_bool(BROWSE_SHARE) {
-            let path = format!("/v1/events/{event}/seats");
-            let map = api.send_keeping(&name, slot, "GET", &path, &auth, None, super::seat_maps::map_fact).await;
-            if let Ok(map) = map
-                && let Some(shown) = available(&map.body, seats.len(), &mut rng)
-            {
-                seats = shown;
-            }
-        }
+        let seats = browse(&mut rng, &api, &name, slot, &auth, &event, seats).await;
         let (path, body) = (format!("/v1/events/{event}/holds"), Some(json!({"seat_ids": seats})));
         let held = api.send_keeping(&name, slot, "POST", &path, &auth, body, super::hold_life::hold_fact).await;
         let hold_token = match &held {
