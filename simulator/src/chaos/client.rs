@@ -52,6 +52,30 @@ pub struct Op {
     pub detail: Option<Value>,
 }
 
+#[cfg(test)]
+impl Op {
+    /// For the judges' tests: `client`'s `request` on slot 0, sent and
+    /// answered `status` at `(start_ms, end_ms)`, with `detail` kept.
+    pub fn answered(
+        client: &str,
+        request: &str,
+        (start_ms, end_ms): (u64, u64),
+        status: u16,
+        detail: Option<Value>,
+    ) -> Op {
+        Op {
+            client: client.into(),
+            request: request.into(),
+            slot: 0,
+            start_ms,
+            end_ms,
+            outcome: Outcome::Status(status),
+            problem: None,
+            detail,
+        }
+    }
+}
+
 /// The shared history.
 pub struct History {
     start: Instant,

@@ -15,7 +15,7 @@
 
 use super::ServerError;
 use super::client::Op;
-use super::db_partition::{DownWindow, slow_answers};
+use super::db_partition::{slow_answers, whole_outages};
 use super::log::{ChaosFault, Entry, FaultLog};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -82,13 +82,6 @@ pub async fn run(
 /// The answers of `ops` that any bookingd gave slowly while the database
 /// was known down (from the stop to the promotion), one finding each.
 pub fn judge(ops: &[Op], entries: &[Entry]) -> Vec<ServerError> {
-    let mut windows = Vec::new();
-    for down in entries.iter().filter(|e| e.fault == ChaosFault::PgFailover) {
-        let up_ms = entries
-            .iter()
-            .find(|e| e.fault == ChaosFault::PgPromoted && e.at_ms >= down.at_ms)
-            .map_or(u64::MAX, |e| e.at_ms);
-        windows.push(DownWindow { slot: None, from_ms: down.at_ms, to_ms: up_ms });
-    }
+    let windows = whole_outages(entries, ChaosFault::PgFailover, ChaosFault::PgPromoted);
     slow_answers(ops, &windows, &super::db_partition::redis_faults(entries))
 }

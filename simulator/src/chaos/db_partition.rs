@@ -111,6 +111,18 @@ pub fn redis_faults(entries: &[Entry]) -> Vec<(u64, u64)> {
     spans
 }
 
+/// The windows during which the whole database was down, from each `down`
+/// entry to the next `up` one (never ended: `u64::MAX`): a restart's or a
+/// failover's.
+pub fn whole_outages(entries: &[Entry], down: ChaosFault, up: ChaosFault) -> Vec<DownWindow> {
+    let mut windows = Vec::new();
+    for d in entries.iter().filter(|e| e.fault == down) {
+        let up_ms = entries.iter().find(|e| e.fault == up && e.at_ms >= d.at_ms).map_or(u64::MAX, |e| e.at_ms);
+        windows.push(DownWindow { slot: None, from_ms: d.at_ms, to_ms: up_ms });
+    }
+    windows
+}
+
 /// A while during which a bookingd (`slot`; `None`: every one) could not
 /// reach its database: from `from_ms` (the fault's log time) to `to_ms`.
 #[derive(Debug, Clone, Copy)]

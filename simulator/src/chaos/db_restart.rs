@@ -18,7 +18,7 @@
 
 use super::ServerError;
 use super::client::Op;
-use super::db_partition::{DownWindow, slow_answers};
+use super::db_partition::{slow_answers, whole_outages};
 use super::log::{ChaosFault, Entry, FaultLog};
 use std::sync::Arc;
 use std::time::Duration;
@@ -64,13 +64,6 @@ pub async fn run(
 /// The `503`s of `ops` that any bookingd answered slowly while the server
 /// was known down, one finding each.
 pub fn judge(ops: &[Op], entries: &[Entry]) -> Vec<ServerError> {
-    let mut windows = Vec::new();
-    for down in entries.iter().filter(|e| e.fault == ChaosFault::PgStop) {
-        let up_ms = entries
-            .iter()
-            .find(|e| e.fault == ChaosFault::PgStart && e.at_ms >= down.at_ms)
-            .map_or(u64::MAX, |e| e.at_ms);
-        windows.push(DownWindow { slot: None, from_ms: down.at_ms, to_ms: up_ms });
-    }
+    let windows = whole_outages(entries, ChaosFault::PgStop, ChaosFault::PgStart);
     slow_answers(ops, &windows, &super::db_partition::redis_faults(entries))
 }

@@ -116,17 +116,8 @@ pub fn judge(ops: &[Op], epoch_start_ms: i64, hold_ttl_ms: i64) -> Vec<(&'static
 mod tests {
     use super::*;
 
-    fn op(client: &str, request: &str, (start_ms, end_ms): (u64, u64), outcome: u16, detail: Option<Value>) -> Op {
-        Op {
-            client: client.into(),
-            request: request.into(),
-            slot: 0,
-            start_ms,
-            end_ms,
-            outcome: Outcome::Status(outcome),
-            problem: None,
-            detail,
-        }
+    fn op(client: &str, request: &str, times_ms: (u64, u64), status: u16, detail: Option<Value>) -> Op {
+        Op::answered(client, request, times_ms, status, detail)
     }
 
     fn hold(expires_at_ms: i64) -> Op {

@@ -136,17 +136,8 @@ pub fn judge(ops: &[Op], cache_ttl_ms: u64) -> Vec<(&'static str, String)> {
 mod tests {
     use super::*;
 
-    fn op(request: &str, (start_ms, end_ms): (u64, u64), status: u16, detail: Option<Value>) -> Op {
-        Op {
-            client: "user1".into(),
-            request: request.into(),
-            slot: 0,
-            start_ms,
-            end_ms,
-            outcome: Outcome::Status(status),
-            problem: None,
-            detail,
-        }
+    fn op(request: &str, times_ms: (u64, u64), status: u16, detail: Option<Value>) -> Op {
+        Op::answered("user1", request, times_ms, status, detail)
     }
 
     fn map(start_ms: u64, version: i64) -> Op {

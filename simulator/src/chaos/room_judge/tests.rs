@@ -15,16 +15,7 @@ fn room(policy: Policy, opens_at_ms: i64) -> ChaosRoom {
 }
 
 fn op(client: &str, request: &str, start_ms: u64, end_ms: u64, status: u16, detail: Option<serde_json::Value>) -> Op {
-    Op {
-        client: client.into(),
-        request: request.into(),
-        slot: 0,
-        start_ms,
-        end_ms,
-        outcome: Outcome::Status(status),
-        problem: None,
-        detail,
-    }
+    Op::answered(client, request, (start_ms, end_ms), status, detail)
 }
 
 /// A queue answer at `at`: `state`, and for an admission the expiry of one admitted at `admitted_ms`.
