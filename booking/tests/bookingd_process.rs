@@ -1168,7 +1168,11 @@ async fn failover_under_load(stale: bool) -> Result<(), String> {
         let mine = mine.to_vec();
         buyers.spawn(async move { buy_until_stopped(b, &apis, &ev, &mine, &stop, &told).await });
     }
-    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    // Under load, not sold out: the failover comes once a few orders were told (bounded).
+    let started = tokio::time::Instant::now();
+    while told.lock().unwrap().len() < 20 && started.elapsed() < WAIT {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let before = told.lock().unwrap().len();
     primary.stop_immediate().unwrap();
     if stale {
@@ -1179,7 +1183,12 @@ async fn failover_under_load(stale: bool) -> Result<(), String> {
     for api in &apis {
         until_ready_is(api, 200).await;
     }
-    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    // Until orders are told again (bounded), and a while on.
+    let started = tokio::time::Instant::now();
+    while told.lock().unwrap().len() <= before + 5 && started.elapsed() < WAIT {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     while buyers.join_next().await.is_some() {}
     let told = told.lock().unwrap().clone();
@@ -1217,6 +1226,32 @@ async fn until_replayed(url: &str, ev: &str) {
 /// A buyer's loop until `stop`: hold one of `mine` at a time (alternating
 /// bookingds), check it out (one idempotency key, retried through outages),
 /// and note every order a `2xx` answer named, with the status it said.
+/// A hold on `seat`, retried while the service cannot answer (a `5xx` or
+/// no answer: the database is failing over), at most 100 times 100 ms
+/// apart or until `stop`; its token, or `None` when refused or given up.
+/// (Skipping the seat instead would let a buyer run out of seats during
+/// the outage, its holds refused at once.)
+async fn hold_retrying(
+    api: &Api,
+    ev: &str,
+    tok: &str,
+    seat: &str,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Option<String> {
+    for _ in 0..100 {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        let hold = api.post(&format!("/v1/events/{ev}/holds")).bearer(tok).json(json!({"seat_ids": [seat]}));
+        match hold.try_send().await {
+            Ok(r) if r.status == 201 => return r.body["hold_token"].as_str().map(str::to_string),
+            Ok(r) if r.status < 500 => return None,
+            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    None
+}
+
 async fn buy_until_stopped(
     b: usize,
     apis: &[Api],
@@ -1230,10 +1265,7 @@ async fn buy_until_stopped(
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             return;
         }
-        let api = &apis[n % apis.len()];
-        let hold = api.post(&format!("/v1/events/{ev}/holds")).bearer(&tok).json(json!({"seat_ids": [seat]}));
-        let Ok(r) = hold.try_send().await else { continue };
-        let Some(hold_token) = r.body["hold_token"].as_str().filter(|_| r.status == 201) else { continue };
+        let Some(hold_token) = hold_retrying(&apis[n % apis.len()], ev, &tok, seat, stop).await else { continue };
         let key = format!("{ev}-{seat}");
         for attempt in 0..20 {
             let path = format!("/v1/events/{ev}/holds/{hold_token}/checkout");

@@ -197,9 +197,13 @@ async fn migration_lock(pool: &PgPool) -> Result<sqlx::PgConnection, sqlx::Error
         attempt += 1;
         match sqlx::raw_sql(SETUP).execute(&mut conn).await {
             Ok(_) => break,
-            // 23505 unique_violation, 42P07 duplicate_table: another migrator made it meanwhile.
+            // 23505 unique_violation, 42P07 duplicate_table, 42710 duplicate_object
+            // (the table's row type, made by a concurrent CREATE TABLE IF NOT
+            // EXISTS; about 1 in 3 runs of six migrators started together
+            // failed so): another migrator made it meanwhile.
             Err(sqlx::Error::Database(db))
-                if attempt < MIGRATION_LOCK_ATTEMPTS && matches!(db.code().as_deref(), Some("23505" | "42P07")) =>
+                if attempt < MIGRATION_LOCK_ATTEMPTS
+                    && matches!(db.code().as_deref(), Some("23505" | "42P07" | "42710")) =>
             {
                 tokio::time::sleep(std::time::Duration::from_millis(20 * u64::from(attempt))).await;
             }
