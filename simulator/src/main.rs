@@ -66,7 +66,9 @@ enum Command {
     /// the provider unable to reach bookingd, its answers lost and its
     /// webhooks refused while the calls still arrive: provider-one-way;
     /// bookingd's answers to webhooks lost: webhook-answers-lost; each healed:
-    /// link-heal), poisoned seat-map cache entries (redis-poison: users read
+    /// link-heal) and one bookingd's link to PostgreSQL slowed, each chunk
+    /// of its answers held the scenario's largest message latency (20-100
+    /// ms) for 2-3 s (db-latency, db-latency-end), poisoned seat-map cache entries (redis-poison: users read
     /// seat maps, each judged whole and no staler than the cache's lifetime),
     /// bookingd and provider processes whose clocks run seconds ahead or
     /// behind, as the scenario's `faults.clock_skew` says, with a new skew at

@@ -6,13 +6,14 @@
 //! points it at another server (a promoted standby). [`Link::lose_answers`]
 //! is a one-way partition: requests still reach the server, which acts on
 //! them, but nothing it says comes back (the client times out not knowing
-//! what happened) until [`Link::answer_again`].
+//! what happened) until [`Link::answer_again`]. [`Link::delay_answers`]
+//! slows it: every chunk the server sends waits that long first.
 //!
 //! Preconditions: a tokio runtime (the link's tasks run on it), and nothing
 //! else binding the link's port while it is cut.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -36,6 +37,8 @@ pub struct Link {
     cuts: Mutex<u32>,
     /// Whether the server's bytes are dropped instead of forwarded.
     mute: Arc<AtomicBool>,
+    /// How long each chunk of the server's bytes waits before it is forwarded, ms.
+    delay_ms: Arc<AtomicU64>,
 }
 
 impl Link {
@@ -50,6 +53,7 @@ impl Link {
             conns: Arc::new(Mutex::new(JoinSet::new())),
             cuts: Mutex::new(0),
             mute: Arc::new(AtomicBool::new(false)),
+            delay_ms: Arc::new(AtomicU64::new(0)),
         };
         link.serve(listener);
         Ok(link)
@@ -61,16 +65,17 @@ impl Link {
     }
 
     fn serve(&self, listener: TcpListener) {
-        let (upstream, conns, mute) = (self.upstream.clone(), self.conns.clone(), self.mute.clone());
+        let (upstream, conns) = (self.upstream.clone(), self.conns.clone());
+        let (mute, delay_ms) = (self.mute.clone(), self.delay_ms.clone());
         self.accept.lock().unwrap().spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
                 let upstream = *upstream.lock().unwrap();
                 let mut conns = conns.lock().unwrap();
                 while conns.try_join_next().is_some() {} // reap the finished ones: bounded by the open ones
-                let mute = mute.clone();
+                let (mute, delay_ms) = (mute.clone(), delay_ms.clone());
                 conns.spawn(async move {
                     if let Ok(server) = TcpStream::connect(upstream).await {
-                        forward(client, server, &mute).await;
+                        forward(client, server, &mute, &delay_ms).await;
                     }
                 });
             }
@@ -106,6 +111,12 @@ impl Link {
         self.mute.store(false, Ordering::SeqCst);
     }
 
+    /// Slows the server's answers, on open connections and new ones: each
+    /// chunk it sends waits `ms` before it is forwarded (0: none).
+    pub fn delay_answers(&self, ms: u64) {
+        self.delay_ms.store(ms, Ordering::SeqCst);
+    }
+
     /// Undoes one cut; the last one listens again on the same port (bounded
     /// retries while the old socket lingers).
     pub async fn restore(&self) -> std::io::Result<()> {
@@ -132,8 +143,9 @@ impl Link {
 }
 
 /// Copies `client`'s bytes to `server` and the server's back, dropping the
-/// server's while `mute` is set, until either side closes.
-async fn forward(client: TcpStream, server: TcpStream, mute: &AtomicBool) {
+/// server's while `mute` is set and holding each chunk of them `delay_ms`
+/// first, until either side closes.
+async fn forward(client: TcpStream, server: TcpStream, mute: &AtomicBool, delay_ms: &AtomicU64) {
     let (mut client_rx, mut client_tx) = client.into_split();
     let (mut server_rx, mut server_tx) = server.into_split();
     let requests = async {
@@ -147,6 +159,10 @@ async fn forward(client: TcpStream, server: TcpStream, mute: &AtomicBool) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
             };
+            let delay = delay_ms.load(Ordering::SeqCst);
+            if delay > 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+            }
             if !mute.load(Ordering::SeqCst) && client_tx.write_all(&buf[..n]).await.is_err() {
                 break;
             }
@@ -205,6 +221,21 @@ mod tests {
         assert_eq!(seen.load(Ordering::SeqCst), 9, "every request reached the server");
         link.answer_again();
         assert_eq!(ask(&mut fresh, b"back").await.as_deref(), Some(&b"back"[..]));
+    }
+
+    #[tokio::test]
+    async fn a_delayed_link_answers_late() {
+        let (server, _) = echo().await;
+        let link = Link::open(server).await.unwrap();
+        let mut conn = TcpStream::connect(link.addr()).await.unwrap();
+        link.delay_answers(500);
+        let sent = tokio::time::Instant::now();
+        assert_eq!(ask(&mut conn, b"slow").await, None, "not within 300 ms");
+        let mut buf = [0u8; 4];
+        conn.read_exact(&mut buf).await.unwrap();
+        assert!(sent.elapsed() >= Duration::from_millis(500) && &buf == b"slow");
+        link.delay_answers(0);
+        assert_eq!(ask(&mut conn, b"fast").await.as_deref(), Some(&b"fast"[..]));
     }
 
     #[tokio::test]

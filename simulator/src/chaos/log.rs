@@ -37,6 +37,10 @@ pub enum ChaosFault {
     DbPartition,
     /// A cut-off bookingd reaches PostgreSQL again.
     DbHeal,
+    /// A bookingd's link to PostgreSQL slowed ([`super::db_latency`]).
+    DbLatency,
+    /// A slowed link answers at once again.
+    DbLatencyEnd,
     /// The run's own PostgreSQL was stopped `-m immediate` (a server crash).
     PgStop,
     /// The run's own PostgreSQL was started again.

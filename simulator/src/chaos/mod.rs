@@ -33,6 +33,7 @@ pub mod acknowledged;
 pub mod client;
 pub mod clock_skew;
 pub mod db_failover;
+pub mod db_latency;
 pub mod db_partition;
 pub mod db_restart;
 pub mod disrupt;
@@ -245,9 +246,11 @@ fn fault_plan(cfg: &crate::world::config::WorldConfig, opts: &ChaosOptions, rng:
         pg_restarts: Vec::new(),
         provider_links: Vec::new(),
         pg_failover_at_ms: None,
+        db_latency: None,
     };
     if cfg.link_faults.is_some() {
         plan.provider_links = provider_link::plan(rng, d, opts.bookingds.max(1));
+        plan.db_latency = Some(db_latency::plan(rng, d, opts.bookingds.max(1), cfg.message_latency_ms.1));
     }
     if opts.own_pg.is_some() {
         let down_ms = rng.random_range(db_restart::DOWN_MS.0..=db_restart::DOWN_MS.1);
@@ -724,7 +727,15 @@ async fn spawn_outages(
     let partitions = db_partition::run(links.clone(), faults.db_partitions.clone(), seed, log.clone(), stop_rx.clone());
     let payment_path =
         provider_link::run(provider_links, webhook_link, faults.provider_links.clone(), log.clone(), stop_rx.clone());
+    let slow = db_latency::run(links.clone(), faults.db_latency, log.clone(), stop_rx.clone());
     let mut outages: Vec<Outage> = vec![
+        (
+            "a slow database link",
+            tokio::spawn(async move {
+                slow.await;
+                Ok(())
+            }),
+        ),
         ("database partitions", tokio::spawn(partitions)),
         ("payment path partitions", tokio::spawn(payment_path)),
     ];
