@@ -317,6 +317,30 @@ async fn pool(url: &str, max: u32) -> Result<sqlx::PgPool, String> {
         .map_err(|e| cannot(crate::store::circuit::describe(&e)))
 }
 
+/// A [`pool`] whose schema [`migrate`] brought up to date, the pair tried
+/// again for [`DB_ACQUIRE_TIMEOUT`] when either fails: a server that stops
+/// or fails over between the first connection and the migrations (a
+/// process started in the middle of a failover) is waited for, not a
+/// reason to exit.
+async fn migrated_pool(url: &str, max: u32) -> Result<sqlx::PgPool, String> {
+    let deadline = tokio::time::Instant::now() + DB_ACQUIRE_TIMEOUT;
+    loop {
+        let attempt = async {
+            let pool = pool(url, max).await?;
+            migrate(&pool).await?;
+            Ok::<_, String>(pool)
+        };
+        match attempt.await {
+            Ok(pool) => return Ok(pool),
+            Err(e) if tokio::time::Instant::now() + DB_CONNECT_RETRY < deadline => {
+                tracing::warn!(error = %e, "database lost while starting; trying again");
+                tokio::time::sleep(DB_CONNECT_RETRY).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Pause between two start-up connection attempts.
 const DB_CONNECT_RETRY: Duration = Duration::from_millis(250);
 
@@ -360,8 +384,7 @@ async fn run_serve(args: ServeArgs) -> Result<(), String> {
     let workflow = workflow_config(&args)?;
     let provider = HttpProvider::with_http(&args.provider_url, Duration::from_millis(args.provider_timeout_ms))
         .map_err(|e| format!("--provider-url: {e}"))?;
-    let pool = pool(&args.database_url, args.max_db_connections).await?;
-    migrate(&pool).await?;
+    let pool = migrated_pool(&args.database_url, args.max_db_connections).await?;
     let faults = faults(&args)?;
     let circuit = Arc::new(Circuit::new(pool.clone()).with_faults(&faults));
     let store = Arc::new(
@@ -647,8 +670,7 @@ where
         match cli.command {
             Command::Serve(args) => run_serve(*args).await,
             Command::Migrate { database_url } => {
-                let pool = pool(&database_url, 2).await?;
-                migrate(&pool).await?;
+                migrated_pool(&database_url, 2).await?;
                 println!("migrations applied");
                 Ok(())
             }

@@ -227,6 +227,8 @@ fn directed(plant: Plant) -> Vec<Op> {
         Plant::DispatchUnknownAsDeclined
         | Plant::StoreTrustsLocalClock
         | Plant::CacheServesUntagged
+        | Plant::SlowCheckoutRefused
+        | Plant::ChargeNewKeyPerRetry
         | Plant::RefundNewKeyPerRetry
         | Plant::WebhookRefundFailedAsSucceeded
         | Plant::AdmissionIgnoresSession
@@ -302,6 +304,8 @@ fn every_store_plant_lives_alike_in_both_stores() {
         Plant::CircuitNeverOpens,
         Plant::StoreTrustsLocalClock,
         Plant::CacheServesUntagged,
+        Plant::SlowCheckoutRefused,
+        Plant::ChargeNewKeyPerRetry,
     ];
     assert_eq!(rows.len(), Plant::ALL.len() - workflow_only.len(), "every plant but the workflow-only ones was run");
     for (plant, generic, aimed, _) in &rows {

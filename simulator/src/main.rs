@@ -66,9 +66,15 @@ enum Command {
     /// the provider unable to reach bookingd, its answers lost and its
     /// webhooks refused while the calls still arrive: provider-one-way;
     /// bookingd's answers to webhooks lost: webhook-answers-lost; each healed:
-    /// link-heal) and one bookingd's link to PostgreSQL slowed, each chunk
+    /// link-heal), one bookingd's link to PostgreSQL slowed, each chunk
     /// of its answers held the scenario's largest message latency (20-100
-    /// ms) for 2-3 s (db-latency, db-latency-end), poisoned seat-map cache entries (redis-poison: users read
+    /// ms) for 2-3 s (db-latency), every bookingd's link to the provider
+    /// slowed 800-1600 ms per chunk (provider-latency; each ended:
+    /// latency-end), and 5-20 % of the TCP segments between one bookingd and
+    /// its PostgreSQL and provider links dropped for 2-3 s (packet-loss,
+    /// packet-loss-end: nftables, Debian's `nftables`, as root or through
+    /// `sudo -n`; without it the run notes why and goes on), poisoned
+    /// seat-map cache entries (redis-poison: users read
     /// seat maps, each judged whole and no staler than the cache's lifetime),
     /// bookingd and provider processes whose clocks run seconds ahead or
     /// behind, as the scenario's `faults.clock_skew` says, with a new skew at
@@ -210,6 +216,17 @@ struct ChaosArgs {
     /// `--plant`: the plant's proof); exits 0 only if each was.
     #[arg(long, requires = "plant")]
     expect_caught: Option<String>,
+    /// Expect every nemesis (every fault kind of `--help`'s list but notes)
+    /// to have fired in the passing runs; exits 1 naming those that did not
+    /// (CI's chaos step: a nemesis that silently stopped firing proves nothing).
+    #[arg(long, conflicts_with = "expect_caught")]
+    expect_every_fault: bool,
+    /// Leave this nemesis out of every run's fault plan (repeatable; the
+    /// kind it logs when it strikes: `packet-loss`, `provider-one-way`,
+    /// `clock-skew`...), everything else as the seed says: a planted bug
+    /// caught with every nemesis and not without one is that nemesis's.
+    #[arg(long, value_parser = simulator::chaos::leave_out::parse, conflicts_with = "expect_every_fault")]
+    without: Vec<simulator::chaos::log::ChaosFault>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -380,6 +397,7 @@ fn chaos(args: ChaosArgs) -> ExitCode {
         // A server of chaos mode's own goes with it: a failing run's tables
         // are in its records (tables.json); only --keep-db keeps it running.
         keep_failing_db: args.expect_caught.is_none() && args.database_url.is_some(),
+        without: args.without.clone(),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
@@ -398,6 +416,11 @@ fn chaos(args: ChaosArgs) -> ExitCode {
     }
     if !args.json {
         print_chaos_summary(&args, tally.total, tally.failed, &tally.survived);
+    }
+    let silent = never_fired(&tally.survived);
+    if args.expect_every_fault && !silent.is_empty() {
+        println!("chaos: these faults never fired in a passing run: {}", silent.join(" "));
+        tally.failed += 1;
     }
     let (failed, kept_any) = (tally.failed, tally.kept_any);
     if let Some(pg) = &own_pg
@@ -547,9 +570,16 @@ fn print_chaos_summary(args: &ChaosArgs, total: u64, failed: u64, survived: &std
     }
 }
 
+/// The fault kinds CI must see fire that `survived` does not count.
+fn never_fired(survived: &std::collections::BTreeMap<String, u64>) -> Vec<String> {
+    use simulator::chaos::log::ChaosFault;
+    let fired = |k: &ChaosFault| survived.get(&fault_name(k)).is_some_and(|&n| n > 0);
+    ChaosFault::ALL.iter().filter(|k| k.must_fire() && !fired(k)).map(fault_name).collect()
+}
+
 /// A chaos fault's kebab-case name.
 fn fault_name(k: &simulator::chaos::log::ChaosFault) -> String {
-    serde_json::to_value(k).ok().and_then(|s| s.as_str().map(str::to_string)).unwrap_or_default()
+    simulator::chaos::log::name(*k)
 }
 
 /// One chaos run's verdict as text; a failing run names its records and its
@@ -587,7 +617,8 @@ fn print_chaos_verdict(v: &simulator::chaos::ChaosVerdict, plan: &Plan, args: &C
     }
     if !v.passed() {
         println!("  records: {}", v.records);
-        let plant = v.plant.as_ref().map(|p| format!(" --plant {p}")).unwrap_or_default();
+        let mut plant = v.plant.as_ref().map(|p| format!(" --plant {p}")).unwrap_or_default();
+        args.without.iter().for_each(|f| plant.push_str(&format!(" --without {}", fault_name(f))));
         let settle = if args.settle_max_ms == simulator::chaos::SETTLE_MAX_MS {
             String::new()
         } else {

@@ -143,3 +143,30 @@ fn planted_unconditional_checkout_is_reported_as_a_double_sale_found_in_the_tabl
     assert!(out.contains("violation: one-booking-per-seat seat "), "{out}");
     assert!(out.contains(": double sale: claimed by "), "{out}");
 }
+
+#[test]
+fn help_names_every_nemesis() {
+    let out = Command::new(env!("CARGO_BIN_EXE_simulator")).args(["chaos", "--help"]).output().expect("simulator runs");
+    let help = stdout(&out);
+    for fault in simulator::chaos::log::ChaosFault::ALL.iter().filter(|f| f.must_fire()) {
+        let name = serde_json::to_value(fault).expect("a fault serializes");
+        let name = name.as_str().expect("a fault is named by a string");
+        assert!(help.contains(name), "`simulator chaos --help` does not name the nemesis {name}");
+    }
+}
+
+#[test]
+fn ci_proves_every_real_stack_plant_on_its_scenario_and_invariant() {
+    let ci = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../ci/test")).expect("ci/test is readable");
+    // A step may continue over lines ending in a backslash.
+    let steps = ci.replace("\\\n", " ");
+    for e in booking::fault::CATALOG.iter().filter(|e| e.real_stack) {
+        let proved = steps.lines().any(|l| {
+            l.starts_with("step ")
+                && l.contains(&format!("--scenario {} ", e.scenario))
+                && l.contains(&format!("--plant {} ", e.name))
+                && l.trim_end().ends_with(&format!("--expect-caught {}", e.invariant))
+        });
+        assert!(proved, "no ci/test step runs {} on {} expecting {}", e.name, e.scenario, e.invariant);
+    }
+}

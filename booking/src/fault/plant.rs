@@ -68,6 +68,13 @@ pub enum Plant {
     /// The Redis seat-map cache takes an entry without its tag line for a
     /// bare seat-map body (an older entry format) and serves it, whatever it holds.
     CacheServesUntagged,
+    /// A checkout whose store call outlasts 300 ms (the handler's
+    /// `SLOW_CHECKOUT_MS`) is answered as refused (the hold is gone) while
+    /// the store's work goes on and may commit.
+    SlowCheckoutRefused,
+    /// A charge whose answer was lost is tried again at once under a fresh
+    /// idempotency key (the provider charges again).
+    ChargeNewKeyPerRetry,
     /// The database probe finds the database down but never opens the
     /// circuit: every request waits for the pool's timeout before its `503`.
     CircuitNeverOpens,
@@ -437,6 +444,25 @@ pub const CATALOG: &[Entry] = &[
         "the seat-map cache serves an entry without its entity-tag line as a bare seat-map body (the format before tags were cached) without checking it, so a corrupted entry reaches users as a 200 (chaos mode's cache poison catches it)",
     )
     .real_stack(),
+    e(
+        Plant::SlowCheckoutRefused,
+        "slow-checkout-refused",
+        Area::Checkout,
+        "the checkout handler (http::handlers::checkout)",
+        "network-partitions",
+        "refusal-changes-nothing",
+        "a checkout handler that stops waiting for a slow store answers that the hold is gone while the store's work goes on, so an order the user was refused is created and charged (chaos mode's slow and lossy database links catch it)",
+    )
+    .real_stack(),
+    e(
+        Plant::ChargeNewKeyPerRetry,
+        "charge-new-key-per-retry",
+        Area::PaymentOutcome,
+        "Workflow (dispatcher)",
+        "payment-unknown",
+        "no-hidden-charge",
+        "a charge whose answer was lost is sent again at once under a new idempotency key, so a call that did reach the provider is charged twice, once under a key the store never heard of (on the real stack, chaos mode's slow provider link catches it too)",
+    ),
 ];
 
 impl Plant {
@@ -469,6 +495,8 @@ impl Plant {
         Plant::CircuitNeverOpens,
         Plant::StoreTrustsLocalClock,
         Plant::CacheServesUntagged,
+        Plant::SlowCheckoutRefused,
+        Plant::ChargeNewKeyPerRetry,
     ];
 
     /// This plant's catalog entry.

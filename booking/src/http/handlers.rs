@@ -16,7 +16,9 @@ use crate::fault::CommitPoint;
 use crate::metrics::CheckoutOutcome;
 use crate::model::{EventId, HoldToken, OrderId};
 use crate::problem_kind::ProblemKind;
-use crate::store::{AcquireHold, BeginPayment, CreateEvent, ReleaseHold, SeatMapVersion, StoreError};
+use crate::store::{
+    AcquireHold, BeginPayment, BeginPaymentOutcome, CreateEvent, ReleaseHold, SeatMapVersion, StoreError,
+};
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -206,6 +208,25 @@ pub async fn release(
 /// The header carrying a checkout's idempotency key.
 pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
+/// How long the planted `slow-checkout-refused` handler waits for the store, ms.
+pub const SLOW_CHECKOUT_MS: u64 = 300;
+
+/// The store's answer to `req`; with the planted bug `slow-checkout-refused`,
+/// a store slower than [`SLOW_CHECKOUT_MS`] is taken for a lost hold while
+/// its work goes on in the background.
+async fn begin_payment(st: &AppState, req: BeginPayment) -> Result<BeginPaymentOutcome, StoreError> {
+    if !crate::planted!(st.faults, SlowCheckoutRefused) {
+        return st.store.begin_payment(&req).await;
+    }
+    let store = st.store.clone();
+    let work = tokio::spawn(async move { store.begin_payment(&req).await });
+    match tokio::time::timeout(std::time::Duration::from_millis(SLOW_CHECKOUT_MS), work).await {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(e)) => Err(StoreError::Backend(format!("checkout task: {e}"))),
+        Err(_) => Err(StoreError::StaleToken),
+    }
+}
+
 /// `POST /v1/events/{event_id}/holds/{hold_token}/checkout`: begins payment.
 /// A retry with the same `Idempotency-Key` returns the same order, whatever
 /// happened since. On a waiting-room event, only with an admission token of
@@ -241,7 +262,7 @@ pub async fn checkout(
         idempotency_key: key,
         payment_ttl_ms: st.config.payment_ttl_ms,
     };
-    let outcome = match st.store.begin_payment(&req).await {
+    let outcome = match begin_payment(&st, req).await {
         Ok(o) => o,
         Err(e) => {
             st.metrics.checkout(CheckoutOutcome::Refused);

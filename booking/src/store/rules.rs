@@ -147,7 +147,9 @@ mod tests {
                 | Plant::OutageOpensGate
                 | Plant::CircuitNeverOpens
                 | Plant::StoreTrustsLocalClock
-                | Plant::CacheServesUntagged => s,
+                | Plant::CacheServesUntagged
+                | Plant::SlowCheckoutRefused
+                | Plant::ChargeNewKeyPerRetry => s,
                 Plant::UnconditionalCheckout => Rules {
                     checkout_token: false,
                     checkout_holder: false,

@@ -47,8 +47,10 @@ pub struct FaultPlan {
     pub provider_links: Vec<super::provider_link::Planned>,
     /// When the run's own PostgreSQL pair fails over, wall ms ([`super::db_failover`]).
     pub pg_failover_at_ms: Option<u64>,
-    /// A bookingd's slow database link, when the scenario has network faults ([`super::db_latency`]).
-    pub db_latency: Option<super::db_latency::Planned>,
+    /// Slow database and provider links, when the scenario has network faults ([`super::link_latency`]).
+    pub link_latency: Vec<super::link_latency::Planned>,
+    /// A bookingd's lossy links, when the scenario has network faults ([`super::packet_loss`]).
+    pub packet_loss: Option<super::packet_loss::Planned>,
 }
 
 /// One stop of the run's own Redis.

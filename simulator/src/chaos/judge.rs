@@ -58,7 +58,7 @@ pub fn history(ops: &[Op], log: &FaultLog, faults_end_wall_ms: u64, verdict: &mu
             } else if !shadowed && op.end_ms <= faults_end_wall_ms {
                 verdict.server_errors.push(ServerError {
                     op: op.clone(),
-                    why: "503 with no crash, kill, restart, terminated backend, database or Redis outage in the 3 s before"
+                    why: "503 with no crash, kill, restart, terminated backend, packet loss, database or Redis outage in the 3 s before"
                         .into(),
                 });
             }
@@ -132,6 +132,8 @@ fn destructive_moments(log: &FaultLog) -> Vec<u64> {
                     | ChaosFault::PgStart
                     | ChaosFault::PgFailover
                     | ChaosFault::PgPromoted
+                    | ChaosFault::PacketLoss
+                    | ChaosFault::PacketLossEnd
             )
         })
         .map(|e| e.at_ms)

@@ -37,10 +37,16 @@ pub enum ChaosFault {
     DbPartition,
     /// A cut-off bookingd reaches PostgreSQL again.
     DbHeal,
-    /// A bookingd's link to PostgreSQL slowed ([`super::db_latency`]).
+    /// A bookingd's link to PostgreSQL slowed ([`super::link_latency`]).
     DbLatency,
+    /// A bookingd's link to the provider slowed ([`super::link_latency`]).
+    ProviderLatency,
     /// A slowed link answers at once again.
-    DbLatencyEnd,
+    LatencyEnd,
+    /// Segments between a bookingd and its links dropped ([`super::packet_loss`]).
+    PacketLoss,
+    /// The links of a lossy bookingd lose nothing again.
+    PacketLossEnd,
     /// The run's own PostgreSQL was stopped `-m immediate` (a server crash).
     PgStop,
     /// The run's own PostgreSQL was started again.
@@ -63,8 +69,90 @@ pub enum ChaosFault {
     ClientPause,
     /// A user replayed a checkout with an old hold token.
     StaleReplay,
-    /// Something about the run worth knowing (kept database, ...).
+    /// Something about the run worth knowing (kept database, ...); stays last.
     Note,
+}
+
+impl ChaosFault {
+    /// Every kind, in declaration order.
+    pub const ALL: &'static [ChaosFault] = &[
+        ChaosFault::CrashAfterCommit,
+        ChaosFault::Kill9,
+        ChaosFault::Restart,
+        ChaosFault::Disconnect,
+        ChaosFault::PgTerminateBackends,
+        ChaosFault::RedisPoison,
+        ChaosFault::RedisStop,
+        ChaosFault::RedisRestartEmpty,
+        ChaosFault::RedisRestartKept,
+        ChaosFault::RedisStall,
+        ChaosFault::DbPartition,
+        ChaosFault::DbHeal,
+        ChaosFault::DbLatency,
+        ChaosFault::ProviderLatency,
+        ChaosFault::LatencyEnd,
+        ChaosFault::PacketLoss,
+        ChaosFault::PacketLossEnd,
+        ChaosFault::PgStop,
+        ChaosFault::PgStart,
+        ChaosFault::ProviderCut,
+        ChaosFault::ProviderOneWay,
+        ChaosFault::WebhookAnswersLost,
+        ChaosFault::LinkHeal,
+        ChaosFault::PgFailover,
+        ChaosFault::PgPromoted,
+        ChaosFault::ClockSkew,
+        ChaosFault::ClientPause,
+        ChaosFault::StaleReplay,
+        ChaosFault::Note,
+    ];
+
+    /// Its place in [`ChaosFault::ALL`]: a new kind fails to compile here
+    /// until it is listed (the test checks the list against it).
+    #[cfg(test)]
+    fn position(self) -> usize {
+        match self {
+            ChaosFault::CrashAfterCommit => 0,
+            ChaosFault::Kill9 => 1,
+            ChaosFault::Restart => 2,
+            ChaosFault::Disconnect => 3,
+            ChaosFault::PgTerminateBackends => 4,
+            ChaosFault::RedisPoison => 5,
+            ChaosFault::RedisStop => 6,
+            ChaosFault::RedisRestartEmpty => 7,
+            ChaosFault::RedisRestartKept => 8,
+            ChaosFault::RedisStall => 9,
+            ChaosFault::DbPartition => 10,
+            ChaosFault::DbHeal => 11,
+            ChaosFault::DbLatency => 12,
+            ChaosFault::ProviderLatency => 13,
+            ChaosFault::LatencyEnd => 14,
+            ChaosFault::PacketLoss => 15,
+            ChaosFault::PacketLossEnd => 16,
+            ChaosFault::PgStop => 17,
+            ChaosFault::PgStart => 18,
+            ChaosFault::ProviderCut => 19,
+            ChaosFault::ProviderOneWay => 20,
+            ChaosFault::WebhookAnswersLost => 21,
+            ChaosFault::LinkHeal => 22,
+            ChaosFault::PgFailover => 23,
+            ChaosFault::PgPromoted => 24,
+            ChaosFault::ClockSkew => 25,
+            ChaosFault::ClientPause => 26,
+            ChaosFault::StaleReplay => 27,
+            ChaosFault::Note => 28,
+        }
+    }
+
+    /// Whether CI's chaos step must see it fire: every kind but notes.
+    pub fn must_fire(self) -> bool {
+        self != ChaosFault::Note
+    }
+}
+
+/// `fault`'s kebab-case name, as the log, the summary and `--without` write it.
+pub fn name(fault: ChaosFault) -> String {
+    serde_json::to_value(fault).ok().and_then(|s| s.as_str().map(str::to_string)).unwrap_or_default()
 }
 
 /// One entry.
@@ -141,5 +229,19 @@ impl FaultLog {
 impl Default for FaultLog {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ChaosFault;
+
+    #[test]
+    fn all_lists_every_kind_once_in_order() {
+        for (i, k) in ChaosFault::ALL.iter().enumerate() {
+            assert_eq!(k.position(), i, "{k:?}");
+        }
+        // Notes stay last, so a kind left off the end is caught too.
+        assert_eq!(ChaosFault::ALL.last(), Some(&ChaosFault::Note));
     }
 }

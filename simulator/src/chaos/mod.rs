@@ -33,15 +33,19 @@ pub mod acknowledged;
 pub mod client;
 pub mod clock_skew;
 pub mod db_failover;
-pub mod db_latency;
 pub mod db_partition;
 pub mod db_restart;
 pub mod disrupt;
 pub mod hold_life;
 mod judge;
+pub mod leave_out;
+pub mod link_latency;
 pub mod log;
+pub mod nft;
+pub mod packet_loss;
 pub mod provider_link;
 pub mod redis;
+pub mod refused;
 pub mod room;
 mod room_judge;
 pub mod room_workload;
@@ -131,6 +135,8 @@ pub struct ChaosOptions {
     /// Keep the database of a run that found a violation (off when a
     /// violation is the expected outcome: a plant's proof).
     pub keep_failing_db: bool,
+    /// Nemeses left out of every run ([`leave_out`]).
+    pub without: Vec<log::ChaosFault>,
 }
 
 /// A finding of the client history.
@@ -246,11 +252,13 @@ fn fault_plan(cfg: &crate::world::config::WorldConfig, opts: &ChaosOptions, rng:
         pg_restarts: Vec::new(),
         provider_links: Vec::new(),
         pg_failover_at_ms: None,
-        db_latency: None,
+        link_latency: Vec::new(),
+        packet_loss: None,
     };
     if cfg.link_faults.is_some() {
         plan.provider_links = provider_link::plan(rng, d, opts.bookingds.max(1));
-        plan.db_latency = Some(db_latency::plan(rng, d, opts.bookingds.max(1), cfg.message_latency_ms.1));
+        plan.link_latency = link_latency::plan(rng, d, opts.bookingds.max(1), cfg.message_latency_ms.1);
+        plan.packet_loss = Some(packet_loss::plan(rng, d, opts.bookingds.max(1)));
     }
     if opts.own_pg.is_some() {
         let down_ms = rng.random_range(db_restart::DOWN_MS.0..=db_restart::DOWN_MS.1);
@@ -279,6 +287,13 @@ fn fault_plan(cfg: &crate::world::config::WorldConfig, opts: &ChaosOptions, rng:
         plan.redis_stalls = vec![(stall_at, rng.random_range(REDIS_STALL_MS.0..=CACHE_REDIS_DOWN_MS.1))];
     }
     plan
+}
+
+/// When a run's own primary fails over, wall ms: in the middle half of a
+/// window of `duration_ms`.
+fn failover_at_ms(seed: u64, duration_ms: u64) -> u64 {
+    let d = duration_ms.max(1_000);
+    ChaCha8Rng::seed_from_u64(seed ^ 0xfa11).random_range(d / 4..3 * d / 4)
 }
 
 /// The servers a run has of its own, and its options pointed at them: a
@@ -364,10 +379,8 @@ async fn run_inner(
     let hold_ttl_ms = cfg.hold_ttl_ms.clamp(HOLD_TTL_MS.0, HOLD_TTL_MS.1);
     let payment_ttl_ms = cfg.payment_ttl_ms.clamp(PAYMENT_TTL_MS.0, PAYMENT_TTL_MS.1);
     let mut faults = fault_plan(&cfg, opts, &mut rng);
-    if failover.is_some() {
-        let d = opts.duration_ms.max(1_000);
-        faults.pg_failover_at_ms = Some(ChaCha8Rng::seed_from_u64(seed ^ 0xfa11).random_range(d / 4..3 * d / 4));
-    }
+    faults.pg_failover_at_ms = failover.as_ref().map(|_| failover_at_ms(seed, opts.duration_ms));
+    leave_out::apply(&mut faults, &opts.without);
 
     // The provider's knobs, scaled to wall time.
     let mut provider = cfg.provider.clone();
@@ -388,7 +401,10 @@ async fn run_inner(
             bookingd_args,
             provider_faults_json: provider_json,
             provider_seed: seed,
-            clock_skew_max_ms: cfg.clock_skew_ms.clamp(0, clock_skew::MAX_SKEW_MS),
+            clock_skew_max_ms: leave_out::skew_max_ms(
+                cfg.clock_skew_ms.clamp(0, clock_skew::MAX_SKEW_MS),
+                &opts.without,
+            ),
             skew_seed: seed ^ 0xc10c,
         },
         |_| disrupt::life_args(&faults, &mut ChaCha8Rng::seed_from_u64(life_rng.random::<u64>())),
@@ -533,6 +549,7 @@ async fn drive(run: &Run<'_>, stack: Stack, log: Arc<FaultLog>, verdict: &mut Ch
     let ops = history.ops();
     judge::history(&ops, &log, faults_end_wall_ms, verdict);
     judge::add(verdict, acknowledged::judge(&ops, &snap), "client history and tables");
+    judge::add(verdict, refused::judge(&ops, &snap), "client history and tables");
     judge::add(verdict, hold_life::judge(&ops, history.epoch_start_ms(), run.hold_ttl_ms), "client history");
     judge::add(verdict, seat_maps::judge(&ops, booking::daemon::DEFAULT_CACHE_TTL_MS), "client history");
     if let Some(room) = &room {
@@ -725,17 +742,26 @@ async fn spawn_outages(
         (s.links.clone(), s.provider_links.clone(), s.webhook_link.clone())
     };
     let partitions = db_partition::run(links.clone(), faults.db_partitions.clone(), seed, log.clone(), stop_rx.clone());
+    let slow = link_latency::run(
+        links.clone(),
+        provider_links.clone(),
+        faults.link_latency.clone(),
+        log.clone(),
+        stop_rx.clone(),
+    );
+    let lossy =
+        packet_loss::run(links.clone(), provider_links.clone(), faults.packet_loss, log.clone(), stop_rx.clone());
     let payment_path =
         provider_link::run(provider_links, webhook_link, faults.provider_links.clone(), log.clone(), stop_rx.clone());
-    let slow = db_latency::run(links.clone(), faults.db_latency, log.clone(), stop_rx.clone());
     let mut outages: Vec<Outage> = vec![
         (
-            "a slow database link",
+            "slow links",
             tokio::spawn(async move {
                 slow.await;
                 Ok(())
             }),
         ),
+        ("packet loss", tokio::spawn(lossy)),
         ("database partitions", tokio::spawn(partitions)),
         ("payment path partitions", tokio::spawn(payment_path)),
     ];

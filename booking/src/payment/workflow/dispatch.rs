@@ -156,7 +156,7 @@ impl Workflow {
         }
         let req =
             CreatePayment { idempotency_key: op.payment_op_id, amount_cents: op.amount_cents, order_id: op.order_id };
-        let answer = match self.provider.create_payment(&req).await {
+        let answer = match self.planted_charge_again(&req, self.provider.create_payment(&req).await).await {
             // A refusal of the request (e.g. the key is known with other
             // parameters) says nothing about an earlier request: look it up.
             Err(ProviderError::Refused { status, detail }) => match self.provider.fetch_payment(op.payment_op_id).await
@@ -194,6 +194,21 @@ impl Workflow {
                 self.retry_row(row, &why, backoff_ms).await
             }
         }
+    }
+
+    /// The planted bug `charge-new-key-per-retry`: a charge whose answer was
+    /// lost is tried again at once under a fresh key ("a new attempt"), and
+    /// that answer stands for both. Without the plant, `answer` as it is.
+    async fn planted_charge_again(
+        &self,
+        req: &CreatePayment,
+        answer: Result<ProviderPayment, ProviderError>,
+    ) -> Result<ProviderPayment, ProviderError> {
+        if !planted!(self.faults, ChargeNewKeyPerRetry) || !matches!(answer, Err(ProviderError::Unknown(_))) {
+            return answer;
+        }
+        let fresh = PaymentOpId::from_u128(req.idempotency_key.as_uuid().as_u128() ^ 1);
+        self.provider.create_payment(&CreatePayment { idempotency_key: fresh, ..req.clone() }).await
     }
 
     /// Records a definite provider record of a payment. `Final` when the
