@@ -229,6 +229,7 @@ fn directed(plant: Plant) -> Vec<Op> {
         | Plant::CacheServesUntagged
         | Plant::SlowCheckoutRefused
         | Plant::ChargeNewKeyPerRetry
+        | Plant::CacheWaitsForRedis
         | Plant::RefundNewKeyPerRetry
         | Plant::WebhookRefundFailedAsSucceeded
         | Plant::AdmissionIgnoresSession
@@ -306,6 +307,7 @@ fn every_store_plant_lives_alike_in_both_stores() {
         Plant::CacheServesUntagged,
         Plant::SlowCheckoutRefused,
         Plant::ChargeNewKeyPerRetry,
+        Plant::CacheWaitsForRedis,
     ];
     assert_eq!(rows.len(), Plant::ALL.len() - workflow_only.len(), "every plant but the workflow-only ones was run");
     for (plant, generic, aimed, _) in &rows {

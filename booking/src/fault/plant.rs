@@ -75,6 +75,9 @@ pub enum Plant {
     /// A charge whose answer was lost is tried again at once under a fresh
     /// idempotency key (the provider charges again).
     ChargeNewKeyPerRetry,
+    /// The Redis seat-map cache waits for Redis as long as Redis takes
+    /// (30 s) instead of 300 ms.
+    CacheWaitsForRedis,
     /// The database probe finds the database down but never opens the
     /// circuit: every request waits for the pool's timeout before its `503`.
     CircuitNeverOpens,
@@ -463,6 +466,16 @@ pub const CATALOG: &[Entry] = &[
         "no-hidden-charge",
         "a charge whose answer was lost is sent again at once under a new idempotency key, so a call that did reach the provider is charged twice, once under a key the store never heard of (on the real stack, chaos mode's slow provider link catches it too)",
     ),
+    e(
+        Plant::CacheWaitsForRedis,
+        "cache-waits-for-redis",
+        Area::Reads,
+        "the Redis seat-map cache (LazyRedisCache's call timeout)",
+        "cache-faults",
+        "cache-never-blocks",
+        "the seat-map cache waits for Redis as long as Redis takes, so a stalled Redis holds up every read and write (chaos mode's stall of the cache's Redis catches it)",
+    )
+    .real_stack(),
 ];
 
 impl Plant {
@@ -497,6 +510,7 @@ impl Plant {
         Plant::CacheServesUntagged,
         Plant::SlowCheckoutRefused,
         Plant::ChargeNewKeyPerRetry,
+        Plant::CacheWaitsForRedis,
     ];
 
     /// This plant's catalog entry.

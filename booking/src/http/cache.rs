@@ -175,25 +175,35 @@ impl std::fmt::Debug for RedisCache {
     }
 }
 
+/// How long a cache call waits for Redis before it counts as a miss.
+pub const CACHE_OP_TIMEOUT: Duration = Duration::from_millis(300);
+
+/// How long the planted `cache-waits-for-redis` waits instead.
+const PLANTED_OP_TIMEOUT: Duration = Duration::from_secs(30);
+
 impl RedisCache {
     /// Connects to `url`; entries live `ttl_ms` (>= 1) under keys `prefix:seatmap:<event>`.
     pub async fn connect(url: &str, ttl_ms: u64, prefix: &str) -> Result<Self, redis::RedisError> {
+        Self::connect_waiting(url, ttl_ms, prefix, CACHE_OP_TIMEOUT).await
+    }
+
+    /// [`RedisCache::connect`], each call waiting `op_timeout` for Redis.
+    async fn connect_waiting(
+        url: &str,
+        ttl_ms: u64,
+        prefix: &str,
+        op_timeout: Duration,
+    ) -> Result<Self, redis::RedisError> {
         assert!(ttl_ms >= 1);
         let client = redis::Client::open(url)?;
         let config = redis::aio::ConnectionManagerConfig::new()
             .set_connection_timeout(Duration::from_millis(500))
-            .set_response_timeout(Duration::from_millis(500))
+            .set_response_timeout(op_timeout.max(Duration::from_millis(500)))
             .set_number_of_retries(1);
         let conn = tokio::time::timeout(Duration::from_secs(2), client.get_connection_manager_with_config(config))
             .await
             .map_err(|_| redis::RedisError::from((redis::ErrorKind::IoError, "connect timed out")))??;
-        Ok(Self {
-            conn,
-            ttl_ms,
-            op_timeout: Duration::from_millis(300),
-            prefix: prefix.to_string(),
-            untagged_as_body: false,
-        })
+        Ok(Self { conn, ttl_ms, op_timeout, prefix: prefix.to_string(), untagged_as_body: false })
     }
 
     fn key(&self, event_id: &str) -> String {
@@ -244,6 +254,9 @@ struct LazyInner {
     reconnect_interval: Duration,
     /// The planted bug `cache-serves-untagged`, for every connection made.
     untagged_as_body: bool,
+    /// How long each call waits for Redis ([`CACHE_OP_TIMEOUT`]; longer with
+    /// the planted bug `cache-waits-for-redis`).
+    op_timeout: Duration,
     connected: std::sync::OnceLock<RedisCache>,
     /// When the last connection attempt started, and whether one is running.
     attempt: Mutex<(Option<tokio::time::Instant>, bool)>,
@@ -275,10 +288,11 @@ impl LazyRedisCache {
             prefix: prefix.to_string(),
             reconnect_interval,
             untagged_as_body: crate::planted!(faults, CacheServesUntagged),
+            op_timeout: if crate::planted!(faults, CacheWaitsForRedis) { PLANTED_OP_TIMEOUT } else { CACHE_OP_TIMEOUT },
             connected: std::sync::OnceLock::new(),
             attempt: Mutex::new((Some(tokio::time::Instant::now()), false)),
         };
-        match RedisCache::connect(url, ttl_ms, prefix).await {
+        match RedisCache::connect_waiting(url, ttl_ms, prefix, inner.op_timeout).await {
             Ok(c) => {
                 let _ = inner.connected.set(RedisCache { untagged_as_body: inner.untagged_as_body, ..c });
             }
@@ -308,7 +322,7 @@ impl LazyRedisCache {
         }
         let inner = self.inner.clone();
         tokio::spawn(async move {
-            match RedisCache::connect(&inner.url, inner.ttl_ms, &inner.prefix).await {
+            match RedisCache::connect_waiting(&inner.url, inner.ttl_ms, &inner.prefix, inner.op_timeout).await {
                 Ok(c) => {
                     tracing::info!("connected to redis: seat maps are cached");
                     let _ = inner.connected.set(RedisCache { untagged_as_body: inner.untagged_as_body, ..c });

@@ -149,7 +149,8 @@ mod tests {
                 | Plant::StoreTrustsLocalClock
                 | Plant::CacheServesUntagged
                 | Plant::SlowCheckoutRefused
-                | Plant::ChargeNewKeyPerRetry => s,
+                | Plant::ChargeNewKeyPerRetry
+                | Plant::CacheWaitsForRedis => s,
                 Plant::UnconditionalCheckout => Rules {
                     checkout_token: false,
                     checkout_holder: false,

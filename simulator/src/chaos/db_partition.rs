@@ -69,6 +69,12 @@ pub async fn run(
 /// The `503`s of `ops` that a cut-off bookingd answered slowly although it
 /// could know its database was down (see the module doc), one finding each.
 pub fn judge(ops: &[Op], entries: &[Entry]) -> Vec<ServerError> {
+    slow_answers(ops, &partitions(entries), &redis_faults(entries))
+}
+
+/// The partitions of `entries`: from each `db-partition` to its slot's
+/// next `db-heal` (never healed: `u64::MAX`).
+pub fn partitions(entries: &[Entry]) -> Vec<DownWindow> {
     let mut windows = Vec::new();
     for cut in entries.iter().filter(|e| e.fault == ChaosFault::DbPartition) {
         let Some(slot) = cut.slot else { continue };
@@ -78,7 +84,7 @@ pub fn judge(ops: &[Op], entries: &[Entry]) -> Vec<ServerError> {
             .map_or(u64::MAX, |e| e.at_ms);
         windows.push(DownWindow { slot: Some(slot), from_ms: cut.at_ms, to_ms: heal_ms });
     }
-    slow_answers(ops, &windows, &redis_faults(entries))
+    windows
 }
 
 /// How long bookingd waits for a Redis answer before it gives up, wall ms

@@ -42,10 +42,18 @@ pub fn records(
 }
 
 /// The client history `ops`: 5xx answers no fault explains (before the
-/// faults ended at `faults_end_wall_ms`), and spent or expired hold tokens
-/// that authorized a checkout.
-pub fn history(ops: &[Op], log: &FaultLog, faults_end_wall_ms: u64, verdict: &mut ChaosVerdict) {
+/// faults ended at `faults_end_wall_ms`), requests held up by a stalled
+/// seat-map cache (stalls of `cache_stalls_ms`: [`super::cache_stall`]),
+/// and spent or expired hold tokens that authorized a checkout.
+pub fn history(
+    ops: &[Op],
+    log: &FaultLog,
+    faults_end_wall_ms: u64,
+    cache_stalls_ms: &[u64],
+    verdict: &mut ChaosVerdict,
+) {
     let destructive = destructive_moments(log);
+    add(verdict, super::cache_stall::judge(ops, &log.entries(), cache_stalls_ms), "client history");
     for op in ops {
         if let Outcome::Status(s) = op.outcome
             && s >= 500

@@ -30,6 +30,7 @@
 //!   restart empty and stall); `room_judge` judges them.
 
 pub mod acknowledged;
+pub mod cache_stall;
 pub mod client;
 pub mod clock_skew;
 pub mod db_failover;
@@ -81,8 +82,12 @@ use workload::WorkloadConfig;
 /// this long at least, wall ms (and until the bookingd killed during it
 /// serves again); it begins in the window's second quarter.
 const REDIS_DOWN_MS: (u64, u64) = (1_500, 2_500);
-/// How long the seat-map cache's Redis stays down (or stalls, at most), wall ms.
+/// How long the seat-map cache's Redis stays down, wall ms.
 const CACHE_REDIS_DOWN_MS: (u64, u64) = (500, 1_000);
+/// How long the seat-map cache's Redis stalls, wall ms: long enough that a
+/// request sent in its first part would wait past [`cache_stall`]'s bound
+/// on a cache that waited for Redis.
+const CACHE_STALL_MS: (u64, u64) = (1_800, 2_500);
 /// A waiting-room run's Redis stall, wall ms: past bookingd's 2 s response
 /// timeout or shorter (slow, yet answered); in the window's last quarter.
 pub(crate) const REDIS_STALL_MS: (u64, u64) = (300, 2_500);
@@ -274,17 +279,18 @@ fn fault_plan(cfg: &crate::world::config::WorldConfig, opts: &ChaosOptions, rng:
         let stall_at = rng.random_range(3 * d / 4..d);
         plan.redis_stalls = vec![(stall_at, rng.random_range(REDIS_STALL_MS.0..=REDIS_STALL_MS.1))];
     } else if cfg.cache_faults.is_some() {
-        // The seat-map cache's Redis: back with its data once, empty once
-        // (short outages, so both fit a window), then slow for a while.
+        // The seat-map cache's Redis: back with its data once, slow for a
+        // while, empty once (short outages, so all fit a window).
         let mut stop = |from_ms: u64, to_ms: u64, keep_data: bool| disrupt::RedisStop {
             at_ms: rng.random_range(from_ms..to_ms),
             down_ms: rng.random_range(CACHE_REDIS_DOWN_MS.0..=CACHE_REDIS_DOWN_MS.1),
             keep_data,
             kill_bookingd: false,
         };
-        plan.redis_stops = vec![stop(d / 8, d / 4, true), stop(d / 2, 5 * d / 8, false)];
-        let stall_at = rng.random_range(3 * d / 4..7 * d / 8);
-        plan.redis_stalls = vec![(stall_at, rng.random_range(REDIS_STALL_MS.0..=CACHE_REDIS_DOWN_MS.1))];
+        plan.redis_stops = vec![stop(d / 8, d / 4, true), stop(5 * d / 8, 3 * d / 4, false)];
+        // Between the two, while users still come: requests meet the stall.
+        let stall_at = rng.random_range(d / 4..3 * d / 8);
+        plan.redis_stalls = vec![(stall_at, rng.random_range(CACHE_STALL_MS.0..=CACHE_STALL_MS.1))];
     }
     plan
 }
@@ -547,7 +553,7 @@ async fn drive(run: &Run<'_>, stack: Stack, log: Arc<FaultLog>, verdict: &mut Ch
     pool.close().await;
     judge::records(&snap, &ledger, final_store_ms, faults_end_store_ms, verdict)?;
     let ops = history.ops();
-    judge::history(&ops, &log, faults_end_wall_ms, verdict);
+    judge::history(&ops, &log, faults_end_wall_ms, &cache_stall::lengths_ms(cfg, run.faults), verdict);
     judge::add(verdict, acknowledged::judge(&ops, &snap), "client history and tables");
     judge::add(verdict, refused::judge(&ops, &snap), "client history and tables");
     judge::add(verdict, hold_life::judge(&ops, history.epoch_start_ms(), run.hold_ttl_ms), "client history");
