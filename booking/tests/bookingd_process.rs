@@ -1223,9 +1223,6 @@ async fn until_replayed(url: &str, ev: &str) {
     }
 }
 
-/// A buyer's loop until `stop`: hold one of `mine` at a time (alternating
-/// bookingds), check it out (one idempotency key, retried through outages),
-/// and note every order a `2xx` answer named, with the status it said.
 /// A hold on `seat`, retried while the service cannot answer (a `5xx` or
 /// no answer: the database is failing over), at most 100 times 100 ms
 /// apart or until `stop`; its token, or `None` when refused or given up.
@@ -1252,6 +1249,9 @@ async fn hold_retrying(
     None
 }
 
+/// A buyer's loop until `stop`: hold one of `mine` at a time (alternating
+/// bookingds), check it out (one idempotency key, retried through outages),
+/// and note every order a `2xx` answer named, with the status it said.
 async fn buy_until_stopped(
     b: usize,
     apis: &[Api],
