@@ -14,6 +14,7 @@ use crate::http::{AppState, ServiceConfig, WebhookSink, router};
 use crate::invalidating_store::InvalidatingStore;
 use crate::metrics::{Metrics, PaymentOutcome};
 use crate::payment::provider::PaymentProvider;
+use crate::payment::replay_guard::ReplayGuard;
 use crate::payment::webhook::{SIGNATURE_HEADER, TIMESTAMP_HEADER, WebhookError, verify_and_parse};
 use crate::payment::workflow::{
     DispatchReport, InvalidConfig, ReconcileReport, WebhookOutcome, Workflow, WorkflowConfig, WorkflowError,
@@ -87,6 +88,24 @@ struct WorkflowWebhooks {
     secret: Vec<u8>,
     clock: Arc<dyn Clock>,
     metrics: Arc<Metrics>,
+    /// The planted bug `replayed-webhook-refused` (`None` unless planted).
+    replays: Option<ReplayGuard>,
+}
+
+impl WorkflowWebhooks {
+    /// Counts a payment outcome only when this webhook decided it (the
+    /// store says so from its conditional write): a duplicate, or one
+    /// arriving after the dispatcher or the reconciler recorded the
+    /// outcome, changes nothing and counts nothing.
+    fn count(&self, outcome: WebhookOutcome) {
+        match outcome {
+            WebhookOutcome::Confirmed { decided_now: true } => self.metrics.payment(PaymentOutcome::Succeeded),
+            WebhookOutcome::Compensating { decided_now: true } => self.metrics.payment(PaymentOutcome::LateSuccess),
+            WebhookOutcome::Declined { decided_now: true } => self.metrics.payment(PaymentOutcome::Failed),
+            WebhookOutcome::RefundRecorded { status } => self.metrics.refund_recorded(status),
+            _ => {}
+        }
+    }
 }
 
 #[async_trait]
@@ -108,22 +127,17 @@ impl WebhookSink for WorkflowWebhooks {
             }
             other => Problem::new(StatusCode::UNAUTHORIZED, ProblemKind::BadWebhookSignature, other.to_string()),
         })?;
+        if self.replays.as_ref().is_some_and(|g| g.seen(&event.provider_event_id)) {
+            let detail = format!("event {} was applied before: refused as a replay", event.provider_event_id);
+            return Err(Problem::new(StatusCode::UNAUTHORIZED, ProblemKind::BadWebhookSignature, detail));
+        }
         match self.workflow.handle_webhook(&event).await {
             Ok(outcome) => {
                 self.workflow.faults().after_commit(CommitPoint::Webhook).await;
-                // Count a payment outcome only when this webhook decided it (the
-                // store says so from its conditional write): a duplicate, or one
-                // arriving after the dispatcher or the reconciler recorded the
-                // outcome, changes nothing and counts nothing.
-                match outcome {
-                    WebhookOutcome::Confirmed { decided_now: true } => self.metrics.payment(PaymentOutcome::Succeeded),
-                    WebhookOutcome::Compensating { decided_now: true } => {
-                        self.metrics.payment(PaymentOutcome::LateSuccess)
-                    }
-                    WebhookOutcome::Declined { decided_now: true } => self.metrics.payment(PaymentOutcome::Failed),
-                    WebhookOutcome::RefundRecorded { status } => self.metrics.refund_recorded(status),
-                    _ => {}
+                if let Some(guard) = &self.replays {
+                    guard.remember(&event.provider_event_id);
                 }
+                self.count(outcome);
                 Ok(())
             }
             Err(WorkflowError::UnknownPayment(id)) => Err(Problem::not_found(format!("unknown payment {id}"))),
@@ -169,6 +183,7 @@ impl Service {
             secret: parts.webhook_secret,
             clock: parts.clock.clone(),
             metrics: metrics.clone(),
+            replays: crate::planted!(parts.faults, ReplayedWebhookRefused).then(ReplayGuard::default),
         });
         let state = AppState {
             store,

@@ -230,6 +230,9 @@ fn directed(plant: Plant) -> Vec<Op> {
         | Plant::SlowCheckoutRefused
         | Plant::ChargeNewKeyPerRetry
         | Plant::CacheWaitsForRedis
+        | Plant::UnreachableChargeDeclined
+        | Plant::ReplayedWebhookRefused
+        | Plant::CacheTtlInSeconds
         | Plant::RefundNewKeyPerRetry
         | Plant::WebhookRefundFailedAsSucceeded
         | Plant::AdmissionIgnoresSession
@@ -308,6 +311,9 @@ fn every_store_plant_lives_alike_in_both_stores() {
         Plant::SlowCheckoutRefused,
         Plant::ChargeNewKeyPerRetry,
         Plant::CacheWaitsForRedis,
+        Plant::UnreachableChargeDeclined,
+        Plant::ReplayedWebhookRefused,
+        Plant::CacheTtlInSeconds,
     ];
     assert_eq!(rows.len(), Plant::ALL.len() - workflow_only.len(), "every plant but the workflow-only ones was run");
     for (plant, generic, aimed, _) in &rows {

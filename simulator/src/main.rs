@@ -916,7 +916,11 @@ fn list_plants(entries: &[&booking::fault::Entry]) {
             e.invariant,
             e.what,
             e.lives_in,
-            if e.real_stack { " (real stack: simulator chaos)" } else { "" }
+            match (e.real_stack, e.proved_by_test) {
+                (_, Some(test)) => format!(" (real stack: {test})"),
+                (true, None) => " (real stack: simulator chaos)".to_string(),
+                (false, None) => String::new(),
+            }
         );
         for (scenario, invariant) in e.also {
             println!("{:<30} {:<16} {scenario:<24} {invariant}", "", "");

@@ -161,6 +161,12 @@ fn ci_proves_every_real_stack_plant_on_its_scenario_and_invariant() {
     // A step may continue over lines ending in a backslash.
     let steps = ci.replace("\\\n", " ");
     for e in booking::fault::CATALOG.iter().filter(|e| e.real_stack) {
+        if let Some(test) = e.proved_by_test {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../").to_string() + test;
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{test}: {e}"));
+            assert!(text.contains(&format!("Plant::{:?}", e.plant)), "{test} does not plant {}", e.name);
+            continue;
+        }
         let proved = steps.lines().any(|l| {
             l.starts_with("step ")
                 && l.contains(&format!("--scenario {} ", e.scenario))

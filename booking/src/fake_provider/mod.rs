@@ -21,4 +21,4 @@ pub mod webhook_sender;
 pub use app::app;
 pub use faults::Faults;
 pub use state::{FakeProvider, Ledger, LedgerStats};
-pub use webhook_sender::{HttpWebhookTransport, WebhookTransport};
+pub use webhook_sender::{DeliveryError, HttpWebhookTransport, WebhookTransport};

@@ -5,7 +5,7 @@
 //! runs on `tokio::spawn` + `tokio::time::sleep`, bounded in number.
 
 use super::faults::Faults;
-use super::webhook_sender::WebhookTransport;
+use super::webhook_sender::{DeliveryError, WebhookTransport};
 use crate::clock::Clock;
 use crate::payment::webhook::{WebhookEvent, WebhookKind, sign};
 use crate::payment::wire::{CreatePaymentBody, CreateRefundBody, PaymentRecord, RefundRecord};
@@ -106,6 +106,10 @@ pub struct LedgerStats {
     pub webhooks_delivered: u64,
     /// Webhook copies that exhausted their attempts.
     pub webhooks_failed: u64,
+    /// Delivery attempts the endpoint refused with a 4xx (a sound endpoint
+    /// refuses none of the provider's own, correctly signed, webhooks).
+    #[serde(default)]
+    pub webhooks_refused: u64,
     /// Webhook copies dropped (fault or bound).
     pub webhooks_dropped: u64,
     /// Extra copies sent by the duplicate fault.
@@ -574,6 +578,9 @@ impl FakeProvider {
                             break;
                         }
                         Err(e) => {
+                            if matches!(e, DeliveryError::Refused(_)) {
+                                me.lock().stats.webhooks_refused += 1;
+                            }
                             tracing::debug!(event = %d.event.provider_event_id, error = %e, "webhook delivery failed")
                         }
                     }

@@ -12,11 +12,22 @@ use hyper_util::client::legacy::connect::{Connect, HttpConnector};
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use std::time::Duration;
 
+/// Why one delivery of a webhook did not land.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeliveryError {
+    /// The endpoint answered with this 4xx status: it refused the webhook.
+    #[error("webhook refused with {0}")]
+    Refused(u16),
+    /// No answer in time, a transport error, or another non-2xx status.
+    #[error("webhook delivery failed: {0}")]
+    Failed(String),
+}
+
 /// Delivers one signed webhook body. A non-2xx answer or a transport error is an `Err`.
 #[async_trait]
 pub trait WebhookTransport: Send + Sync + 'static {
     /// POSTs `body` with the [`TIMESTAMP_HEADER`] and [`SIGNATURE_HEADER`] values.
-    async fn deliver(&self, timestamp_ms: i64, signature: &str, body: Bytes) -> Result<(), String>;
+    async fn deliver(&self, timestamp_ms: i64, signature: &str, body: Bytes) -> Result<(), DeliveryError>;
 }
 
 /// Webhooks over HTTP to one URL.
@@ -63,7 +74,7 @@ impl<C> WebhookTransport for HttpWebhookTransport<C>
 where
     C: Connect + Clone + Send + Sync + 'static,
 {
-    async fn deliver(&self, timestamp_ms: i64, signature: &str, body: Bytes) -> Result<(), String> {
+    async fn deliver(&self, timestamp_ms: i64, signature: &str, body: Bytes) -> Result<(), DeliveryError> {
         let req = Request::builder()
             .method(Method::POST)
             .uri(self.url.clone())
@@ -71,14 +82,18 @@ where
             .header(TIMESTAMP_HEADER, timestamp_ms.to_string())
             .header(SIGNATURE_HEADER, signature)
             .body(Full::new(body))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| DeliveryError::Failed(e.to_string()))?;
         let call = async {
-            let resp = self.client.request(req).await.map_err(|e| e.to_string())?;
+            let resp = self.client.request(req).await.map_err(|e| DeliveryError::Failed(e.to_string()))?;
             let status = resp.status();
             // Drain (bounded by the timeout) so the connection can be reused.
             let _ = resp.into_body().collect().await;
-            if status.is_success() { Ok(()) } else { Err(format!("webhook answered {status}")) }
+            match status {
+                s if s.is_success() => Ok(()),
+                s if s.is_client_error() => Err(DeliveryError::Refused(s.as_u16())),
+                s => Err(DeliveryError::Failed(format!("answered {s}"))),
+            }
         };
-        tokio::time::timeout(self.timeout, call).await.map_err(|_| "webhook timed out".to_string())?
+        tokio::time::timeout(self.timeout, call).await.map_err(|_| DeliveryError::Failed("timed out".into()))?
     }
 }

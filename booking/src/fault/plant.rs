@@ -78,6 +78,15 @@ pub enum Plant {
     /// The Redis seat-map cache waits for Redis as long as Redis takes
     /// (30 s) instead of 300 ms.
     CacheWaitsForRedis,
+    /// A charge the provider could not be reached for (never sent) is
+    /// recorded as declined, releasing the seats.
+    UnreachableChargeDeclined,
+    /// The webhook endpoint refuses a second delivery of an event it has
+    /// applied as a replay, instead of answering it as applied.
+    ReplayedWebhookRefused,
+    /// The Redis seat-map cache writes each entry's lifetime in seconds
+    /// (`EX`) where it means milliseconds: entries live 1,000 times too long.
+    CacheTtlInSeconds,
     /// The database probe finds the database down but never opens the
     /// circuit: every request waits for the pool's timeout before its `503`.
     CircuitNeverOpens,
@@ -155,6 +164,10 @@ pub struct Entry {
     /// simulator does not run (the database circuit), so `simulator plants`
     /// lists it and does not check it.
     pub real_stack: bool,
+    /// For a real-stack plant that no chaos run catches within `ci/test`'s
+    /// time, the test (a path under the workspace) that shows its nemesis
+    /// exposes it, with real processes; `None`: a `ci/test` chaos step does.
+    pub proved_by_test: Option<&'static str>,
 }
 
 const fn e(
@@ -166,7 +179,7 @@ const fn e(
     invariant: &'static str,
     what: &'static str,
 ) -> Entry {
-    Entry { plant, name, area, what, lives_in, scenario, invariant, also: &[], real_stack: false }
+    Entry { plant, name, area, what, lives_in, scenario, invariant, also: &[], real_stack: false, proved_by_test: None }
 }
 
 impl Entry {
@@ -182,6 +195,12 @@ impl Entry {
 
     const fn real_stack(mut self) -> Entry {
         self.real_stack = true;
+        self
+    }
+
+    const fn proved_by_test(mut self, test: &'static str) -> Entry {
+        self.real_stack = true;
+        self.proved_by_test = Some(test);
         self
     }
 }
@@ -476,6 +495,36 @@ pub const CATALOG: &[Entry] = &[
         "the seat-map cache waits for Redis as long as Redis takes, so a stalled Redis holds up every read and write (chaos mode's stall of the cache's Redis catches it)",
     )
     .real_stack(),
+    e(
+        Plant::UnreachableChargeDeclined,
+        "unreachable-charge-declined",
+        Area::PaymentOutcome,
+        "Workflow (dispatcher)",
+        "network-partitions",
+        "decline-from-provider",
+        "a charge that could not reach the provider (never sent) is recorded as a decline, so a buyer whose payment nobody declined loses the seats (chaos mode's cut of one bookingd from the provider catches it)",
+    )
+    .real_stack(),
+    e(
+        Plant::ReplayedWebhookRefused,
+        "replayed-webhook-refused",
+        Area::Webhooks,
+        "the webhook endpoint (service::WorkflowWebhooks)",
+        "network-partitions",
+        "webhook-accepted",
+        "a replay guard refuses a second delivery of an event the endpoint has already applied, so a provider whose first answer was lost is refused its genuine webhook (chaos mode's lost webhook answers catch it)",
+    )
+    .real_stack(),
+    e(
+        Plant::CacheTtlInSeconds,
+        "cache-ttl-in-seconds",
+        Area::Reads,
+        "the Redis seat-map cache (RedisCache::put)",
+        "cache-faults",
+        "cached-read-bound",
+        "the seat-map cache gives Redis each entry's lifetime as seconds (`EX`) where it holds milliseconds, so an entry whose invalidation was lost while Redis was down comes back with a restart that keeps the data and is served 1,000 times too long (a restart that loses the data hides it)",
+    )
+    .proved_by_test("booking/tests/cache_kept_restart.rs"),
 ];
 
 impl Plant {
@@ -511,6 +560,9 @@ impl Plant {
         Plant::SlowCheckoutRefused,
         Plant::ChargeNewKeyPerRetry,
         Plant::CacheWaitsForRedis,
+        Plant::UnreachableChargeDeclined,
+        Plant::ReplayedWebhookRefused,
+        Plant::CacheTtlInSeconds,
     ];
 
     /// This plant's catalog entry.

@@ -165,8 +165,17 @@ pub struct RedisCache {
     ttl_ms: u64,
     op_timeout: Duration,
     prefix: String,
-    /// The planted bug `cache-serves-untagged` (see [`CachedSeatMap::decode_planted`]).
+    /// The planted bugs this connection carries.
+    planted: CachePlants,
+}
+
+/// The planted bugs of the Redis seat-map cache (none by default).
+#[derive(Debug, Clone, Copy, Default)]
+struct CachePlants {
+    /// `cache-serves-untagged` (see [`CachedSeatMap::decode_planted`]).
     untagged_as_body: bool,
+    /// `cache-ttl-in-seconds`: the lifetime in milliseconds given to Redis as seconds.
+    ttl_in_seconds: bool,
 }
 
 impl std::fmt::Debug for RedisCache {
@@ -203,7 +212,7 @@ impl RedisCache {
         let conn = tokio::time::timeout(Duration::from_secs(2), client.get_connection_manager_with_config(config))
             .await
             .map_err(|_| redis::RedisError::from((redis::ErrorKind::IoError, "connect timed out")))??;
-        Ok(Self { conn, ttl_ms, op_timeout, prefix: prefix.to_string(), untagged_as_body: false })
+        Ok(Self { conn, ttl_ms, op_timeout, prefix: prefix.to_string(), planted: CachePlants::default() })
     }
 
     fn key(&self, event_id: &str) -> String {
@@ -217,14 +226,15 @@ impl SeatMapCache for RedisCache {
         let mut c = self.conn.clone();
         let cmd = redis::cmd("GET").arg(self.key(event_id)).clone();
         match tokio::time::timeout(self.op_timeout, cmd.query_async::<Option<Vec<u8>>>(&mut c)).await {
-            Ok(Ok(v)) => CachedSeatMap::decode_planted(&v?, self.untagged_as_body),
+            Ok(Ok(v)) => CachedSeatMap::decode_planted(&v?, self.planted.untagged_as_body),
             _ => None,
         }
     }
     async fn put(&self, event_id: &str, entry: &CachedSeatMap) {
         let mut c = self.conn.clone();
         let value = entry.encode();
-        let cmd = redis::cmd("SET").arg(self.key(event_id)).arg(value).arg("PX").arg(self.ttl_ms).clone();
+        let unit = if self.planted.ttl_in_seconds { "EX" } else { "PX" };
+        let cmd = redis::cmd("SET").arg(self.key(event_id)).arg(value).arg(unit).arg(self.ttl_ms).clone();
         let _ = tokio::time::timeout(self.op_timeout, cmd.query_async::<()>(&mut c)).await;
     }
     async fn invalidate(&self, event_id: &str) {
@@ -252,8 +262,8 @@ struct LazyInner {
     ttl_ms: u64,
     prefix: String,
     reconnect_interval: Duration,
-    /// The planted bug `cache-serves-untagged`, for every connection made.
-    untagged_as_body: bool,
+    /// The planted bugs, for every connection made.
+    planted: CachePlants,
     /// How long each call waits for Redis ([`CACHE_OP_TIMEOUT`]; longer with
     /// the planted bug `cache-waits-for-redis`).
     op_timeout: Duration,
@@ -272,7 +282,8 @@ impl LazyRedisCache {
     /// A cache on `url` (checked now: a malformed URL is an error), entries
     /// living `ttl_ms` (>= 1) under `prefix`; connection attempts at most once
     /// per `reconnect_interval`. Tries to connect once before returning.
-    /// `faults` may plant `cache-serves-untagged`.
+    /// `faults` may plant `cache-serves-untagged`, `cache-waits-for-redis`
+    /// and `cache-ttl-in-seconds`.
     pub async fn new(
         url: &str,
         ttl_ms: u64,
@@ -287,14 +298,17 @@ impl LazyRedisCache {
             ttl_ms,
             prefix: prefix.to_string(),
             reconnect_interval,
-            untagged_as_body: crate::planted!(faults, CacheServesUntagged),
+            planted: CachePlants {
+                untagged_as_body: crate::planted!(faults, CacheServesUntagged),
+                ttl_in_seconds: crate::planted!(faults, CacheTtlInSeconds),
+            },
             op_timeout: if crate::planted!(faults, CacheWaitsForRedis) { PLANTED_OP_TIMEOUT } else { CACHE_OP_TIMEOUT },
             connected: std::sync::OnceLock::new(),
             attempt: Mutex::new((Some(tokio::time::Instant::now()), false)),
         };
         match RedisCache::connect_waiting(url, ttl_ms, prefix, inner.op_timeout).await {
             Ok(c) => {
-                let _ = inner.connected.set(RedisCache { untagged_as_body: inner.untagged_as_body, ..c });
+                let _ = inner.connected.set(RedisCache { planted: inner.planted, ..c });
             }
             Err(e) => tracing::warn!(error = %e, "redis unavailable at start: serving seat maps from the store"),
         }
@@ -325,7 +339,7 @@ impl LazyRedisCache {
             match RedisCache::connect_waiting(&inner.url, inner.ttl_ms, &inner.prefix, inner.op_timeout).await {
                 Ok(c) => {
                     tracing::info!("connected to redis: seat maps are cached");
-                    let _ = inner.connected.set(RedisCache { untagged_as_body: inner.untagged_as_body, ..c });
+                    let _ = inner.connected.set(RedisCache { planted: inner.planted, ..c });
                 }
                 Err(e) => tracing::debug!(error = %e, "redis still unavailable"),
             }

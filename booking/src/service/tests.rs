@@ -8,8 +8,9 @@ use crate::ids::SeededIds;
 use crate::metrics::Metrics;
 use crate::model::{CompensationId, PaymentOpId};
 use crate::payment::provider::{
-    CreatePayment, PaymentProvider, ProviderError, ProviderPayment, ProviderStatus, RefundStatus,
+    CreatePayment, PaymentProvider, ProviderError, ProviderPayment, ProviderStatus, RefundStatus, UnreachableProvider,
 };
+use crate::payment::replay_guard::ReplayGuard;
 use crate::payment::webhook::{SIGNATURE_HEADER, TIMESTAMP_HEADER, WebhookEvent, WebhookKind, sign};
 use crate::payment::workflow::{Workflow, WorkflowConfig};
 use crate::store::{AcquireHold, BeginPayment, CreateEvent, MemStore, Store};
@@ -29,22 +30,28 @@ struct WebhookFirst {
     clock: Arc<ManualClock>,
 }
 
+/// A webhook of `kind` for `payment_key`, signed at `now_ms`: its headers and body.
+fn signed_webhook(kind: WebhookKind, payment_key: PaymentOpId, now_ms: i64) -> (HeaderMap, Vec<u8>) {
+    let event = WebhookEvent {
+        provider_event_id: format!("evt_{payment_key}"),
+        sequence: 1,
+        kind,
+        payment_key: payment_key.as_uuid(),
+        provider_payment_id: "pay_1".into(),
+        refund_key: None,
+        failure_reason: None,
+        created_at_ms: now_ms,
+    };
+    let body = serde_json::to_vec(&event).expect("serializable");
+    let mut headers = HeaderMap::new();
+    headers.insert(TIMESTAMP_HEADER, now_ms.to_string().parse().expect("header"));
+    headers.insert(SIGNATURE_HEADER, sign(SECRET, now_ms, &body).parse().expect("header"));
+    (headers, body)
+}
+
 impl WebhookFirst {
     async fn deliver(&self, kind: WebhookKind, payment_key: PaymentOpId) {
-        let event = WebhookEvent {
-            provider_event_id: format!("evt_{payment_key}"),
-            sequence: 1,
-            kind,
-            payment_key: payment_key.as_uuid(),
-            provider_payment_id: "pay_1".into(),
-            refund_key: None,
-            failure_reason: None,
-            created_at_ms: self.clock.now_ms(),
-        };
-        let body = serde_json::to_vec(&event).expect("serializable");
-        let mut headers = HeaderMap::new();
-        headers.insert(TIMESTAMP_HEADER, self.clock.now_ms().to_string().parse().expect("header"));
-        headers.insert(SIGNATURE_HEADER, sign(SECRET, self.clock.now_ms(), &body).parse().expect("header"));
+        let (headers, body) = signed_webhook(kind, payment_key, self.clock.now_ms());
         let sink = self.sink.get().expect("sink installed");
         sink.receive(&headers, &body).await.expect("webhook accepted");
     }
@@ -118,6 +125,7 @@ async fn a_success_reported_by_webhook_and_dispatcher_counts_once() {
         secret: SECRET.to_vec(),
         clock: clock.clone(),
         metrics: metrics.clone(),
+        replays: None,
     });
     assert!(provider.sink.set(sink).is_ok());
 
@@ -131,4 +139,30 @@ async fn a_success_reported_by_webhook_and_dispatcher_counts_once() {
     provider.deliver(WebhookKind::PaymentSucceeded, op).await;
     assert_eq!(metrics.payments_succeeded.load(Ordering::SeqCst), 1);
     assert!(metrics.render().contains("holdfast_payments_total{outcome=\"succeeded\"} 1\n"), "{}", metrics.render());
+}
+
+/// A webhook delivered again (the provider never got the first answer) is
+/// accepted again; the planted replay guard refuses it with a 4xx.
+#[tokio::test]
+async fn a_repeated_webhook_is_accepted_and_only_the_planted_guard_refuses_it() {
+    for planted in [false, true] {
+        let clock = ManualClock::new(START_MS);
+        let store: Arc<dyn Store> = Arc::new(MemStore::new(clock.clone(), Arc::new(SeededIds::new(7))));
+        let op = checked_out(store.as_ref()).await;
+        let workflow = Workflow::new(store, Arc::new(UnreachableProvider), WorkflowConfig::default()).unwrap();
+        let sink = WorkflowWebhooks {
+            workflow: Arc::new(workflow),
+            secret: SECRET.to_vec(),
+            clock: clock.clone(),
+            metrics: Arc::new(Metrics::default()),
+            replays: planted.then(ReplayGuard::default),
+        };
+        let (headers, body) = signed_webhook(WebhookKind::PaymentSucceeded, op, clock.now_ms());
+        assert!(sink.receive(&headers, &body).await.is_ok(), "the first delivery is applied");
+        let again = sink.receive(&headers, &body).await;
+        match planted {
+            false => assert!(again.is_ok(), "a repeat is answered as applied: {again:?}"),
+            true => assert_eq!(again.map_err(|p| p.status), Err(401), "the planted guard refuses it"),
+        }
+    }
 }

@@ -150,7 +150,10 @@ mod tests {
                 | Plant::CacheServesUntagged
                 | Plant::SlowCheckoutRefused
                 | Plant::ChargeNewKeyPerRetry
-                | Plant::CacheWaitsForRedis => s,
+                | Plant::CacheWaitsForRedis
+                | Plant::UnreachableChargeDeclined
+                | Plant::ReplayedWebhookRefused
+                | Plant::CacheTtlInSeconds => s,
                 Plant::UnconditionalCheckout => Rules {
                     checkout_token: false,
                     checkout_holder: false,

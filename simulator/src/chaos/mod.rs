@@ -45,6 +45,7 @@ pub mod log;
 pub mod nft;
 pub mod packet_loss;
 pub mod provider_link;
+pub mod provider_word;
 pub mod redis;
 pub mod refused;
 pub mod room;
@@ -552,6 +553,7 @@ async fn drive(run: &Run<'_>, stack: Stack, log: Arc<FaultLog>, verdict: &mut Ch
     };
     pool.close().await;
     judge::records(&snap, &ledger, final_store_ms, faults_end_store_ms, verdict)?;
+    judge::add(verdict, provider_word::judge(&snap, &ledger), "tables and ledger");
     let ops = history.ops();
     judge::history(&ops, &log, faults_end_wall_ms, &cache_stall::lengths_ms(cfg, run.faults), verdict);
     judge::add(verdict, acknowledged::judge(&ops, &snap), "client history and tables");

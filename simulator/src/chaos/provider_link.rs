@@ -73,7 +73,12 @@ pub struct Planned {
 /// nothing is dispatched), the lost webhook answers and the cut of a seeded
 /// slot of `slots` (> 0) in its second half (a cut slot's dispatcher keeps
 /// the rows it claimed until their retry, and the one-way partition refuses
-/// webhooks: apart, the faults do not hide each other).
+/// webhooks: apart, the faults do not hide each other; where they overlap,
+/// [`Link`] composes them). The database's restart and partition, in the
+/// window's middle half, often cover the later two (nothing is dispatched or
+/// applied meanwhile): the plants that need them leave those out
+/// (`--without pg-stop --without db-partition`, `ci/test`'s
+/// `chaos-plant-provider-cut` and `chaos-plant-webhook`).
 pub fn plan(rng: &mut ChaCha8Rng, window_ms: u64, slots: usize) -> Vec<Planned> {
     assert!(slots > 0, "a provider fault needs a bookingd");
     let (early, late) = (window_ms / 8..window_ms / 4, window_ms / 2..3 * window_ms / 4);

@@ -10,7 +10,7 @@ use crate::world::net::{SimConnector, SimListener};
 use crate::world::recorder::Recorder;
 use crate::world::sim_clock::SimClock;
 use async_trait::async_trait;
-use booking::fake_provider::webhook_sender::{HttpWebhookTransport, WebhookTransport};
+use booking::fake_provider::webhook_sender::{DeliveryError, HttpWebhookTransport, WebhookTransport};
 use booking::fake_provider::{FakeProvider, Faults, app};
 use booking::model::{CompensationId, PaymentOpId};
 use bytes::Bytes;
@@ -29,8 +29,8 @@ struct AnyService(Vec<HttpWebhookTransport<SimConnector>>);
 
 #[async_trait]
 impl WebhookTransport for AnyService {
-    async fn deliver(&self, timestamp_ms: i64, signature: &str, body: Bytes) -> Result<(), String> {
-        let mut last = String::from("no service hosts");
+    async fn deliver(&self, timestamp_ms: i64, signature: &str, body: Bytes) -> Result<(), DeliveryError> {
+        let mut last = DeliveryError::Failed("no service hosts".into());
         for t in &self.0 {
             match t.deliver(timestamp_ms, signature, body.clone()).await {
                 Ok(()) => return Ok(()),

@@ -5,7 +5,7 @@
 //! network's least message latency.
 
 use async_trait::async_trait;
-use booking::fake_provider::{FakeProvider, Faults, WebhookTransport};
+use booking::fake_provider::{DeliveryError, FakeProvider, Faults, WebhookTransport};
 use booking::payment::wire::CreatePaymentBody;
 use bytes::Bytes;
 use invariants::trace::TraceKind;
@@ -33,8 +33,9 @@ struct Arrivals(Arc<Mutex<BTreeMap<String, Instant>>>);
 
 #[async_trait]
 impl WebhookTransport for Arrivals {
-    async fn deliver(&self, _timestamp_ms: i64, _signature: &str, body: Bytes) -> Result<(), String> {
-        let event: serde_json::Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
+    async fn deliver(&self, _timestamp_ms: i64, _signature: &str, body: Bytes) -> Result<(), DeliveryError> {
+        let event: serde_json::Value =
+            serde_json::from_slice(&body).map_err(|e| DeliveryError::Failed(e.to_string()))?;
         let key = event["payment_key"].as_str().unwrap_or_default().to_string();
         self.0.lock().unwrap().entry(key).or_insert_with(Instant::now);
         Ok(())

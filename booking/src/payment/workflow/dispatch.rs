@@ -170,29 +170,51 @@ impl Workflow {
             },
             other => other,
         };
+        self.settle_charge(row, op.payment_op_id, answer, backoff_ms, report).await
+    }
+
+    /// Records what the provider answered to a charge of `payment_op_id`
+    /// and completes or reschedules its outbox `row` (after `backoff_ms`).
+    async fn settle_charge(
+        &self,
+        row: &OutboxEvent,
+        payment_op_id: PaymentOpId,
+        answer: Result<ProviderPayment, ProviderError>,
+        backoff_ms: i64,
+        report: &mut DispatchReport,
+    ) -> Result<(), StoreError> {
         match answer {
-            Ok(p) => match self.apply_payment(op.payment_op_id, &p, report).await? {
+            Ok(p) => match self.apply_payment(payment_op_id, &p, report).await? {
                 Applied::Final => self.store.complete_outbox(&row.event_id, row.outbox_id).await,
                 Applied::Pending(why) => self.retry_row(row, &why, backoff_ms).await,
             },
-            Err(ProviderError::Unreachable(e)) => {
-                // Never sent: nothing happened at the provider; the order stays as it is.
-                self.retry_row(row, &format!("provider unreachable: {e}"), backoff_ms).await
-            }
-            Err(e) if planted!(self.faults, DispatchUnknownAsDeclined) => {
-                // The planted bug: a lost answer taken for a decline.
-                self.store.record_payment_failure(op.payment_op_id, &format!("provider error: {e}")).await?;
+            Err(e) if self.planted_decline(&e) => {
+                self.store.record_payment_failure(payment_op_id, &format!("provider error: {e}")).await?;
                 self.faults.after_commit(CommitPoint::PaymentOutcome).await;
                 report.declined += 1;
                 self.store.complete_outbox(&row.event_id, row.outbox_id).await
             }
+            Err(ProviderError::Unreachable(e)) => {
+                // Never sent: nothing happened at the provider; the order stays as it is.
+                self.retry_row(row, &format!("provider unreachable: {e}"), backoff_ms).await
+            }
             Err(e) => {
                 report.unknown += 1;
                 let why = e.to_string();
-                self.store.record_payment_unknown(op.payment_op_id, &why).await?;
+                self.store.record_payment_unknown(payment_op_id, &why).await?;
                 self.faults.after_commit(CommitPoint::PaymentOutcome).await;
                 self.retry_row(row, &why, backoff_ms).await
             }
+        }
+    }
+
+    /// Whether a planted bug takes the charge's error `e` for a decline:
+    /// `dispatch-unknown-as-declined` a lost answer, `unreachable-charge-declined`
+    /// a charge never sent.
+    fn planted_decline(&self, e: &ProviderError) -> bool {
+        match e {
+            ProviderError::Unreachable(_) => planted!(self.faults, UnreachableChargeDeclined),
+            _ => planted!(self.faults, DispatchUnknownAsDeclined),
         }
     }
 
