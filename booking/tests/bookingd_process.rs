@@ -29,8 +29,8 @@
 //! shared Redis is keyed by event), free ports (retried if taken meanwhile) and
 //! bounded waits. Processes are killed on drop; a passing test drops its database.
 
-mod common;
-mod process_support;
+use crate::common;
+use crate::process_support;
 
 use booking::clock::{Clock, SystemClock};
 use booking::http::auth::{Authenticator, Claims};
@@ -713,26 +713,9 @@ async fn killed_between_commit_and_response_then_retried() {
     st.finish().await;
 }
 
-/// A redis-server of this test's own, on a free port.
+/// A redis-server of this test's own on `port`, keeping nothing.
 async fn start_redis(port: u16) -> Result<Proc, String> {
-    let mut cmd = Command::new("redis-server");
-    cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]);
-    let mut proc = Proc::spawn("redis-server", cmd).map_err(|e| format!("{e} (redis-server on PATH?)"))?;
-    let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while tokio::time::Instant::now() < deadline {
-        if let Ok(Some(status)) = proc.child.try_wait() {
-            return Err(format!("redis-server exited ({status}):\n{}", proc.output()));
-        }
-        if let Ok(Ok(mut c)) = tokio::time::timeout(CALL_TIMEOUT, client.get_multiplexed_async_connection()).await
-            && redis::cmd("PING").query_async::<String>(&mut c).await.is_ok()
-        {
-            return Ok(proc);
-        }
-        tokio::time::sleep(POLL).await;
-    }
-    proc.assert_running();
-    Err(format!("redis-server on {port} did not answer within {WAIT:?}"))
+    process_support::redis_server(port, None).await
 }
 
 /// Reads the seat map until it comes from `source` (bounded); returns it.

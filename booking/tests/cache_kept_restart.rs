@@ -6,49 +6,21 @@
 //! seconds) serves it long after; a restart that loses the data hides that
 //! bug, which is why chaos mode restarts the cache's Redis both ways.
 
-mod process_support;
+use crate::process_support;
 
 use booking::fault::{Faults, Plant};
 use booking::http::cache::{CachedSeatMap, LazyRedisCache, SeatMapCache};
-use process_support::{Proc, free_port};
-use std::path::Path;
+use process_support::{free_port, redis_server};
 use std::time::Duration;
-use tokio::process::Command;
 
 /// The entries' lifetime in these tests, ms.
 const TTL_MS: u64 = 300;
 /// How long past the lifetime the entry is read again, ms.
 const PAST_TTL_MS: u64 = 700;
-/// Bound on Redis starting to answer.
+/// Bound on the cache reaching Redis again after a restart.
 const WAIT: Duration = Duration::from_secs(10);
 /// Attempts at a free port.
 const PORT_ATTEMPTS: usize = 5;
-
-/// A redis-server on `port`, persisting to an append-only file under `dir`
-/// when given (fsynced at every write), otherwise keeping nothing.
-async fn redis(port: u16, dir: Option<&Path>) -> Result<Proc, String> {
-    let mut cmd = Command::new("redis-server");
-    cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""]);
-    match dir {
-        Some(d) => cmd.args(["--appendonly", "yes", "--appendfsync", "always", "--dir", d.to_str().unwrap()]),
-        None => cmd.args(["--appendonly", "no"]),
-    };
-    let mut proc = Proc::spawn("redis-server", cmd).map_err(|e| format!("{e} (redis-server on PATH?)"))?;
-    let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while tokio::time::Instant::now() < deadline {
-        if let Ok(Some(status)) = proc.child.try_wait() {
-            return Err(format!("redis-server exited ({status}):\n{}", proc.output()));
-        }
-        if let Ok(mut c) = client.get_multiplexed_async_connection().await
-            && redis::cmd("PING").query_async::<String>(&mut c).await.is_ok()
-        {
-            return Ok(proc);
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    Err(format!("redis-server on {port} did not answer within {WAIT:?}"))
-}
 
 /// A fresh append-only directory under the system's temporary directory.
 fn aof_dir(name: &str) -> std::path::PathBuf {
@@ -83,7 +55,7 @@ async fn stale_entry_served_after_restart(faults: &Faults, keep: bool, name: &st
     let mut started = None;
     for _ in 0..PORT_ATTEMPTS {
         let port = free_port();
-        if let Ok(p) = redis(port, Some(&dir)).await {
+        if let Ok(p) = redis_server(port, Some(&dir)).await {
             started = Some((p, port));
             break;
         }
@@ -97,7 +69,7 @@ async fn stale_entry_served_after_restart(faults: &Faults, keep: bool, name: &st
     assert_eq!(cache.get("ev").await, Some(entry.clone()), "cached");
     first.child.kill().await.unwrap();
     cache.invalidate("ev").await; // lost: Redis is down
-    let _second = redis(port, aof).await.expect("redis-server again on its port");
+    let _second = redis_server(port, aof).await.expect("redis-server again on its port");
     reconnected(&cache).await;
     tokio::time::sleep(Duration::from_millis(TTL_MS + PAST_TTL_MS)).await;
     let served = cache.get("ev").await;

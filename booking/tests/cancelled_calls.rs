@@ -9,7 +9,7 @@
 //! Fix: `PgStore` runs every transaction on a guarded connection that is closed,
 //! never reused, unless its transaction ended cleanly (`store::pg::tx::TxConn`).
 
-mod common;
+use crate::common;
 
 use booking::model::{SeatId, UserId};
 use booking::store::{AcquireHold, CreateEvent, PgStore, Store, StoreError};

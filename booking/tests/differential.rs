@@ -16,8 +16,8 @@
 //! The generator, `apply` and `Known` live in `differential_support`, shared
 //! with `differential_plants.rs` (the same differential under each planted bug).
 
-mod common;
-mod differential_support;
+use crate::common;
+use crate::differential_support;
 
 use booking::clock::ManualClock;
 use booking::model::OrderStatus;

@@ -20,8 +20,8 @@
 //! `RefundNewKeyPerRetry`) leave every store rule sound, so both stores are
 //! the sound ones the main differential test already covers: skipped.
 
-mod common;
-mod differential_support;
+use crate::common;
+use crate::differential_support;
 
 use booking::clock::ManualClock;
 use booking::fault::{Faults, Plant};

@@ -8,7 +8,7 @@
 //! 23,000 index entries per hold after 20 s of churn on 1,000 seats, and bookingd
 //! ran at a third of PgStore's rate. Fix: the token index is on the token alone.
 
-mod common;
+use crate::common;
 
 use booking::model::SeatId;
 use booking::store::{AcquireHold, CreateEvent, PgStore, Store};

@@ -2,7 +2,7 @@
 //! what counts toward it, on MemStore and PgStore, and that one user's
 //! concurrent holds cannot pass it together on PostgreSQL.
 
-mod common;
+use crate::common;
 
 use booking::model::{EventId, SeatId};
 use booking::store::*;

@@ -2,7 +2,7 @@
 //! (in-process, on a tokio listener), with signed webhooks delivered to a
 //! receiver that verifies them and calls `Workflow::handle_webhook`.
 
-mod payment_support;
+use crate::payment_support;
 
 use axum::body::Bytes;
 use axum::extract::State;

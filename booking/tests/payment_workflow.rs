@@ -3,8 +3,8 @@
 //! instantiates them for each factory: MemStore (`mem`) and PgStore on the real
 //! PostgreSQL (`pg`, one database per test, see [`pg_store`]).
 
-mod common;
-mod payment_support;
+use crate::common;
+use crate::payment_support;
 
 use booking::model::{
     CompensationId, CompensationStatus, EventId, OrderStatus, OutboxStatus, PaymentOpId, PaymentStatus, SeatState,

@@ -4,7 +4,7 @@
 //! of a selection, and never see a deadlock or backend error; reconcilers
 //! claiming at once never get the same payment, and every due one is claimed once.
 
-mod common;
+use crate::common;
 
 use booking::model::{HoldToken, SeatId, SeatState, UserId};
 use booking::store::{AcquireHold, BeginPayment, CreateEvent, HoldGrant, PgStore, ReconcileBackoff, Store, StoreError};

@@ -3,7 +3,7 @@
 //! (doubling, capped, cut to the payment deadline), the limit and the order.
 //! Concurrent claimers on PostgreSQL are in `races.rs`.
 
-mod common;
+use crate::common;
 
 use booking::clock::Clock;
 use booking::model::*;

@@ -3,7 +3,7 @@
 //! end with the same journals (sequence numbers compared by their order:
 //! PostgreSQL's come from a sequence shared by every room).
 
-mod common;
+use crate::common;
 
 use booking::admission::records::{MemRoomRecords, PgRoomRecords, RoomRecords};
 use booking::admission::room::image::{JournalUser, RoomJournal};

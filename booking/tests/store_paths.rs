@@ -2,7 +2,7 @@
 //! MemStore and on PgStore: where the differential test only says "the same",
 //! these say "right".
 
-mod common;
+use crate::common;
 
 use booking::clock::{Clock, ManualClock};
 use booking::model::*;

@@ -3,7 +3,7 @@
 //! refused (StaleToken) and Bob's succeeds. Plus the database's own guard: a
 //! second confirmed booking for a seat, inserted directly in SQL, fails.
 
-mod common;
+use crate::common;
 
 use booking::clock::ManualClock;
 use booking::model::{OrderStatus, SeatState};

@@ -13,8 +13,8 @@
 //! `--admission-prior-session-ms 2000`: a room admits about target/2 users a
 //! second. Processes are killed and the database dropped even when a test fails.
 
-mod common;
-mod process_support;
+use crate::common;
+use crate::process_support;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;

@@ -472,8 +472,8 @@ pub const CATALOG: &[Entry] = &[
         Area::Checkout,
         "the checkout handler (http::handlers::checkout)",
         "network-partitions",
-        "refusal-changes-nothing",
-        "a checkout handler that stops waiting for a slow store answers that the hold is gone while the store's work goes on, so an order the user was refused is created and charged (chaos mode's slow and lossy database links catch it)",
+        "no-early-expiry",
+        "a checkout handler that stops waiting for a slow store answers that the hold is gone while the store's work goes on, so a holder is refused its own hold before the deadline, and an order the user was refused may be created and charged (`refusal-changes-nothing`, when the store's work commits); chaos mode's slow and lossy database links catch it",
     )
     .real_stack(),
     e(

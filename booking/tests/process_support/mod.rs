@@ -142,3 +142,35 @@ impl Proc {
         }
     }
 }
+
+/// Bound on a `redis-server` answering after it starts.
+pub const REDIS_WAIT: Duration = Duration::from_secs(20);
+
+/// A `redis-server` on `port`, persisting to an append-only file under
+/// `aof_dir` when given (fsynced at every write), otherwise keeping nothing;
+/// returned once it answers `PING` (bounded by [`REDIS_WAIT`]). `Err` when it
+/// exits first (the port was taken, say) or stays silent.
+pub async fn redis_server(port: u16, aof_dir: Option<&std::path::Path>) -> Result<Proc, String> {
+    let mut cmd = Command::new("redis-server");
+    cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""]);
+    match aof_dir {
+        Some(d) => cmd.args(["--appendonly", "yes", "--appendfsync", "always", "--dir", &d.to_string_lossy()]),
+        None => cmd.args(["--appendonly", "no"]),
+    };
+    let mut proc = Proc::spawn("redis-server", cmd).map_err(|e| format!("{e} (redis-server on PATH?)"))?;
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).map_err(|e| e.to_string())?;
+    let deadline = tokio::time::Instant::now() + REDIS_WAIT;
+    while tokio::time::Instant::now() < deadline {
+        if let Ok(Some(status)) = proc.child.try_wait() {
+            return Err(format!("redis-server exited ({status}):\n{}", proc.output()));
+        }
+        let connected = tokio::time::timeout(Duration::from_secs(2), client.get_multiplexed_async_connection()).await;
+        if let Ok(Ok(mut c)) = connected
+            && redis::cmd("PING").query_async::<String>(&mut c).await.is_ok()
+        {
+            return Ok(proc);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Err(format!("redis-server on {port} did not answer within {REDIS_WAIT:?}"))
+}
