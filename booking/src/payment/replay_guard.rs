@@ -2,7 +2,8 @@
 //! remembers the events it has applied and refuses a second delivery of one
 //! as a replay. A provider whose first answer was lost delivers the event
 //! again, genuinely, and is refused (the sound endpoint answers a repeat as
-//! applied: applying a webhook is idempotent). Only built when planted.
+//! applied: applying a webhook is idempotent). The endpoint makes one only
+//! when the bug is planted (never in a build without `fault-injection`).
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
