@@ -300,7 +300,7 @@ fn pg_target(opts: &sqlx::postgres::PgConnectOptions) -> String {
 /// reported in PostgreSQL's or the system's words ("Connection refused"),
 /// not as the pool's "pool timed out".
 async fn pool(url: &str, max: u32) -> Result<sqlx::PgPool, String> {
-    let opts = pg_options(url)?;
+    let opts = PgStore::connect_options(pg_options(url)?);
     let cannot = |why: String| {
         format!(
             "cannot connect to the database at {}: {why} (is PostgreSQL running there, and does the database \

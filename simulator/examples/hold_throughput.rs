@@ -11,11 +11,10 @@
 //!
 //! Rows (all against pgbench running the bare `UPDATE`, on the same seats):
 //! - `pgbench UPDATE`: one autocommit statement, the conditional write alone;
-//! - `pgbench PgStore sequence`: the statements `PgStore::acquire_hold` sends,
-//!   in one transaction (BEGIN, the store's clock, the seats locked in sorted
-//!   order, the conditional write, COMMIT; PgStore sends the first two in one
-//!   round trip, pgbench cannot): the database's share of PgStore's cost,
-//!   without Rust;
+//! - `pgbench PgStore statement`: the one statement `PgStore::acquire_hold`
+//!   sends (the seats locked in sorted order, the decision, the conditional
+//!   write, before- and after-images): the database's share of PgStore's
+//!   cost, without Rust;
 //! - `PgStore`: the library, one tokio task a client, pool of CLIENTS connections;
 //! - `bookingd`: one `bookingd` process (with Redis for the seat-map cache,
 //!   as shipped), CLIENTS HTTP clients with keep-alive, one user each.
@@ -72,22 +71,24 @@ fn bare_update_script() -> String {
     )
 }
 
-/// The statements `PgStore::acquire_hold` sends, in its transaction.
-fn pgstore_sequence_script() -> String {
-    format!(
-        "\\set seat random(0, :nseats - 1)\n\
-         BEGIN;\n\
-         SELECT {NOW} AS now_ms \\gset\n\
-         SELECT event_id, seat_id, state, version, hold_token, holder_id, hold_expires_at_ms, order_id, booking_id \
-         FROM seats WHERE event_id = '{EVENT}' AND seat_id = ANY(ARRAY['s' || lpad((:seat)::text, 5, '0')]::text[]) \
-         ORDER BY seat_id FOR UPDATE;\n\
-         UPDATE seats SET state = 'held', hold_token = gen_random_uuid(), holder_id = 'bench', \
-         hold_expires_at_ms = (:now_ms)::bigint + {HOLD_TTL_MS}, order_id = NULL, booking_id = NULL, version = version + 1 \
-         WHERE event_id = '{EVENT}' AND seat_id = ANY(ARRAY['s' || lpad((:seat)::text, 5, '0')]::text[]) \
-         AND (state = 'available' OR (state = 'held' AND hold_expires_at_ms <= (:now_ms)::bigint)) \
-         AND (:now_ms)::bigint IS NOT NULL RETURNING seat_id, version;\n\
-         COMMIT;\n"
-    )
+/// The statement `PgStore::acquire_hold` sends (its sound text, no cap, the
+/// database's clock), with pgbench's variables for its parameters.
+fn pgstore_statement_script() -> String {
+    // `$1`…`$7`; replaced from the last so `$1` does not match a prefix.
+    let params = [
+        ("$7", "NULL"),
+        ("$6", "NULL"),
+        ("$5", "(:ttl)::bigint"),
+        ("$4", "'bench'"),
+        ("$3", "gen_random_uuid()"),
+        ("$2", "ARRAY['s' || lpad((:seat)::text, 5, '0')]"),
+        ("$1", "'bench'"),
+    ];
+    let mut sql = PgStore::hold_statement_text().to_string();
+    for (param, value) in params {
+        sql = sql.replace(param, value);
+    }
+    format!("\\set seat random(0, :nseats - 1)\n\\set ttl {HOLD_TTL_MS}\n{sql};\n")
 }
 
 fn seat(i: usize) -> String {
@@ -261,6 +262,8 @@ async fn pgbench(
     let before = sample_cpu(None);
     let t0 = Instant::now();
     let out = tokio::process::Command::new("pgbench")
+        // The session settings PgStore's pools get (`PgStore::connect_options`).
+        .env("PGOPTIONS", PgStore::SESSION_SETTINGS.map(|(k, v)| format!("-c {k}={v}")).join(" "))
         .args(["-n", "-M", "prepared", "-c", &clients.to_string(), "-j", "2", "-T", &duration_s.to_string()])
         .args(["-D", &format!("nseats={}", if hot { HOT_SEATS } else { SEATS })])
         .arg("-f")
@@ -284,10 +287,11 @@ async fn pgbench(
 
 async fn pgstore(hot: bool, clients: usize, duration_s: u64, db_url: &str, pool: &sqlx::PgPool) -> Result<Row, String> {
     reset(pool).await?;
+    let opts = db_url.parse().map_err(|e: sqlx::Error| e.to_string())?;
     let store_pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(clients as u32)
         .min_connections(clients as u32)
-        .connect(db_url)
+        .connect_with(PgStore::connect_options(opts))
         .await
         .map_err(|e| e.to_string())?;
     let store = Arc::new(PgStore::new(store_pool.clone(), PgClock::Database, Arc::new(RandomIds)));
@@ -348,7 +352,7 @@ async fn bookingd(hot: bool, clients: usize, duration_s: u64, admin_url: &str, r
                 "--hold-ttl-ms".into(),
                 HOLD_TTL_MS.to_string(),
                 "--hold-attempts-per-minute".into(),
-                "100000000".into(),
+                "1000000".into(),
             ],
             provider_faults_json: "{}".into(),
             provider_seed: 1,
@@ -464,7 +468,7 @@ async fn run(clients: usize, duration_s: u64, admin_url: &str, redis_url: &str) 
     for hot in [false, true] {
         rows.push(pgbench("pgbench UPDATE", &bare_update_script(), hot, clients, duration_s, &url, &pool).await?);
         rows.push(
-            pgbench("pgbench PgStore sequence", &pgstore_sequence_script(), hot, clients, duration_s, &url, &pool)
+            pgbench("pgbench PgStore statement", &pgstore_statement_script(), hot, clients, duration_s, &url, &pool)
                 .await?,
         );
         rows.push(pgstore(hot, clients, duration_s, &url, &pool).await?);

@@ -1,17 +1,16 @@
-//! The hold transitions: create an event, acquire, release and sweep holds.
+//! The hold transitions: create an event, release and sweep holds (the hold
+//! itself is one statement: [`hold_statement`](super::hold_statement)).
 //! Each function is the body of one transaction (see [`in_tx`](super::tx::in_tx)).
 //! Every seat write is a conditional `UPDATE … RETURNING` whose rows must
 //! equal the after-images the seat machine decided from the locked rows.
 
 use super::rows::{self, seat_cols};
-use super::tx::{Fail, TxIds, ensure, ensure_written};
-use crate::model::{HoldToken, Seat, SeatId, SeatState};
-use crate::store::decide::{check_hold_limit, check_holdable, releasable};
+use super::tx::{Fail, ensure, ensure_written};
+use crate::model::SeatId;
+use crate::store::decide::releasable;
 use crate::store::machine::seat::{self as seat_machine, SeatCause};
 use crate::store::rules::{Rules, rule_text};
-use crate::store::{
-    AcquireHold, CreateEvent, ExpiredHold, HeldSeat, HoldGrant, ReclaimedHold, ReleaseHold, StoreError,
-};
+use crate::store::{CreateEvent, ExpiredHold, ReleaseHold, StoreError};
 use sqlx::{PgConnection, Row};
 
 /// `UnknownEvent` unless the event exists.
@@ -73,109 +72,6 @@ pub(super) async fn create_event(
     .await?
     .rows_affected();
     ensure(n == sorted.len() as u64, || format!("created {n} of {} seats", sorted.len()))
-}
-
-/// Body of [`Store::acquire_hold`](crate::store::Store::acquire_hold).
-pub(super) async fn acquire_hold(
-    c: &mut PgConnection,
-    now_ms: i64,
-    ids: &TxIds,
-    req: &AcquireHold,
-    sorted: &[SeatId],
-    rules: &Rules,
-) -> Result<HoldGrant, Fail> {
-    let locked = lock_seats(c, &req.event_id, sorted).await?;
-    if locked.len() != sorted.len() {
-        // A seat is missing, or the whole event: say which (one round trip saved on every grant).
-        require_event(c, &req.event_id).await?;
-    }
-    let take = check_holdable(&req.event_id, sorted, &locked, now_ms, rules)?;
-    if let Some(limit) = req.max_held_seats {
-        let held = held_by(c, &req.event_id, &req.holder_id, now_ms).await?;
-        check_hold_limit(&req.event_id, held, take.len(), Some(limit), rules)?;
-    }
-    let hold_token = HoldToken::from(ids.next_uuid());
-    let expires_at_ms = now_ms + req.ttl_ms;
-    // Built from constant fragments only: nothing user-supplied reaches the text.
-    let cause = SeatCause::Hold { token: hold_token, holder: &req.holder_id, expires_at_ms };
-    let expected = locked
-        .iter()
-        .filter(|s| take.contains(&s.seat_id))
-        .map(|s| seat_machine::next(s, &cause, now_ms, rules))
-        .collect::<Result<Vec<Seat>, _>>()
-        .map_err(|r| Fail::Broken(format!("check_holdable passed a seat its machine refuses: {r}")))?;
-    let rows = sqlx::query(sqlx::AssertSqlSafe(hold_sql(rules)))
-        .bind(&req.event_id)
-        .bind(&take)
-        .bind(hold_token)
-        .bind(&req.holder_id)
-        .bind(expires_at_ms)
-        .bind(now_ms)
-        .fetch_all(&mut *c)
-        .await?;
-    ensure(rows.len() == take.len(), || format!("hold took {} of {} locked holdable seats", rows.len(), take.len()))?;
-    let seats: Vec<HeldSeat> =
-        expected.iter().map(|s| HeldSeat { seat_id: s.seat_id.clone(), version: s.version }).collect();
-    ensure_written("held seat", expected, rows::all(&rows, rows::seat)?, |s| s.seat_id.clone())?;
-    let reclaimed = locked
-        .iter()
-        .filter(|s| s.state == SeatState::Held && take.contains(&s.seat_id))
-        .map(|s| {
-            let expired_at_ms =
-                s.hold_expires_at_ms.ok_or_else(|| Fail::Broken("held seat without a deadline".into()))?;
-            Ok(ReclaimedHold { seat_id: s.seat_id.clone(), expired_at_ms })
-        })
-        .collect::<Result<Vec<_>, Fail>>()?;
-    Ok(HoldGrant {
-        event_id: req.event_id.clone(),
-        holder_id: req.holder_id.clone(),
-        hold_token,
-        seats,
-        expires_at_ms,
-        granted_at_ms: now_ms,
-        reclaimed,
-    })
-}
-
-/// How many seats of `event_id` `holder_id` has at `now_ms` (held and
-/// unexpired, or in payment), counted under the holder's row lock: the lock
-/// is taken last, after the seats', so it closes no cycle, and it makes one
-/// holder's concurrent holds of one event count one after another.
-async fn held_by(c: &mut PgConnection, event_id: &str, holder_id: &str, now_ms: i64) -> Result<usize, Fail> {
-    sqlx::query(
-        "INSERT INTO holders (event_id, holder_id) VALUES ($1, $2) \
-         ON CONFLICT (event_id, holder_id) DO UPDATE SET holder_id = EXCLUDED.holder_id",
-    )
-    .bind(event_id)
-    .bind(holder_id)
-    .execute(&mut *c)
-    .await?;
-    let n: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM seats WHERE event_id = $1 AND holder_id = $2 \
-         AND ((state = 'held' AND hold_expires_at_ms > $3) OR state = 'payment_pending')",
-    )
-    .bind(event_id)
-    .bind(holder_id)
-    .bind(now_ms)
-    .fetch_one(&mut *c)
-    .await?;
-    usize::try_from(n).map_err(|_| Fail::Broken(format!("negative seat count {n}")))
-}
-
-/// The hold's conditional write (`$1` event, `$2` seats, `$3` new token, `$4`
-/// holder, `$5` deadline, `$6` store now): available seats, or held ones
-/// past their deadline. Under `rules` with a planted bug the deadline
-/// comparison is left out, or a taken-over seat keeps its token.
-fn hold_sql(rules: &Rules) -> String {
-    let token = rule_text!(rules.hold_fresh_token, "$3", "COALESCE(hold_token, $3)");
-    let held = rule_text!(rules.hold_deadline, "(state = 'held' AND hold_expires_at_ms <= $6)", "state = 'held'");
-    format!(
-        "UPDATE seats SET state = 'held', hold_token = {token}, holder_id = $4, hold_expires_at_ms = $5, \
-                order_id = NULL, booking_id = NULL, version = version + 1 \
-         WHERE event_id = $1 AND seat_id = ANY($2) AND (state = 'available' OR {held}) AND $6::bigint IS NOT NULL \
-         RETURNING {}",
-        seat_cols!()
-    )
 }
 
 /// Body of [`Store::release_hold`](crate::store::Store::release_hold).

@@ -172,6 +172,20 @@ impl TxConn {
         Ok((tx, now_ms))
     }
 
+    /// `conn`, fresh from the pool, for one statement sent outside any
+    /// transaction (its own implicit one): until [`finish`](Self::finish),
+    /// dropping it closes the connection, so a statement whose answer was
+    /// never read does not meet the connection's next user.
+    pub(super) fn implicit(conn: PoolConnection<Postgres>) -> TxConn {
+        TxConn { conn, open: true }
+    }
+
+    /// The statement of an [`implicit`](Self::implicit) connection was
+    /// answered (success or error): the connection may go back to the pool.
+    pub(super) fn finish(mut self) {
+        self.open = false;
+    }
+
     /// Commits; the connection goes back to the pool only once the server acknowledged it.
     pub(super) async fn commit(mut self) -> Result<(), sqlx::Error> {
         sqlx::raw_sql("COMMIT").execute(&mut *self.conn).await?;

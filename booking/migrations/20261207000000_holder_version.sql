@@ -1,0 +1,6 @@
+-- A hold with a cap is one statement: it counts the holder's seats in the
+-- statement's snapshot, then locks the holder's row. Every granted capped
+-- hold moves the row's version by one; a hold that finds the locked row past
+-- the version its snapshot saw (another capped hold of the holder was granted
+-- in between, so the count may miss seats) writes nothing and is sent again.
+ALTER TABLE holders ADD COLUMN version BIGINT NOT NULL DEFAULT 0;
