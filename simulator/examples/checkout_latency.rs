@@ -72,6 +72,7 @@ async fn measure(
             provider_seed: 1,
             clock_skew_max_ms: 0,
             skew_seed: 0,
+            db_direct: false,
         },
         |_| Vec::new(),
     )

@@ -358,6 +358,7 @@ async fn bookingd(hot: bool, clients: usize, duration_s: u64, admin_url: &str, r
             provider_seed: 1,
             clock_skew_max_ms: 0,
             skew_seed: 0,
+            db_direct: true,
         },
         |_| Vec::new(),
     )

@@ -413,6 +413,7 @@ async fn run_inner(
                 &opts.without,
             ),
             skew_seed: seed ^ 0xc10c,
+            db_direct: false,
         },
         |_| disrupt::life_args(&faults, &mut ChaCha8Rng::seed_from_u64(life_rng.random::<u64>())),
     )

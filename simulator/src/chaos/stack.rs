@@ -59,6 +59,10 @@ pub struct StackConfig {
     pub clock_skew_max_ms: i64,
     /// Seeds the skew of every process life.
     pub skew_seed: u64,
+    /// bookingd connects to PostgreSQL straight, not through its slot's link
+    /// (benchmarks: the link's copying is not bookingd's cost). No database
+    /// nemesis can reach such a stack.
+    pub db_direct: bool,
 }
 
 /// A child process, killed on drop, whose output is kept.
@@ -377,7 +381,7 @@ impl Stack {
             "bookingd",
             "serve",
             "--database-url",
-            &via(&self.db_url, self.links[i].addr()),
+            &if self.cfg.db_direct { self.db_url.clone() } else { via(&self.db_url, self.links[i].addr()) },
             "--provider-url",
             &format!("http://{}", self.provider_links[i].addr()),
             "--listen",

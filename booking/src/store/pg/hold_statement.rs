@@ -277,6 +277,9 @@ fn build_hold_sql(rules: &Rules) -> String {
     let all_taken = rule_text!(rules.hold_all_or_nothing, "v.holdable = v.found", "v.holdable > 0");
     let counted = rule_text!(rules.hold_limit_counts_request, "v.holdable", "LEAST(v.holdable, 1)");
     let token = rule_text!(rules.hold_fresh_token, "$3", "COALESCE(hold_token, $3)");
+    // What counts toward the cap (`counts_toward_hold_limit`); `seen` counts
+    // the holder's other seats by the same predicate split in two, so each
+    // part is a range of `seats_by_holder_state`.
     let counts = "holder_id = $4 AND ((state = 'held' AND hold_expires_at_ms > (SELECT ms FROM clock)) \
                   OR state = 'payment_pending')";
     let cols = seat_cols!();
@@ -294,8 +297,11 @@ fn build_hold_sql(rules: &Rules) -> String {
                   w.held_elsewhere + v.counted_here + v.taking <= $7::bigint AS under_cap \
            FROM verdict v CROSS JOIN ( \
              SELECT COALESCE((SELECT version FROM holders WHERE event_id = $1 AND holder_id = $4), -1) AS version, \
-                    (SELECT count(*) FROM seats WHERE event_id = $1 AND {counts} \
-                       AND NOT (seat_id = ANY($2::text[]))) AS held_elsewhere OFFSET 0) w \
+                    (SELECT count(*) FROM seats WHERE event_id = $1 AND holder_id = $4 AND state = 'held' \
+                       AND hold_expires_at_ms > (SELECT ms FROM clock) AND NOT (seat_id = ANY($2::text[]))) \
+                    + (SELECT count(*) FROM seats WHERE event_id = $1 AND holder_id = $4 \
+                       AND state = 'payment_pending' AND NOT (seat_id = ANY($2::text[]))) AS held_elsewhere \
+             OFFSET 0) w \
            WHERE $7::bigint IS NOT NULL AND v.seats_ok), \
          holder AS ( \
            INSERT INTO holders (event_id, holder_id) SELECT $1, $4 FROM seen WHERE seen.under_cap \
