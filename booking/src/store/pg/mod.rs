@@ -97,17 +97,24 @@ impl PgStore {
     }
 
     /// `opts` with the session settings PgStore's statements are planned
-    /// for: `plan_cache_mode = force_generic_plan`. A hold is one prepared
-    /// statement of several parts; left to choose, PostgreSQL kept making it a
-    /// custom plan per execution, and planning cost more than running it
-    /// (`examples/hold_throughput`: the database's CPU per hold 1.9× that
-    /// with generic plans). Give every pool a PgStore runs on these options.
+    /// for ([`SESSION_SETTINGS`](Self::SESSION_SETTINGS)). Give every pool a
+    /// PgStore runs on these options.
     pub fn connect_options(opts: sqlx::postgres::PgConnectOptions) -> sqlx::postgres::PgConnectOptions {
         opts.options(Self::SESSION_SETTINGS)
     }
 
-    /// The settings of [`connect_options`](Self::connect_options), as (name, value).
-    pub const SESSION_SETTINGS: [(&'static str, &'static str); 1] = [("plan_cache_mode", "force_generic_plan")];
+    /// The session settings PgStore's statements are planned for, as (name, value):
+    /// - `plan_cache_mode = force_generic_plan`: a hold is one prepared
+    ///   statement of several parts; left to choose, PostgreSQL kept making
+    ///   it a custom plan per execution, and planning cost more than running
+    ///   it (`examples/hold_throughput`: the database's CPU per hold about
+    ///   twice that with generic plans);
+    /// - `random_page_cost = 1.1`: an on-sale's seats are in memory or on
+    ///   SSD, not on the spinning disk the default 4 prices; under the default
+    ///   a generic plan locked a hold's seats of a 1,000-seat event by reading
+    ///   the whole table (`booking/tests/hold_cost.rs`).
+    pub const SESSION_SETTINGS: [(&'static str, &'static str); 2] =
+        [("plan_cache_mode", "force_generic_plan"), ("random_page_cost", "1.1")];
 
     /// The hold's one statement under sound rules, as sent: `$1` event,
     /// `$2` sorted seats, `$3` new token, `$4` holder, `$5` lifetime in ms,
