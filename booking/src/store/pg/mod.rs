@@ -7,7 +7,10 @@
 //! change is a conditional `UPDATE ... WHERE <state, token, holder, deadline>`
 //! whose row count is asserted. A refused operation rolls back and changes
 //! nothing. Serialization failures and deadlocks are retried a bounded number
-//! of times with the same ids, then surface as `StoreError::Backend`.
+//! of times with the same ids, then surface as `StoreError::Backend`. A hold,
+//! the on-sale's hot write, is one statement in one round trip instead
+//! ([`hold_statement`]): the same locks, decisions and conditional write, in
+//! its own implicit transaction.
 //!
 //! Queries are runtime `sqlx::query` strings with bound parameters only; we do
 //! not use the `query!` macros, so building needs no `DATABASE_URL` and no
