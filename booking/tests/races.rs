@@ -248,3 +248,62 @@ async fn concurrent_reconcile_claims_never_share_a_payment() {
     assert!(snap.payment_ops.iter().all(|p| p.checks == 1), "one check each in the database too");
     db.drop_db().await;
 }
+
+/// Postmortem: the one-statement hold decided from its locked rows (the
+/// latest) but filtered its `UPDATE` by the statement's snapshot, so a seat
+/// released while the hold waited on its lock was judged holdable and not
+/// written: half a selection held, and a 500 (found by chaos, crash-after-commit seed 1).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hold_waiting_on_a_seat_being_released_takes_the_whole_selection() {
+    const START_MS: i64 = 1_700_000_000_000;
+    let db = TestDb::create(4).await;
+    let store = db.manual_store(booking::clock::ManualClock::new(START_MS), 6);
+    let seat_ids: Vec<SeatId> = vec!["A".into(), "B".into()];
+    create(&store, "gig", &seat_ids).await;
+    let req = |seats: &[SeatId], holder: &str| AcquireHold {
+        event_id: "gig".into(),
+        seat_ids: seats.to_vec(),
+        holder_id: holder.into(),
+        ttl_ms: 60_000,
+        max_held_seats: None,
+    };
+    store.acquire_hold(&req(&seat_ids[1..], "bob")).await.unwrap();
+    // Bob's release, written but not committed: B is locked, still held in every snapshot.
+    let mut release = db.pool.begin().await.unwrap();
+    let n = sqlx::query(
+        "UPDATE seats SET state = 'available', hold_token = NULL, holder_id = NULL, hold_expires_at_ms = NULL, \
+         version = version + 1 WHERE event_id = 'gig' AND seat_id = 'B'",
+    )
+    .execute(&mut *release)
+    .await
+    .unwrap()
+    .rows_affected();
+    assert_eq!(n, 1);
+    let ann = tokio::spawn({
+        let (store, req) = (store.clone(), req(&seat_ids, "ann"));
+        async move { store.acquire_hold(&req).await }
+    });
+    // Wait (bounded) until ann's statement has taken its snapshot and waits on B's lock.
+    let mut waiting = false;
+    for _ in 0..500 {
+        let (n,): (i64,) = sqlx::query_as(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
+        if n > 0 {
+            waiting = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(waiting, "ann's hold never waited on B's lock");
+    release.commit().await.unwrap();
+    let grant = ann.await.unwrap().expect("B was released before ann's hold locked it: both seats are hers");
+    let got: Vec<SeatId> = grant.seats.iter().map(|s| s.seat_id.clone()).collect();
+    assert_eq!(got, seat_ids);
+    let map = store.seat_map(&"gig".into()).await.unwrap();
+    assert!(map.iter().all(|s| s.state == SeatState::Held && s.hold_token == Some(grant.hold_token)), "{map:?}");
+    db.drop_db().await;
+}

@@ -11,6 +11,7 @@ use super::machine::order::OrderRefusal;
 use super::machine::payment::PaymentRefusal;
 use super::machine::seat::{self, SeatCause, SeatRefusal};
 use super::rules::Rules;
+use super::{AcquireHold, HeldSeat, HoldGrant, ReclaimedHold};
 use crate::model::{HoldToken, OrderId, Seat, SeatId, SeatState, UserId};
 
 /// Checks that taking `taking` more seats leaves the holder, who has `held`
@@ -61,6 +62,47 @@ pub fn check_holdable(
         return Err(StoreError::SeatUnavailable { event_id: event_id.into(), seat_id: seat.seat_id.clone() });
     }
     Ok(take)
+}
+
+/// The hold `req` grants once [`check_holdable`] (and the cap) allowed it:
+/// `take` (`check_holdable`'s answer) out of `locked` (the locked rows,
+/// sorted), under `hold_token`, at `now_ms`. Returns the grant and the seat
+/// machine's after-images of the taken seats, sorted: what the store writes.
+/// An `Err` names a seat the machine refuses although `check_holdable`
+/// passed it, or a held seat without a deadline: a bug, never an answer.
+pub fn grant_hold(
+    req: &AcquireHold,
+    locked: &[Seat],
+    take: &[SeatId],
+    hold_token: HoldToken,
+    now_ms: i64,
+    rules: &Rules,
+) -> Result<(HoldGrant, Vec<Seat>), String> {
+    let expires_at_ms = now_ms + req.ttl_ms;
+    let cause = SeatCause::Hold { token: hold_token, holder: &req.holder_id, expires_at_ms };
+    let mut after = Vec::with_capacity(take.len());
+    let mut reclaimed = Vec::new();
+    for old in locked.iter().filter(|s| take.contains(&s.seat_id)) {
+        if old.state == SeatState::Held {
+            let expired_at_ms =
+                old.hold_expires_at_ms.ok_or_else(|| format!("held seat {} has no deadline", old.seat_id))?;
+            reclaimed.push(ReclaimedHold { seat_id: old.seat_id.clone(), expired_at_ms });
+        }
+        after.push(
+            seat::next(old, &cause, now_ms, rules)
+                .map_err(|e| format!("check_holdable passed seat {} its machine refuses: {e}", old.seat_id))?,
+        );
+    }
+    let grant = HoldGrant {
+        event_id: req.event_id.clone(),
+        holder_id: req.holder_id.clone(),
+        hold_token,
+        seats: after.iter().map(|s| HeldSeat { seat_id: s.seat_id.clone(), version: s.version }).collect(),
+        expires_at_ms,
+        granted_at_ms: now_ms,
+        reclaimed,
+    };
+    Ok((grant, after))
 }
 
 /// Checks that `token` is the current, unexpired hold of `holder` on every

@@ -7,7 +7,8 @@
 //! after-image its state machine ([`super::machine`]) returned.
 
 use super::decide::{
-    check_checkout, check_hold_limit, check_holdable, check_whole_hold, order_refused, payment_refused, releasable,
+    check_checkout, check_hold_limit, check_holdable, check_whole_hold, grant_hold, order_refused, payment_refused,
+    releasable,
 };
 use super::machine::order::OrderCause;
 use super::machine::payment::{PaymentCause, reconcile_due};
@@ -415,30 +416,12 @@ impl Store for MemStore {
                 check_hold_limit(&req.event_id, held, take.len(), req.max_held_seats, &rules)?;
             }
             let hold_token = HoldToken::from(ids.next_uuid());
-            let expires_at_ms = now_ms + req.ttl_ms;
-            let cause = SeatCause::Hold { token: hold_token, holder: &req.holder_id, expires_at_ms };
-            let mut seats = Vec::with_capacity(take.len());
-            let mut reclaimed = Vec::new();
-            for old in locked.into_iter().filter(|s| take.contains(&s.seat_id)) {
-                if old.state == SeatState::Held {
-                    reclaimed.push(ReclaimedHold {
-                        seat_id: old.seat_id.clone(),
-                        expired_at_ms: old.hold_expires_at_ms.expect("held seat has a deadline"),
-                    });
-                }
-                let after = seat_machine::next(&old, &cause, now_ms, &rules).expect("check_holdable: holdable");
-                seats.push(HeldSeat { seat_id: after.seat_id.clone(), version: after.version });
-                db.put_seat(after);
+            let (grant, after) =
+                grant_hold(req, &locked, &take, hold_token, now_ms, &rules).map_err(StoreError::InvariantBreach)?;
+            for seat in after {
+                db.put_seat(seat);
             }
-            Ok(HoldGrant {
-                event_id: req.event_id.clone(),
-                holder_id: req.holder_id.clone(),
-                hold_token,
-                seats,
-                expires_at_ms,
-                granted_at_ms: now_ms,
-                reclaimed,
-            })
+            Ok(grant)
         })
     }
 

@@ -33,11 +33,10 @@ use super::tx::{
 };
 use super::{PgClock, PgStore};
 use crate::ids::IdSource;
-use crate::model::{HoldToken, Seat, SeatId, SeatState};
-use crate::store::decide::{check_hold_limit, check_holdable};
-use crate::store::machine::seat::{self as seat_machine, SeatCause};
+use crate::model::{HoldToken, Seat, SeatId};
+use crate::store::decide::{check_hold_limit, check_holdable, grant_hold};
 use crate::store::rules::{Rules, rule_text};
-use crate::store::{AcquireHold, HeldSeat, HoldGrant, ReclaimedHold, StoreError};
+use crate::store::{AcquireHold, HoldGrant, StoreError};
 use sqlx::{PgConnection, Row};
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -216,34 +215,9 @@ fn grant(
     take: &[SeatId],
     rules: &Rules,
 ) -> Result<HoldGrant, Fail> {
-    let expires_at_ms = r.now_ms + req.ttl_ms;
-    let cause = SeatCause::Hold { token: hold_token, holder: &req.holder_id, expires_at_ms };
-    let taken: Vec<&Seat> = r.before.iter().filter(|s| take.contains(&s.seat_id)).collect();
-    let expected = taken
-        .iter()
-        .map(|s| seat_machine::next(s, &cause, r.now_ms, rules))
-        .collect::<Result<Vec<Seat>, _>>()
-        .map_err(|e| Fail::Broken(format!("check_holdable passed a seat its machine refuses: {e}")))?;
-    let seats = expected.iter().map(|s| HeldSeat { seat_id: s.seat_id.clone(), version: s.version }).collect();
+    let (grant, expected) = grant_hold(req, &r.before, take, hold_token, r.now_ms, rules).map_err(Fail::Broken)?;
     ensure_written("held seat", expected, r.after, |s| s.seat_id.clone())?;
-    let reclaimed = taken
-        .iter()
-        .filter(|s| s.state == SeatState::Held)
-        .map(|s| {
-            let expired_at_ms =
-                s.hold_expires_at_ms.ok_or_else(|| Fail::Broken("held seat without a deadline".into()))?;
-            Ok(ReclaimedHold { seat_id: s.seat_id.clone(), expired_at_ms })
-        })
-        .collect::<Result<Vec<_>, Fail>>()?;
-    Ok(HoldGrant {
-        event_id: req.event_id.clone(),
-        holder_id: req.holder_id.clone(),
-        hold_token,
-        seats,
-        expires_at_ms,
-        granted_at_ms: r.now_ms,
-        reclaimed,
-    })
+    Ok(grant)
 }
 
 /// The statement under sound rules, built once.
@@ -264,7 +238,12 @@ fn hold_sql(rules: &Rules) -> Cow<'static, str> {
 /// database's, `$7` cap or NULL). Every CTE reads the statement's snapshot;
 /// `locked` is the latest row of each requested seat, locked in seat order
 /// before the holder's row (`holder` reads `verdict`, which reads `locked`),
-/// so the locks close no cycle. Built from constant fragments only: nothing
+/// so the locks close no cycle. `written` picks its rows by the seat ids
+/// `locked` found holdable, never by a condition on a column that can change:
+/// its scan judges such a condition on the snapshot's row, so a seat
+/// released while the statement waited on its lock would be judged holdable
+/// from the locked row and skipped by the write (half a selection held).
+/// Built from constant fragments only: nothing
 /// user-supplied reaches the text. Under `rules` with a planted bug the
 /// deadline comparison is left out, a taken-over seat keeps its token, a
 /// partial selection is taken, or the cap counts one seat of a request.
@@ -318,7 +297,8 @@ fn build_hold_sql(rules: &Rules) -> String {
            UPDATE seats SET state = 'held', hold_token = {token}, holder_id = $4, \
                   hold_expires_at_ms = (SELECT ms FROM clock) + $5, order_id = NULL, booking_id = NULL, \
                   version = version + 1 \
-           WHERE event_id = $1 AND seat_id = ANY($2::text[]) AND {holdable} AND (SELECT go FROM decision) \
+           WHERE event_id = $1 AND seat_id = ANY(ARRAY(SELECT seat_id FROM locked WHERE {holdable})) \
+             AND (SELECT go FROM decision) \
            RETURNING {cols}) \
          SELECT (SELECT ms FROM clock) AS now_ms, d.held, d.fresh, \
                 CASE WHEN v.found = cardinality($2::text[]) THEN true \
