@@ -333,6 +333,10 @@ pub async fn disconnects(
 const KILL_IN_OUTAGE_MS: u64 = 100;
 /// How long an outage waits at most for the killed process to serve again.
 const RESTART_WAIT_MS: u64 = 15_000;
+/// How long the killed process, started again, serves with Redis still
+/// down: requests must meet a fresh instance that has never reached the
+/// rooms' store, and it must fail closed too.
+const SERVE_IN_OUTAGE_MS: u64 = 750;
 
 /// Waits (bounded) until slot `i` has a running process again.
 async fn until_serving(stack: &Mutex<Stack>, i: usize) {
@@ -382,7 +386,8 @@ pub async fn redis_outages(
 
 /// One planned stop of the run's Redis: `kill -9`, with a seeded bookingd
 /// killed 100 ms into it when planned (Redis then stays down until that
-/// instance serves again), and a start, empty or with its data.
+/// instance has served for [`SERVE_IN_OUTAGE_MS`]), and a start, empty or
+/// with its data.
 async fn redis_stop(
     redis: &Mutex<super::redis::PrivateRedis>,
     stack: &Arc<Mutex<Stack>>,
@@ -410,6 +415,7 @@ async fn redis_stop(
         // Redis stays down until the supervisor has started the killed process again.
         until_serving(stack, i).await;
         log.record(ChaosFault::Note, format!("bookingd {i} serves again, Redis still down"));
+        tokio::time::sleep(Duration::from_millis(SERVE_IN_OUTAGE_MS)).await;
     }
     if keep_data {
         redis.lock().await.restart_keeping_data().await?;

@@ -336,7 +336,8 @@ async fn user(
 }
 
 /// An intruder: never queues; holds without an admission (and checks out
-/// what it got) on random seats until the window closes.
+/// what it got) a seat the seat map shows free (else a random one) until
+/// the window closes.
 async fn intruder(k: usize, seed: u64, cfg: Arc<RoomWorkloadConfig>, api: Api, log: Arc<FaultLog>) {
     let rng = ChaCha8Rng::seed_from_u64(seed ^ 0x1_D7D3 ^ k as u64);
     let token = super::stack::token(&format!("intruder{k}"), false);
@@ -346,7 +347,11 @@ async fn intruder(k: usize, seed: u64, cfg: Arc<RoomWorkloadConfig>, api: Api, l
     let events = b.cfg.user.events.clone();
     while b.log.now_ms() < b.cfg.duration_ms {
         let (event, seats) = &events[b.rng.random_range(0..events.len())];
-        let seat = vec![seats[b.rng.random_range(0..seats.len())].clone()];
+        let blind = vec![seats[b.rng.random_range(0..seats.len())].clone()];
+        // A seat the map shows free (a public read, not an intrusion), so
+        // that a gate left open is seen granting it.
+        let slot = b.rng.random_range(0..b.api.slots());
+        let seat = super::workload::read_map(&mut b.rng, &b.api, &b.name, slot, &[b.auth.clone()], event, blind).await;
         if let Some(held) = b.hold(&client, event, &seat, None).await
             && let Some(hold_token) = held["hold_token"].as_str()
         {

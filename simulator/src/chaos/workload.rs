@@ -76,6 +76,21 @@ async fn browse(
     if !rng.random_bool(BROWSE_SHARE) {
         return blind;
     }
+    read_map(rng, api, name, slot, auth, event, blind).await
+}
+
+/// Reads `event`'s seat map on `slot` as `name` and picks as many seats as
+/// `blind` among those it shows available, next to each other; `blind` when
+/// it shows fewer, or no map came.
+pub(super) async fn read_map(
+    rng: &mut ChaCha8Rng,
+    api: &Api,
+    name: &str,
+    slot: usize,
+    auth: &[(&str, String); 1],
+    event: &str,
+    blind: Vec<SeatId>,
+) -> Vec<SeatId> {
     let path = format!("/v1/events/{event}/seats");
     match api.send_keeping(name, slot, "GET", &path, auth, None, super::seat_maps::map_fact).await {
         Ok(map) => available(&map.body, blind.len(), rng).unwrap_or(blind),
