@@ -25,7 +25,7 @@ pub fn check_hold_limit(
     limit: Option<u32>,
     rules: &Rules,
 ) -> Result<(), StoreError> {
-    let counted = if rules.hold_limit_counts_request { taking } else { taking.min(1) };
+    let counted = if rules.hold_limit_counts_request() { taking } else { taking.min(1) };
     match limit {
         Some(limit) if held + counted > limit as usize => Err(StoreError::HoldLimit {
             event_id: event_id.into(),
@@ -55,7 +55,7 @@ pub fn check_holdable(
     }
     let take: Vec<SeatId> =
         locked.iter().filter(|s| seat::holdable(s, now_ms, rules)).map(|s| s.seat_id.clone()).collect();
-    let partial_allowed = !rules.hold_all_or_nothing && !take.is_empty();
+    let partial_allowed = !rules.hold_all_or_nothing() && !take.is_empty();
     if let Some(seat) = locked.iter().find(|s| !seat::holdable(s, now_ms, rules))
         && !partial_allowed
     {

@@ -490,7 +490,7 @@ impl Store for MemStore {
                 let order = db.orders[&(req.event_id.clone(), rec.order_id)].clone();
                 Some(Ok(BeginPaymentOutcome { order, replayed: true }))
             };
-            if rules.idempotency_first
+            if rules.idempotency_first()
                 && let Some(answer) = replay(db)
             {
                 return answer;
@@ -500,7 +500,7 @@ impl Store for MemStore {
             if let Some(answer) = replay(db) {
                 return answer; // only reached when a bug checks the hold first
             }
-            if rules.checkout_whole_hold {
+            if rules.checkout_whole_hold() {
                 let held_with_token: Vec<SeatId> = db
                     .event_seats(&req.event_id)
                     .filter(|s| s.state == SeatState::Held && s.hold_token == Some(req.hold_token))
@@ -542,7 +542,7 @@ impl Store for MemStore {
             let op_after = payment::next(&op, &cause, now_ms).map_err(payment_refused)?;
             // A planted bug takes a repeated success of a confirmed order for a late one.
             let repeat_refund =
-                op_after.is_none() && !rules.repeat_success_idempotent && order.status == OrderStatus::Confirmed;
+                op_after.is_none() && !rules.repeat_success_idempotent() && order.status == OrderStatus::Confirmed;
             if op_after.is_none() && !repeat_refund {
                 return Ok(Recorded { outcome: db.recorded_sale(order), decided_now: false });
             }

@@ -5,48 +5,97 @@
 //! it the same way (the differential test holds them to it).
 
 use crate::fault::Faults;
+#[cfg(feature = "fault-injection")]
 use crate::planted;
 
-/// Which guards a store applies. Production: [`Rules::SOUND`], always.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rules {
-    /// Checkout compares the presented token with the seat's.
-    pub checkout_token: bool,
-    /// Checkout compares the presented holder with the seat's.
-    pub checkout_holder: bool,
-    /// Checkout requires the hold's deadline to be ahead of the store's clock.
-    pub checkout_deadline: bool,
-    /// Checkout requires the seats to be `held`.
-    pub checkout_state: bool,
-    /// Checkout requires the whole hold to be named (a hold is paid all or nothing).
-    pub checkout_whole_hold: bool,
-    /// Checkout looks up its idempotency key before it checks the hold.
-    pub idempotency_first: bool,
-    /// A multi-seat hold takes every seat or none.
-    pub hold_all_or_nothing: bool,
-    /// The per-user cap counts the seats a hold requests, not only those already held.
-    pub hold_limit_counts_request: bool,
-    /// A hold takes over a held seat only past its deadline.
-    pub hold_deadline: bool,
-    /// A hold always carries a new token, also when it takes over an expired hold.
-    pub hold_fresh_token: bool,
-    /// An unknown payment outcome keeps the seats reserved.
-    pub unknown_keeps_seats: bool,
-    /// A repeated success of a decided payment changes nothing.
-    pub repeat_success_idempotent: bool,
-    /// An unresolved payment is released only once its deadline has passed.
-    pub release_waits_for_deadline: bool,
-    /// A compensation that gives up leaves its order `compensation_failed` (visible).
-    pub give_up_flags_order: bool,
-    /// A refund attempt takes over an `in_flight` one only once that attempt's lease has expired.
-    pub attempt_lease: bool,
-    /// The sweeper takes holds expiring up to this many ms ahead of the store's clock (sound: 0).
-    pub sweep_ahead_ms: i64,
-    /// The sweeper takes only `held` seats (never `payment_pending` ones).
-    pub sweep_held_only: bool,
+/// Declares [`Rules`]: each rule's name, type, sound value and doc. With
+/// `fault-injection` a rule is a field, read through its accessor; without
+/// it `Rules` is a unit struct and each accessor a `const fn` returning the
+/// sound value, so a release build has no runtime value for a planted
+/// branch to test: every such branch is dead code the compiler removes
+/// (asserted at compile time: `Rules` is zero-sized there).
+macro_rules! declare_rules {
+    ($( #[doc = $doc:literal] $name:ident: $ty:ty = $sound:expr, )*) => {
+        /// Which guards a store applies. Production: [`Rules::SOUND`], always
+        /// (without `fault-injection`, nothing else can be built).
+        #[cfg(feature = "fault-injection")]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Rules {
+            $( #[doc = $doc] pub $name: $ty, )*
+        }
+
+        /// Which guards a store applies: in a build without
+        /// `fault-injection`, always every one ([`Rules::SOUND`]).
+        #[cfg(not(feature = "fault-injection"))]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Rules;
+
+        impl Rules {
+            /// Every rule on.
+            #[cfg(feature = "fault-injection")]
+            pub const SOUND: Rules = Rules { $( $name: $sound, )* };
+            /// Every rule on (the only rules there are).
+            #[cfg(not(feature = "fault-injection"))]
+            pub const SOUND: Rules = Rules;
+
+            $(
+                #[doc = $doc]
+                #[inline(always)]
+                pub const fn $name(&self) -> $ty {
+                    #[cfg(feature = "fault-injection")]
+                    let value = self.$name;
+                    #[cfg(not(feature = "fault-injection"))]
+                    let value = $sound;
+                    value
+                }
+            )*
+        }
+
+        // Without fault injection `Rules` carries nothing at run time: no
+        // branch can read a planted rule (`ci/check-fault-seam` builds this).
+        #[cfg(not(feature = "fault-injection"))]
+        const _: () = assert!(std::mem::size_of::<Rules>() == 0, "a release build's rules are constants");
+    };
 }
 
-/// `rule_text!(rules.field, sound, planted)`: the `sound` text while the rule
+declare_rules! {
+    /// Checkout compares the presented token with the seat's.
+    checkout_token: bool = true,
+    /// Checkout compares the presented holder with the seat's.
+    checkout_holder: bool = true,
+    /// Checkout requires the hold's deadline to be ahead of the store's clock.
+    checkout_deadline: bool = true,
+    /// Checkout requires the seats to be `held`.
+    checkout_state: bool = true,
+    /// Checkout requires the whole hold to be named (a hold is paid all or nothing).
+    checkout_whole_hold: bool = true,
+    /// Checkout looks up its idempotency key before it checks the hold.
+    idempotency_first: bool = true,
+    /// A multi-seat hold takes every seat or none.
+    hold_all_or_nothing: bool = true,
+    /// The per-user cap counts the seats a hold requests, not only those already held.
+    hold_limit_counts_request: bool = true,
+    /// A hold takes over a held seat only past its deadline.
+    hold_deadline: bool = true,
+    /// A hold always carries a new token, also when it takes over an expired hold.
+    hold_fresh_token: bool = true,
+    /// An unknown payment outcome keeps the seats reserved.
+    unknown_keeps_seats: bool = true,
+    /// A repeated success of a decided payment changes nothing.
+    repeat_success_idempotent: bool = true,
+    /// An unresolved payment is released only once its deadline has passed.
+    release_waits_for_deadline: bool = true,
+    /// A compensation that gives up leaves its order `compensation_failed` (visible).
+    give_up_flags_order: bool = true,
+    /// A refund attempt takes over an `in_flight` one only once that attempt's lease has expired.
+    attempt_lease: bool = true,
+    /// The sweeper takes holds expiring up to this many ms ahead of the store's clock (sound: 0).
+    sweep_ahead_ms: i64 = 0,
+    /// The sweeper takes only `held` seats (never `payment_pending` ones).
+    sweep_held_only: bool = true,
+}
+
+/// `rule_text!(rules.field(), sound, planted)`: the `sound` text while the rule
 /// holds, else the `planted` text (a planted bug's SQL). Without the
 /// `fault-injection` feature the planted text is not compiled in at all, so
 /// a release `bookingd` carries only sound SQL (`ci/check-fault-seam` looks).
@@ -68,28 +117,15 @@ pub(crate) use rule_text;
 pub const PLANTED_SWEEP_AHEAD_MS: i64 = 1_000;
 
 impl Rules {
-    /// Every rule on.
-    pub const SOUND: Rules = Rules {
-        checkout_token: true,
-        checkout_holder: true,
-        checkout_deadline: true,
-        checkout_state: true,
-        checkout_whole_hold: true,
-        idempotency_first: true,
-        hold_all_or_nothing: true,
-        hold_limit_counts_request: true,
-        hold_deadline: true,
-        hold_fresh_token: true,
-        unknown_keeps_seats: true,
-        repeat_success_idempotent: true,
-        release_waits_for_deadline: true,
-        give_up_flags_order: true,
-        attempt_lease: true,
-        sweep_ahead_ms: 0,
-        sweep_held_only: true,
-    };
+    /// The rules under `faults`: [`Rules::SOUND`] with the planted bug's rule broken.
+    #[cfg(not(feature = "fault-injection"))]
+    pub fn of(faults: &Faults) -> Rules {
+        let _ = faults;
+        Rules
+    }
 
     /// The rules under `faults`: [`Rules::SOUND`] with the planted bug's rule broken.
+    #[cfg(feature = "fault-injection")]
     pub fn of(faults: &Faults) -> Rules {
         let unconditional = planted!(faults, UnconditionalCheckout);
         Rules {

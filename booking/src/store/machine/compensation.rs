@@ -50,7 +50,7 @@ pub fn start_attempt(
     rules: &Rules,
 ) -> Result<CompensationAttempt, StoreError> {
     let open = matches!(c.status, CompensationStatus::Requested | CompensationStatus::InFlight);
-    let leased = rules.attempt_lease || c.status == CompensationStatus::Requested;
+    let leased = rules.attempt_lease() || c.status == CompensationStatus::Requested;
     if !open || (leased && c.next_attempt_at_ms > now_ms) {
         return Err(StoreError::CompensationNotDue(c.compensation_id));
     }

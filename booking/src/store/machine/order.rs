@@ -155,7 +155,7 @@ pub fn next(before: &Order, cause: &OrderCause<'_>, now_ms: i64, rules: &Rules) 
         }
         OrderCause::LateCharge => {
             // A planted bug takes a repeated success of a confirmed order for a late one.
-            let repeat = !rules.repeat_success_idempotent && status == OrderStatus::Confirmed;
+            let repeat = !rules.repeat_success_idempotent() && status == OrderStatus::Confirmed;
             if !matches!(status, OrderStatus::Released | OrderStatus::Failed) && !repeat {
                 return Err(OrderRefusal::NotReleased { status });
             }
@@ -169,7 +169,7 @@ pub fn next(before: &Order, cause: &OrderCause<'_>, now_ms: i64, rules: &Rules) 
             after.resolution_reason = Some(decline_reason(reason));
         }
         OrderCause::Unknown { error } => {
-            if !rules.unknown_keeps_seats && open {
+            if !rules.unknown_keeps_seats() && open {
                 // The planted bug: an unknown outcome taken for a failure.
                 after.status = OrderStatus::Released;
                 after.resolution_reason = Some(unknown_release_reason(error));
@@ -183,7 +183,7 @@ pub fn next(before: &Order, cause: &OrderCause<'_>, now_ms: i64, rules: &Rules) 
             if !open {
                 return Err(OrderRefusal::NotOpen { status });
             }
-            if rules.release_waits_for_deadline && now_ms < before.payment_deadline_at_ms {
+            if rules.release_waits_for_deadline() && now_ms < before.payment_deadline_at_ms {
                 return Err(OrderRefusal::DeadlineNotPassed { deadline_at_ms: before.payment_deadline_at_ms });
             }
             after.status = OrderStatus::Released;
@@ -195,7 +195,7 @@ pub fn next(before: &Order, cause: &OrderCause<'_>, now_ms: i64, rules: &Rules) 
             }
             after.status = match cause {
                 OrderCause::Compensated => OrderStatus::Compensated,
-                _ if rules.give_up_flags_order => OrderStatus::CompensationFailed,
+                _ if rules.give_up_flags_order() => OrderStatus::CompensationFailed,
                 _ => OrderStatus::Failed, // the planted bug: a charge hidden as a plain failure
             };
         }

@@ -109,7 +109,7 @@ pub enum SeatRefusal {
 pub fn holdable(seat: &Seat, now_ms: i64, rules: &Rules) -> bool {
     match seat.state {
         SeatState::Available => true,
-        SeatState::Held => !rules.hold_deadline || seat.hold_expires_at_ms.is_some_and(|t| t <= now_ms),
+        SeatState::Held => !rules.hold_deadline() || seat.hold_expires_at_ms.is_some_and(|t| t <= now_ms),
         SeatState::PaymentPending | SeatState::Sold => false,
     }
 }
@@ -129,8 +129,8 @@ pub fn counts_toward_hold_limit(seat: &Seat, holder: &str, now_ms: i64) -> bool 
 /// (under `rules`; a planted bug looks ahead, or takes seats in payment too).
 pub fn expire_due(seat: &Seat, now_ms: i64, rules: &Rules) -> bool {
     let state_due =
-        seat.state == SeatState::Held || (!rules.sweep_held_only && seat.state == SeatState::PaymentPending);
-    state_due && seat.hold_expires_at_ms.is_some_and(|t| t <= now_ms + rules.sweep_ahead_ms)
+        seat.state == SeatState::Held || (!rules.sweep_held_only() && seat.state == SeatState::PaymentPending);
+    state_due && seat.hold_expires_at_ms.is_some_and(|t| t <= now_ms + rules.sweep_ahead_ms())
 }
 
 /// Checks the checkout condition on one seat, in the order the store reports
@@ -143,17 +143,17 @@ fn checkout_guard(
     now_ms: i64,
     rules: &Rules,
 ) -> Result<(), SeatRefusal> {
-    if rules.checkout_token && before.hold_token != Some(token) {
+    if rules.checkout_token() && before.hold_token != Some(token) {
         return Err(SeatRefusal::OtherToken { state: before.state });
     }
-    if rules.checkout_holder && before.holder_id.as_ref() != Some(holder) {
+    if rules.checkout_holder() && before.holder_id.as_ref() != Some(holder) {
         return Err(SeatRefusal::OtherHolder);
     }
-    if rules.checkout_state && before.state != SeatState::Held {
+    if rules.checkout_state() && before.state != SeatState::Held {
         return Err(SeatRefusal::NotHeld);
     }
     let expired_at_ms = before.hold_expires_at_ms.unwrap_or(i64::MIN);
-    if rules.checkout_deadline && expired_at_ms <= now_ms {
+    if rules.checkout_deadline() && expired_at_ms <= now_ms {
         return Err(SeatRefusal::Expired { expired_at_ms });
     }
     Ok(())
@@ -217,7 +217,7 @@ pub fn next(before: &Seat, cause: &SeatCause<'_>, now_ms: i64, rules: &Rules) ->
 fn hold(after: &mut Seat, token: HoldToken, holder: &UserId, expires_at_ms: i64, rules: &Rules) {
     let takeover = after.state == SeatState::Held;
     after.state = SeatState::Held;
-    if rules.hold_fresh_token || !takeover {
+    if rules.hold_fresh_token() || !takeover {
         after.hold_token = Some(token);
     }
     after.holder_id = Some(holder.clone());
@@ -244,7 +244,7 @@ fn release_guard(before: &Seat, token: HoldToken, holder: &UserId) -> Result<(),
 fn check_out(after: &mut Seat, token: HoldToken, holder: &UserId, order_id: OrderId, now_ms: i64, rules: &Rules) {
     after.state = SeatState::PaymentPending;
     after.order_id = Some(order_id);
-    if !rules.checkout_state {
+    if !rules.checkout_state() {
         // The planted unconditional write names the presented hold as the
         // seat's; a seat that had no hold (available, sold) gets the
         // checkout's time as its deadline and loses its booking: the

@@ -249,13 +249,13 @@ fn hold_sql(rules: &Rules) -> Cow<'static, str> {
 /// partial selection is taken, or the cap counts one seat of a request.
 fn build_hold_sql(rules: &Rules) -> String {
     let holdable = rule_text!(
-        rules.hold_deadline,
+        rules.hold_deadline(),
         "(state = 'available' OR (state = 'held' AND hold_expires_at_ms <= (SELECT ms FROM clock)))",
         "state IN ('available', 'held')"
     );
-    let all_taken = rule_text!(rules.hold_all_or_nothing, "v.holdable = v.found", "v.holdable > 0");
-    let counted = rule_text!(rules.hold_limit_counts_request, "v.holdable", "LEAST(v.holdable, 1)");
-    let token = rule_text!(rules.hold_fresh_token, "$3", "COALESCE(hold_token, $3)");
+    let all_taken = rule_text!(rules.hold_all_or_nothing(), "v.holdable = v.found", "v.holdable > 0");
+    let counted = rule_text!(rules.hold_limit_counts_request(), "v.holdable", "LEAST(v.holdable, 1)");
+    let token = rule_text!(rules.hold_fresh_token(), "$3", "COALESCE(hold_token, $3)");
     // What counts toward the cap (`counts_toward_hold_limit`); `seen` counts
     // the holder's other seats by the same predicate split in two, so each
     // part is a range of `seats_by_holder_state`.

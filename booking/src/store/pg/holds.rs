@@ -118,14 +118,14 @@ pub(super) async fn sweep_expired_holds(
     rules: &Rules,
 ) -> Result<Vec<ExpiredHold>, Fail> {
     // Sound: held seats whose deadline has passed. A planted bug widens either.
-    let states = rule_text!(rules.sweep_held_only, "('held')", "('held', 'payment_pending')");
+    let states = rule_text!(rules.sweep_held_only(), "('held')", "('held', 'payment_pending')");
     // Built from constant fragments only: nothing user-supplied reaches the text.
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
         "SELECT {} FROM seats WHERE state IN {states} AND hold_expires_at_ms <= $1 \
          ORDER BY hold_expires_at_ms, event_id, seat_id LIMIT $2 FOR UPDATE SKIP LOCKED",
         seat_cols!()
     )))
-    .bind(now_ms + rules.sweep_ahead_ms)
+    .bind(now_ms + rules.sweep_ahead_ms())
     .bind(i64::from(limit_seats))
     .fetch_all(&mut *c)
     .await?;
@@ -160,7 +160,7 @@ pub(super) async fn sweep_expired_holds(
          RETURNING {}",
         seat_cols!().split(", ").map(|col| format!("s.{col}")).collect::<Vec<_>>().join(", ")
     )))
-    .bind(now_ms + rules.sweep_ahead_ms)
+    .bind(now_ms + rules.sweep_ahead_ms())
     .bind(&event_ids)
     .bind(&seat_ids)
     .fetch_all(&mut *c)

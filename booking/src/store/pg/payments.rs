@@ -170,19 +170,19 @@ pub(super) async fn begin_payment(
     rules: &Rules,
 ) -> Result<BeginPaymentOutcome, Fail> {
     let price_cents = require_event(c, &req.event_id).await?;
-    if rules.idempotency_first
+    if rules.idempotency_first()
         && let Some(replayed) = claim_key(c, now_ms, req, sorted).await?
     {
         return Ok(replayed);
     }
     let locked = lock_seats(c, &req.event_id, sorted).await?;
     check_checkout(&req.event_id, sorted, &locked, req.hold_token, &req.holder_id, now_ms, rules)?;
-    if !rules.idempotency_first
+    if !rules.idempotency_first()
         && let Some(replayed) = claim_key(c, now_ms, req, sorted).await?
     {
         return Ok(replayed); // only reached when a bug checks the hold first
     }
-    if rules.checkout_whole_hold {
+    if rules.checkout_whole_hold() {
         check_whole_hold(sorted, &held_with_token(c, req).await?)?;
     }
     let order_id = OrderId::from(ids.next_uuid());
@@ -309,16 +309,16 @@ fn checkout_sql(rules: &Rules) -> String {
     // deadline and loses its booking, as in MemStore: the columns the schema
     // requires of a `payment_pending` seat.
     sql.push_str(rule_text!(
-        rules.checkout_state,
+        rules.checkout_state(),
         "",
         ", hold_token = $4, holder_id = $5, hold_expires_at_ms = COALESCE(hold_expires_at_ms, $6), booking_id = NULL"
     ));
     sql.push_str(" WHERE event_id = $1 AND seat_id = ANY($2)");
-    sql.push_str(rule_text!(rules.checkout_state, " AND state = 'held'", ""));
+    sql.push_str(rule_text!(rules.checkout_state(), " AND state = 'held'", ""));
     // A comparison left out still names its parameter, so every statement binds the same six.
-    sql.push_str(rule_text!(rules.checkout_token, " AND hold_token = $4", " AND $4::uuid IS NOT NULL"));
-    sql.push_str(rule_text!(rules.checkout_holder, " AND holder_id = $5", " AND $5::text IS NOT NULL"));
-    sql.push_str(rule_text!(rules.checkout_deadline, " AND hold_expires_at_ms > $6", " AND $6::bigint IS NOT NULL"));
+    sql.push_str(rule_text!(rules.checkout_token(), " AND hold_token = $4", " AND $4::uuid IS NOT NULL"));
+    sql.push_str(rule_text!(rules.checkout_holder(), " AND holder_id = $5", " AND $5::text IS NOT NULL"));
+    sql.push_str(rule_text!(rules.checkout_deadline(), " AND hold_expires_at_ms > $6", " AND $6::bigint IS NOT NULL"));
     sql.push_str(returning);
     sql
 }
@@ -406,7 +406,7 @@ pub(super) async fn record_payment_success(
     let cause = PaymentCause::Succeeded { provider_payment_id: &req.provider_payment_id };
     let decided = payment_machine::next(&op, &cause, now_ms).map_err(payment_refused)?.is_some();
     // A planted bug takes a repeated success of a confirmed order for a late one.
-    let repeat_refund = !decided && !rules.repeat_success_idempotent && before.status == OrderStatus::Confirmed;
+    let repeat_refund = !decided && !rules.repeat_success_idempotent() && before.status == OrderStatus::Confirmed;
     if !decided && !repeat_refund {
         return Ok(Recorded { outcome: recorded_sale(c, before).await?, decided_now: false });
     }
