@@ -61,24 +61,6 @@ fn pick_seats(rng: &mut ChaCha8Rng, p: &UserParams) -> (EventId, Vec<SeatId>) {
     (event.clone(), seats[start..(start + n).min(seats.len())].to_vec())
 }
 
-/// A share ([`BROWSE_SHARE`]) of flows first read the event's seat map on
-/// `slot` and pick as many seats as `blind` among those it shows available;
-/// the others (and those the map offers too few) keep `blind`.
-async fn browse(
-    rng: &mut ChaCha8Rng,
-    api: &Api,
-    name: &str,
-    slot: usize,
-    auth: &[(&str, String); 1],
-    event: &str,
-    blind: Vec<SeatId>,
-) -> Vec<SeatId> {
-    if !rng.random_bool(BROWSE_SHARE) {
-        return blind;
-    }
-    read_map(rng, api, name, slot, auth, event, blind).await
-}
-
 /// Reads `event`'s seat map on `slot` as `name` and picks as many seats as
 /// `blind` among those it shows available, next to each other; `blind` when
 /// it shows fewer, or no map came.
@@ -124,6 +106,25 @@ fn status_of(r: &Result<Resp, String>) -> Option<u16> {
     r.as_ref().ok().map(|r| r.status)
 }
 
+/// A paused client (the scenario's `paused_clients`): with its probability,
+/// `name` sleeps past its hold's lifetime before going on.
+async fn maybe_pause(
+    rng: &mut ChaCha8Rng,
+    cfg: &WorkloadConfig,
+    log: &FaultLog,
+    name: &str,
+    event: &EventId,
+    seats: &[SeatId],
+) {
+    if let Some(crate::world::fault_params::PausedClients { probability: p, .. }) = cfg.user.pause
+        && rng.random_bool(p.clamp(0.0, 1.0))
+    {
+        let pause_ms = cfg.hold_ttl_ms + rng.random_range(200..=1_500);
+        log.record(ChaosFault::ClientPause, format!("{name} pauses {pause_ms} ms holding {event}/{seats:?}"));
+        tokio::time::sleep(Duration::from_millis(pause_ms)).await;
+    }
+}
+
 /// Runs user `i` until the workload's end.
 async fn user(i: usize, seed: u64, cfg: Arc<WorkloadConfig>, api: Api, token: String, log: Arc<FaultLog>) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(i as u64 + 1)));
@@ -137,7 +138,11 @@ async fn user(i: usize, seed: u64, cfg: Arc<WorkloadConfig>, api: Api, token: St
         flows += 1;
         let (event, seats) = pick_seats(&mut rng, &cfg.user);
         let slot = rng.random_range(0..api.slots());
-        let seats = browse(&mut rng, &api, &name, slot, &auth, &event, seats).await;
+        let seats = if rng.random_bool(BROWSE_SHARE) {
+            read_map(&mut rng, &api, &name, slot, &auth, &event, seats).await
+        } else {
+            seats
+        };
         let (path, body) = (format!("/v1/events/{event}/holds"), Some(json!({"seat_ids": seats})));
         let held = api.send_keeping(&name, slot, "POST", &path, &auth, body, super::hold_life::hold_fact).await;
         let hold_token = match &held {
@@ -149,13 +154,7 @@ async fn user(i: usize, seed: u64, cfg: Arc<WorkloadConfig>, api: Api, token: St
         };
         let held_at = tokio::time::Instant::now();
         tokio::time::sleep(think(&mut rng, &cfg)).await;
-        if let Some(crate::world::fault_params::PausedClients { probability: p, .. }) = cfg.user.pause
-            && rng.random_bool(p.clamp(0.0, 1.0))
-        {
-            let pause_ms = cfg.hold_ttl_ms + rng.random_range(200..=1_500);
-            log.record(ChaosFault::ClientPause, format!("{name} pauses {pause_ms} ms holding {event}/{seats:?}"));
-            tokio::time::sleep(Duration::from_millis(pause_ms)).await;
-        }
+        maybe_pause(&mut rng, &cfg, &log, &name, &event, &seats).await;
         // The hold was granted before its answer arrived, so once its lifetime
         // (plus a margin) has passed on this clock, its deadline has passed on
         // the store's: no checkout of it may succeed.
