@@ -3,7 +3,9 @@
 //! 100,000 users in one minute) in this process, and prints its verdict,
 //! wall time, peak memory, and the waiting room's figures: admission rate,
 //! peak sessions against the target, wait percentiles, the admission law's
-//! error, and a timeline of open sessions against the target.
+//! error, and a timeline of open sessions against the target. Exits 1 when
+//! the run broke an invariant, could not finish, or ended before a room sold
+//! out (its figures are then not the benchmark's).
 //!
 //! `cargo run --release -p simulator --example onsale [-- FILE [SEED [SAMPLE_S]]]`
 
@@ -48,7 +50,8 @@ fn main() {
         peak_rss_kib().map_or("?".into(), |k| (k / 1024).to_string())
     );
     println!("http exchanges: {}; trace events: {}", out.http_exchanges, out.trace.len());
-    for m in room_metrics::compute(&out.trace, sample_s) {
+    let rooms = room_metrics::compute(&out.trace, sample_s);
+    for m in &rooms {
         println!(
             "room {}: joined {}, admitted {}, told sold out {}, peak waiting {}",
             m.event_id, m.joined, m.admitted, m.told_sold_out, m.peak_waiting
@@ -67,5 +70,14 @@ fn main() {
         for s in &m.timeline {
             println!("  | {} | {} | {} | {} | {:.2} |", s.at_s, s.active, m.target, s.waiting, s.rate_per_s);
         }
+    }
+    // A run that broke an invariant, could not finish, or ended before a
+    // room sold out (the scenario's story untold) is no benchmark figure.
+    let unsold = rooms.iter().filter(|m| m.told_sold_out == 0).count();
+    if unsold > 0 {
+        println!("error: {unsold} room(s) never told a waiting user the event sold out");
+    }
+    if !out.violations.is_empty() || out.error.is_some() || unsold > 0 {
+        std::process::exit(1);
     }
 }
