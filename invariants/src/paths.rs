@@ -284,16 +284,16 @@ pub fn count_boundaries(trace: &[TraceEvent], tick_ms: i64) -> PathCounts {
         _ => None,
     };
     for e in trace {
-        match &e.kind {
+        let (store_now_ms, call) = match &e.kind {
             TraceKind::SeatChange(c) => {
                 pending.push(c);
                 continue;
             }
-            TraceKind::Store { .. } => {}
+            TraceKind::Store { store_now_ms, call, .. } => (store_now_ms, &**call),
             _ => continue,
-        }
-        match &e.kind {
-            TraceKind::Store { store_now_ms, call: StoreCall::BeginPayment { req, .. }, .. } => {
+        };
+        match call {
+            StoreCall::BeginPayment { req, .. } => {
                 let held = req.seat_ids.iter().filter_map(|s| deadline.get(&(req.event_id.as_str(), s.as_str())));
                 let own = held.filter(|(t, _)| *t == Some(req.hold_token)).map(|(_, d)| store_now_ms - d).min();
                 if let Some(i) = own.and_then(offset) {
@@ -301,7 +301,7 @@ pub fn count_boundaries(trace: &[TraceEvent], tick_ms: i64) -> PathCounts {
                     *out.entry(p).or_insert(0) += 1;
                 }
             }
-            TraceKind::Store { store_now_ms, call: StoreCall::AcquireHold { req, answer }, .. } => {
+            StoreCall::AcquireHold { req, answer } => {
                 for s in &req.seat_ids {
                     let d = deadline.get(&(req.event_id.as_str(), s.as_str())).map(|(_, d)| store_now_ms - d);
                     if let Some(i) = d.and_then(offset) {

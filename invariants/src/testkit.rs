@@ -107,7 +107,7 @@ impl World {
         f(seat);
         seat.version += 1;
         let after = seat.clone();
-        self.record(TraceKind::SeatChange(SeatChange::new(cause, now, authority, &before, &after)))
+        self.record(TraceKind::SeatChange(Box::new(SeatChange::new(cause, now, authority, &before, &after))))
     }
 
     fn op_id(&mut self) -> u64 {

@@ -4,7 +4,7 @@
 //! wall time, peak memory, and the waiting room's figures: admission rate,
 //! peak sessions against the target, wait percentiles, the admission law's
 //! error, and a timeline of open sessions against the target. Exits 1 when
-//! the run broke an invariant, could not finish, or ended before a room sold
+//! the run broke an invariant, panicked, could not finish, or ended before a room sold
 //! out (its figures are then not the benchmark's).
 //!
 //! `cargo run --release -p simulator --example onsale [-- FILE [SEED [SAMPLE_S]]]`
@@ -41,6 +41,9 @@ fn main() {
         out.violations.len(),
         out.error.as_deref().map(|e| format!(", error: {e}")).unwrap_or_default()
     );
+    if let Some(p) = &out.panic {
+        println!("panic: {p:?}");
+    }
     for v in out.violations.iter().take(5) {
         println!("  {} {}: {}", v.invariant, v.subject, v.detail);
     }
@@ -77,7 +80,7 @@ fn main() {
     if unsold > 0 {
         println!("error: {unsold} room(s) never told a waiting user the event sold out");
     }
-    if !out.violations.is_empty() || out.error.is_some() || unsold > 0 {
+    if !out.violations.is_empty() || out.error.is_some() || out.panic.is_some() || unsold > 0 {
         std::process::exit(1);
     }
 }

@@ -7,7 +7,7 @@
 //! `L = λ·W = T` sessions active in steady state (the brief: 300 sessions
 //! of 90 s → 3.33 admissions/s; admitting 500/s would swamp checkout). `W`
 //! is measured: an exponentially weighted mean of the sessions that ended
-//! (purchase, release or expiry), starting from a prior.
+//! (purchase or expiry), starting from a prior.
 //!
 //! **Health.** `λ` is multiplied by a health factor `h` in `[min_health, 1]`,
 //! the product of three signals over the last window: hold contention
@@ -141,7 +141,7 @@ impl AdmissionController {
         Self { params, mean_session_ms: params.prior_session_ms as f64, health: 1.0, credit: 0.0 }
     }
 
-    /// A session ended after `duration_ms` (purchase, release or expiry): the mean moves toward it.
+    /// A session ended after `duration_ms` (purchase or expiry): the mean moves toward it.
     pub fn session_ended(&mut self, duration_ms: u64) {
         let w = self.params.session_weight;
         self.mean_session_ms = (1.0 - w) * self.mean_session_ms + w * duration_ms.max(1) as f64;

@@ -28,7 +28,7 @@ pub struct AdmissionClaims {
     pub event_id: EventId,
     /// The user it admits.
     pub user_id: UserId,
-    /// The checkout session it opened (ends on purchase, release or expiry).
+    /// The checkout session it opened (ends on a purchase or on expiry).
     pub session_id: Uuid,
     /// The queue position it was admitted from (1 = first in line).
     pub position: u64,

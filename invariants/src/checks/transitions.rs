@@ -143,7 +143,7 @@ mod tests {
             &stale_read,
             &written,
         );
-        let lost = w.record(crate::TraceKind::SeatChange(c));
+        let lost = w.record(crate::TraceKind::SeatChange(Box::new(c)));
         let v = check_transitions(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 2, "{v:?}");
         // The stale read also makes the write available -> payment_pending.

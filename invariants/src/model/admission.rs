@@ -94,10 +94,12 @@ pub struct Room {
     pub joins: Vec<crate::model::queue::Join>,
     /// The admissions, in order.
     pub admitted: Vec<UserId>,
+    /// The same users as `admitted`, for lookups.
+    pub admitted_users: BTreeSet<UserId>,
     /// Each joiner's place in the policy's order (the first join's).
     pub keys: BTreeMap<UserId, crate::model::queue::LineKey>,
     /// The places of those joined and not yet admitted.
-    pub line: BTreeSet<crate::model::queue::LineKey>,
+    pub line: crate::model::ranked_line::RankedLine<crate::model::queue::LineKey>,
 }
 
 impl Room {
@@ -119,8 +121,9 @@ impl Room {
             drawn: false,
             joins: Vec::new(),
             admitted: Vec::new(),
+            admitted_users: BTreeSet::new(),
             keys: BTreeMap::new(),
-            line: BTreeSet::new(),
+            line: crate::model::ranked_line::RankedLine::new(),
         }
     }
 
@@ -132,7 +135,7 @@ impl Room {
         let before_draw = self.policy == booking::admission::room::Policy::Lottery && !self.drawn;
         let join = crate::model::queue::Join { user: UserId::from(user), tier, before_draw };
         let key = crate::model::queue::line_key(self.policy, &self.seed, &join, self.joins.len());
-        if rejoin || (!self.keys.contains_key(user) && !self.admitted.iter().any(|u| u == user)) {
+        if rejoin || (!self.keys.contains_key(user) && !self.admitted_users.contains(user)) {
             self.keys.insert(UserId::from(user), key);
             self.line.insert(key);
         }
@@ -193,6 +196,7 @@ impl Admissions {
             RoomEvent::Admitted { event_id, user, session_id, expires_at_ms } => {
                 if let Some(room) = self.rooms.get_mut(event_id) {
                     room.admitted.push(user.clone());
+                    room.admitted_users.insert(user.clone());
                     if let Some(key) = room.keys.get(user) {
                         room.line.remove(key);
                     }

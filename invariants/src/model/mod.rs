@@ -30,6 +30,7 @@ pub mod http;
 pub mod law;
 pub mod money;
 pub mod queue;
+pub mod ranked_line;
 pub mod standing;
 pub mod store;
 mod validate;

@@ -67,7 +67,7 @@ impl Admissions {
             Standing::AwaitingDraw
         } else {
             // The line is sorted in the policy's order (`queue::line_key`).
-            let ahead = room.line.range(..key).count();
+            let ahead = room.line.ahead_of(key);
             Standing::Waiting(ahead as u64 + 1)
         })
     }

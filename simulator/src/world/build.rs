@@ -52,6 +52,13 @@ const USER_TOKEN_TTL_MS: i64 = 7 * 86_400_000;
 const SIMULATION_SLACK_MS: u64 = 600_000;
 /// Listener backlog beyond one connection per user: the services' and provider's own.
 const BACKLOG_SLACK: usize = 64;
+/// A client host's ephemeral ports: all but the well-known ones. Each user
+/// keeps its keep-alive connection to a service host while it sleeps (a
+/// waiting user between polls too), so a client host needs a port per user
+/// and service host; turmoil's default range (49152-65535, 16,384 ports)
+/// ran out at the brief's 100,000 users on 4 client hosts, and the panic
+/// took a quarter of the users down with it.
+pub const EPHEMERAL_PORTS: std::ops::RangeInclusive<u16> = 1024..=65535;
 
 /// One seed's world, built and not yet stepped.
 pub struct World {
@@ -269,8 +276,18 @@ fn seeded_store(
 }
 
 /// The turmoil simulation: seeded, on the fixed epoch, ticking `cfg.tick_ms`.
+/// Precondition: a client host's users hold at most one connection per
+/// service host each, within [`EPHEMERAL_PORTS`] (asserted).
 fn turmoil_for(cfg: &WorldConfig, seed: u64) -> turmoil::Sim<'static> {
     let (min_ms, max_ms) = cfg.message_latency_ms;
+    let ports = EPHEMERAL_PORTS.len();
+    let per_host = cfg.users.div_ceil(cfg.client_hosts.max(1)) * cfg.server_hosts.max(1);
+    assert!(
+        per_host <= ports,
+        "{} users on {} client hosts need up to {per_host} connections per client host; it has {ports} ports",
+        cfg.users,
+        cfg.client_hosts
+    );
     turmoil::Builder::new()
         .rng_seed(seed)
         .epoch(std::time::UNIX_EPOCH + Duration::from_millis(EPOCH_MS as u64))
@@ -282,6 +299,7 @@ fn turmoil_for(cfg: &WorldConfig, seed: u64) -> turmoil::Sim<'static> {
         // (an on-sale opening), plus the services' and provider's own
         // connections. turmoil panics on a full backlog rather than refusing.
         .tcp_capacity(cfg.users + BACKLOG_SLACK)
+        .ephemeral_ports(EPHEMERAL_PORTS)
         .build()
 }
 

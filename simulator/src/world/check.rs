@@ -121,7 +121,7 @@ pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> Ru
     if panic.is_none() && error.is_none() {
         record_operators_view(store.as_ref(), &recorder, &service_lives, stepped.settled);
     }
-    let trace = recorder.events();
+    let trace = recorder.take_events();
     let paths = paths_of(&trace, &provider, cfg.tick_ms);
     if recorder.overflowed() {
         error.get_or_insert_with(|| "trace overflowed its bound".into());

@@ -10,14 +10,18 @@ use invariants::trace::{
 };
 use std::sync::{Arc, Mutex};
 
-/// Bound on one run's trace length.
-pub const TRACE_LIMIT_EVENTS: usize = 2_000_000;
+/// Bound on one run's trace length: the brief's 100,000-user on-sale
+/// (`scenarios/bench/onsale-rush-full.toml`) records about 3.5 million
+/// events, most of them its queue polls (each judged by the auditor).
+pub const TRACE_LIMIT_EVENTS: usize = 8_000_000;
 
 #[derive(Debug)]
 struct Inner {
     trace: Trace,
     next_op_id: OpId,
     overflowed: bool,
+    /// The events were taken ([`Recorder::take_events`]): recording is over.
+    taken: bool,
 }
 
 /// A shared, cloneable handle on the run's trace. `at_ms` arguments are the
@@ -36,6 +40,7 @@ impl Recorder {
                 trace: Trace::new(TRACE_LIMIT_EVENTS),
                 next_op_id: 0,
                 overflowed: false,
+                taken: false,
             })),
             epoch_ms,
         }
@@ -43,6 +48,7 @@ impl Recorder {
 
     fn push(&self, at_ms: i64, kind: TraceKind) -> Option<u64> {
         let mut g = self.inner.lock().expect("recorder poisoned");
+        assert!(!g.taken, "recorded after the trace was taken: {kind:?}");
         match g.trace.record(at_ms, kind) {
             Ok(seq) => Some(seq),
             Err(_) => {
@@ -87,7 +93,7 @@ impl Recorder {
 
     /// Records a store call made at store time `store_now_ms` for request `op_id` (if any).
     pub fn store(&self, op_id: Option<OpId>, store_now_ms: i64, call: invariants::store_call::StoreCall) {
-        self.push(self.store_at(store_now_ms), TraceKind::Store { op_id, store_now_ms, call });
+        self.push(self.store_at(store_now_ms), TraceKind::Store { op_id, store_now_ms, call: Box::new(call) });
     }
 
     /// Records a request whose outcome is unknown.
@@ -133,7 +139,7 @@ impl Recorder {
 
     /// Records the service's counters, summed over every service life, now.
     pub fn service_counters(&self, counters: invariants::service_counters::ServiceCounters) {
-        self.push(Self::now_ms(), TraceKind::ServiceCounters(counters));
+        self.push(Self::now_ms(), TraceKind::ServiceCounters(Box::new(counters)));
     }
 
     /// Whether the trace hit its length bound (the run is then inconclusive).
@@ -141,9 +147,14 @@ impl Recorder {
         self.inner.lock().expect("recorder poisoned").overflowed
     }
 
-    /// The events so far.
-    pub fn events(&self) -> Vec<TraceEvent> {
-        self.inner.lock().expect("recorder poisoned").trace.events().to_vec()
+    /// The run's events, moved out (not copied: a large on-sale's trace is
+    /// gigabytes). The recording is over: any later record is a bug of the
+    /// caller and panics.
+    pub fn take_events(&self) -> Vec<TraceEvent> {
+        let mut g = self.inner.lock().expect("recorder poisoned");
+        assert!(!g.taken, "the trace was taken twice");
+        g.taken = true;
+        std::mem::take(&mut g.trace).into_events()
     }
 
     fn store_at(&self, store_now_ms: i64) -> i64 {
@@ -160,7 +171,7 @@ impl StoreObserver for Recorder {
             _ => Authority::none(),
         };
         let change = SeatChange::new(c, now_ms, authority, before, after);
-        self.push(self.store_at(now_ms), TraceKind::SeatChange(change));
+        self.push(self.store_at(now_ms), TraceKind::SeatChange(Box::new(change)));
     }
 
     fn order_written(&self, before: Option<&Order>, after: &Order, now_ms: i64) {

@@ -38,7 +38,7 @@ fn replay(scenario: &str, seed: u64, extra: &[&str]) -> (Vec<TraceEvent>, u64) {
 fn as_users_see_it(trace: Vec<TraceEvent>) -> Vec<String> {
     trace
         .into_iter()
-        .filter(|e| !matches!(&e.kind, TraceKind::Store { call: StoreCall::SeatMap { .. }, .. }))
+        .filter(|e| !matches!(&e.kind, TraceKind::Store { call, .. } if matches!(**call, StoreCall::SeatMap { .. })))
         .map(|mut e| {
             if let TraceKind::Ok { result: OpResult::SeatMap { source, .. }, .. } = &mut e.kind {
                 source.clear();

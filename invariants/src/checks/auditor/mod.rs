@@ -297,7 +297,7 @@ mod tests {
         let details = |kind| -> Vec<String> {
             let mut t = Trace::default();
             let call = refused(kind);
-            t.record(5, TraceKind::Store { op_id: None, store_now_ms: 5, call }).unwrap();
+            t.record(5, TraceKind::Store { op_id: None, store_now_ms: 5, call: Box::new(call) }).unwrap();
             check_auditor(&Snapshot::default(), &t.into_events(), &cfg()).into_iter().map(|v| v.detail).collect()
         };
         let early = details(booking::problem_kind::ProblemKind::DeadlineNotPassed);
