@@ -181,6 +181,43 @@ async fn users_wait_in_order_and_only_the_admitted_hold() {
     let _ = cat;
 }
 
+/// Postmortem: a checkout retried just after its admission expired was
+/// refused `admission-expired`, though its first attempt had made the order:
+/// the gate read the token's expiry before seeing the retry, so a buyer whose
+/// answer was lost could never learn of their order (found by the full
+/// on-sale's idempotent-retry check). A purchase's retry now passes past the
+/// expiry; any other use of the expired token is still refused.
+#[tokio::test]
+async fn a_purchase_s_retry_is_answered_past_the_admission_s_expiry() {
+    let e = env();
+    e.setup("fifo", 1).await;
+    assert_eq!(e.call("POST", "/v1/events/e1/queue", "ann", None, None).await.status, StatusCode::OK);
+    e.clock.advance_ms(10_000);
+    for _ in 0..200 {
+        e.clock.advance_ms(1_000);
+        if e.tick().await > 0 {
+            break;
+        }
+    }
+    let ann = e.admission_of("ann").await;
+    let hold = json!({"seat_ids": ["s1"]});
+    let a = e.call("POST", "/v1/events/e1/holds", "ann", Some(&ann), Some(hold.clone())).await;
+    assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
+    let path = format!("/v1/events/e1/holds/{}/checkout", a.body["hold_token"].as_str().unwrap());
+    let made = e.call("POST", &path, "ann", Some(&ann), Some(hold.clone())).await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.body);
+    // Past the session's lifetime (600 s).
+    e.clock.advance_ms(601_000);
+    let a = e.call("POST", &path, "ann", Some(&ann), Some(hold.clone())).await;
+    assert_eq!(a.status, StatusCode::OK, "the purchase's retry is answered from its key: {}", a.body);
+    assert_eq!(a.body["order_id"], made.body["order_id"]);
+    let other = "/v1/events/e1/holds/00000000-0000-4000-8000-000000000001/checkout";
+    let a = e.call("POST", other, "ann", Some(&ann), Some(hold.clone())).await;
+    assert_eq!((a.status, a.kind()), (StatusCode::FORBIDDEN, "admission-expired"), "another checkout");
+    let a = e.call("POST", "/v1/events/e1/holds", "ann", Some(&ann), Some(json!({"seat_ids": ["s2"]}))).await;
+    assert_eq!((a.status, a.kind()), (StatusCode::FORBIDDEN, "admission-expired"), "a hold");
+}
+
 #[tokio::test]
 async fn another_event_s_token_and_events_without_a_room() {
     let e = env();

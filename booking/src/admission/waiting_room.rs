@@ -452,6 +452,10 @@ impl WaitingRoom {
     /// is touched: `Ok(None)` when the event has no waiting room, the
     /// token's claims when it admits, the refusal otherwise (`Unavailable`
     /// when the rooms or their record cannot answer: never let through).
+    /// A hold needs an open session. A checkout also passes on the session
+    /// its own purchase ended, when it is that purchase's retry (the same
+    /// hold and idempotency key), even past the token's expiry: the retry
+    /// asks what became of an order already made and takes no turn.
     pub async fn gate(
         &self,
         store: &dyn Store,
@@ -463,18 +467,28 @@ impl WaitingRoom {
         if self.spec(event_id).await?.is_none() {
             return Ok(None);
         }
-        let claims = self.signer.verify(token, event_id, user_id, self.clock.now_ms(), |_| true)?;
-        let (place, _) = self.place(store, event_id, user_id).await?;
-        // A hold needs an open session; a checkout also the one its own purchase ended (a retry).
-        let admits = match (place, what) {
-            (Place::Admitted { session, ended: None }, _) => session.session_id == claims.session_id,
+        let claims = self.signer.read(token, event_id, user_id)?;
+        let expired = claims.expired(self.clock.now_ms());
+        let place = match (&expired, what) {
+            (Some(expired), Use::Hold) => return Err(expired.clone().into()),
+            // Where the rooms cannot say whether it is a retry, the expiry answers.
+            (Some(expired), Use::Checkout { .. }) => {
+                self.place(store, event_id, user_id).await.map_err(|_| expired.clone())?.0
+            }
+            (None, _) => self.place(store, event_id, user_id).await?.0,
+        };
+        let retry = match (place, what) {
             (
                 Place::Admitted { session, ended: Some(SessionEnd::Purchased { key_id, .. }) },
                 Use::Checkout { key_id: k },
             ) => session.session_id == claims.session_id && key_id == k,
             _ => false,
         };
-        if !admits && !crate::planted!(self.faults, AdmissionIgnoresSession) {
+        if let Some(expired) = expired.filter(|_| !retry) {
+            return Err(expired.into());
+        }
+        let open = matches!(place, Place::Admitted { session, ended: None } if session.session_id == claims.session_id);
+        if !open && !retry && !crate::planted!(self.faults, AdmissionIgnoresSession) {
             return Err(AdmissionError::SessionEnded.into());
         }
         Ok(Some(claims))

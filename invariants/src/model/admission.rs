@@ -14,7 +14,8 @@
 //! that is not the user's open one (`admission-session-ended`). A hold
 //! needs an open session; a checkout also passes on the session its own
 //! purchase ended, when it is that purchase's retry (the same hold and
-//! idempotency key); any other checkout after a purchase is refused.
+//! idempotency key), even past the token's expiry; any other checkout
+//! after a purchase is refused.
 //!
 //! Sessions come from the rooms' trace: admitted, ended by a purchase,
 //! reopened when that purchase's order failed, expired by an admission pass
@@ -316,21 +317,19 @@ impl Admissions {
         if claims.user_id != user {
             return Err(ProblemKind::AdmissionOtherUser);
         }
-        if claims.expires_at_ms <= host_now_ms {
+        let session = self.sessions.get(&(EventId::from(event_id), UserId::from(user)));
+        let session = session.filter(|s| s.id == claims.session_id);
+        let retry = session.is_some_and(|s| match (&s.ended, what) {
+            (Some(SessionEnd::Purchased { .. }), Use::Checkout { hold_token, key }) => {
+                s.purchase.as_ref().is_some_and(|(t, k)| t == hold_token && k == key)
+            }
+            _ => false,
+        });
+        if claims.expires_at_ms <= host_now_ms && !retry {
             return Err(ProblemKind::AdmissionExpired);
         }
-        let session = self.sessions.get(&(EventId::from(event_id), UserId::from(user)));
-        let open = session.is_some_and(|s| {
-            s.id == claims.session_id
-                && match (&s.ended, what) {
-                    (None, _) => true,
-                    (Some(SessionEnd::Purchased { .. }), Use::Checkout { hold_token, key }) => {
-                        s.purchase.as_ref().is_some_and(|(t, k)| t == hold_token && k == key)
-                    }
-                    (Some(_), _) => false,
-                }
-        });
-        if open { Ok(claims.session_id) } else { Err(ProblemKind::AdmissionSessionEnded) }
+        let open = session.is_some_and(|s| s.ended.is_none());
+        if open || retry { Ok(claims.session_id) } else { Err(ProblemKind::AdmissionSessionEnded) }
     }
 }
 
@@ -399,5 +398,8 @@ mod tests {
             Err(ProblemKind::AdmissionSessionEnded),
             "another checkout"
         );
+        assert_eq!(gate(&a, Some(&good), "ev", "u", 100, retry()), Ok(sid), "a purchase's retry past the expiry");
+        assert_eq!(gate(&a, Some(&good), "ev", "u", 100, other()), Err(ProblemKind::AdmissionExpired));
+        assert_eq!(gate(&a, Some(&good), "ev", "u", 100, Use::Hold), Err(ProblemKind::AdmissionExpired));
     }
 }
