@@ -6,10 +6,11 @@
 //! its seats held), one
 //! client host running `users` tasks that each send `per_user` requests of one
 //! kind, 500 ms apart. Prints one JSON line per kind with microseconds per
-//! exchange. `ci/bench` runs it; by hand:
+//! exchange, then one for a step of an idle world of `idle_hosts` hosts
+//! (default 8, all-faults' count). `ci/bench` runs it; by hand:
 //!
 //! ```sh
-//! cargo run --release -p simulator --example exchange_cost -- [users] [per_user]
+//! cargo run --release -p simulator --example exchange_cost -- [users] [per_user] [idle_hosts]
 //! ```
 
 use booking::http::auth::{Authenticator, Claims};
@@ -171,6 +172,8 @@ fn main() {
     let args: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().expect("numbers")).collect();
     let users = args.first().copied().unwrap_or(100);
     let per_user = args.get(1).copied().unwrap_or(20);
+    // all-faults has 8 hosts (3 services, the provider, 4 client hosts).
+    let hosts = args.get(2).copied().unwrap_or(8);
     // A warm-up world first: the first world of a process pays for growing the heap.
     measure(KINDS[0], users, per_user.min(2));
     for &k in KINDS {
@@ -178,9 +181,8 @@ fn main() {
         let us = measure(k, users, per_user);
         println!(r#"{{"kind":"{kind}","exchanges":{},"us_per_exchange":{us:.1}}}"#, users * per_user);
     }
-    // all-faults has 8 hosts (3 services, the provider, 4 client hosts) and
-    // 120 simulated seconds: 6,000 steps.
-    let (hosts, steps) = (8, 6_000);
+    // all-faults' 120 simulated seconds: 6,000 steps.
+    let steps = 6_000;
     let us = idle_step_us(hosts, steps);
     let tick_ms = simulator::world::plan::TICK_MS;
     println!(r#"{{"kind":"idle-step","hosts":{hosts},"steps":{steps},"tick_ms":{tick_ms},"us_per_step":{us:.2}}}"#);

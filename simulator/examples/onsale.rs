@@ -74,6 +74,18 @@ fn main() {
             println!("  | {} | {} | {} | {} | {:.2} |", s.at_s, s.active, m.target, s.waiting, s.rate_per_s);
         }
     }
+    // One line for ci/bench, which sets it beside the floor measured in the same sitting.
+    let hosts = cfg.server_hosts + cfg.client_hosts + 1 + usize::from(cfg.probers > 0);
+    let admitted: u64 = rooms.iter().map(|m| m.admitted).sum();
+    println!(
+        r#"{{"onsale":{{"users":{},"wall_s":{wall_s:.2},"peak_rss_mib":{},"http_exchanges":{},"trace_events":{},"simulated_ms":{},"hosts":{hosts},"admitted":{admitted},"violations":{}}}}}"#,
+        cfg.users,
+        peak_rss_kib().map_or(0, |k| k / 1024),
+        out.http_exchanges,
+        out.trace.len(),
+        out.simulated_ms,
+        out.violations.len()
+    );
     // A run that broke an invariant, could not finish, or ended before a
     // room sold out (the scenario's story untold) is no benchmark figure.
     let unsold = rooms.iter().filter(|m| m.told_sold_out == 0).count();
