@@ -68,11 +68,11 @@ impl SeatsDigest {
             h.text(&s.seat_id);
             h.text(s.state.as_str());
             h.num(s.version);
-            h.text(&s.hold_token.map(|t| t.to_string()).unwrap_or_default());
+            h.uuid(s.hold_token.map(|t| t.as_uuid()));
             h.text(s.holder_id.as_deref().unwrap_or(""));
             h.num(s.hold_expires_at_ms.unwrap_or(i64::MIN));
-            h.text(&s.order_id.map(|t| t.to_string()).unwrap_or_default());
-            h.text(&s.booking_id.map(|t| t.to_string()).unwrap_or_default());
+            h.uuid(s.order_id.map(|t| t.as_uuid()));
+            h.uuid(s.booking_id.map(|t| t.as_uuid()));
         }
         Self { version: SeatMapVersion::of_seats(seats), digest: h.0 }
     }
@@ -95,6 +95,12 @@ impl Fnv {
     fn text(&mut self, s: &str) {
         s.bytes().for_each(|b| self.byte(b));
         self.byte(0xff);
+    }
+    /// A UUID as its text (hyphenated, lower case), none as empty text:
+    /// the same bytes as `text(&id.to_string())`, without the allocation.
+    fn uuid(&mut self, id: Option<uuid::Uuid>) {
+        let mut buf = uuid::Uuid::encode_buffer();
+        self.text(id.map_or("", |id| id.hyphenated().encode_lower(&mut buf)));
     }
     fn num(&mut self, n: i64) {
         n.to_le_bytes().into_iter().for_each(|b| self.byte(b));
@@ -267,6 +273,18 @@ mod tests {
         // Field boundaries count: "1A"+"B" is not "1"+"AB".
         let (x, y) = (vec![seat("1A", 0)], vec![seat("1", 0)]);
         assert_ne!(SeatsDigest::of(&x).digest, SeatsDigest::of(&y).digest);
+    }
+
+    #[test]
+    fn a_uuid_hashes_as_its_text() {
+        let id = uuid::Uuid::from_u128(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef);
+        let (mut by_id, mut by_text) = (Fnv::default(), Fnv::default());
+        by_id.uuid(Some(id));
+        by_text.text(&id.to_string());
+        assert_eq!(by_id.0, by_text.0);
+        by_id.uuid(None);
+        by_text.text("");
+        assert_eq!(by_id.0, by_text.0);
     }
 
     #[test]

@@ -15,7 +15,14 @@ pub struct RateLimiter {
     per_window: u32,
     max_users: usize,
     clock: Arc<dyn Clock>,
-    windows: Mutex<BTreeMap<String, (i64, u32)>>,
+    windows: Mutex<Windows>,
+}
+
+/// Each tracked user's window and count, and the last window whose stale entries were dropped.
+#[derive(Default)]
+struct Windows {
+    by_user: BTreeMap<String, (i64, u32)>,
+    swept_window: Option<i64>,
 }
 
 impl std::fmt::Debug for RateLimiter {
@@ -28,21 +35,31 @@ impl RateLimiter {
     /// Allows `per_window` attempts per user per minute, tracking at most `max_users` users.
     pub fn new(per_window: u32, max_users: usize, clock: Arc<dyn Clock>) -> Self {
         assert!(per_window > 0 && max_users > 0);
-        Self { per_window, max_users, clock, windows: Mutex::new(BTreeMap::new()) }
+        Self { per_window, max_users, clock, windows: Mutex::new(Windows::default()) }
     }
 
     /// Counts one attempt by `user`. `Err(retry_after_s)` when over the limit.
+    /// A full table drops the windows of past minutes once per minute (an
+    /// entry goes stale only when the minute turns, so one sweep finds them
+    /// all): a crowd of new users past the bound costs a lookup each, not a
+    /// walk of the table each.
     pub fn check(&self, user: &str) -> Result<(), u64> {
         let now_ms = self.clock.now_ms();
         let window = now_ms.div_euclid(WINDOW_MS);
         let mut w = self.windows.lock().expect("rate limiter poisoned");
-        if !w.contains_key(user) && w.len() >= self.max_users {
-            w.retain(|_, (win, _)| *win == window);
-            if w.len() >= self.max_users {
+        if !w.by_user.contains_key(user) && w.by_user.len() >= self.max_users {
+            if w.swept_window != Some(window) {
+                w.by_user.retain(|_, (win, _)| *win == window);
+                w.swept_window = Some(window);
+            }
+            if w.by_user.len() >= self.max_users {
                 return Ok(());
             }
         }
-        let entry = w.entry(user.to_string()).or_insert((window, 0));
+        let entry = match w.by_user.get_mut(user) {
+            Some(entry) => entry,
+            None => w.by_user.entry(user.to_string()).or_insert((window, 0)),
+        };
         if entry.0 != window {
             *entry = (window, 0);
         }
@@ -85,5 +102,24 @@ mod tests {
         clock.set_ms(60_000);
         rl.check("c").unwrap();
         assert_eq!(rl.check("c"), Err(60), "old windows were dropped to make room");
+    }
+
+    #[test]
+    fn a_full_table_of_this_minute_keeps_limiting_its_users_and_lets_newcomers_through() {
+        let clock = ManualClock::new(0);
+        let rl = RateLimiter::new(1, 2, clock.clone());
+        rl.check("a").unwrap();
+        clock.set_ms(60_000);
+        rl.check("b").unwrap();
+        assert!(rl.check("c").is_ok(), "a's stale window dropped, c tracked");
+        assert_eq!(rl.check("c"), Err(60));
+        for newcomer in ["d", "e", "f"] {
+            assert!(rl.check(newcomer).is_ok(), "a full table lets {newcomer} through");
+            assert!(rl.check(newcomer).is_ok(), "untracked: never refused");
+        }
+        assert_eq!(rl.check("b"), Err(60), "the tracked are still limited");
+        clock.set_ms(120_000);
+        rl.check("d").unwrap();
+        assert_eq!(rl.check("d"), Err(60), "the next minute's sweep made room");
     }
 }
