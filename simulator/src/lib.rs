@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod chaos;
+pub mod cli;
 pub mod markup;
 pub mod plants;
 pub mod run;
