@@ -28,11 +28,13 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 pub use image::RoomImage;
+pub use lazy_redis::LazyRedisRooms;
 pub use mem::MemRooms;
 pub use redis::RedisRooms;
 
 pub mod contract;
 pub mod image;
+mod lazy_redis;
 mod mem;
 pub mod redis;
 
