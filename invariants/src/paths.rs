@@ -104,6 +104,9 @@ pub enum Path {
     SoldOutTold,
     /// A user whose session was over joined the queue again (a new arrival).
     Rejoined,
+    /// A purchase's checkout, sent again after its admission expired, was
+    /// answered with its order (the purchase's retry passes the gate late).
+    PurchaseRetriedLate,
     /// A hold or checkout on a waiting-room event was refused by the admission gate.
     AdmissionRefused,
     /// An admission pass ran at half (or less) the highest rate its room had run at.
@@ -176,6 +179,7 @@ impl Path {
         Path::AdmittedFromQueue,
         Path::SoldOutTold,
         Path::Rejoined,
+        Path::PurchaseRetriedLate,
         Path::AdmissionRefused,
         Path::AdmissionSlowed,
         Path::AdmissionRecovered,
@@ -235,6 +239,7 @@ impl Path {
             Path::AdmittedFromQueue => "admitted-from-queue",
             Path::SoldOutTold => "sold-out-told",
             Path::Rejoined => "rejoined",
+            Path::PurchaseRetriedLate => "purchase-retried-late",
             Path::AdmissionRefused => "admission-refused",
             Path::AdmissionSlowed => "admission-slowed",
             Path::AdmissionRecovered => "admission-recovered",
@@ -352,9 +357,6 @@ pub fn count(trace: &[TraceEvent], tick_ms: i64) -> PathCounts {
                 w.bump(if *admitted { Path::AdmittedFromQueue } else { Path::SoldOutTold })
             }
             TraceKind::Room(RoomEvent::Pass { event_id, rate_per_ks, .. }) => w.pass(event_id, *rate_per_ks),
-            TraceKind::Room(RoomEvent::Admitted { event_id, user, .. }) => {
-                w.admitted.insert((event_id, user));
-            }
             TraceKind::Room(RoomEvent::Joined { event_id, user, .. }) => w.joined(event_id, user),
             TraceKind::Fault { kind, .. } => {
                 if let Some(p) = fault_path(*kind) {
@@ -366,14 +368,19 @@ pub fn count(trace: &[TraceEvent], tick_ms: i64) -> PathCounts {
                 Some(v) if *v < w.versions.get(event_id.as_str()).copied().unwrap_or(0) => w.bump(Path::StaleMapServed),
                 Some(_) => {}
             },
-            TraceKind::Invoke { op_id, op, .. }
+            TraceKind::Invoke { op_id, client, op, .. }
                 if !matches!(
                     op,
                     ClientOp::OrderStatus { .. } | ClientOp::SeatMap { .. } | ClientOp::Request { .. }
                 ) =>
             {
-                w.open.insert(*op_id, op);
+                w.invoked(*op_id, client, op);
             }
+            TraceKind::Room(RoomEvent::Admitted { event_id, user, expires_at_ms, .. }) => {
+                w.expiries.insert((event_id, user), *expires_at_ms);
+                w.admitted.insert((event_id, user));
+            }
+            TraceKind::Store { store_now_ms, .. } => w.now_ms = w.now_ms.max(*store_now_ms),
             TraceKind::Ok { op_id, result, .. } => w.ok(*op_id, result),
             TraceKind::Fail { op_id, error_kind, .. } => w.fail(*op_id, *error_kind),
             TraceKind::Unknown { op_id, .. } if w.open.remove(op_id).is_some() => w.bump(Path::AnswerLost),
@@ -419,6 +426,12 @@ struct PathWalk<'a> {
     rates: BTreeMap<&'a str, (i64, bool)>,
     /// Users admitted on an event, not joined since: (event, user).
     admitted: BTreeSet<(&'a str, &'a str)>,
+    /// Each user's latest admission on an event: when it expires (store clock).
+    expiries: BTreeMap<(&'a str, &'a str), i64>,
+    /// The store's clock at the latest store call.
+    now_ms: i64,
+    /// Open checkouts sent after their sender's admission expired.
+    late_checkouts: BTreeSet<u64>,
 }
 
 impl<'a> PathWalk<'a> {
@@ -426,6 +439,17 @@ impl<'a> PathWalk<'a> {
     fn joined(&mut self, event_id: &'a str, user: &'a str) {
         if self.admitted.remove(&(event_id, user)) {
             self.bump(Path::Rejoined)
+        }
+    }
+
+    /// `client` sent `op` (a hold, checkout or release): open until answered;
+    /// a checkout on an event where `client`'s admission has expired is late.
+    fn invoked(&mut self, op_id: u64, client: &'a str, op: &'a ClientOp) {
+        self.open.insert(op_id, op);
+        if let ClientOp::Checkout { event_id, .. } = op
+            && self.expiries.get(&(event_id.as_str(), client)).is_some_and(|&at| at <= self.now_ms)
+        {
+            self.late_checkouts.insert(op_id);
         }
     }
 
@@ -451,6 +475,7 @@ impl<'a> PathWalk<'a> {
 
     fn ok(&mut self, op_id: u64, result: &'a OpResult) {
         let op = self.open.remove(&op_id);
+        let late = self.late_checkouts.remove(&op_id);
         match result {
             OpResult::Held { hold_token, seat_ids, .. } => {
                 self.granted.insert(*hold_token, sorted(seat_ids));
@@ -465,6 +490,9 @@ impl<'a> PathWalk<'a> {
                 if *replayed {
                     self.bump(Path::CheckoutReplayed);
                 }
+                if *replayed && late {
+                    self.bump(Path::PurchaseRetriedLate);
+                }
             }
             _ => {}
         }
@@ -472,6 +500,7 @@ impl<'a> PathWalk<'a> {
 
     fn fail(&mut self, op_id: u64, error_kind: ProblemKind) {
         let op = self.open.remove(&op_id);
+        self.late_checkouts.remove(&op_id);
         if error_kind.is_admission_refusal() {
             if matches!(op, Some(ClientOp::Hold { .. } | ClientOp::Checkout { .. })) {
                 self.bump(Path::AdmissionRefused);

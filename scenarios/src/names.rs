@@ -85,6 +85,7 @@ pub const PATH_NAMES: &[&str] = &[
     "admitted-from-queue",
     "sold-out-told",
     "rejoined",
+    "purchase-retried-late",
     "admission-refused",
     "admission-slowed",
     "admission-recovered",

@@ -2,7 +2,8 @@
 //! the shared rooms did) and the clients' operations:
 //! - `admission-required`: a hold or checkout granted on a waiting-room
 //!   event was invoked after its user's admission, before the session
-//!   ended (a purchase's own retried checkout aside) and before it expired;
+//!   ended and before it expired (a purchase's own retried checkout aside:
+//!   it passes on the session its purchase ended, past the expiry too);
 //! - `sessions-within-target`: sessions open at once (admitted, not ended,
 //!   not expired) never exceed the room's target;
 //! - `admission-order`: the admissions, in order, are a prefix of the order
@@ -195,13 +196,19 @@ impl<'a> Walk<'a> {
             let detail = format!("a {what} was granted to {user}, who had not been admitted");
             return self.report(Invariant::AdmissionRequired, subject, detail, vec![seq, e.seq]);
         };
-        if at_ms >= a.at_ms + ttl_ms {
+        // A purchase's own retried checkout passes on its ended session, past the expiry too.
+        let purchase_retry = is_checkout
+            && self
+                .ended
+                .get(&a.session_id)
+                .is_some_and(|&(how, end_seq)| end_seq < seq && matches!(how, SessionEnd::Purchased { .. }));
+        if at_ms >= a.at_ms + ttl_ms && !purchase_retry {
             let detail = format!("a {what} invoked after {user}'s admission expired was granted");
             return self.report(Invariant::AdmissionRequired, subject, detail, vec![a.seq, seq, e.seq]);
         }
         if let Some(&(how, end_seq)) = self.ended.get(&a.session_id)
             && end_seq < seq
-            && !(is_checkout && matches!(how, SessionEnd::Purchased { .. }))
+            && !purchase_retry
         {
             let detail = format!("a {what} invoked after {user}'s session ended ({how:?}) was granted");
             self.report(Invariant::AdmissionRequired, subject, detail, vec![end_seq, seq, e.seq]);

@@ -75,6 +75,11 @@ pub struct RoomRun {
 /// at the back of the line (the rooms' record then holds a rejoin).
 pub const COMEBACK_SHARE: f64 = 0.5;
 
+/// Share of buyers who, their checkout accepted, send it again once their
+/// admission has expired (an answer lost, asked about late): the purchase's
+/// retry passes the gate past the expiry and answers the same order.
+pub const LATE_RETRY_SHARE: f64 = 0.05;
+
 /// How an admitted user's turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Turn {
@@ -164,18 +169,18 @@ impl Actor {
         let event_id = p.events[event].0.clone();
         let Some(admission) = self.wait_in_queue(&event_id, &run).await else { return };
         // The buyer's part is boxed: only admitted users pay for its (large) future.
-        let turn = Box::pin(self.buy(&p, event, bypass, admission, &shared, run.give_up_at_ms)).await;
+        let turn = Box::pin(self.buy(&p, event, bypass, admission, &shared, &run)).await;
         if turn == Turn::Lapsed && self.rng.random_bool(COMEBACK_SHARE) {
             tokio::time::sleep(Duration::from_millis(run.session_ttl_ms)).await;
             let Some(admission) = self.wait_in_queue(&event_id, &run).await else { return };
-            Box::pin(self.buy(&p, event, false, admission, &shared, run.give_up_at_ms)).await;
+            Box::pin(self.buy(&p, event, false, admission, &shared, &run)).await;
         }
     }
 
     /// An admitted user's part: maybe bypass attempts, then flows until the
     /// session ends. An admission is a turn to buy, so it is used even after
-    /// the fault phase, until `buy_until_ms`: a user who idled it away would
-    /// hold up everyone behind them for a whole session lifetime.
+    /// the fault phase, until `run.give_up_at_ms`: a user who idled it away
+    /// would hold up everyone behind them for a whole session lifetime.
     async fn buy(
         &mut self,
         p: &UserParams,
@@ -183,8 +188,9 @@ impl Actor {
         bypass: bool,
         admission: String,
         shared: &SharedAdmissions,
-        buy_until_ms: u64,
+        run: &RoomRun,
     ) -> Turn {
+        let buy_until_ms = run.give_up_at_ms;
         let (event_id, seats) = p.events[event].clone();
         {
             let mut pool = shared.lock().expect("shared admissions poisoned");
@@ -215,22 +221,8 @@ impl Actor {
                         }
                         return Turn::Lapsed; // released or abandoned: the session expires unused
                     }
-                    self.check_out(p, 0, &event_id, hold_token, &seat_ids).await;
-                    // Where the purchase left the session (ended; open again if
-                    // the order came to nothing): the auditor holds the answer.
-                    let _ = self.queue_call("GET", &event_id).await;
-                    if bypass
-                        && let Some(available) = self.browse(&event_id, true).await
-                        && let Some(seat) = available.first()
-                    {
-                        // The spent admission again, on a free seat: refused, its session ended with the purchase.
-                        let hold = ClientOp::Hold {
-                            event_id: event_id.clone(),
-                            seat_ids: vec![seat.clone()],
-                            admission: None,
-                        };
-                        let _ = self.call(hold, 1).await;
-                    }
+                    let accepted = self.check_out(p, 0, &event_id, hold_token, &seat_ids).await;
+                    self.after_purchase(&event_id, accepted, bypass, run).await;
                     return Turn::Over;
                 }
                 Err(Some(kind)) if kind.is_admission_refusal() => return Turn::Over,
@@ -238,6 +230,30 @@ impl Actor {
             }
         }
         Turn::Over
+    }
+
+    /// After a checkout: where the purchase left the session (ended; open
+    /// again if the order came to nothing: the auditor holds the answer),
+    /// maybe the accepted checkout sent again once the admission expired,
+    /// and for a bypassing user the spent admission tried on a free seat.
+    async fn after_purchase(&mut self, event_id: &EventId, accepted: Option<ClientOp>, bypass: bool, run: &RoomRun) {
+        let _ = self.queue_call("GET", event_id).await;
+        if let Some(checkout) = accepted
+            && self.rng.random_bool(LATE_RETRY_SHARE)
+        {
+            // A buyer whose answer was lost asks again once the
+            // admission has expired: the order's answer, not a refusal.
+            tokio::time::sleep(Duration::from_millis(run.session_ttl_ms)).await;
+            let _ = self.call(checkout, 1).await;
+        }
+        if bypass
+            && let Some(available) = self.browse(event_id, true).await
+            && let Some(seat) = available.first()
+        {
+            // The spent admission again, on a free seat: refused, its session ended with the purchase.
+            let hold = ClientOp::Hold { event_id: event_id.clone(), seat_ids: vec![seat.clone()], admission: None };
+            let _ = self.call(hold, 1).await;
+        }
     }
 
     /// Holds without a token, with a forged one, with another user's, and

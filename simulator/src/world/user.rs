@@ -502,7 +502,8 @@ impl Actor {
     /// pause first (the hold may expire meanwhile), maybe a half-hold
     /// checkout first, then the checkout itself (retried under one key),
     /// maybe a double click, the order's status polled until it settles, and
-    /// maybe an idempotent retry after the fact.
+    /// maybe an idempotent retry after the fact. The checkout the service
+    /// accepted, to retry later; `None` when none was.
     pub(crate) async fn check_out(
         &mut self,
         p: &UserParams,
@@ -510,7 +511,7 @@ impl Actor {
         event_id: &str,
         hold_token: HoldToken,
         seat_ids: &[SeatId],
-    ) {
+    ) -> Option<ClientOp> {
         if let Some(crate::world::fault_params::PausedClients { probability, pause_ms }) = p.pause
             && self.rng.random_bool(probability)
         {
@@ -539,7 +540,7 @@ impl Actor {
         }
         let checkout = checkout_of(seat_ids, "");
         let Ok(OpResult::CheckedOut { order_id, .. }) = self.call(checkout.clone(), p.max_attempts).await else {
-            return;
+            return None;
         };
         if let Some(prob) = p.double_submit
             && self.rng.random_bool(prob)
@@ -557,8 +558,9 @@ impl Actor {
         }
         // An idempotent retry after the fact must return the same order.
         if self.rng.random_bool(RETRY_AFTER_THE_FACT_SHARE) {
-            let _ = self.call(checkout, 1).await;
+            let _ = self.call(checkout.clone(), 1).await;
         }
+        Some(checkout)
     }
 
     /// Hoards: holds again at once, each time a run of 2..=`max_seats_per_hold`
