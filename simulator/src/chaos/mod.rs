@@ -12,7 +12,9 @@
 //! with wall times, the client history, the final tables, the ledger and
 //! every process's output.
 //!
-//! - [`stack`]: database and processes.
+//! - [`stack`]: database and processes; `setup`: a run's own servers,
+//!   events, rooms and users; `fault_plan`: the faults a run will meet,
+//!   drawn from its seed; [`ChaosVerdict`]: what a run came to.
 //! - [`workload`]: the users.
 //! - [`disrupt`]: the faults; [`db_partition`]: a bookingd cut off from
 //!   PostgreSQL, and the judge of its fast answers meanwhile;
@@ -37,6 +39,7 @@ pub mod db_failover;
 pub mod db_partition;
 pub mod db_restart;
 pub mod disrupt;
+mod fault_plan;
 pub mod hold_life;
 mod judge;
 pub mod leave_out;
@@ -53,24 +56,23 @@ mod room_judge;
 pub mod room_workload;
 pub mod seat_maps;
 mod settle;
+mod setup;
 pub mod soak;
 pub mod stack;
+mod verdict;
 pub mod workload;
 
 use crate::world::plan::Plan;
-use booking::clock::SystemClock;
 use booking::fake_provider::Ledger;
 use booking::fault::Plant;
-use booking::http::auth::{Authenticator, Claims};
 use booking::ids::SeededIds;
-use booking::model::{EventId, SeatId, Snapshot, UserId};
+use booking::model::{EventId, Snapshot, UserId};
 use booking::store::{PgClock, PgStore, Store};
-use client::{Api, History, Op, Outcome};
+use client::{Api, History, Outcome};
 use disrupt::FaultPlan;
-use log::{ChaosFault, FaultLog};
+use log::FaultLog;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
 use stack::{Stack, StackConfig};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -79,29 +81,12 @@ use std::time::Duration;
 use tokio::sync::{Mutex, watch};
 use workload::WorkloadConfig;
 
-/// A waiting-room run's Redis outage (stop, then start again empty) lasts
-/// this long at least, wall ms (and until the bookingd killed during it
-/// serves again); it begins in the window's second quarter.
-const REDIS_DOWN_MS: (u64, u64) = (1_500, 2_500);
-/// How long the seat-map cache's Redis stays down, wall ms.
-const CACHE_REDIS_DOWN_MS: (u64, u64) = (500, 1_000);
-/// How long the seat-map cache's Redis stalls, wall ms: long enough that a
-/// request sent in its first part would wait past [`cache_stall`]'s bound
-/// on a cache that waited for Redis.
-const CACHE_STALL_MS: (u64, u64) = (1_800, 2_500);
-/// A waiting-room run's Redis stall, wall ms: past bookingd's 2 s response
-/// timeout or shorter (slow, yet answered); in the window's last quarter.
-pub(crate) const REDIS_STALL_MS: (u64, u64) = (300, 2_500);
-/// A waiting-room run's flow window at least, wall ms: users queue, wait,
-/// shop and queue again around a Redis outage and a stall.
-const ROOM_WINDOW_MIN_MS: u64 = 10_000;
+pub(crate) use fault_plan::REDIS_STALL_MS;
+pub use fault_plan::has_real_faults;
+use fault_plan::{failover_at_ms, fault_plan};
+use setup::{People, bookingd_args, create_events, log_skews, own_servers};
+pub use verdict::{ChaosVerdict, ServerError};
 
-/// Users at most (tasks); scenarios with more are scaled down.
-const MAX_USERS: usize = 48;
-/// Events at most.
-const MAX_EVENTS: usize = 3;
-/// Seats per event at most.
-const MAX_SEATS_PER_EVENT: usize = 60;
 /// Hold lifetime bounds in chaos (wall ms): short, so expiry happens within a run.
 const HOLD_TTL_MS: (i64, i64) = (1_500, 3_000);
 /// Payment deadline bounds in chaos (wall ms).
@@ -114,9 +99,6 @@ pub const SETTLE_MAX_MS: u64 = 60_000;
 const FAULT_SHADOW_MS: u64 = 3_000;
 /// How long before its log entry a fault may already have hit, in wall ms.
 const FAULT_LOG_LAG_MS: u64 = 500;
-/// Concurrent disconnecting clients.
-const DISCONNECTORS: usize = 6;
-
 /// How a chaos run is run.
 #[derive(Debug, Clone)]
 pub struct ChaosOptions {
@@ -143,199 +125,6 @@ pub struct ChaosOptions {
     pub keep_failing_db: bool,
     /// Nemeses left out of every run ([`leave_out`]).
     pub without: Vec<log::ChaosFault>,
-}
-
-/// A finding of the client history.
-#[derive(Debug, Clone, Serialize)]
-pub struct ServerError {
-    /// The request and its answer.
-    pub op: Op,
-    /// Why no fault explains it.
-    pub why: String,
-}
-
-/// The verdict of one chaos run.
-#[derive(Debug, Clone, Serialize)]
-pub struct ChaosVerdict {
-    /// Scenario.
-    pub scenario: String,
-    /// Seed.
-    pub seed: u64,
-    /// The planted bug, if any.
-    pub plant: Option<String>,
-    /// Violations the checkers found in the final tables and the ledger.
-    pub violations: Vec<String>,
-    /// The invariants violated (names).
-    pub invariants: Vec<String>,
-    /// 5xx answers no fault explains.
-    pub server_errors: Vec<ServerError>,
-    /// Whether every order, payment and refund resolved within the settle bound.
-    pub settled: bool,
-    /// How often each real fault happened.
-    pub faults: BTreeMap<ChaosFault, u64>,
-    /// Requests sent by users, and how many came to an unknown outcome.
-    pub requests: u64,
-    /// See `requests`.
-    pub unknown_outcomes: u64,
-    /// Bookings, charges and refunds in the final records.
-    pub bookings: usize,
-    /// See `bookings`.
-    pub charges: usize,
-    /// See `bookings`.
-    pub refunds: usize,
-    /// Wall time of the run, in ms.
-    pub wall_ms: u64,
-    /// Where the run's records are.
-    pub records: String,
-    /// A harness error (the stack did not start, ...): the run proves nothing.
-    pub error: Option<String>,
-    /// The run's database, when it was kept for inspection (`--keep-db`, or a violation).
-    pub kept_database: Option<String>,
-}
-
-impl ChaosVerdict {
-    /// Whether the run passed: no violation, no unexplained server error, settled, no harness error.
-    pub fn passed(&self) -> bool {
-        self.violations.is_empty() && self.server_errors.is_empty() && self.settled && self.error.is_none()
-    }
-}
-
-/// Whether a library scenario has faults chaos mode applies to real things:
-/// crashes, network faults (the payment path's partitions), clock skew, pauses, stale tokens, provider faults.
-pub fn has_real_faults(plan: &Plan, seed: u64) -> bool {
-    let c = plan.world_for(seed);
-    let p = &c.provider;
-    let provider = p.lost_response_rate > 0.0
-        || p.error_rate > 0.0
-        || p.decline_rate > 0.0
-        || p.late_success_rate > 0.0
-        || p.refund_failure_rate > 0.0
-        || p.webhook_duplicate_rate > 0.0
-        || p.webhook_reorder_rate > 0.0
-        || p.webhook_hold_rate > 0.0;
-    c.crash.is_some()
-        || c.link_faults.is_some()
-        || c.clock_skew_ms > 0
-        || c.cache_faults.is_some()
-        || c.user.pause.is_some()
-        || c.user.stale_replay.is_some()
-        || provider
-}
-
-/// `n` sorted wall moments in the last three quarters of a window of `d` ms.
-fn moments(rng: &mut ChaCha8Rng, d: u64, n: usize) -> Vec<u64> {
-    let mut v: Vec<u64> = (0..n).map(|_| rng.random_range(d / 4..d)).collect();
-    v.sort_unstable();
-    v
-}
-
-/// The fault plan of `seed` for a world config.
-fn fault_plan(cfg: &crate::world::config::WorldConfig, opts: &ChaosOptions, rng: &mut ChaCha8Rng) -> FaultPlan {
-    let d = opts.duration_ms.max(1_000);
-    let (crash_points, crash_skip) = match &cfg.crash {
-        Some(c) => {
-            // About one crash per 1/p commits at the chosen points.
-            let mean = (1.0 / c.probability.max(0.01)).min(200.0) as u64;
-            (c.points.iter().map(|p| p.to_string()).collect(), (mean / 2, mean + mean / 2))
-        }
-        None => (Vec::new(), (0, 0)),
-    };
-    let kills = if cfg.crash.is_some() { moments(rng, d, 2) } else { Vec::new() };
-    let mut plan = FaultPlan {
-        crash_points,
-        crash_skip,
-        restart_after_ms: cfg.crash.as_ref().map(|c| c.restart_after_ms.min(500)).unwrap_or(200),
-        kills_at_ms: kills,
-        pg_terminations_at_ms: moments(rng, d, 2),
-        redis_poison_at_ms: if opts.redis_url.is_some() { moments(rng, d, 2) } else { Vec::new() },
-        disconnectors: DISCONNECTORS,
-        redis_stops: Vec::new(),
-        redis_stalls: Vec::new(),
-        db_partitions: vec![(
-            rng.random_range(d / 4..3 * d / 4),
-            rng.random_range(db_partition::PARTITION_MS.0..=db_partition::PARTITION_MS.1),
-        )],
-        pg_restarts: Vec::new(),
-        provider_links: Vec::new(),
-        pg_failover_at_ms: None,
-        link_latency: Vec::new(),
-        packet_loss: None,
-    };
-    if cfg.link_faults.is_some() {
-        plan.provider_links = provider_link::plan(rng, d, opts.bookingds.max(1));
-        plan.link_latency = link_latency::plan(rng, d, opts.bookingds.max(1), cfg.message_latency_ms.1);
-        plan.packet_loss = Some(packet_loss::plan(rng, d, opts.bookingds.max(1)));
-    }
-    if opts.own_pg.is_some() {
-        let down_ms = rng.random_range(db_restart::DOWN_MS.0..=db_restart::DOWN_MS.1);
-        // Nothing is dispatched while the database is down: with the payment
-        // path's partitions, not before the one-way one has had its effect.
-        let from_ms = if plan.provider_links.is_empty() { d / 4 } else { 5 * d / 8 };
-        plan.pg_restarts = vec![(rng.random_range(from_ms..3 * d / 4), down_ms)];
-    }
-    if cfg.waiting_room.is_some() {
-        let stop_at = rng.random_range(d / 4..d / 2);
-        let down_ms = rng.random_range(REDIS_DOWN_MS.0..=REDIS_DOWN_MS.1);
-        plan.redis_stops = vec![disrupt::RedisStop { at_ms: stop_at, down_ms, keep_data: false, kill_bookingd: true }];
-        let stall_at = rng.random_range(3 * d / 4..d);
-        plan.redis_stalls = vec![(stall_at, rng.random_range(REDIS_STALL_MS.0..=REDIS_STALL_MS.1))];
-    } else if cfg.cache_faults.is_some() {
-        // The seat-map cache's Redis: back with its data once, slow for a
-        // while, empty once (short outages, so all fit a window).
-        let mut stop = |from_ms: u64, to_ms: u64, keep_data: bool| disrupt::RedisStop {
-            at_ms: rng.random_range(from_ms..to_ms),
-            down_ms: rng.random_range(CACHE_REDIS_DOWN_MS.0..=CACHE_REDIS_DOWN_MS.1),
-            keep_data,
-            kill_bookingd: false,
-        };
-        plan.redis_stops = vec![stop(d / 8, d / 4, true), stop(5 * d / 8, 3 * d / 4, false)];
-        // Between the two, while users still come: requests meet the stall.
-        let stall_at = rng.random_range(d / 4..3 * d / 8);
-        plan.redis_stalls = vec![(stall_at, rng.random_range(CACHE_STALL_MS.0..=CACHE_STALL_MS.1))];
-    }
-    plan
-}
-
-/// When a run's own primary fails over, wall ms: in the middle half of a
-/// window of `duration_ms`.
-fn failover_at_ms(seed: u64, duration_ms: u64) -> u64 {
-    let d = duration_ms.max(1_000);
-    ChaCha8Rng::seed_from_u64(seed ^ 0xfa11).random_range(d / 4..3 * d / 4)
-}
-
-/// The servers a run has of its own, and its options pointed at them: a
-/// waiting-room or cache-fault run's Redis (a cache-fault run's persists,
-/// so that it can come back with its data); a crash-fault run's PostgreSQL
-/// pair, which fails over (when chaos mode runs its own servers: the
-/// restart of the shared one is then not this run's).
-async fn own_servers(
-    cfg: &crate::world::config::WorldConfig,
-    opts: &ChaosOptions,
-    records: &std::path::Path,
-) -> Result<(ChaosOptions, Option<Arc<Mutex<redis::PrivateRedis>>>, Option<Arc<db_failover::Pair>>), String> {
-    let private_redis = if cfg.waiting_room.is_some() {
-        Some(Arc::new(Mutex::new(redis::PrivateRedis::start(None).await?)))
-    } else if cfg.cache_faults.is_some() {
-        Some(Arc::new(Mutex::new(redis::PrivateRedis::start(Some(records.join("redis-data"))).await?)))
-    } else {
-        None
-    };
-    let mut opts = opts.clone();
-    if let Some(r) = &private_redis {
-        opts.redis_url = Some(r.lock().await.url());
-    }
-    if cfg.waiting_room.is_some() {
-        opts.duration_ms = opts.duration_ms.max(ROOM_WINDOW_MIN_MS);
-    }
-    let failover = match (&cfg.crash, &opts.own_pg) {
-        (Some(_), Some(_)) => Some(Arc::new(db_failover::Pair::start().await?)),
-        _ => None,
-    };
-    if let Some(pair) = &failover {
-        opts.admin_url = pair.admin_url();
-        opts.own_pg = None;
-    }
-    Ok((opts, private_redis, failover))
 }
 
 /// Runs `plan` at `seed` on the real stack. Never panics on a harness
@@ -439,56 +228,6 @@ async fn run_inner(
     let _ =
         std::fs::write(records.join("faults.json"), serde_json::to_string_pretty(&log.entries()).unwrap_or_default());
     result
-}
-
-/// Logs the clock skew of every process's first life, when the run skews clocks.
-fn log_skews(stack: &Stack, log: &FaultLog) {
-    if stack.provider_skew_ms != 0 {
-        log.record(
-            ChaosFault::ClockSkew,
-            format!("fake-provider runs its clock {}", clock_skew::describe(stack.provider_skew_ms)),
-        );
-    }
-    for (i, slot) in stack.slots.iter().enumerate().filter(|(_, s)| s.skew_ms != 0) {
-        log.record_at(
-            ChaosFault::ClockSkew,
-            i,
-            format!("bookingd {i} runs its clock {}", clock_skew::describe(slot.skew_ms)),
-        );
-    }
-}
-
-/// The `bookingd serve` arguments every process of a run gets.
-fn bookingd_args(
-    plan: &Plan,
-    cfg: &crate::world::config::WorldConfig,
-    hold_ttl_ms: i64,
-    payment_ttl_ms: i64,
-) -> Vec<String> {
-    let mut args: Vec<String> = vec![
-        "--hold-ttl-ms".into(),
-        hold_ttl_ms.to_string(),
-        "--payment-ttl-ms".into(),
-        payment_ttl_ms.to_string(),
-        "--hold-attempts-per-minute".into(),
-        "100000".into(),
-        // Loopback: a call unanswered for a second is lost (the one-way
-        // partition's calls time out well inside it).
-        "--provider-timeout-ms".into(),
-        "1000".into(),
-        // A killed dispatcher's rows come back after this: short, so runs settle soon.
-        "--outbox-lease-ms".into(),
-        "4000".into(),
-        "--max-db-connections".into(),
-        "8".into(),
-    ];
-    if let Some(p) = plan.plant {
-        args.extend(["--plant".to_string(), p.name().to_string()]);
-    }
-    if cfg.waiting_room.is_some() {
-        args.extend(room::bookingd_args());
-    }
-    args
 }
 
 /// What one run is: the seed, options, world, fault plan, where
@@ -618,77 +357,6 @@ async fn queued_users(pool: &sqlx::PgPool, snap: &Snapshot) -> Result<BTreeMap<E
         }
     }
     Ok(joined)
-}
-
-/// The run's events and users: events named for this run (the cache is
-/// shared between runs), created through the API as an operator, a room in
-/// front of each in a waiting-room run, and a bearer token per user.
-struct People {
-    events: Vec<(EventId, Vec<SeatId>)>,
-    tokens: Vec<String>,
-    /// The room in front of every event (waiting-room runs).
-    room: Option<room::ChaosRoom>,
-    /// Users with a members' credential, by name (priority rooms).
-    tiers: BTreeMap<String, u8>,
-}
-
-impl People {
-    fn event_ids(&self) -> Vec<EventId> {
-        self.events.iter().map(|(e, _)| e.clone()).collect()
-    }
-}
-
-/// Creates the run's events (scaled to chaos bounds), their rooms and the users' tokens.
-async fn create_events(
-    cfg: &crate::world::config::WorldConfig,
-    seed: u64,
-    opts: &ChaosOptions,
-    db_name: &str,
-    api: &Api,
-) -> Result<People, String> {
-    let tag = &db_name[db_name.len() - 8..];
-    let events: Vec<(EventId, Vec<SeatId>)> = (0..cfg.events.clamp(1, MAX_EVENTS))
-        .map(|e| {
-            let seats = (0..cfg.seats_per_event.clamp(1, MAX_SEATS_PER_EVENT))
-                .map(|s| SeatId::from(format!("s{s:05}")))
-                .collect();
-            (EventId::from(format!("ev{e}-{tag}")), seats)
-        })
-        .collect();
-    let auth = Authenticator::new(stack::TOKEN_SECRET.as_bytes(), Arc::new(SystemClock));
-    let now = booking::clock::Clock::now_ms(&SystemClock);
-    let far = now + 3_600_000;
-    let admin =
-        auth.issue(&Claims { sub: "operator".into(), events: vec!["*".into()], exp_ms: far, admin: true, tier: None });
-    let users = cfg.users.clamp(1, MAX_USERS);
-    let room = cfg.waiting_room.as_ref().map(|r| room::ChaosRoom::scaled(r, users, opts.duration_ms, now));
-    for (event, seats) in &events {
-        let ranges = booking::http::api::SeatRange::covering("s", seats.len() as u32, 5);
-        let body = serde_json::json!({"event_id": event, "seat_ranges": ranges, "price_cents": 2_500});
-        let headers = [("authorization", format!("Bearer {admin}"))];
-        let r = api.send("operator", 0, "POST", "/v1/events", &headers, Some(body)).await?;
-        if r.status != 201 {
-            return Err(format!("create event {event}: {} {}", r.status, r.body));
-        }
-        if let Some(room) = &room {
-            room.open(api, &admin, event).await?;
-        }
-    }
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x7135);
-    let mut tiers = BTreeMap::new();
-    let tokens = (0..users)
-        .map(|i| {
-            let sub = format!("user{i}");
-            let member = room.is_some_and(|r| r.policy == booking::admission::room::Policy::Priority)
-                && rng.random_bool(room.map(|r| r.member_share).unwrap_or(0.0));
-            let tier = member.then_some(0u8);
-            if let Some(t) = tier {
-                tiers.insert(sub.clone(), t);
-            }
-            auth.issue(&Claims { sub: UserId::from(sub), events: vec!["*".into()], exp_ms: far, admin: false, tier })
-        })
-        .collect();
-    Ok(People { events, tokens, room, tiers })
 }
 
 /// What the faults act on: the bookingd addresses, the run's database, its
