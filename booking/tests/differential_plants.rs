@@ -233,6 +233,7 @@ fn directed(plant: Plant) -> Vec<Op> {
         | Plant::UnreachableChargeDeclined
         | Plant::ReplayedWebhookRefused
         | Plant::CacheTtlInSeconds
+        | Plant::HoldNeedsSortedSeats
         | Plant::RefundNewKeyPerRetry
         | Plant::WebhookRefundFailedAsSucceeded
         | Plant::AdmissionIgnoresSession
@@ -314,6 +315,7 @@ fn every_store_plant_lives_alike_in_both_stores() {
         Plant::UnreachableChargeDeclined,
         Plant::ReplayedWebhookRefused,
         Plant::CacheTtlInSeconds,
+        Plant::HoldNeedsSortedSeats,
     ];
     assert_eq!(rows.len(), Plant::ALL.len() - workflow_only.len(), "every plant but the workflow-only ones was run");
     for (plant, generic, aimed, _) in &rows {

@@ -14,6 +14,7 @@ pub mod hash;
 pub mod metrics;
 pub mod model;
 pub mod paths;
+mod rare_paths;
 pub mod room_metrics;
 pub mod service_counters;
 pub mod store_call;

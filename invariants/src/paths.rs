@@ -133,6 +133,14 @@ pub enum Path {
     TakeoverAfterDeadline,
     /// A hold was refused for passing the per-user cap by exactly one seat.
     CapPassedByOne,
+    /// A multi-seat hold sent in click order (not the seats' own) was granted.
+    UnsortedHoldGranted,
+    /// A checkout was accepted under a key another user's accepted checkout used before.
+    IdempotencyKeyShared,
+    /// A hold was granted while its holder's live seats over every event passed the cap.
+    CapPerEvent,
+    /// A member was admitted ahead of a public user who joined the room earlier.
+    MemberOvertook,
 }
 
 impl Path {
@@ -193,6 +201,10 @@ impl Path {
         Path::TakeoverAtDeadline,
         Path::TakeoverAfterDeadline,
         Path::CapPassedByOne,
+        Path::UnsortedHoldGranted,
+        Path::IdempotencyKeyShared,
+        Path::CapPerEvent,
+        Path::MemberOvertook,
     ];
 
     /// The stable name.
@@ -253,6 +265,10 @@ impl Path {
             Path::TakeoverAtDeadline => "takeover-at-deadline",
             Path::TakeoverAfterDeadline => "takeover-after-deadline",
             Path::CapPassedByOne => "cap-passed-by-one",
+            Path::UnsortedHoldGranted => "unsorted-hold-granted",
+            Path::IdempotencyKeyShared => "idempotency-key-shared",
+            Path::CapPerEvent => "cap-per-event",
+            Path::MemberOvertook => "member-overtook",
         }
     }
 
@@ -350,7 +366,9 @@ fn passed_by_one(message: &str) -> bool {
 
 /// Counts the paths the trace shows (the simulation stepping `tick_ms`).
 pub fn count(trace: &[TraceEvent], tick_ms: i64) -> PathCounts {
-    let mut w = PathWalk { out: count_boundaries(trace, tick_ms), ..PathWalk::default() };
+    let mut out = count_boundaries(trace, tick_ms);
+    crate::rare_paths::count_rare(trace, &mut out);
+    let mut w = PathWalk { out, ..PathWalk::default() };
     for e in trace {
         match &e.kind {
             TraceKind::Room(RoomEvent::Told { admitted, .. }) => {

@@ -130,6 +130,11 @@ pub enum TraceKind {
     /// The service's counters (what `GET /metrics` renders), summed over
     /// every service host and life, read once the run settled.
     ServiceCounters(Box<crate::service_counters::ServiceCounters>),
+    /// A fact the world made itself (the harness's own record of what it
+    /// created or sent, never the service's word): checkers and the model
+    /// take these facts from here and hold the service's account of them
+    /// to it.
+    World(WorldFact),
     /// The operators' list (`Store::needs_resolution`, what
     /// `GET /v1/admin/unresolved` serves) as read at the end of the run.
     OperatorList {
@@ -719,6 +724,61 @@ impl RoomEvent {
 
 /// What an admission law read for one run: booking's own record of it.
 pub use booking::admission::controller::Signals as LawSignals;
+
+/// What the world knows because it made it: the credentials it issued, the
+/// rooms it asked for, the webhooks its provider signed. Serialized with a
+/// `fact` tag in snake_case.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "fact", rename_all = "snake_case")]
+pub enum WorldFact {
+    /// The world issued `user` a credential with a priority tier (a user
+    /// without one is the public; recorded before the run starts).
+    Credential {
+        /// The user.
+        user: UserId,
+        /// The tier the credential grants (0 first).
+        tier: u8,
+    },
+    /// The world asked for a waiting room in front of `event_id` with these
+    /// settings (the service's clock at the request is the world's epoch).
+    RoomAsked {
+        /// The event.
+        event_id: EventId,
+        /// Its fairness rule.
+        policy: booking::admission::room::Policy,
+        /// Sessions open at once at most.
+        target_active_sessions: u32,
+        /// When the sale opens, service-clock ms.
+        opens_at_ms: i64,
+        /// An admission's lifetime, ms.
+        session_ttl_ms: i64,
+    },
+    /// `user` is a prober: every request it sends is a probe of the API's
+    /// surface (refusals wanted), not the workload's legitimate traffic.
+    Prober {
+        /// The user.
+        user: UserId,
+    },
+    /// Request `op_id` (just invoked) is a deliberate misuse by a workload
+    /// user (a checkout naming part of its hold, say): a refusal is wanted.
+    Misuse {
+        /// The request.
+        op_id: OpId,
+    },
+    /// The service refused a webhook the world's provider signed with the
+    /// deployed secret and its own clock and sent as it was made: a genuine
+    /// webhook (recorded where the provider delivers it).
+    WebhookRefused {
+        /// The payment operation the webhook is about.
+        payment_op_id: PaymentOpId,
+        /// The webhook's kind (`payment_succeeded`, `refund_failed`, ...).
+        kind: String,
+        /// The service host that refused it (`svc<host>`).
+        host: u32,
+        /// The status it answered (a 4xx).
+        status: u16,
+    },
+}
 
 /// Which fault was injected or lifted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

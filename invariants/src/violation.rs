@@ -82,6 +82,10 @@ pub enum Invariant {
     /// Liveness: every user who joined a waiting room is told they were
     /// admitted, or that the event sold out, by the end of the run.
     QueueLiveness,
+    /// Goodput: a request the world knows is well-formed and authorized (a
+    /// workload user's own, a webhook its provider signed) is never refused
+    /// as malformed, unauthorized or naming what does not exist.
+    LegitimateAccepted,
     /// Every answer a client received and every record the store wrote is
     /// what the reference model ([`crate::model`]) says it must be.
     Auditor,
@@ -118,6 +122,7 @@ impl Invariant {
         Invariant::SessionsWithinTarget,
         Invariant::AdmissionOrder,
         Invariant::QueueLiveness,
+        Invariant::LegitimateAccepted,
         Invariant::Auditor,
     ];
 
@@ -152,6 +157,7 @@ impl Invariant {
             Invariant::SessionsWithinTarget => "sessions-within-target",
             Invariant::AdmissionOrder => "admission-order",
             Invariant::QueueLiveness => "queue-liveness",
+            Invariant::LegitimateAccepted => "legitimate-accepted",
             Invariant::Auditor => "auditor",
         }
     }

@@ -36,6 +36,7 @@ pub const INVARIANT_NAMES: &[&str] = &[
     "sessions-within-target",
     "admission-order",
     "queue-liveness",
+    "legitimate-accepted",
     "auditor",
 ];
 
@@ -99,6 +100,10 @@ pub const PATH_NAMES: &[&str] = &[
     "takeover-at-deadline",
     "takeover-after-deadline",
     "cap-passed-by-one",
+    "unsorted-hold-granted",
+    "idempotency-key-shared",
+    "cap-per-event",
+    "member-overtook",
 ];
 
 /// Every waiting-room policy's name (what `waiting_room.policy` may be).

@@ -87,6 +87,9 @@ pub enum Plant {
     /// The Redis seat-map cache writes each entry's lifetime in seconds
     /// (`EX`) where it means milliseconds: entries live 1,000 times too long.
     CacheTtlInSeconds,
+    /// The hold endpoint takes a selection not in ascending seat order for
+    /// malformed (`400 invalid-input`) instead of sorting it itself.
+    HoldNeedsSortedSeats,
     /// The database probe finds the database down but never opens the
     /// circuit: every request waits for the pool's timeout before its `503`.
     CircuitNeverOpens,
@@ -510,11 +513,10 @@ pub const CATALOG: &[Entry] = &[
         "replayed-webhook-refused",
         Area::Webhooks,
         "the webhook endpoint (service::WorkflowWebhooks)",
-        "network-partitions",
-        "webhook-accepted",
-        "a replay guard refuses a second delivery of an event the endpoint has already applied, so a provider whose first answer was lost is refused its genuine webhook (chaos mode's lost webhook answers catch it)",
-    )
-    .real_stack(),
+        "duplicate-webhooks",
+        "legitimate-accepted",
+        "a replay guard refuses a second delivery of an event the endpoint has already applied, so a provider whose first answer was lost is refused its genuine webhook (the simulator's duplicated deliveries catch it: the world knows its provider signed it; chaos mode's lost webhook answers too)",
+    ),
     e(
         Plant::CacheTtlInSeconds,
         "cache-ttl-in-seconds",
@@ -525,6 +527,15 @@ pub const CATALOG: &[Entry] = &[
         "the seat-map cache gives Redis each entry's lifetime as seconds (`EX`) where it holds milliseconds, so an entry whose invalidation was lost while Redis was down comes back with a restart that keeps the data and is served 1,000 times too long (a restart that loses the data hides it)",
     )
     .proved_by_test("booking/tests/cache_kept_restart.rs"),
+    e(
+        Plant::HoldNeedsSortedSeats,
+        "hold-needs-sorted-seats",
+        Area::Holds,
+        "the hold endpoint (http::handlers::hold)",
+        "adjacent-seats",
+        "legitimate-accepted",
+        "the hold endpoint, guarding the store's sorted locking, refuses a selection the user clicked in any other order than the seats' own as malformed (`400 invalid-input`) instead of sorting it: every such good hold is refused, and nothing in the records shows it",
+    ),
 ];
 
 impl Plant {
@@ -563,6 +574,7 @@ impl Plant {
         Plant::UnreachableChargeDeclined,
         Plant::ReplayedWebhookRefused,
         Plant::CacheTtlInSeconds,
+        Plant::HoldNeedsSortedSeats,
     ];
 
     /// This plant's catalog entry.

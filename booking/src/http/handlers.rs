@@ -159,6 +159,9 @@ pub async fn hold(
         return Err(Problem::rate_limited(retry_s));
     }
     let room = admit(&st, &headers, &event_id, &user.sub, Use::Hold).await?.is_some();
+    if crate::planted!(st.faults, HoldNeedsSortedSeats) && !body.seat_ids.is_sorted() {
+        return Err(StoreError::InvalidInput("seat_ids must be in ascending order".into()).into());
+    }
     let req = AcquireHold {
         event_id: event_id.clone(),
         seat_ids: body.seat_ids,

@@ -189,7 +189,8 @@ mod tests {
                 | Plant::CacheWaitsForRedis
                 | Plant::UnreachableChargeDeclined
                 | Plant::ReplayedWebhookRefused
-                | Plant::CacheTtlInSeconds => s,
+                | Plant::CacheTtlInSeconds
+                | Plant::HoldNeedsSortedSeats => s,
                 Plant::UnconditionalCheckout => Rules {
                     checkout_token: false,
                     checkout_holder: false,

@@ -22,6 +22,7 @@
 //! | [`check_record_transitions`] | `order-transition`, `compensation-transition` |
 //! | [`check_cached_reads`] | `stale-read-bounded` |
 //! | [`check_waiting_room`] | `admission-required`, `sessions-within-target`, `admission-order`, `queue-liveness` |
+//! | [`check_legitimate`] | `legitimate-accepted` (the world's well-formed requests and genuine webhooks are not refused as malformed) |
 //! | [`check_auditor`] | `auditor` (every answer and record against the reference model) |
 
 mod auditor;
@@ -34,6 +35,7 @@ mod hold_selection;
 mod hold_tokens;
 mod idempotency;
 pub(crate) mod index;
+mod legitimate;
 mod liveness;
 mod provider_refunds;
 mod record_transitions;
@@ -54,6 +56,7 @@ pub use hold_cap::check_hold_cap;
 pub use hold_selection::check_hold_selection;
 pub use hold_tokens::check_hold_tokens;
 pub use idempotency::check_idempotency;
+pub use legitimate::{MALFORMED, check_legitimate};
 pub use liveness::check_liveness;
 pub use provider_refunds::check_provider_refunds;
 pub use record_transitions::{COMPENSATION_TRANSITIONS, ORDER_TRANSITIONS, check_record_transitions};
@@ -91,5 +94,6 @@ pub const CHECKERS: &[(&str, Checker)] = &[
     ("record_transitions", check_record_transitions),
     ("cached_reads", check_cached_reads),
     ("waiting_room", check_waiting_room),
+    ("legitimate", check_legitimate),
     ("auditor", check_auditor),
 ];

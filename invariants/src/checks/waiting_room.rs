@@ -18,9 +18,10 @@
 //! falls at the same moment: the pass admits at its own `now`).
 
 use crate::model::queue::Join;
-use crate::trace::{ClientOp, RoomEvent, TraceKind};
+use crate::trace::{ClientOp, RoomEvent, TraceKind, WorldFact};
 use crate::{Config, Invariant, Subject, TraceEvent, Violation};
 use booking::admission::room::{Policy, SessionEnd};
+use booking::admission::waiting_room::PUBLIC_TIER;
 use booking::model::{EventId, Snapshot, UserId};
 use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
@@ -54,6 +55,7 @@ pub fn check_waiting_room(_snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config)
     let mut w = Walk::default();
     for e in trace {
         match &e.kind {
+            TraceKind::World(fact) => w.world(fact),
             TraceKind::Room(r) => w.room_event(e, r),
             TraceKind::Invoke { op_id, client, op, .. } => w.invoke(e, *op_id, client, op),
             TraceKind::Ok { op_id, .. } => w.granted(e, *op_id),
@@ -76,6 +78,10 @@ struct Invoked<'a> {
 /// The walk over one trace: what the rooms did so far, and what was found.
 #[derive(Default)]
 struct Walk<'a> {
+    /// The tiers the world's credentials grant (absent: the public).
+    credentials: BTreeMap<&'a str, u8>,
+    /// The rooms the world asked for: (policy, target, opening, session lifetime).
+    asked: BTreeMap<&'a str, (Policy, u32, i64, i64)>,
     rooms: BTreeMap<&'a str, Room>,
     admissions: BTreeMap<(&'a str, &'a str), Admission>,
     ended: BTreeMap<Uuid, (SessionEnd, u64)>,
@@ -95,14 +101,35 @@ impl<'a> Walk<'a> {
         }
     }
 
+    /// What the world made: the truth the rooms are held to.
+    fn world(&mut self, fact: &'a WorldFact) {
+        match fact {
+            WorldFact::Credential { user, tier } => {
+                self.credentials.insert(user, *tier);
+            }
+            WorldFact::RoomAsked { event_id, policy, target_active_sessions, opens_at_ms, session_ttl_ms } => {
+                self.asked.insert(event_id, (*policy, *target_active_sessions, *opens_at_ms, *session_ttl_ms));
+            }
+            WorldFact::Prober { .. } | WorldFact::Misuse { .. } | WorldFact::WebhookRefused { .. } => {}
+        }
+    }
+
     fn room_event(&mut self, e: &'a TraceEvent, r: &'a RoomEvent) {
         match r {
             RoomEvent::Opened { event_id, policy, target_active_sessions, opens_at_ms, session_ttl_ms, seed } => {
+                let said = (*policy, *target_active_sessions, *opens_at_ms, *session_ttl_ms);
+                let asked = self.asked.get(event_id.as_str()).copied().unwrap_or(said);
+                if asked != said {
+                    let subject = Subject::Room { event_id: event_id.clone() };
+                    let detail = format!("{event_id}'s room opened as {said:?}; the world asked for {asked:?}");
+                    self.report(Invariant::AdmissionOrder, subject, detail, vec![e.seq]);
+                }
+                let (policy, target, opens_at_ms, ttl_ms) = asked;
                 let room = Room {
-                    policy: *policy,
-                    target: *target_active_sessions,
-                    opens_at_ms: *opens_at_ms,
-                    ttl_ms: *session_ttl_ms,
+                    policy,
+                    target,
+                    opens_at_ms,
+                    ttl_ms,
                     seed: seed.clone(),
                     drawn: false,
                     joins: Vec::new(),
@@ -110,14 +137,7 @@ impl<'a> Walk<'a> {
                 };
                 self.rooms.insert(event_id, room);
             }
-            RoomEvent::Joined { event_id, user, tier, now_ms } => {
-                if let Some(room) = self.rooms.get_mut(event_id.as_str()) {
-                    // A join at or after opening draws a lottery first, then lines up after it.
-                    room.drawn |= *now_ms >= room.opens_at_ms;
-                    let drawn_at_opening = room.policy == Policy::Lottery && !room.drawn;
-                    room.joins.push((user.clone(), *tier, drawn_at_opening, e.seq));
-                }
-            }
+            RoomEvent::Joined { event_id, user, tier, now_ms } => self.joined(e, event_id, user, *tier, *now_ms),
             RoomEvent::Pass { event_id, now_ms, .. } => {
                 if let Some(room) = self.rooms.get_mut(event_id.as_str()) {
                     room.drawn |= *now_ms >= room.opens_at_ms;
@@ -150,6 +170,27 @@ impl<'a> Walk<'a> {
     fn expiry_of(&self, event_id: &str, user: &str) -> Option<i64> {
         let a = self.admissions.get(&(event_id, user))?;
         Some(a.at_ms + self.rooms.get(event_id)?.ttl_ms)
+    }
+
+    /// `user` joined `event_id`'s room in `tier` (the service's word):
+    /// lined up in the tier the world's credential grants, which the
+    /// service's must be.
+    fn joined(&mut self, e: &'a TraceEvent, event_id: &'a EventId, user: &'a UserId, tier: u8, now_ms: i64) {
+        let Some(room) = self.rooms.get_mut(event_id.as_str()) else { return };
+        let granted = match room.policy {
+            Policy::Priority => self.credentials.get(user.as_str()).copied().unwrap_or(PUBLIC_TIER),
+            _ => 0,
+        };
+        // A join at or after opening draws a lottery first, then lines up after it.
+        room.drawn |= now_ms >= room.opens_at_ms;
+        let drawn_at_opening = room.policy == Policy::Lottery && !room.drawn;
+        room.joins.push((user.clone(), granted, drawn_at_opening, e.seq));
+        if tier != granted {
+            let subject = Subject::Room { event_id: event_id.clone() };
+            let detail =
+                format!("{user} joined {event_id}'s line in tier {tier}; the world's credential grants {granted}");
+            self.report(Invariant::AdmissionOrder, subject, detail, vec![e.seq]);
+        }
     }
 
     fn admitted(&mut self, e: &TraceEvent, event_id: &'a str, user: &'a str, session_id: Uuid) {
@@ -379,12 +420,35 @@ mod tests {
             admitted(&mut w, u);
         }
         assert_eq!(kinds(&w), vec![Invariant::AdmissionOrder], "arrival order is not the draw");
+        let member = |w: &mut World| {
+            let fact = WorldFact::Credential { user: "member".into(), tier: 0 };
+            w.record(TraceKind::World(fact));
+        };
         let mut w = World::new(&["1A"]);
+        member(&mut w);
         opened(&mut w, Policy::Priority, 10);
-        joined(&mut w, "public", 7, 0);
+        joined(&mut w, "public", PUBLIC_TIER, 0);
         joined(&mut w, "member", 0, 0);
         admitted(&mut w, "member");
         admitted(&mut w, "public");
         assert_eq!(kinds(&w), vec![]);
+        // The service lines the member up as the public and admits in that
+        // order: consistent with its own word, wrong by the world's credential.
+        let mut w = World::new(&["1A"]);
+        member(&mut w);
+        opened(&mut w, Policy::Priority, 10);
+        joined(&mut w, "public", PUBLIC_TIER, 0);
+        joined(&mut w, "member", PUBLIC_TIER, 0);
+        admitted(&mut w, "public");
+        admitted(&mut w, "member");
+        assert_eq!(kinds(&w), vec![Invariant::AdmissionOrder], "the tier is the credential's");
+        // A tier the service grants with no credential behind it.
+        let mut w = World::new(&["1A"]);
+        opened(&mut w, Policy::Priority, 10);
+        joined(&mut w, "public", PUBLIC_TIER, 0);
+        joined(&mut w, "member", 0, 0);
+        admitted(&mut w, "member");
+        admitted(&mut w, "public");
+        assert_eq!(kinds(&w), vec![Invariant::AdmissionOrder], "no credential, no tier");
     }
 }

@@ -22,10 +22,11 @@
 //! whose clock has passed them, and dropped when their user joins again (a
 //! new arrival). A release ends nothing.
 
-use crate::trace::RoomEvent;
+use crate::trace::{RoomEvent, WorldFact};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use booking::admission::room::SessionEnd;
+use booking::admission::waiting_room::PUBLIC_TIER;
 use booking::model::{EventId, HoldToken, UserId};
 use booking::problem_kind::ProblemKind;
 use hmac::{Hmac, Mac};
@@ -145,9 +146,16 @@ impl Room {
     }
 }
 
+/// The settings the world asked a room for: (policy, target, opening, session lifetime).
+type Asked = (booking::admission::room::Policy, u32, i64, i64);
+
 /// The rooms and sessions the trace has shown so far.
 #[derive(Debug, Default)]
 pub struct Admissions {
+    /// The tiers the world's credentials grant (absent: the public).
+    pub(crate) credentials: BTreeMap<UserId, u8>,
+    /// The rooms the world asked for, by event.
+    asked: BTreeMap<EventId, Asked>,
     pub(crate) rooms: BTreeMap<EventId, Room>,
     pub(crate) sessions: BTreeMap<(EventId, UserId), Session>,
     /// Admissions seen since each room's last pass.
@@ -168,17 +176,48 @@ pub fn read_token(token: &str, secret: &[u8]) -> Result<Claims, ProblemKind> {
 }
 
 impl Admissions {
+    /// Takes in what the world made: the credentials it issued and the rooms
+    /// it asked for are the truth the rooms are held to, whatever the
+    /// service says it assigned or opened.
+    pub fn world(&mut self, fact: &WorldFact) {
+        match fact {
+            WorldFact::Credential { user, tier } => {
+                self.credentials.insert(user.clone(), *tier);
+            }
+            WorldFact::RoomAsked { event_id, policy, target_active_sessions, opens_at_ms, session_ttl_ms } => {
+                let asked = (*policy, *target_active_sessions, *opens_at_ms, *session_ttl_ms);
+                self.asked.insert(event_id.clone(), asked);
+            }
+            WorldFact::Prober { .. } | WorldFact::Misuse { .. } | WorldFact::WebhookRefused { .. } => {}
+        }
+    }
+
+    /// The tier `user` waits in under `policy`: their credential's in a
+    /// priority room (the public's without one), 0 in any other.
+    pub fn tier_of(&self, policy: booking::admission::room::Policy, user: &str) -> u8 {
+        match policy {
+            booking::admission::room::Policy::Priority => self.credentials.get(user).copied().unwrap_or(PUBLIC_TIER),
+            _ => 0,
+        }
+    }
+
     /// Takes in what the rooms did.
     pub fn observe(&mut self, e: &RoomEvent) {
         match e {
             RoomEvent::Opened { event_id, .. } => {
-                self.rooms.insert(event_id.clone(), Room::opened(e));
+                let mut room = Room::opened(e);
+                if let Some(&(policy, target, opens_at_ms, ttl_ms)) = self.asked.get(event_id) {
+                    (room.policy, room.target_active_sessions) = (policy, target);
+                    (room.opens_at_ms, room.session_ttl_ms) = (opens_at_ms, ttl_ms);
+                }
+                self.rooms.insert(event_id.clone(), room);
             }
-            RoomEvent::Joined { event_id, user, tier, now_ms } => {
+            RoomEvent::Joined { event_id, user, now_ms, .. } => {
                 // A join by a user who had a session is a new arrival (the rooms join them only once it is over).
                 let rejoin = self.sessions.remove(&(event_id.clone(), user.clone())).is_some();
-                if let Some(room) = self.rooms.get_mut(event_id) {
-                    room.join(user, *tier, *now_ms, rejoin);
+                let tier = self.rooms.get(event_id).map(|r| self.tier_of(r.policy, user));
+                if let (Some(room), Some(tier)) = (self.rooms.get_mut(event_id), tier) {
+                    room.join(user, tier, *now_ms, rejoin);
                 }
             }
             RoomEvent::Reopened { event_id, user, session_id } => {

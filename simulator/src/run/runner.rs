@@ -303,6 +303,7 @@ mod tests {
             paths: Default::default(),
             answers: Default::default(),
             panic: None,
+            judged: None,
         }
     }
 

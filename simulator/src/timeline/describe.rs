@@ -78,6 +78,7 @@ pub fn describe(kind: &TraceKind) -> String {
             )
         }
         TraceKind::Payment(p) => payment_text(p),
+        TraceKind::World(f) => world_text(f),
         TraceKind::Fault { kind, detail } => format!("fault {}: {detail}", name_of(kind)),
         TraceKind::Phase { phase, .. } => format!("phase: {}", name_of(phase)),
         TraceKind::SeatMapCached { event_id, version_sum } => match version_sum {
@@ -225,6 +226,25 @@ fn room_text(r: &RoomEvent) -> String {
             format!(
                 "{user} told: {}",
                 if *admitted { format!("admitted to {event_id}") } else { format!("{event_id} sold out") }
+            )
+        }
+    }
+}
+
+/// A fact the world made, one line.
+fn world_text(f: &invariants::trace::WorldFact) -> String {
+    use invariants::trace::WorldFact;
+    match f {
+        WorldFact::Credential { user, tier } => format!("the world issued {user} a tier-{tier} credential"),
+        WorldFact::RoomAsked { event_id, policy, target_active_sessions, .. } => {
+            format!("the world asked for a {policy:?} room on {event_id} (target {target_active_sessions})")
+        }
+        WorldFact::Prober { user } => format!("{user} probes the API's surface"),
+        WorldFact::Misuse { op_id } => format!("op {op_id} is a deliberate misuse"),
+        WorldFact::WebhookRefused { payment_op_id, kind, host, status } => {
+            format!(
+                "svc{host} refused the provider's genuine {kind} webhook for {} with {status}",
+                short(payment_op_id)
             )
         }
     }

@@ -331,6 +331,18 @@ impl Builder {
                 let (lane, word) = room_mark(r);
                 self.mark(lane, e, format!("mark room room-{word}"));
             }
+            TraceKind::World(f) => {
+                let lane = match f {
+                    invariants::trace::WorldFact::WebhookRefused { payment_op_id, .. } => {
+                        ix.payment_lane(payment_op_id)
+                    }
+                    invariants::trace::WorldFact::Misuse { op_id } => {
+                        ix.clients.get(op_id).map_or(LaneKey::Run, |c| LaneKey::User(c.clone()))
+                    }
+                    _ => LaneKey::Run,
+                };
+                self.mark(lane, e, "mark world".into());
+            }
             TraceKind::OperatorList { .. } => self.mark(LaneKey::Run, e, "mark operators".into()),
             TraceKind::ServiceCounters(_) => self.mark(LaneKey::Run, e, "mark counters".into()),
             TraceKind::Store { op_id, call, .. } => {

@@ -13,7 +13,7 @@ use crate::world::net::SimListener;
 use crate::world::provider_host;
 use crate::world::recorder::Recorder;
 use crate::world::recording_rooms::RecordingRooms;
-use crate::world::room_user::{RoomRun, RoomWorld, SharedAdmissions};
+use crate::world::room_user::{MEMBER_TIER, RoomRun, RoomWorld, SharedAdmissions};
 use crate::world::schedule::{self, FaultSchedule};
 use crate::world::sim_clock::{EPOCH_MS, SimClock};
 use crate::world::user::{Actor, SeenHolds};
@@ -31,7 +31,7 @@ use booking::payment::http_provider::HttpProvider;
 use booking::service::{Service, ServiceParts};
 use booking::store::{CreateEvent, MemStore, Store};
 use booking::sweeper::SweeperConfig;
-use invariants::trace::FaultKind;
+use invariants::trace::{FaultKind, WorldFact};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -106,7 +106,7 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
     let store_down = Arc::new(AtomicBool::new(false));
     let store = seeded_store(cfg, seed, &store_clock, &recorder, &events, &store_down);
     let recording = cfg.waiting_room.map(|_| Arc::new(RecordingRooms::new(recorder.clone())));
-    let rooms = cfg.waiting_room.zip(recording.clone()).map(|(r, rooms)| open_rooms(&r, &events, rooms));
+    let rooms = cfg.waiting_room.zip(recording.clone()).map(|(r, rooms)| open_rooms(&r, &events, rooms, &recorder));
     // One seat-map cache for every service host, outside them as one Redis
     // is, behind the cache nemesis's switch; its reads traced when it has faults.
     let (shared_cache, cache_switch, cache) = seat_map_cache(cfg, &recorder);
@@ -209,7 +209,12 @@ fn seat_map_cache(cfg: &WorldConfig, recorder: &Recorder) -> (Arc<MemCache>, Cac
 /// The rooms every service host shares (outside them, as one Redis is) and
 /// their record (outside them, as PostgreSQL is), one room opened per event
 /// under the waiting-room secret's lottery seeds.
-fn open_rooms(r: &RoomWorld, events: &[(EventId, Vec<SeatId>)], rooms: Arc<RecordingRooms>) -> SharedRooms {
+fn open_rooms(
+    r: &RoomWorld,
+    events: &[(EventId, Vec<SeatId>)],
+    rooms: Arc<RecordingRooms>,
+    recorder: &Recorder,
+) -> SharedRooms {
     let rooms: Arc<dyn Rooms> = rooms;
     let records: Arc<dyn RoomRecords> = Arc::new(MemRoomRecords::new());
     let opener = WaitingRoom::new(
@@ -229,6 +234,13 @@ fn open_rooms(r: &RoomWorld, events: &[(EventId, Vec<SeatId>)], rooms: Arc<Recor
         session_ttl_ms: r.session_ttl_ms,
     };
     for (event_id, _) in events {
+        recorder.world(WorldFact::RoomAsked {
+            event_id: event_id.clone(),
+            policy: spec.policy,
+            target_active_sessions: spec.target_active_sessions,
+            opens_at_ms: spec.opens_at_ms,
+            session_ttl_ms: spec.session_ttl_ms,
+        });
         futures::executor::block_on(opener.open(event_id, &spec)).expect("scenario rooms are valid");
     }
     (rooms, records)
@@ -491,7 +503,10 @@ fn install_room_users(
                 let user_seed = host_seed(seed, &user);
                 // A member with `member_share`, drawn from the user's own stream (not its actor's).
                 let member = ((user_seed >> 11) as f64 / (1u64 << 53) as f64) < room.member_share;
-                let token = user_token(&auth, &user, member.then_some(0));
+                if member {
+                    recorder.world(WorldFact::Credential { user: UserId::from(&user), tier: MEMBER_TIER });
+                }
+                let token = user_token(&auth, &user, member.then_some(MEMBER_TIER));
                 Actor::new(UserId::from(&user), token, clients.clone(), recorder.clone(), user_seed)
             })
             .collect();
@@ -530,6 +545,9 @@ fn install_probers(
     let mut pairs = Vec::new();
     for i in 0..cfg.probers {
         let users = [format!("p{i:04}"), format!("p{i:04}b"), format!("p{i:04}c")];
+        for u in &users {
+            recorder.world(WorldFact::Prober { user: UserId::from(u) });
+        }
         let actor = |u: &str| {
             Actor::new(
                 UserId::from(u),

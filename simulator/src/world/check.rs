@@ -141,14 +141,13 @@ pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> Ru
     // After a panic the store may hold a half-written transaction (and its
     // lock is poisoned): the panic is the verdict, its trace the evidence.
     let judged = panic.is_none() && !(error.is_some() && stepped.step_panicked);
-    let (violations, metrics) = if judged {
+    let (violations, metrics, judged) = if judged {
         let snapshot = futures::executor::block_on(store.snapshot()).expect("MemStore snapshot");
-        (
-            invariants::check_all(&snapshot, &trace, &check_cfg),
-            invariants::metrics::Metrics::compute(&snapshot, &trace, &check_cfg),
-        )
+        let violations = invariants::check_all(&snapshot, &trace, &check_cfg);
+        let metrics = invariants::metrics::Metrics::compute(&snapshot, &trace, &check_cfg);
+        (violations, metrics, Some(Box::new((snapshot, check_cfg))))
     } else {
-        (Vec::new(), invariants::metrics::Metrics::default())
+        (Vec::new(), invariants::metrics::Metrics::default(), None)
     };
     RunOutcome {
         seed,
@@ -163,6 +162,7 @@ pub fn check(world: World, cfg: &WorldConfig, seed: u64, stepped: Stepped) -> Ru
         paths,
         answers,
         panic,
+        judged,
     }
 }
 
@@ -195,4 +195,8 @@ pub struct RunOutcome {
     /// store or the simulator): the run stopped there, and the checkers did
     /// not judge its half-written records.
     pub panic: Option<crate::world::panic_note::PanicNote>,
+    /// What the checkers judged besides the trace: the final records and
+    /// their configuration (`None` when the run was not judged), so a test
+    /// can judge an altered trace the same way.
+    pub judged: Option<Box<(booking::model::Snapshot, CheckConfig)>>,
 }

@@ -13,8 +13,9 @@ use async_trait::async_trait;
 use booking::fake_provider::webhook_sender::{DeliveryError, HttpWebhookTransport, WebhookTransport};
 use booking::fake_provider::{FakeProvider, Faults, app};
 use booking::model::{CompensationId, PaymentOpId};
+use booking::payment::webhook::WebhookEvent;
 use bytes::Bytes;
-use invariants::trace::PaymentEvent;
+use invariants::trace::{PaymentEvent, WorldFact};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,20 +25,41 @@ pub const PROVIDER_PORT: u16 = 9000;
 /// The provider's fault knobs during the fault phase.
 pub type ProviderFaults = Faults;
 
-/// Delivers a webhook to the first service host that accepts it.
-struct AnyService(Vec<HttpWebhookTransport<SimConnector>>);
+/// Delivers a webhook to the first service host that accepts it; a
+/// refusal of this genuine webhook is traced as the world saw it
+/// ([`WorldFact::WebhookRefused`]).
+struct AnyService(Vec<HttpWebhookTransport<SimConnector>>, Recorder);
 
 #[async_trait]
 impl WebhookTransport for AnyService {
     async fn deliver(&self, timestamp_ms: i64, signature: &str, body: Bytes) -> Result<(), DeliveryError> {
         let mut last = DeliveryError::Failed("no service hosts".into());
-        for t in &self.0 {
+        for (host, t) in self.0.iter().enumerate() {
             match t.deliver(timestamp_ms, signature, body.clone()).await {
                 Ok(()) => return Ok(()),
-                Err(e) => last = e,
+                Err(e) => {
+                    if let DeliveryError::Refused(status) = e {
+                        self.refused(host, status, &body);
+                    }
+                    last = e;
+                }
             }
         }
         Err(last)
+    }
+}
+
+impl AnyService {
+    /// Traces service host `host`'s refusal (`status`) of the webhook `body` the provider made.
+    fn refused(&self, host: usize, status: u16, body: &[u8]) {
+        let event: WebhookEvent = serde_json::from_slice(body).expect("the provider's own webhook body");
+        let kind = serde_json::to_value(event.kind).expect("serializable").as_str().unwrap_or_default().to_string();
+        self.1.world(WorldFact::WebhookRefused {
+            payment_op_id: PaymentOpId::from(event.payment_key),
+            kind,
+            host: u32::try_from(host).expect("few hosts"),
+            status,
+        });
     }
 }
 
@@ -97,7 +119,7 @@ pub fn install(
         seed,
         faults,
         Arc::new(SimClock::new(0)),
-        Some(Arc::new(AnyService(transports))),
+        Some(Arc::new(AnyService(transports, recorder.clone()))),
         webhook_secret,
     )
     .expect("scenario provider faults are valid");

@@ -126,6 +126,11 @@ impl Recorder {
         self.push(Self::now_ms(), TraceKind::Room(event));
     }
 
+    /// Records a fact the world made itself, now.
+    pub fn world(&self, fact: invariants::trace::WorldFact) {
+        self.push(Self::now_ms(), TraceKind::World(fact));
+    }
+
     /// Records a seat map served from the cache now: the store version it
     /// shows, or `None` for a poisoned entry.
     pub fn seat_map_cached(&self, event_id: &str, version_sum: Option<i64>) {

@@ -59,6 +59,9 @@ pub struct RoomWorld {
     pub poll_max_s: u64,
 }
 
+/// The tier a member's credential grants (the first: members before the public).
+pub const MEMBER_TIER: u8 = 0;
+
 /// How a world's users meet its waiting room.
 #[derive(Debug, Clone, Copy)]
 pub struct RoomRun {

@@ -10,7 +10,7 @@ use booking::http::api::{HoldView, OrderView, ReleaseView};
 use booking::http::problem::Problem;
 use booking::model::{EventId, HoldToken, SeatId, SeatState, UserId};
 use booking::problem_kind::ProblemKind;
-use invariants::trace::{ClientOp, FaultKind, OpResult};
+use invariants::trace::{ClientOp, FaultKind, OpResult, WorldFact};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
@@ -24,6 +24,14 @@ fn adjacent_run(seats: &[SeatId], first: &str, n: usize) -> Vec<SeatId> {
     let start = seats.iter().position(|s| s == first).expect("available seats are seats of the event");
     seats[start..(start + n).min(seats.len())].to_vec()
 }
+
+/// Share of multi-seat selections sent in the order the user clicked them
+/// (the last seat first), not in the seats' own order.
+pub const CLICK_ORDER_SHARE: f64 = 0.5;
+
+/// Share of checkouts whose idempotency key is a naive client's
+/// `checkout-<flow>`, which other users send too.
+pub const NAIVE_KEY_SHARE: f64 = 0.1;
 
 /// Most extra holds one hoarding spree asks for.
 pub const MAX_HOARD_HOLDS: u32 = 6;
@@ -176,6 +184,8 @@ pub struct Actor {
     pub admission: Option<String>,
     /// The seat maps this user read last, for revalidation.
     pub seen_maps: crate::world::revalidation::SeenMaps,
+    /// Whether the request being sent is a deliberate misuse ([`Actor::misuse`]).
+    misusing: bool,
 }
 
 /// The problem kind of a 4xx answer (`urn:holdfast:problem:<kind>`), read
@@ -242,7 +252,7 @@ impl Actor {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let home = rng.random_range(0..services.len());
         let seen_maps = crate::world::revalidation::SeenMaps::new(seed);
-        Self { user, token, services, home, recorder, rng, admission: None, seen_maps }
+        Self { user, token, services, home, recorder, rng, admission: None, seen_maps, misusing: false }
     }
 
     pub(crate) async fn think(&mut self, range: (u64, u64)) {
@@ -267,6 +277,15 @@ impl Actor {
         }
     }
 
+    /// [`Actor::call`] of a request the world sends knowing it is wrong
+    /// (recorded as a [`WorldFact::Misuse`]: a refusal is what it wants).
+    pub async fn misuse(&mut self, op: ClientOp, attempts: u32) -> Result<OpResult, Option<ProblemKind>> {
+        self.misusing = true;
+        let answer = self.call(op, attempts).await;
+        self.misusing = false;
+        answer
+    }
+
     /// Sends `op` to the user's home service host, retrying an unknown answer
     /// up to `attempts` times, each time on the next host (which becomes its
     /// home); each attempt is its own trace operation. Holds and checkouts
@@ -277,6 +296,9 @@ impl Actor {
         for _ in 0..attempts.max(1) {
             let host = self.home;
             let op_id = self.recorder.invoke(&self.user, op.clone(), Some(host as u32));
+            if self.misusing {
+                self.recorder.world(WorldFact::Misuse { op_id });
+            }
             let (method, path, key, body) = request_of(&op);
             let admission = match &op {
                 ClientOp::Hold { admission, .. } | ClientOp::Checkout { admission, .. } => admission.as_deref(),
@@ -411,7 +433,12 @@ impl Actor {
         } else {
             1
         };
-        adjacent_run(seats, &first, n)
+        let mut run = adjacent_run(seats, &first, n);
+        if run.len() > 1 && self.rng.random_bool(CLICK_ORDER_SHARE) {
+            // Clicked from the far end: the service sorts a selection itself.
+            run.reverse();
+        }
+        run
     }
 
     /// Runs the user's script until `active_until_ms` or `max_flows`: each
@@ -522,13 +549,15 @@ impl Actor {
         } else {
             self.think(CHECKOUT_THINK_MS).await;
         }
-        // This hold's checkout naming `seats`, under key `<user>-<flow><suffix>`.
-        let user = self.user.clone();
+        // This hold's checkout naming `seats`, under key `<user>-<flow><suffix>`,
+        // or, from a naive client, `checkout-<flow><suffix>`: the same keys
+        // other users send (a key is the sender's own, whoever else uses it).
+        let owner = if self.rng.random_bool(NAIVE_KEY_SHARE) { "checkout".to_string() } else { self.user.to_string() };
         let checkout_of = |seats: &[SeatId], suffix: &str| ClientOp::Checkout {
             event_id: EventId::from(event_id),
             hold_token,
             seat_ids: seats.to_vec(),
-            idempotency_key: format!("{user}-{flow}{suffix}"),
+            idempotency_key: format!("{owner}-{flow}{suffix}"),
             admission: None,
         };
         if seat_ids.len() > 1
@@ -536,7 +565,7 @@ impl Actor {
             && self.rng.random_bool(prob)
         {
             // Names the first seat only: must be refused (a hold is paid whole).
-            let _ = self.call(checkout_of(&seat_ids[..1], "-part"), 1).await;
+            let _ = self.misuse(checkout_of(&seat_ids[..1], "-part"), 1).await;
         }
         let checkout = checkout_of(seat_ids, "");
         let Ok(OpResult::CheckedOut { order_id, .. }) = self.call(checkout.clone(), p.max_attempts).await else {
@@ -565,9 +594,23 @@ impl Actor {
 
     /// Hoards: holds again at once, each time a run of 2..=`max_seats_per_hold`
     /// adjacent seats among those the map showed available, up to
-    /// [`MAX_HOARD_HOLDS`] times or until the per-user cap refuses. The holds
-    /// are kept and abandoned (they expire).
+    /// [`MAX_HOARD_HOLDS`] times or until the per-user cap refuses; capped
+    /// there, hoards the next event of the world the same way, while these
+    /// holds still stand (the cap is per event). The holds are kept and
+    /// abandoned (they expire).
     async fn hoard(&mut self, p: &UserParams, event_id: &str, seats: &[SeatId], available: &[SeatId]) {
+        if !self.hoard_one(p, event_id, seats, available).await || p.events.len() < 2 {
+            return;
+        }
+        let at = p.events.iter().position(|(e, _)| e == event_id).expect("an event of the world");
+        let (next, next_seats) = p.events[(at + 1) % p.events.len()].clone();
+        if let Some(free) = self.browse(&next, true).await.filter(|f| !f.is_empty()) {
+            self.hoard_one(p, &next, &next_seats, &free).await;
+        }
+    }
+
+    /// One hoarding spree on `event_id`: true when the cap refused it.
+    async fn hoard_one(&mut self, p: &UserParams, event_id: &str, seats: &[SeatId], available: &[SeatId]) -> bool {
         for _ in 0..MAX_HOARD_HOLDS {
             let first = &available[self.rng.random_range(0..available.len())];
             let n = self.rng.random_range(2..=p.max_seats_per_hold.max(2));
@@ -579,9 +622,10 @@ impl Actor {
             if let Err(Some(kind)) = self.call(hold, 1).await
                 && kind == ProblemKind::HoldLimit
             {
-                return;
+                return true;
             }
         }
+        false
     }
 
     /// Presents a hold token that is not this user's current one: with

@@ -10,3 +10,4 @@ mod knobs;
 mod record_transitions;
 mod regressions;
 mod schedule;
+mod world_truth;

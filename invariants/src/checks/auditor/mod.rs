@@ -23,7 +23,7 @@ use crate::model::http::rate::Limiter;
 use crate::model::money::Ledger;
 use crate::model::store::StoreModel;
 use crate::model::{Finding, ModelConfig, admission::Admissions};
-use crate::trace::{FaultKind, OpId, TraceKind};
+use crate::trace::{FaultKind, OpId, TraceKind, WorldFact};
 use crate::{Config, Invariant, Subject, TraceEvent, Violation};
 use booking::model::{EventId, Snapshot};
 use std::collections::{BTreeMap, BTreeSet};
@@ -137,6 +137,7 @@ impl<'a> Auditor<'a> {
                 }
                 self.admissions.observe(r);
             }
+            TraceKind::World(fact) => self.world(e.seq, fact),
             TraceKind::Payment(crate::trace::PaymentEvent::Read { payment_op_id, status }) => {
                 self.reads.read(*payment_op_id, status.as_deref())
             }
@@ -170,6 +171,18 @@ impl<'a> Auditor<'a> {
             }
             _ => {}
         }
+    }
+
+    /// A fact the world made: the truth the rooms are held to; a refusal
+    /// of the provider's genuine webhook is a wrong answer.
+    fn world(&mut self, seq: u64, fact: &WorldFact) {
+        if let WorldFact::WebhookRefused { payment_op_id, kind, host, status } = fact
+            && !super::legitimate::webhook_refusal_due(&self.cfg.host_skew_ms, *host)
+        {
+            let what = format!("svc{host} refused the provider's genuine {kind} webhook with {status}");
+            self.report(Finding::new(Subject::PaymentOp { payment_op_id: *payment_op_id }, what), vec![seq]);
+        }
+        self.admissions.world(fact);
     }
 
     fn finish(mut self, snap: &Snapshot) -> Vec<Violation> {

@@ -6,6 +6,7 @@
 //! - another user's hold released and checked out; another user's order read;
 //! - a hold token presented on another event;
 //! - the per-user cap met exactly, then passed by one;
+//! - a selection of the most seats one hold may name, then one more;
 //! - checkouts aimed at one tick before, at and after their hold's deadline
 //!   (the store's clock; arrival is aimed with the least message latency);
 //! - holds aimed at one tick before, at and after another user's deadline
@@ -17,7 +18,7 @@ use super::{Probe, ProberKit};
 use crate::world::recorder::Recorder;
 use crate::world::sim_clock::EPOCH_MS;
 use crate::world::user::Actor;
-use booking::model::{EventId, HoldToken, OrderId, SeatId};
+use booking::model::{EventId, HoldToken, MAX_SEATS_PER_HOLD, OrderId, SeatId};
 use booking::payment::webhook::sign;
 use invariants::trace::{ClientOp, Credential, OpResult};
 use serde_json::json;
@@ -34,6 +35,7 @@ pub async fn run_all(a: &mut Actor, b: &mut Actor, kit: &ProberKit) {
     other_users(a, b, &ev, order).await;
     other_event(a, kit).await;
     cap(a, &ev).await;
+    largest_selection(a, &ev).await;
     for d in BOUNDARY_TICKS {
         checkout_at_deadline(a, kit, &ev, d).await;
         takeover_at_deadline(a, b, kit, &ev, d).await;
@@ -145,6 +147,22 @@ async fn cap(a: &mut Actor, ev: &str) {
     for t in tokens {
         let _ = a.call(ClientOp::Release { event_id: EventId::from(ev), hold_token: t }, 1).await;
     }
+}
+
+/// `a` holds a selection of [`MAX_SEATS_PER_HOLD`] seats (the most one hold
+/// may name; the cap is as large), sent last seat first, then one more seat
+/// than that (refused as malformed).
+async fn largest_selection(a: &mut Actor, ev: &str) {
+    let free = free_seats(a, ev).await;
+    if free.len() <= MAX_SEATS_PER_HOLD {
+        return;
+    }
+    let mut most: Vec<SeatId> = free[..MAX_SEATS_PER_HOLD].to_vec();
+    most.reverse();
+    if let Some((t, _, _)) = held(a, ev, &most).await {
+        let _ = a.call(ClientOp::Release { event_id: EventId::from(ev), hold_token: t }, 1).await;
+    }
+    let _ = a.call(hold(ev, &free[..=MAX_SEATS_PER_HOLD]), 1).await;
 }
 
 /// When to send for a request to reach the store `d` ticks after `at_ms`:
