@@ -16,25 +16,30 @@ use booking::model::{
 };
 use booking::payment::provider::UnreachableProvider;
 use booking::service::{Service, ServiceParts};
+use booking::store::outage::OutageStore;
 use booking::store::*;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use tower::ServiceExt;
 
-struct Env {
-    app: axum::Router,
-    auth: Authenticator,
+pub(crate) struct Env {
+    pub(crate) app: axum::Router,
+    pub(crate) auth: Authenticator,
     clock: Arc<ManualClock>,
     cache: Arc<MemCache>,
     store: Arc<CountingStore>,
+    /// The store's outage switch: on, every store call fails (`503`).
+    pub(crate) store_down: Arc<AtomicBool>,
 }
 
-fn env(cfg: ServiceConfig) -> Env {
+pub(crate) fn env(cfg: ServiceConfig) -> Env {
     let clock = ManualClock::new(1_700_000_000_000);
-    let store = Arc::new(CountingStore::new(MemStore::new(clock.clone(), Arc::new(SeededIds::new(7)))));
+    let store_down = Arc::new(AtomicBool::new(false));
+    let mem = Arc::new(MemStore::new(clock.clone(), Arc::new(SeededIds::new(7))));
+    let store = Arc::new(CountingStore::new(OutageStore::new(mem, store_down.clone())));
     const TOKEN_SECRET: &[u8] = b"test-secret-0123456789";
     let auth = Authenticator::new(TOKEN_SECRET, clock.clone());
     let cache = Arc::new(MemCache::new(100));
@@ -55,12 +60,13 @@ fn env(cfg: ServiceConfig) -> Env {
         waiting_room: booking::admission::waiting_room::WaitingRoomParts::in_memory(b"admission-secret-0123456789"),
     })
     .expect("a valid service");
-    Env { app: service.router(), auth, clock, cache, store }
+    Env { app: service.router(), auth, clock, cache, store, store_down }
 }
 
-/// MemStore, counting the seat-map reads (full, version-only and filtered) made through it.
+/// MemStore behind an outage switch, counting the seat-map reads (full,
+/// version-only and filtered) made through it.
 struct CountingStore {
-    inner: MemStore,
+    inner: OutageStore,
     seat_maps: AtomicU64,
     versions: AtomicU64,
     filtered: AtomicU64,
@@ -70,7 +76,7 @@ struct CountingStore {
 }
 
 impl CountingStore {
-    fn new(inner: MemStore) -> Self {
+    fn new(inner: OutageStore) -> Self {
         Self {
             inner,
             seat_maps: AtomicU64::new(0),
@@ -206,7 +212,7 @@ impl Seats {
 }
 
 impl Env {
-    fn token(&self, user: &str, admin: bool) -> String {
+    pub(crate) fn token(&self, user: &str, admin: bool) -> String {
         self.auth.issue(&Claims {
             sub: user.into(),
             events: vec!["e1".into()],
@@ -219,7 +225,7 @@ impl Env {
         use booking::clock::Clock;
         self.clock.now_ms()
     }
-    async fn call(
+    pub(crate) async fn call(
         &self,
         method: &str,
         uri: &str,
@@ -262,7 +268,7 @@ impl Env {
         let (status, headers) = (resp.status(), resp.headers().clone());
         Seats { status, headers, body: resp.into_body().collect().await.unwrap().to_bytes() }
     }
-    async fn setup_event(&self) {
+    pub(crate) async fn setup_event(&self) {
         let admin = self.token("ops", true);
         let (s, _, _) = self
             .call(
@@ -277,7 +283,7 @@ impl Env {
     }
 }
 
-fn assert_problem(got: (StatusCode, String, Value), status: StatusCode, kind: &str) {
+pub(crate) fn assert_problem(got: (StatusCode, String, Value), status: StatusCode, kind: &str) {
     assert_eq!(got.0, status, "{:?}", got.2);
     assert_eq!(got.1, "application/problem+json");
     assert_eq!(got.2["type"], format!("urn:holdfast:problem:{kind}"), "{:?}", got.2);

@@ -13,6 +13,7 @@ mod cache_kept_restart;
 mod cancelled_calls;
 mod differential;
 mod differential_plants;
+mod guard_layers;
 mod hold_cost;
 mod hold_limit;
 mod http_router;

@@ -50,12 +50,8 @@ pub type AnswerCounts = BTreeMap<String, u64>;
 /// The name of the operation `op` (a raw request by its method and route's first segments).
 pub fn op_name(op: &ClientOp) -> String {
     match op {
-        ClientOp::Hold { .. } => "hold".into(),
-        ClientOp::Release { .. } => "release".into(),
-        ClientOp::Checkout { .. } => "checkout".into(),
-        ClientOp::OrderStatus { .. } => "order-status".into(),
-        ClientOp::SeatMap { .. } => "seat-map".into(),
         ClientOp::Request { method, .. } => format!("request-{}", method.to_ascii_lowercase()),
+        typed => typed.name().into(),
     }
 }
 

@@ -141,6 +141,8 @@ pub enum Path {
     CapPerEvent,
     /// A member was admitted ahead of a public user who joined the room earlier.
     MemberOvertook,
+    /// A room buyer told its order failed was told by the queue its session is open again.
+    SessionReopened,
 }
 
 impl Path {
@@ -205,6 +207,7 @@ impl Path {
         Path::IdempotencyKeyShared,
         Path::CapPerEvent,
         Path::MemberOvertook,
+        Path::SessionReopened,
     ];
 
     /// The stable name.
@@ -269,6 +272,7 @@ impl Path {
             Path::IdempotencyKeyShared => "idempotency-key-shared",
             Path::CapPerEvent => "cap-per-event",
             Path::MemberOvertook => "member-overtook",
+            Path::SessionReopened => "session-reopened",
         }
     }
 

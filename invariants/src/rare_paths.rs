@@ -11,12 +11,15 @@
 //!   per event grants it: the holder is near the cap in two events);
 //! - `member-overtook`: a member was admitted while a public user who had
 //!   joined the same room earlier still waited (tiers disagreeing with
-//!   arrival order; the tier is the world's credential's, not the service's word).
+//!   arrival order; the tier is the world's credential's, not the service's word);
+//! - `session-reopened`: a room buyer told its order failed then asked the
+//!   queue and was told it is admitted again (a purchase that came to
+//!   nothing gives the session back).
 
 use crate::paths::{Path, PathCounts};
 use crate::store_call::StoreCall;
 use crate::trace::{ClientOp, OpResult, RoomEvent, TraceEvent, TraceKind, WorldFact};
-use booking::model::HoldToken;
+use booking::model::{HoldToken, OrderStatus};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Adds the rare situations `trace` shows to `out`.
@@ -60,6 +63,8 @@ struct RareWalk<'a> {
     live: BTreeMap<HoldToken, LiveHold<'a>>,
     /// Per room, those waiting: user -> the seq of their join.
     waiting: BTreeMap<&'a str, BTreeMap<&'a str, u64>>,
+    /// Users told their order failed, not yet answered by the queue since.
+    failed_buyers: BTreeSet<&'a str>,
 }
 
 impl<'a> RareWalk<'a> {
@@ -70,7 +75,10 @@ impl<'a> RareWalk<'a> {
     fn invoked(&mut self, op_id: u64, client: &'a str, op: &'a ClientOp) {
         let keep = match op {
             ClientOp::Hold { seat_ids, .. } => !seat_ids.is_sorted(),
-            ClientOp::Checkout { .. } => true,
+            ClientOp::Checkout { .. } | ClientOp::OrderStatus { .. } => true,
+            ClientOp::Request { method, path, .. } => {
+                method == "GET" && path.ends_with("/queue") && self.failed_buyers.contains(client)
+            }
             _ => false,
         };
         if keep {
@@ -86,6 +94,17 @@ impl<'a> RareWalk<'a> {
                 let first = *self.keys.entry(idempotency_key).or_insert(client);
                 if first != client {
                     self.bump(Path::IdempotencyKeyShared);
+                }
+            }
+            (ClientOp::OrderStatus { .. }, OpResult::OrderStatus { status: OrderStatus::Failed, .. }) => {
+                self.failed_buyers.insert(client);
+            }
+            (ClientOp::Request { .. }, OpResult::Answered { body: Some(body), .. })
+                if self.failed_buyers.remove(client) =>
+            {
+                let state = serde_json::from_str::<serde_json::Value>(body).ok().map(|b| b["state"].clone());
+                if state.is_some_and(|s| s == "admitted") {
+                    self.bump(Path::SessionReopened);
                 }
             }
             _ => {}

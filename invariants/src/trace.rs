@@ -214,6 +214,21 @@ pub enum ClientOp {
     },
 }
 
+impl ClientOp {
+    /// The operation's name: `hold`, `release`, `checkout`, `order-status`,
+    /// `seat-map`, or `request` (a raw request, whatever its route).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ClientOp::Hold { .. } => "hold",
+            ClientOp::Release { .. } => "release",
+            ClientOp::Checkout { .. } => "checkout",
+            ClientOp::OrderStatus { .. } => "order-status",
+            ClientOp::SeatMap { .. } => "seat-map",
+            ClientOp::Request { .. } => "request",
+        }
+    }
+}
+
 /// The bearer credential a [`ClientOp::Request`] presents.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -104,6 +104,7 @@ pub const PATH_NAMES: &[&str] = &[
     "idempotency-key-shared",
     "cap-per-event",
     "member-overtook",
+    "session-reopened",
 ];
 
 /// Every waiting-room policy's name (what `waiting_room.policy` may be).

@@ -8,6 +8,7 @@ mod error;
 pub mod machine;
 mod mem;
 mod observer;
+pub mod outage;
 mod pg;
 mod rules;
 mod types;

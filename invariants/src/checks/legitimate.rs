@@ -73,15 +73,18 @@ pub fn check_legitimate(_snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) ->
             TraceKind::Invoke { op_id, client, op, .. } if !matches!(op, ClientOp::Request { .. }) => {
                 sent.insert(*op_id, (client, op, e.seq));
             }
-            TraceKind::Fail { op_id, error_kind, status, .. } if MALFORMED.contains(error_kind) => {
+            TraceKind::Ok { op_id, .. } | TraceKind::Unknown { op_id, .. } => {
+                sent.remove(op_id);
+            }
+            TraceKind::Fail { op_id, error_kind, status, .. } => {
                 let Some((client, op, invoked)) = sent.remove(op_id) else { continue };
-                if probers.contains(client) || misuse.contains(op_id) {
+                if !MALFORMED.contains(error_kind) || probers.contains(client) || misuse.contains(op_id) {
                     continue;
                 }
                 let detail = format!(
                     "{client}'s well-formed {} was refused {error_kind} ({status}): the world built it from the \
                      API's answers with the user's own credential",
-                    op_name(op)
+                    op.name()
                 );
                 let subject = Subject::Request { op_id: *op_id, client: UserId::from(client) };
                 out.push(Violation::new(Invariant::LegitimateAccepted, subject, detail, vec![invoked, e.seq]));
@@ -106,15 +109,4 @@ fn skewed_past_tolerance(cfg: &Config, host: u32) -> bool {
 pub(crate) fn webhook_refusal_due(host_skew_ms: &[i64], host: u32) -> bool {
     let skew_ms = host_skew_ms.get(host as usize).copied().unwrap_or(0);
     skew_ms.unsigned_abs() > DEFAULT_TOLERANCE_MS.unsigned_abs()
-}
-
-fn op_name(op: &ClientOp) -> &'static str {
-    match op {
-        ClientOp::Hold { .. } => "hold",
-        ClientOp::Release { .. } => "release",
-        ClientOp::Checkout { .. } => "checkout",
-        ClientOp::OrderStatus { .. } => "order read",
-        ClientOp::SeatMap { .. } => "seat-map read",
-        ClientOp::Request { .. } => "request",
-    }
 }

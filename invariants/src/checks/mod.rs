@@ -47,7 +47,7 @@ mod transitions;
 mod unknown_outcome;
 mod waiting_room;
 
-pub use auditor::{MAX_REPORTED, check_auditor};
+pub use auditor::{Audit, MAX_REPORTED, RefusalTally, audit, check_auditor};
 pub use bookings::check_bookings;
 pub use cached_reads::check_cached_reads;
 pub use checkout_selection::check_checkout_selection;

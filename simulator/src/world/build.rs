@@ -276,7 +276,7 @@ fn seeded_store(
         .with_observer(Arc::new(recorder.clone()))
         .with_faults(&faults);
     // Behind the outage switch; every call traced at its linearization point, for the auditor.
-    let store = crate::world::faulty_store::FaultyStore::new(Arc::new(store), down.clone());
+    let store = booking::store::outage::OutageStore::new(Arc::new(store), down.clone());
     let store =
         crate::world::traced_store::TracedStore::new(Arc::new(store), Arc::new(clock.clone()), recorder.clone());
     for (event_id, seat_ids) in events {

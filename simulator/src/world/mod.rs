@@ -17,7 +17,6 @@ pub mod exchanges;
 pub mod fault_params;
 pub mod faults;
 pub mod faulty_cache;
-pub mod faulty_store;
 pub mod law_log;
 pub mod nemesis;
 pub mod net;

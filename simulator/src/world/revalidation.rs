@@ -1,5 +1,5 @@
 //! Revalidating seat maps: a user remembers the last map it read of each
-//! view (an event's whole map, or its available seats) with the map's entity
+//! view (an event's whole map, or its seats in one state) with the map's entity
 //! tag, and on a later look may ask `If-None-Match` in one of the forms
 //! clients send (RFC 9110 §13.1.2): the tag as given, weak, in a list with a
 //! stale tag, among empty list elements and whitespace, a stale tag alone,
@@ -10,7 +10,7 @@
 //! The decisions come from a generator of their own, so a user's other
 //! choices are the same whether or not it revalidates.
 
-use booking::model::SeatId;
+use booking::model::{SeatId, SeatState};
 use invariants::model::http::conditional::MAX_BYTES as MAX_IF_NONE_MATCH_BYTES;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -46,7 +46,8 @@ pub struct SeatSeen {
 /// The views one user remembers and its revalidation choices.
 #[derive(Debug)]
 pub struct SeenMaps {
-    maps: BTreeMap<(String, bool), (String, Vec<SeatSeen>)>,
+    /// By event and view (`None`: the whole map; a state: `?state=`).
+    maps: BTreeMap<(String, Option<SeatState>), (String, Vec<SeatSeen>)>,
     rng: ChaCha8Rng,
 }
 
@@ -58,15 +59,15 @@ impl SeenMaps {
 
     /// The `If-None-Match` value to send on a look at the view, if any: only
     /// for a remembered view, [`REVALIDATE_SHARE`] of the time.
-    pub fn condition(&mut self, event_id: &str, available_only: bool) -> Option<String> {
-        let (etag, _) = self.maps.get(&(event_id.to_string(), available_only))?;
+    pub fn condition(&mut self, event_id: &str, view: Option<SeatState>) -> Option<String> {
+        let (etag, _) = self.maps.get(&(event_id.to_string(), view))?;
         let etag = etag.clone();
         self.rng.random_bool(REVALIDATE_SHARE).then(|| form(&mut self.rng, &etag))
     }
 
     /// Remembers the view's map as read: its entity tag and its seats worth a look.
-    pub fn remember(&mut self, event_id: &str, available_only: bool, etag: String, seats: Vec<SeatSeen>) {
-        let key = (event_id.to_string(), available_only);
+    pub fn remember(&mut self, event_id: &str, view: Option<SeatState>, etag: String, seats: Vec<SeatSeen>) {
+        let key = (event_id.to_string(), view);
         if !self.maps.contains_key(&key) && self.maps.len() >= MAX_REMEMBERED_VIEWS {
             self.maps.pop_first();
         }
@@ -74,8 +75,8 @@ impl SeenMaps {
     }
 
     /// The view's remembered seats (after a `304`).
-    pub fn seats(&self, event_id: &str, available_only: bool) -> Option<&[SeatSeen]> {
-        self.maps.get(&(event_id.to_string(), available_only)).map(|(_, seats)| seats.as_slice())
+    pub fn seats(&self, event_id: &str, view: Option<SeatState>) -> Option<&[SeatSeen]> {
+        self.maps.get(&(event_id.to_string(), view)).map(|(_, seats)| seats.as_slice())
     }
 }
 
@@ -109,13 +110,13 @@ mod tests {
     #[test]
     fn only_remembered_views_are_revalidated_and_the_oldest_is_forgotten() {
         let mut maps = SeenMaps::new(7);
-        assert_eq!(maps.condition("ev0", false), None);
+        assert_eq!(maps.condition("ev0", None), None);
         for i in 0..=MAX_REMEMBERED_VIEWS {
-            maps.remember(&format!("ev{i:02}"), false, "\"sm-1-1\"".into(), Vec::new());
+            maps.remember(&format!("ev{i:02}"), None, "\"sm-1-1\"".into(), Vec::new());
         }
-        assert!(maps.seats("ev00", false).is_none(), "the oldest-keyed view is forgotten");
-        assert!(maps.seats(&format!("ev{MAX_REMEMBERED_VIEWS:02}"), false).is_some());
-        let sent = (0..200).filter_map(|_| maps.condition("ev01", false)).count();
+        assert!(maps.seats("ev00", None).is_none(), "the oldest-keyed view is forgotten");
+        assert!(maps.seats(&format!("ev{MAX_REMEMBERED_VIEWS:02}"), None).is_some());
+        let sent = (0..200).filter_map(|_| maps.condition("ev01", None)).count();
         assert!((100..200).contains(&sent), "about three looks in four revalidate: {sent}");
     }
 }

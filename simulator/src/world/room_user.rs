@@ -225,7 +225,9 @@ impl Actor {
                         return Turn::Lapsed; // released or abandoned: the session expires unused
                     }
                     let accepted = self.check_out(p, 0, &event_id, hold_token, &seat_ids).await;
-                    self.after_purchase(&event_id, accepted, bypass, run).await;
+                    if self.after_purchase(&event_id, accepted, bypass, run).await {
+                        continue; // the order came to nothing: the session is open again
+                    }
                     return Turn::Over;
                 }
                 Err(Some(kind)) if kind.is_admission_refusal() => return Turn::Over,
@@ -235,12 +237,23 @@ impl Actor {
         Turn::Over
     }
 
-    /// After a checkout: where the purchase left the session (ended; open
-    /// again if the order came to nothing: the auditor holds the answer),
-    /// maybe the accepted checkout sent again once the admission expired,
-    /// and for a bypassing user the spent admission tried on a free seat.
-    async fn after_purchase(&mut self, event_id: &EventId, accepted: Option<ClientOp>, bypass: bool, run: &RoomRun) {
-        let _ = self.queue_call("GET", event_id).await;
+    /// After a checkout (its order polled until settled): where the purchase
+    /// left the session, asked of the queue. Open again (the order came to
+    /// nothing: a decline, say), the buyer goes on buying with the admission
+    /// the queue answered: `true`. Ended, maybe the accepted checkout is
+    /// sent again once the admission expired, and for a bypassing user the
+    /// spent admission is tried on a free seat: `false`.
+    async fn after_purchase(
+        &mut self,
+        event_id: &EventId,
+        accepted: Option<ClientOp>,
+        bypass: bool,
+        run: &RoomRun,
+    ) -> bool {
+        if let Some(Standing::Admitted(admission)) = self.queue_call("GET", event_id).await {
+            self.admission = Some(admission);
+            return true;
+        }
         if let Some(checkout) = accepted
             && self.rng.random_bool(LATE_RETRY_SHARE)
         {
@@ -257,6 +270,7 @@ impl Actor {
             let hold = ClientOp::Hold { event_id: event_id.clone(), seat_ids: vec![seat.clone()], admission: None };
             let _ = self.call(hold, 1).await;
         }
+        false
     }
 
     /// Holds without a token, with a forged one, with another user's, and

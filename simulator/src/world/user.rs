@@ -347,12 +347,17 @@ impl Actor {
     /// view read before may be revalidated ([`crate::world::revalidation`]): a
     /// `304` answers with the remembered map.
     pub(crate) async fn browse(&mut self, event_id: &str, available_only: bool) -> Option<Vec<SeatId>> {
+        self.view(event_id, available_only.then_some(SeatState::Available)).await
+    }
+
+    /// Reads one view of an event's seat map: the whole map (`state` is
+    /// `None`) or its seats in `state` alone (`?state=`); as [`Self::browse`].
+    pub(crate) async fn view(&mut self, event_id: &str, state: Option<SeatState>) -> Option<Vec<SeatId>> {
         let host = self.home;
-        let state = available_only.then_some(SeatState::Available);
-        let if_none_match = self.seen_maps.condition(event_id, available_only);
+        let if_none_match = self.seen_maps.condition(event_id, state);
         let op = ClientOp::SeatMap { event_id: EventId::from(event_id), state, if_none_match: if_none_match.clone() };
         let op_id = self.recorder.invoke(&self.user, op, Some(host as u32));
-        let query = if available_only { "?state=available" } else { "" };
+        let query = state.map(|s| format!("?state={s}")).unwrap_or_default();
         let call = Call {
             method: "GET",
             path: format!("/v1/events/{event_id}/seats{query}"),
@@ -365,7 +370,7 @@ impl Actor {
         };
         let answer = self.services[host].send_raw(call).await;
         let seats = match answer {
-            Ok(raw) if raw.status == 200 || raw.status == 304 => self.read_map(op_id, event_id, available_only, raw),
+            Ok(raw) if raw.status == 200 || raw.status == 304 => self.read_map(op_id, event_id, state, raw),
             Ok(raw) => {
                 let body = serde_json::from_slice(&raw.body).unwrap_or(Value::Null);
                 if (400..500).contains(&raw.status) {
@@ -391,13 +396,13 @@ impl Actor {
         &mut self,
         op_id: invariants::trace::OpId,
         event_id: &str,
-        available_only: bool,
+        view: Option<SeatState>,
         raw: crate::world::client::Raw,
     ) -> Option<Vec<SeatSeen>> {
         let source = raw.source.clone().unwrap_or_default();
         if raw.status == 304 {
             self.recorder.ok(op_id, OpResult::SeatMap { etag: raw.etag, source, counts: [0; 4] }, 304);
-            return self.seen_maps.seats(event_id, available_only).map(<[SeatSeen]>::to_vec);
+            return self.seen_maps.seats(event_id, view).map(<[SeatSeen]>::to_vec);
         }
         let map: SeatMapRead<'_> = serde_json::from_slice(&raw.body).ok()?;
         let mut counts = [0u32; 4];
@@ -407,7 +412,7 @@ impl Actor {
         self.recorder.ok(op_id, OpResult::SeatMap { etag: raw.etag.clone(), source, counts }, 200);
         let seats: Vec<SeatSeen> = map.seats.iter().filter_map(SeatRead::worth_a_look).collect();
         if let Some(etag) = raw.etag {
-            self.seen_maps.remember(event_id, available_only, etag, seats.clone());
+            self.seen_maps.remember(event_id, view, etag, seats.clone());
         }
         Some(seats)
     }

@@ -17,6 +17,8 @@ mod laws;
 mod ops;
 mod provider_reads;
 mod records;
+mod refusals;
+mod reopen;
 mod sell_out;
 
 use crate::model::http::rate::Limiter;
@@ -28,18 +30,36 @@ use crate::{Config, Invariant, Subject, TraceEvent, Violation};
 use booking::model::{EventId, Snapshot};
 use std::collections::{BTreeMap, BTreeSet};
 
+pub use refusals::RefusalTally;
+
 /// Most auditor violations reported for one run (the last one says how many more there were).
 pub const MAX_REPORTED: usize = 40;
 
 /// Replays the trace through the reference model; `cfg.audit` names the
 /// deployment (no audit without it).
 pub fn check_auditor(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) -> Vec<Violation> {
-    let Some(model_cfg) = &cfg.audit else { return Vec::new() };
+    audit(snap, trace, cfg).map(|a| a.violations).unwrap_or_default()
+}
+
+/// What one audit found: its violations and the run's refusals per kind.
+#[derive(Debug)]
+pub struct Audit {
+    /// The auditor's violations, as [`check_auditor`] reports them.
+    pub violations: Vec<Violation>,
+    /// Refusals per kind, as answered and as the model predicted them.
+    pub refusals: RefusalTally,
+}
+
+/// Replays the trace through the reference model; `None` when `cfg.audit`
+/// names no deployment.
+pub fn audit(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) -> Option<Audit> {
+    let model_cfg = cfg.audit.as_ref()?;
     let mut a = Auditor::new(model_cfg, trace);
     for e in trace {
         a.step(e);
     }
-    a.finish(snap)
+    let refusals = a.refusals.clone();
+    Some(Audit { violations: a.finish(snap), refusals })
 }
 
 /// The auditor's state while it walks one trace.
@@ -71,6 +91,8 @@ struct Auditor<'a> {
     sell_out: sell_out::SellOut,
     /// What the provider answered status reads.
     reads: provider_reads::ProviderReads,
+    /// Refusals per kind, as answered and as predicted.
+    refusals: RefusalTally,
 }
 
 impl<'a> Auditor<'a> {
@@ -93,6 +115,7 @@ impl<'a> Auditor<'a> {
             laws: laws::Laws::default(),
             sell_out: sell_out::SellOut::default(),
             reads: provider_reads::ProviderReads::default(),
+            refusals: RefusalTally::default(),
         }
     }
 
@@ -176,11 +199,13 @@ impl<'a> Auditor<'a> {
     /// A fact the world made: the truth the rooms are held to; a refusal
     /// of the provider's genuine webhook is a wrong answer.
     fn world(&mut self, seq: u64, fact: &WorldFact) {
-        if let WorldFact::WebhookRefused { payment_op_id, kind, host, status } = fact
-            && !super::legitimate::webhook_refusal_due(&self.cfg.host_skew_ms, *host)
-        {
-            let what = format!("svc{host} refused the provider's genuine {kind} webhook with {status}");
-            self.report(Finding::new(Subject::PaymentOp { payment_op_id: *payment_op_id }, what), vec![seq]);
+        if let WorldFact::WebhookRefused { payment_op_id, kind, host, status } = fact {
+            let due = super::legitimate::webhook_refusal_due(&self.cfg.host_skew_ms, *host);
+            self.refusals.webhook_refused(due);
+            if !due {
+                let what = format!("svc{host} refused the provider's genuine {kind} webhook with {status}");
+                self.report(Finding::new(Subject::PaymentOp { payment_op_id: *payment_op_id }, what), vec![seq]);
+            }
         }
         self.admissions.world(fact);
     }
@@ -227,7 +252,8 @@ mod tests {
     use crate::trace::{RoomEvent, Trace};
     use booking::admission::room::Policy;
 
-    fn cfg() -> Config {
+    /// A deployment of one host, its model's settings small and round.
+    pub(super) fn cfg() -> Config {
         let audit = ModelConfig {
             epoch_ms: 0,
             hold_ttl_ms: 1_000,

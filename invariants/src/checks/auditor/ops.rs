@@ -42,6 +42,8 @@ pub(super) struct OpRecord<'a> {
     queue_at_send: Option<QueueAtSend>,
     /// Whether the rooms' store was down when sent, and how many times it had gone down.
     rooms_down_at_send: (bool, u64),
+    /// The order that ended the sender's session, when it had come to nothing before this was sent.
+    undone_at_send: Option<booking::model::OrderId>,
 }
 
 /// A queue or lottery read's room when it was sent.
@@ -76,6 +78,16 @@ fn gated(op: &ClientOp) -> Option<(&str, Option<&str>, Use<'_>)> {
             Some((event_id, admission.as_deref(), Use::Checkout { hold_token: *hold_token, key: idempotency_key }))
         }
         _ => None,
+    }
+}
+
+/// The event whose room reads the sender's session before answering `rec`
+/// (a join, a queue read, a hold or checkout the gate meets), if any.
+fn session_event<'r>(rec: &'r OpRecord<'_>) -> Option<&'r str> {
+    match &rec.class {
+        Some(Class::Route(Route::Join { event_id } | Route::QueueStatus { event_id })) => Some(event_id.as_str()),
+        Some(Class::Route(_) | Class::Refused(_)) => None,
+        _ => rec.op().and_then(gated).map(|(event_id, _, _)| event_id),
     }
 }
 
@@ -126,9 +138,11 @@ impl<'a> Auditor<'a> {
             gate_at_send: None,
             queue_at_send: None,
             rooms_down_at_send: (self.rooms_down, self.rooms_downs),
+            undone_at_send: None,
         };
         let now = self.host_clock(host, e.at_ms, self.cfg.min_latency_ms);
         rec.gate_at_send = self.gate(client, rec.op(), now);
+        rec.undone_at_send = session_event(&rec).and_then(|ev| self.undone_purchase(ev, client));
         if let Some(Class::Route(
             Route::Join { event_id } | Route::QueueStatus { event_id } | Route::Lottery { event_id },
         )) = &rec.class
@@ -200,22 +214,32 @@ impl<'a> Auditor<'a> {
             TraceKind::Unknown { reason, .. } => self.server_error(&rec, reason),
             _ => None,
         };
-        let detail = match &rec.class {
-            Some(Class::Refused(k)) => got.as_ref().and_then(|g| self.judge_refused(&rec, *k, g)),
-            Some(Class::Route(route)) => got.as_ref().and_then(|g| {
+        let (want, detail) = match (&rec.class, &got) {
+            (Some(Class::Refused(_) | Class::Route(_)), None) => (None, None),
+            (Some(Class::Refused(k)), Some(g)) => (Some(Expected::refused(*k)), self.judge_refused(&rec, *k, g)),
+            (Some(Class::Route(route)), Some(g)) => {
                 let raw = raw(rec.sent).expect("a raw request");
                 let ctx = Ctx { cfg: self.cfg, admissions: &self.admissions, host_now_ms: to };
                 match routes::expect(route, &raw, rec.client, &ctx, &rec.calls) {
-                    Err(why) => Some(format!("{} {}: {why}; answered {}", raw.method, raw.path, shown(g))),
-                    Ok(want) if same_route_answer(&want, g) => self.queue_body(&rec, route, g, to),
+                    Err(why) => (None, Some(format!("{} {}: {why}; answered {}", raw.method, raw.path, shown(g)))),
+                    Ok(want) if same_route_answer(&want, g) => (Some(want), self.queue_body(&rec, route, g, to)),
                     Ok(want) => {
-                        Some(format!("{} {}: expected {}, answered {}", raw.method, raw.path, shown(&want), shown(g)))
+                        let why =
+                            format!("{} {}: expected {}, answered {}", raw.method, raw.path, shown(&want), shown(g));
+                        (Some(want), Some(why))
                     }
                 }
-            }),
+            }
             _ => self.judge_typed(&rec, from, to, got.as_ref()),
         };
-        let detail = detail.or_else(|| retry_hint(&e.kind, from, to));
+        if let Some(g) = &got {
+            self.refusals.answered(g, want.as_ref());
+        }
+        let reopen = match (rec.undone_at_send, session_event(&rec), &got) {
+            (Some(order_id), Some(ev), Some(_)) => self.missed_reopen(ev, rec.client, order_id, to),
+            _ => None,
+        };
+        let detail = detail.or(reopen).or_else(|| retry_hint(&e.kind, from, to));
         if let Some(detail) = detail {
             self.report(Finding::new(Subject::Request { op_id, client: UserId::from(rec.client) }, detail), rec.seqs);
         }
@@ -321,8 +345,9 @@ impl<'a> Auditor<'a> {
     }
 
     /// A typed operation: the rate limit, the admission header, the gate, then its store calls.
-    fn judge_typed(&mut self, rec: &OpRecord<'_>, from: i64, to: i64, got: Option<&Expected>) -> Option<String> {
-        let op = rec.op()?;
+    /// Returns the model's answer (`None`: it names none) and why `got` is not it, if not.
+    fn judge_typed(&mut self, rec: &OpRecord<'_>, from: i64, to: i64, got: Option<&Expected>) -> Judged {
+        let Some(op) = rec.op() else { return (None, None) };
         let (mut certain, mut possible) = (None, Vec::new());
         if let (ClientOp::Hold { .. }, Some(host)) = (op, rec.host) {
             match self.limiter.judge(host, rec.client, from, to, self.cfg.hold_attempts_per_minute) {
@@ -356,32 +381,45 @@ impl<'a> Auditor<'a> {
                 certain = possible.pop();
             }
         }
+        let Some(got) = got else { return (None, None) };
         let served = Served { client: rec.client, op, calls: &rec.calls, certain, possible };
-        self.judge(&served, got?)
+        self.judge(&served, got)
     }
 
-    /// Why `got` is not an answer `served` may get, if it is not.
-    fn judge(&self, s: &Served<'_>, got: &Expected) -> Option<String> {
+    /// The answer `served` must get (`got`, where the model allows it) and
+    /// why `got` is not an answer it may get, if it is not.
+    fn judge(&self, s: &Served<'_>, got: &Expected) -> Judged {
         if let Expected::Refused(status, kind) = got
             && *kind != ProblemKind::NotAProblem
             && *status != status_of(*kind)
         {
-            return Some(format!("answered {kind} with status {status}, the API says {}", status_of(*kind)));
+            let why = format!("answered {kind} with status {status}, the API says {}", status_of(*kind));
+            return (Some(Expected::refused(*kind)), Some(why));
         }
         let pre = |k: &ProblemKind| Expected::refused(*k) == *got;
         if s.calls.is_empty() && (s.certain.iter().any(pre) || s.possible.iter().any(pre)) {
-            return None;
+            return (Some(got.clone()), None);
         }
         if let Some(k) = s.certain {
-            return Some(format!("answered {}, expected {k} before the store", shown(got)));
+            return (
+                Some(Expected::refused(k)),
+                Some(format!("answered {}, expected {k} before the store", shown(got))),
+            );
         }
         match from_calls(self.cfg, s) {
-            Err(why) => Some(format!("{}: {why}; answered {}", op_name(s.op), shown(got))),
-            Ok(want) if agrees(&want, got) => None,
-            Ok(want) => Some(format!("{}: expected {}, answered {}", op_name(s.op), shown(&want), shown(got))),
+            Err(why) => (None, Some(format!("{}: {why}; answered {}", s.op.name(), shown(got)))),
+            Ok(want) if agrees(&want, got) => (Some(want), None),
+            Ok(want) => {
+                let why = format!("{}: expected {}, answered {}", s.op.name(), shown(&want), shown(got));
+                (Some(want), Some(why))
+            }
         }
     }
 }
+
+/// The model's answer to a request (`None`: it names none) and why the
+/// answer got is not one it allows, if it is not.
+type Judged = (Option<Expected>, Option<String>);
 
 /// A route's answer: the status and kind; a success's body is not judged.
 /// Whether `got` is `want`: the status, and (a success) every top-level field `want` names.
@@ -393,17 +431,6 @@ fn same_route_answer(want: &Expected, got: &Expected) -> bool {
         ) => a == b && want_fields.iter().all(|f| got_fields.contains(f)),
         (Expected::Answered(a, _), Expected::Answered(b, _)) => a == b,
         _ => want == got,
-    }
-}
-
-fn op_name(op: &ClientOp) -> &'static str {
-    match op {
-        ClientOp::Hold { .. } => "hold",
-        ClientOp::Release { .. } => "release",
-        ClientOp::Checkout { .. } => "checkout",
-        ClientOp::OrderStatus { .. } => "order status",
-        ClientOp::SeatMap { .. } => "seat map",
-        ClientOp::Request { .. } => "request",
     }
 }
 

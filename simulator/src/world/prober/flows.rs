@@ -3,6 +3,8 @@
 //! one boundary of a rule on either side:
 //!
 //! - an idempotency key reused for another hold;
+//! - the map's views by state (`?state=held`, `payment_pending`, `sold`)
+//!   read while its own hold stands and its order awaits payment;
 //! - another user's hold released and checked out; another user's order read;
 //! - a hold token presented on another event;
 //! - the per-user cap met exactly, then passed by one;
@@ -18,7 +20,7 @@ use super::{Probe, ProberKit};
 use crate::world::recorder::Recorder;
 use crate::world::sim_clock::EPOCH_MS;
 use crate::world::user::Actor;
-use booking::model::{EventId, HoldToken, MAX_SEATS_PER_HOLD, OrderId, SeatId};
+use booking::model::{EventId, HoldToken, MAX_SEATS_PER_HOLD, OrderId, SeatId, SeatState};
 use booking::payment::webhook::sign;
 use invariants::trace::{ClientOp, Credential, OpResult};
 use serde_json::json;
@@ -32,6 +34,7 @@ pub const BOUNDARY_TICKS: [i64; 3] = [-1, 0, 1];
 pub async fn run_all(a: &mut Actor, b: &mut Actor, kit: &ProberKit) {
     let ev = kit.events[0].0.clone();
     let order = key_reuse(a, &ev).await;
+    views_by_state(a, &ev).await;
     other_users(a, b, &ev, order).await;
     other_event(a, kit).await;
     cap(a, &ev).await;
@@ -106,6 +109,21 @@ async fn key_reuse(a: &mut Actor, ev: &str) -> Option<OrderId> {
         let _ = a.call(ClientOp::Release { event_id: EventId::from(ev), hold_token: t2 }, 1).await;
     }
     order
+}
+
+/// `a` holds a seat while the order [`key_reuse`] made awaits payment, and
+/// reads the map's view of each state but `available` (each shows the
+/// seats in its state alone); then releases the hold.
+async fn views_by_state(a: &mut Actor, ev: &str) {
+    let free = free_seats(a, ev).await;
+    let Some(seat) = free.first() else { return };
+    let token = held(a, ev, std::slice::from_ref(seat)).await.map(|(t, _, _)| t);
+    for state in [SeatState::Held, SeatState::PaymentPending, SeatState::Sold] {
+        let _ = a.view(ev, Some(state)).await;
+    }
+    if let Some(hold_token) = token {
+        let _ = a.call(ClientOp::Release { event_id: EventId::from(ev), hold_token }, 1).await;
+    }
 }
 
 /// `b`'s hold released and checked out by `a`; `a`'s order read by `b`.

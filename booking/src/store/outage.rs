@@ -1,15 +1,15 @@
-//! The world's store behind an outage switch: while the switch is on,
-//! every call fails with a backend error before it reaches the store (the
-//! database unreachable: nothing is written), as PgStore's calls fail when
-//! PostgreSQL is down. The outage nemesis ([`crate::world::nemesis::OutageNemesis`])
-//! flips it.
+//! A store behind an outage switch: while the switch is on, every call
+//! fails with a backend error before it reaches the store (the database
+//! unreachable: nothing is written), as PgStore's calls fail when
+//! PostgreSQL is down. The simulator's outage nemesis flips it; a test
+//! switches it on to show that a guard above the store refuses alone.
 
-use async_trait::async_trait;
-use booking::model::{
+use crate::model::{
     Booking, Compensation, CompensationId, EventId, Order, OrderId, OutboxEvent, OutboxId, PaymentOp, PaymentOpId,
     Seat, SeatId, SeatState, Snapshot,
 };
-use booking::store::*;
+use crate::store::*;
+use async_trait::async_trait;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -17,12 +17,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub const OUTAGE: &str = "the store is unreachable (simulated outage)";
 
 /// A store that fails every call while `down` is on.
-pub struct FaultyStore {
+pub struct OutageStore {
     inner: Arc<dyn Store>,
     down: Arc<AtomicBool>,
 }
 
-impl FaultyStore {
+impl OutageStore {
     /// `inner`, failing while `down` is on.
     pub fn new(inner: Arc<dyn Store>, down: Arc<AtomicBool>) -> Self {
         Self { inner, down }
@@ -34,7 +34,7 @@ impl FaultyStore {
 }
 
 #[async_trait]
-impl Store for FaultyStore {
+impl Store for OutageStore {
     async fn now_ms(&self) -> Result<i64, StoreError> {
         self.up()?;
         self.inner.now_ms().await
