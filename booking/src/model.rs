@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 pub use crate::typed_ids::{
-    BookingId, CompensationId, EventId, HoldToken, OrderId, OutboxId, PaymentOpId, SeatId, UserId,
+    BookingId, CompensationId, EventId, HoldToken, OrderId, OutboxId, PaymentOpId, SeatId, SessionId, UserId,
 };
 
 /// Upper bound on the seats of one hold: a selection is small by construction.

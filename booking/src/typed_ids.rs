@@ -231,6 +231,10 @@ uuid_id! {
     /// A dispatch (outbox) event's id.
     OutboxId
 }
+uuid_id! {
+    /// A waiting-room session's id: the session an admission token names.
+    SessionId
+}
 
 #[cfg(test)]
 mod tests {

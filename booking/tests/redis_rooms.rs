@@ -13,7 +13,7 @@ use booking::admission::room::{
     Admitted, Gauge, LotteryRecord, MemRooms, Place, Policy, RedisRooms, RoomError, RoomSpec, Rooms, Session,
     SessionEnd, contract,
 };
-use booking::model::{OrderId, UserId};
+use booking::model::{OrderId, SessionId, UserId};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, BTreeSet};
@@ -84,7 +84,7 @@ async fn a_lost_room_answers_no_room() {
     assert_eq!(rooms.join("lost", "u", 0, OPEN_MS).await, Err(no_room()));
     assert_eq!(rooms.place("lost", "u").await, Err(no_room()));
     assert_eq!(rooms.admit("lost", 5, 1.0, OPEN_MS).await, Err(no_room()));
-    assert_eq!(rooms.end_session("lost", "u", Uuid::nil(), SessionEnd::Expired, OPEN_MS).await, Err(no_room()));
+    assert_eq!(rooms.end_session("lost", "u", SessionId::nil(), SessionEnd::Expired, OPEN_MS).await, Err(no_room()));
     assert_eq!(rooms.sell_out("lost").await, Err(no_room()));
     assert_eq!(rooms.lottery("lost").await, Err(no_room()));
     assert_eq!(rooms.lead("lost", "h", 1_000, OPEN_MS).await, Err(no_room()));
@@ -247,8 +247,8 @@ enum Op {
     Join { event: String, user: UserId, tier: u8, now: i64 },
     Admit { event: String, n: u32, rate: f64, now: i64 },
     Place { event: String, user: UserId },
-    End { event: String, user: UserId, session_id: Option<Uuid>, why: SessionEnd, now: i64 },
-    Reopen { event: String, user: UserId, session_id: Option<Uuid>, order: u8, now: i64 },
+    End { event: String, user: UserId, session_id: Option<SessionId>, why: SessionEnd, now: i64 },
+    Reopen { event: String, user: UserId, session_id: Option<SessionId>, order: u8, now: i64 },
     SellOut { event: String },
     Lottery { event: String },
     Lead { event: String, holder: String, lease_ms: i64, now: i64 },
@@ -273,17 +273,17 @@ enum Answer {
 }
 
 /// Applies `op` to `rooms` (`session_of`: the session an `End` names unless it made one up).
-async fn apply(rooms: &dyn Rooms, op: &Op, session_of: Option<Uuid>) -> Answer {
+async fn apply(rooms: &dyn Rooms, op: &Op, session_of: Option<SessionId>) -> Answer {
     match op {
         Op::Join { event, user, tier, now } => Answer::Join(rooms.join(event, user, *tier, *now).await),
         Op::Admit { event, n, rate, now } => Answer::Admit(rooms.admit(event, *n, *rate, *now).await),
         Op::Place { event, user } => Answer::Place(rooms.place(event, user).await),
         Op::End { event, user, session_id, why, now } => {
-            let sid = session_id.or(session_of).unwrap_or(Uuid::nil());
+            let sid = session_id.or(session_of).unwrap_or(SessionId::nil());
             Answer::End(rooms.end_session(event, user, sid, *why, *now).await)
         }
         Op::Reopen { event, user, session_id, order, now } => {
-            let sid = session_id.or(session_of).unwrap_or(Uuid::nil());
+            let sid = session_id.or(session_of).unwrap_or(SessionId::nil());
             Answer::Reopen(rooms.reopen(event, user, sid, OrderId::from_bytes([*order; 16]), *now).await)
         }
         Op::SellOut { event } => Answer::Unit(rooms.sell_out(event).await),
@@ -318,7 +318,7 @@ fn random_op(rng: &mut ChaCha8Rng, i: usize, policy: Policy, now: i64, spec: &Ro
                 0 => SessionEnd::Expired,
                 _ => SessionEnd::Purchased { order_id: OrderId::from_bytes([order; 16]), key_id: Uuid::from_u128(7) },
             };
-            let session_id = if rng.random_ratio(1, 5) { Some(Uuid::from_u128(rng.random())) } else { None };
+            let session_id = if rng.random_ratio(1, 5) { Some(SessionId::from_u128(rng.random())) } else { None };
             let user = match admitted.len() {
                 0 => user,
                 n if rng.random_ratio(4, 5) => admitted[n - 1 - rng.random_range(0..n.min(8))].clone(),

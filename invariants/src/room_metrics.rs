@@ -5,10 +5,9 @@
 //! checker counts them: from admission until ended or expired.
 
 use crate::trace::{RoomEvent, TraceEvent, TraceKind};
-use booking::model::{EventId, UserId};
+use booking::model::{EventId, SessionId, UserId};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-use uuid::Uuid;
 
 /// One sample of the timeline.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -60,8 +59,8 @@ struct Room {
     admitted: u64,
     told_sold_out: u64,
     first_last_admission_ms: Option<(i64, i64)>,
-    open: BTreeSet<(i64, Uuid)>,
-    ended_at: BTreeMap<Uuid, i64>,
+    open: BTreeSet<(i64, SessionId)>,
+    ended_at: BTreeMap<SessionId, i64>,
     peak_active: u32,
     peak_waiting: u64,
     errors: Vec<f64>,
@@ -213,7 +212,7 @@ mod tests {
                 RoomEvent::Admitted {
                     event_id: ev(),
                     user: UserId::from(u),
-                    session_id: Uuid::from_u128(n),
+                    session_id: SessionId::from_u128(n),
                     expires_at_ms: 0,
                 },
             );

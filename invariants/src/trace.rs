@@ -14,7 +14,6 @@ use booking::model::{
 };
 use booking::problem_kind::ProblemKind;
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
 /// Identifies one client operation: its `Invoke` and its one completion share it.
 pub type OpId = u64;
@@ -645,7 +644,7 @@ pub enum RoomEvent {
         /// The user.
         user: UserId,
         /// The session.
-        session_id: Uuid,
+        session_id: booking::model::SessionId,
         /// The session's expiry, service-clock ms.
         expires_at_ms: i64,
     },
@@ -656,7 +655,7 @@ pub enum RoomEvent {
         /// The user.
         user: UserId,
         /// The session.
-        session_id: Uuid,
+        session_id: booking::model::SessionId,
         /// How.
         how: booking::admission::room::SessionEnd,
     },
@@ -667,7 +666,7 @@ pub enum RoomEvent {
         /// The user.
         user: UserId,
         /// The session.
-        session_id: Uuid,
+        session_id: booking::model::SessionId,
     },
     /// The event sold out: nobody else is admitted.
     SoldOut {

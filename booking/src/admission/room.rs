@@ -21,7 +21,7 @@
 //! Times are the caller's (`now_ms`, the service clock): the rooms never read a clock.
 
 use super::queue::{Fairness, QueueError};
-use crate::model::{HoldToken, OrderId, UserId};
+use crate::model::{HoldToken, OrderId, SessionId, UserId};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -88,7 +88,7 @@ impl RoomSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Session {
     /// The session's id (bound into its admission token).
-    pub session_id: Uuid,
+    pub session_id: SessionId,
     /// The place it was admitted from (1 = first of its batch).
     pub position: u64,
     /// When it was admitted, ms.
@@ -108,7 +108,7 @@ impl Session {
         let digest: [u8; 32] = h.finalize().into();
         let mut bytes = [0u8; 16];
         bytes.copy_from_slice(&digest[..16]);
-        let session_id = uuid::Builder::from_custom_bytes(bytes).into_uuid();
+        let session_id = SessionId::from_uuid(uuid::Builder::from_custom_bytes(bytes).into_uuid());
         Self { session_id, position, admitted_at_ms, expires_at_ms: admitted_at_ms + ttl_ms }
     }
 }
@@ -256,7 +256,7 @@ pub trait Rooms: Send + Sync + 'static {
         &self,
         event_id: &str,
         user_id: &str,
-        session_id: Uuid,
+        session_id: SessionId,
         why: SessionEnd,
         now_ms: i64,
     ) -> Result<Option<u64>, RoomError>;
@@ -268,7 +268,7 @@ pub trait Rooms: Send + Sync + 'static {
         &self,
         event_id: &str,
         user_id: &str,
-        session_id: Uuid,
+        session_id: SessionId,
         order_id: OrderId,
         now_ms: i64,
     ) -> Result<bool, RoomError>;

@@ -7,14 +7,13 @@
 //! the service's clock. A forged, expired, other-event, other-user or
 //! used-after-session-end token is refused with an error of its own.
 
-use crate::model::{EventId, UserId};
+use crate::model::{EventId, SessionId, UserId};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use chrono::{DateTime, SecondsFormat};
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
-use uuid::Uuid;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -29,7 +28,7 @@ pub struct AdmissionClaims {
     /// The user it admits.
     pub user_id: UserId,
     /// The checkout session it opened (ends on a purchase or on expiry).
-    pub session_id: Uuid,
+    pub session_id: SessionId,
     /// The queue position it was admitted from (1 = first in line).
     pub position: u64,
     /// When it was issued, ms since the Unix epoch (service clock).
@@ -134,7 +133,7 @@ impl AdmissionSigner {
         event_id: &str,
         user_id: &str,
         now_ms: i64,
-        session_open: impl FnOnce(Uuid) -> bool,
+        session_open: impl FnOnce(SessionId) -> bool,
     ) -> Result<AdmissionClaims, AdmissionError> {
         let claims = self.read(token, event_id, user_id)?;
         if let Some(expired) = claims.expired(now_ms) {
@@ -182,7 +181,7 @@ mod tests {
         AdmissionClaims {
             event_id: "e1".into(),
             user_id: "alice".into(),
-            session_id: Uuid::from_u128(9),
+            session_id: SessionId::from_u128(9),
             position: 17,
             issued_at_ms: NOW_MS,
             expires_at_ms: NOW_MS + 90_000,
@@ -208,7 +207,7 @@ mod tests {
     fn every_bypass_is_refused_with_its_own_error() {
         let s = signer();
         let t = s.issue(&claims());
-        let ended = Uuid::from_u128(9);
+        let ended = SessionId::from_u128(9);
         assert_eq!(s.verify(None, "e1", "alice", NOW_MS, |_| true), Err(AdmissionError::Missing));
         assert_eq!(
             s.verify(Some(&t), "e2", "alice", NOW_MS, |_| true),

@@ -22,9 +22,8 @@ use crate::trace::{ClientOp, RoomEvent, TraceKind, WorldFact};
 use crate::{Config, Invariant, Subject, TraceEvent, Violation};
 use booking::admission::room::{Policy, SessionEnd};
 use booking::admission::waiting_room::PUBLIC_TIER;
-use booking::model::{EventId, Snapshot, UserId};
+use booking::model::{EventId, SessionId, Snapshot, UserId};
 use std::collections::{BTreeMap, BTreeSet};
-use uuid::Uuid;
 
 /// A room as opened.
 struct Room {
@@ -43,7 +42,7 @@ struct Room {
 /// One admission: the session, when (sim ms), the trace seq.
 #[derive(Clone, Copy)]
 struct Admission {
-    session_id: Uuid,
+    session_id: SessionId,
     at_ms: i64,
     seq: u64,
 }
@@ -84,10 +83,10 @@ struct Walk<'a> {
     asked: BTreeMap<&'a str, (Policy, u32, i64, i64)>,
     rooms: BTreeMap<&'a str, Room>,
     admissions: BTreeMap<(&'a str, &'a str), Admission>,
-    ended: BTreeMap<Uuid, (SessionEnd, u64)>,
+    ended: BTreeMap<SessionId, (SessionEnd, u64)>,
     told: BTreeSet<(&'a str, &'a str)>,
     /// Open sessions per event: (sim expiry, session), for the target check.
-    open: BTreeMap<&'a str, BTreeSet<(i64, Uuid)>>,
+    open: BTreeMap<&'a str, BTreeSet<(i64, SessionId)>>,
     invokes: BTreeMap<u64, Invoked<'a>>,
     reported: BTreeSet<(Invariant, String)>,
     out: Vec<Violation>,
@@ -193,7 +192,7 @@ impl<'a> Walk<'a> {
         }
     }
 
-    fn admitted(&mut self, e: &TraceEvent, event_id: &'a str, user: &'a str, session_id: Uuid) {
+    fn admitted(&mut self, e: &TraceEvent, event_id: &'a str, user: &'a str, session_id: SessionId) {
         let Some(room) = self.rooms.get_mut(event_id) else { return };
         room.admitted.push((UserId::from(user), e.seq));
         let (target, ttl_ms) = (room.target, room.ttl_ms);
@@ -322,8 +321,8 @@ mod tests {
         w.record(TraceKind::Room(RoomEvent::Joined { event_id: "ev".into(), user: user.into(), tier, now_ms }));
     }
 
-    fn admitted(w: &mut World, user: &str) -> Uuid {
-        let session_id = Uuid::from_u128(user.bytes().map(u128::from).sum());
+    fn admitted(w: &mut World, user: &str) -> SessionId {
+        let session_id = SessionId::from_u128(user.bytes().map(u128::from).sum());
         w.record(TraceKind::Room(RoomEvent::Admitted {
             event_id: "ev".into(),
             user: user.into(),
@@ -380,7 +379,7 @@ mod tests {
             event_id: "ev".into(),
             user: "ann".into(),
             session_id: s,
-            how: SessionEnd::Purchased { order_id: OrderId::from_u128(1), key_id: Uuid::from_u128(2) },
+            how: SessionEnd::Purchased { order_id: OrderId::from_u128(1), key_id: uuid::Uuid::from_u128(2) },
         }));
         w.hold("ann", &["1A"], 5_000);
         admitted(&mut w, "bob");

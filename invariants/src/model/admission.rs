@@ -27,13 +27,12 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use booking::admission::room::SessionEnd;
 use booking::admission::waiting_room::PUBLIC_TIER;
-use booking::model::{EventId, HoldToken, UserId};
+use booking::model::{EventId, HoldToken, SessionId, UserId};
 use booking::problem_kind::ProblemKind;
 use hmac::{Hmac, Mac};
 use serde::Deserialize;
 use sha2::Sha256;
 use std::collections::{BTreeMap, BTreeSet};
-use uuid::Uuid;
 
 /// What a token claims.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -43,7 +42,7 @@ pub struct Claims {
     /// The user.
     pub user_id: UserId,
     /// The session.
-    pub session_id: Uuid,
+    pub session_id: SessionId,
     /// When it expires, ms (service clock).
     pub expires_at_ms: i64,
 }
@@ -66,7 +65,7 @@ pub enum Use<'a> {
 /// One user's session on one event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Session {
-    pub(crate) id: Uuid,
+    pub(crate) id: SessionId,
     pub(crate) expires_at_ms: i64,
     pub(crate) ended: Option<SessionEnd>,
     /// The last checkout the session made: its hold and key.
@@ -348,7 +347,7 @@ impl Admissions {
         token: Option<&str>,
         what: &Use<'_>,
         host_now_ms: i64,
-    ) -> Result<Uuid, ProblemKind> {
+    ) -> Result<SessionId, ProblemKind> {
         let claims = read_token(token.ok_or(ProblemKind::AdmissionRequired)?, secret)?;
         if claims.event_id != event_id {
             return Err(ProblemKind::AdmissionOtherEvent);
@@ -387,7 +386,7 @@ mod tests {
     #[test]
     fn each_bad_token_gets_its_own_refusal_in_order() {
         let secret = b"0123456789abcdef0123";
-        let sid = Uuid::from_u128(5);
+        let sid = SessionId::from_u128(5);
         let claims = format!(
             r#"{{"event_id":"ev","user_id":"u","session_id":"{sid}","position":1,"issued_at_ms":0,"expires_at_ms":100}}"#
         );
@@ -428,7 +427,7 @@ mod tests {
             event_id: "ev".into(),
             user: "u".into(),
             session_id: sid,
-            how: SessionEnd::Purchased { order_id: OrderId::from_u128(1), key_id: Uuid::from_u128(2) },
+            how: SessionEnd::Purchased { order_id: OrderId::from_u128(1), key_id: uuid::Uuid::from_u128(2) },
         });
         assert_eq!(gate(&a, Some(&good), "ev", "u", 0, Use::Hold), Err(ProblemKind::AdmissionSessionEnded));
         assert_eq!(gate(&a, Some(&good), "ev", "u", 0, retry()), Ok(sid), "a purchase's retry");

@@ -40,7 +40,7 @@ pub enum Standing {
     /// Waiting at this place (1: next).
     Waiting(u64),
     /// Admitted, the session open: its id and expiry.
-    Admitted(uuid::Uuid, i64),
+    Admitted(booking::model::SessionId, i64),
     /// Admitted, the session over.
     SessionEnded,
     /// The sale sold out before their turn.

@@ -11,7 +11,6 @@ use booking::admission::room::{
 use booking::model::{EventId, OrderId, UserId};
 use invariants::trace::RoomEvent;
 use std::sync::atomic::{AtomicBool, Ordering};
-use uuid::Uuid;
 
 /// [`MemRooms`] with its changes traced.
 #[derive(Debug)]
@@ -125,7 +124,7 @@ impl Rooms for RecordingRooms {
         &self,
         event_id: &str,
         user_id: &str,
-        session_id: Uuid,
+        session_id: booking::model::SessionId,
         why: SessionEnd,
         now_ms: i64,
     ) -> Result<Option<u64>, RoomError> {
@@ -146,7 +145,7 @@ impl Rooms for RecordingRooms {
         &self,
         event_id: &str,
         user_id: &str,
-        session_id: Uuid,
+        session_id: booking::model::SessionId,
         order_id: OrderId,
         now_ms: i64,
     ) -> Result<bool, RoomError> {

@@ -79,7 +79,7 @@ impl Rooms for LazyRedisRooms {
         &self,
         event_id: &str,
         user_id: &str,
-        session_id: uuid::Uuid,
+        session_id: crate::model::SessionId,
         why: SessionEnd,
         now_ms: i64,
     ) -> Result<Option<u64>, RoomError> {
@@ -89,7 +89,7 @@ impl Rooms for LazyRedisRooms {
         &self,
         event_id: &str,
         user_id: &str,
-        session_id: uuid::Uuid,
+        session_id: crate::model::SessionId,
         order_id: crate::model::OrderId,
         now_ms: i64,
     ) -> Result<bool, RoomError> {

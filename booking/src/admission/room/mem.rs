@@ -5,11 +5,10 @@ use super::{
     Admitted, Gauge, LotteryRecord, MAX_ROOMS, Place, RoomError, RoomImage, RoomSpec, Rooms, Session, SessionEnd,
 };
 use crate::admission::queue::{Queue, Standing};
-use crate::model::{OrderId, UserId};
+use crate::model::{OrderId, SessionId, UserId};
 use async_trait::async_trait;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
-use uuid::Uuid;
 
 /// One event's room.
 #[derive(Debug)]
@@ -186,7 +185,7 @@ impl Rooms for MemRooms {
         &self,
         event_id: &str,
         user_id: &str,
-        session_id: Uuid,
+        session_id: SessionId,
         why: SessionEnd,
         now_ms: i64,
     ) -> Result<Option<u64>, RoomError> {
@@ -206,7 +205,7 @@ impl Rooms for MemRooms {
         &self,
         event_id: &str,
         user_id: &str,
-        session_id: Uuid,
+        session_id: SessionId,
         order_id: OrderId,
         now_ms: i64,
     ) -> Result<bool, RoomError> {

@@ -72,7 +72,7 @@ use super::{
     SessionEnd,
 };
 use crate::admission::queue::{MAX_QUEUE_USERS, MAX_TIERS, QueueError, lottery_order};
-use crate::model::{OrderId, UserId};
+use crate::model::{OrderId, SessionId, UserId};
 use async_trait::async_trait;
 use redis::{Script, Value};
 use sha2::{Digest, Sha256};
@@ -773,7 +773,7 @@ impl Rooms for RedisRooms {
         &self,
         event_id: &str,
         user_id: &str,
-        session_id: Uuid,
+        session_id: SessionId,
         order_id: OrderId,
         now_ms: i64,
     ) -> Result<bool, RoomError> {
@@ -914,7 +914,7 @@ impl Rooms for RedisRooms {
         &self,
         event_id: &str,
         user_id: &str,
-        session_id: Uuid,
+        session_id: SessionId,
         why: SessionEnd,
         now_ms: i64,
     ) -> Result<Option<u64>, RoomError> {

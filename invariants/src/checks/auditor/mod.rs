@@ -285,7 +285,7 @@ mod tests {
         RoomEvent::Admitted {
             event_id: "ev".into(),
             user: user.into(),
-            session_id: uuid::Uuid::nil(),
+            session_id: booking::model::SessionId::nil(),
             expires_at_ms: 9_000,
         }
     }

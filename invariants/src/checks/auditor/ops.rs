@@ -17,7 +17,7 @@ use crate::model::{Finding, shown};
 use crate::store_call::StoreCall;
 use crate::trace::OpResult;
 use crate::trace::{ClientOp, OpId, TraceEvent, TraceKind};
-use booking::model::UserId;
+use booking::model::{SessionId, UserId};
 use booking::problem_kind::ProblemKind;
 use booking::store::BeginPaymentOutcome;
 
@@ -37,7 +37,7 @@ pub(super) struct OpRecord<'a> {
     calls: Vec<Linked>,
     seqs: Vec<u64>,
     /// The gate's answer when it was sent (waiting-room holds and checkouts).
-    gate_at_send: Option<Result<uuid::Uuid, ProblemKind>>,
+    gate_at_send: Option<Result<SessionId, ProblemKind>>,
     /// The room as the sender's queue read found it when sent.
     queue_at_send: Option<QueueAtSend>,
     /// Whether the rooms' store was down when sent, and how many times it had gone down.
@@ -108,7 +108,7 @@ impl<'a> Auditor<'a> {
     }
 
     /// The gate's answer for `op` at host time `now_ms`, if `op` meets the gate.
-    fn gate(&self, client: &str, op: Option<&ClientOp>, now_ms: i64) -> Option<Result<uuid::Uuid, ProblemKind>> {
+    fn gate(&self, client: &str, op: Option<&ClientOp>, now_ms: i64) -> Option<Result<SessionId, ProblemKind>> {
         let (event_id, token, what) = gated(op?)?;
         self.admissions
             .has_room(event_id)

@@ -72,7 +72,7 @@ mod tests {
     fn a_session_ended_by_a_purchase_that_came_to_nothing_is_due_to_reopen_until_its_expiry() {
         let cfg = super::super::tests::cfg();
         let mut a = Auditor::new(cfg.audit.as_ref().expect("audited"), &[]);
-        let (session_id, order_id) = (uuid::Uuid::from_u128(7), OrderId::from_u128(9));
+        let (session_id, order_id) = (booking::model::SessionId::from_u128(7), OrderId::from_u128(9));
         a.admissions.observe(&RoomEvent::Admitted {
             event_id: "ev".into(),
             user: "u".into(),
