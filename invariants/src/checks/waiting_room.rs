@@ -17,11 +17,11 @@
 //! `at_ms` plus the room's session lifetime (the service clock's expiry
 //! falls at the same moment: the pass admits at its own `now`).
 
+use crate::model::admission::{Asked, granted_tier};
 use crate::model::queue::Join;
 use crate::trace::{ClientOp, RoomEvent, TraceKind, WorldFact};
 use crate::{Config, Invariant, Subject, TraceEvent, Violation};
 use booking::admission::room::{Policy, SessionEnd};
-use booking::admission::waiting_room::PUBLIC_TIER;
 use booking::model::{EventId, SessionId, Snapshot, UserId};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -80,7 +80,7 @@ struct Walk<'a> {
     /// The tiers the world's credentials grant (absent: the public).
     credentials: BTreeMap<&'a str, u8>,
     /// The rooms the world asked for: (policy, target, opening, session lifetime).
-    asked: BTreeMap<&'a str, (Policy, u32, i64, i64)>,
+    asked: BTreeMap<&'a str, Asked>,
     rooms: BTreeMap<&'a str, Room>,
     admissions: BTreeMap<(&'a str, &'a str), Admission>,
     ended: BTreeMap<SessionId, (SessionEnd, u64)>,
@@ -176,10 +176,7 @@ impl<'a> Walk<'a> {
     /// service's must be.
     fn joined(&mut self, e: &'a TraceEvent, event_id: &'a EventId, user: &'a UserId, tier: u8, now_ms: i64) {
         let Some(room) = self.rooms.get_mut(event_id.as_str()) else { return };
-        let granted = match room.policy {
-            Policy::Priority => self.credentials.get(user.as_str()).copied().unwrap_or(PUBLIC_TIER),
-            _ => 0,
-        };
+        let granted = granted_tier(room.policy, self.credentials.get(user.as_str()).copied());
         // A join at or after opening draws a lottery first, then lines up after it.
         room.drawn |= now_ms >= room.opens_at_ms;
         let drawn_at_opening = room.policy == Policy::Lottery && !room.drawn;
@@ -302,6 +299,7 @@ fn policy_order(room: &Room) -> Vec<UserId> {
 mod tests {
     use super::*;
     use crate::testkit::World;
+    use booking::admission::waiting_room::PUBLIC_TIER;
     use booking::model::OrderId;
 
     const TTL_MS: i64 = 10_000;

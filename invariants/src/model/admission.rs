@@ -146,7 +146,16 @@ impl Room {
 }
 
 /// The settings the world asked a room for: (policy, target, opening, session lifetime).
-type Asked = (booking::admission::room::Policy, u32, i64, i64);
+pub type Asked = (booking::admission::room::Policy, u32, i64, i64);
+
+/// The tier a user waits in under `policy`: their credential's
+/// (`credential`) in a priority room, the public's without one; 0 in any other.
+pub fn granted_tier(policy: booking::admission::room::Policy, credential: Option<u8>) -> u8 {
+    match policy {
+        booking::admission::room::Policy::Priority => credential.unwrap_or(PUBLIC_TIER),
+        _ => 0,
+    }
+}
 
 /// The rooms and sessions the trace has shown so far.
 #[derive(Debug, Default)]
@@ -194,10 +203,7 @@ impl Admissions {
     /// The tier `user` waits in under `policy`: their credential's in a
     /// priority room (the public's without one), 0 in any other.
     pub fn tier_of(&self, policy: booking::admission::room::Policy, user: &str) -> u8 {
-        match policy {
-            booking::admission::room::Policy::Priority => self.credentials.get(user).copied().unwrap_or(PUBLIC_TIER),
-            _ => 0,
-        }
+        granted_tier(policy, self.credentials.get(user).copied())
     }
 
     /// Takes in what the rooms did.
