@@ -9,7 +9,7 @@ use crate::admission::records::PgRoomRecords;
 use crate::admission::room::{LazyRedisRooms, Rooms};
 use crate::admission::waiting_room::{WaitingRoomConfig, WaitingRoomParts};
 use crate::clock::{Clock, SystemClock};
-use crate::fault::Faults;
+use crate::fault::FaultSeam;
 use crate::http::auth::{Authenticator, Claims};
 use crate::http::cache::{LazyRedisCache, NoCache, SeatMapCache};
 use crate::http::{ServiceConfig, serve};
@@ -217,15 +217,15 @@ const MAX_CACHE_TTL_MS: u64 = 60 * 60 * 1000;
 
 /// The fault seam of this process: none, unless built with the
 /// `fault-injection` feature and asked for faults on the command line.
-fn faults(args: &ServeArgs) -> Result<Faults, String> {
+fn faults(args: &ServeArgs) -> Result<FaultSeam, String> {
     #[cfg(feature = "fault-injection")]
     if !args.crash_after_commit.is_empty() || args.plant.is_some() {
         let injector = crate::fault::process::ProcessInjector::parse(&args.crash_after_commit, args.plant.as_deref())?
             .skipping(args.crash_skip);
-        return Ok(Faults::new(Arc::new(injector)));
+        return Ok(FaultSeam::new(Arc::new(injector)));
     }
     let _ = args;
-    Ok(Faults::none())
+    Ok(FaultSeam::none())
 }
 
 fn secret(name: &str) -> Result<Vec<u8>, String> {
@@ -238,7 +238,7 @@ fn secret(name: &str) -> Result<Vec<u8>, String> {
 
 /// The store's clock: the database's (the one authority on expiry, whatever
 /// this host's clock says), unless a test planted the bug that trusts this host's.
-fn store_clock(faults: &Faults) -> PgClock {
+fn store_clock(faults: &FaultSeam) -> PgClock {
     if crate::planted!(faults, StoreTrustsLocalClock) {
         return PgClock::Manual(Arc::new(crate::clock::SystemClock));
     }
@@ -342,7 +342,7 @@ fn service_config(args: &ServeArgs) -> ServiceConfig {
 async fn redis_parts(
     args: &ServeArgs,
     pool: &sqlx::PgPool,
-    faults: &Faults,
+    faults: &FaultSeam,
 ) -> Result<(Arc<dyn SeatMapCache>, Option<Arc<dyn Rooms>>), String> {
     let Some(url) = &args.redis_url else { return Ok((Arc::new(NoCache), None)) };
     let namespace = cache_namespace(args, pool).await;

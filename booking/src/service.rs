@@ -5,7 +5,7 @@
 use crate::admission::provider_health::{MeasuredProvider, ProviderHealth};
 use crate::admission::waiting_room::{TickReport, WaitingRoom, WaitingRoomError, WaitingRoomParts};
 use crate::clock::Clock;
-use crate::fault::{CommitPoint, Faults};
+use crate::fault::{CommitPoint, FaultSeam};
 use crate::http::auth::Authenticator;
 use crate::http::cache::SeatMapCache;
 use crate::http::problem::Problem;
@@ -49,8 +49,8 @@ pub struct ServiceParts {
     pub workflow: WorkflowConfig,
     /// Sweeper tunables.
     pub sweeper: SweeperConfig,
-    /// The fault seam (production: [`Faults::none`]).
-    pub faults: Faults,
+    /// The fault seam (production: [`FaultSeam::none`]).
+    pub faults: FaultSeam,
     /// The waiting rooms and their secret.
     pub waiting_room: WaitingRoomParts,
 }

@@ -8,7 +8,7 @@
 
 use crate::process_support;
 
-use booking::fault::{Faults, Plant};
+use booking::fault::{FaultSeam, Plant};
 use booking::http::cache::{CachedSeatMap, LazyRedisCache, SeatMapCache};
 use process_support::{free_port, redis_server};
 use std::time::Duration;
@@ -49,7 +49,7 @@ async fn reconnected(cache: &LazyRedisCache) {
 /// is down (lost), starts Redis again on the same port (with its data when
 /// `keep`), waits past the lifetime and reads: whether the stale entry is
 /// served, under `faults`.
-async fn stale_entry_served_after_restart(faults: &Faults, keep: bool, name: &str) -> bool {
+async fn stale_entry_served_after_restart(faults: &FaultSeam, keep: bool, name: &str) -> bool {
     let dir = aof_dir(name);
     let aof = keep.then_some(dir.as_path());
     let mut started = None;
@@ -80,7 +80,7 @@ async fn stale_entry_served_after_restart(faults: &Faults, keep: bool, name: &st
 #[tokio::test]
 async fn a_kept_restart_brings_back_no_entry_past_its_lifetime() {
     assert!(
-        !stale_entry_served_after_restart(&Faults::none(), true, "sound-kept").await,
+        !stale_entry_served_after_restart(&FaultSeam::none(), true, "sound-kept").await,
         "an entry whose invalidation was lost outlived its lifetime"
     );
 }
@@ -89,7 +89,7 @@ async fn a_kept_restart_brings_back_no_entry_past_its_lifetime() {
 /// that loses the data, the stale entry is gone whatever its lifetime.
 #[tokio::test]
 async fn a_kept_restart_exposes_a_lifetime_given_in_seconds_and_an_empty_one_does_not() {
-    let planted = Faults::planting(Plant::CacheTtlInSeconds);
+    let planted = FaultSeam::planting(Plant::CacheTtlInSeconds);
     assert!(
         stale_entry_served_after_restart(&planted, true, "planted-kept").await,
         "cache-ttl-in-seconds: the stale entry should still be served after a kept restart"

@@ -1,7 +1,7 @@
 //! The differential test under each planted bug: every store-level plant (one
 //! whose [`Rules`] differ from [`Rules::SOUND`]) lives in `MemStore` and
 //! `PgStore` the same way. For each such plant both stores are built
-//! `with_faults(&Faults::planting(plant))` and fed the main differential
+//! `with_faults(&FaultSeam::planting(plant))` and fed the main differential
 //! test's random operation sequences (a fixed RNG seed per plant) and then a
 //! small directed sequence aimed at the plant: their results and snapshots
 //! must be identical after every operation, and so must every event's
@@ -24,7 +24,7 @@ use crate::common;
 use crate::differential_support;
 
 use booking::clock::ManualClock;
-use booking::fault::{Faults, Plant};
+use booking::fault::{FaultSeam, Plant};
 use booking::store::*;
 use common::TestDb;
 use differential_support::*;
@@ -67,7 +67,7 @@ impl Tally {
 /// where the planted outcome differs from the sound one.
 async fn run_case(db: &TestDb, plant: Plant, ops: &[Op], tally: &mut Tally) -> Result<(), TestCaseError> {
     db.clear().await;
-    let faults = Faults::planting(plant);
+    let faults = FaultSeam::planting(plant);
     let (mem, mem_clock) = common::mem_store(START_MS, ID_SEED);
     let mem = mem.with_faults(&faults);
     let pg_clock = ManualClock::new(START_MS);
@@ -254,7 +254,7 @@ fn every_store_plant_lives_alike_in_both_stores() {
     for (n, &plant) in Plant::ALL.iter().enumerate() {
         // DispatchUnknownAsDeclined, RefundNewKeyPerRetry and WebhookRefundFailedAsSucceeded live in the
         // payment workflow only, AdmissionIgnoresSession in the waiting room's gate: their stores are sound.
-        if Rules::of(&Faults::planting(plant)) == Rules::SOUND {
+        if Rules::of(&FaultSeam::planting(plant)) == Rules::SOUND {
             eprintln!("{plant}: workflow-only (store rules sound), skipped");
             continue;
         }

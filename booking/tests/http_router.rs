@@ -56,7 +56,7 @@ pub(crate) fn env(cfg: ServiceConfig) -> Env {
         config: cfg,
         workflow: Default::default(),
         sweeper: Default::default(),
-        faults: booking::fault::Faults::none(),
+        faults: booking::fault::FaultSeam::none(),
         waiting_room: booking::admission::waiting_room::WaitingRoomParts::in_memory(b"admission-secret-0123456789"),
     })
     .expect("a valid service");

@@ -8,7 +8,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use booking::clock::{Clock, ManualClock};
-use booking::fake_provider::{FakeProvider, Faults, HttpWebhookTransport, app};
+use booking::fake_provider::{FakeProvider, HttpWebhookTransport, ProviderFaults, app};
 use booking::model::{CompensationStatus, OrderStatus};
 use booking::payment::webhook::{DEFAULT_TOLERANCE_MS, SIGNATURE_HEADER, TIMESTAMP_HEADER, verify_and_parse};
 use booking::payment::{HttpProvider, Workflow};
@@ -55,7 +55,7 @@ struct E2e {
     fake: FakeProvider,
 }
 
-async fn e2e(faults: Faults) -> E2e {
+async fn e2e(faults: ProviderFaults) -> E2e {
     let w = World::new(mem_store).await;
     // The receiver needs the workflow, the workflow needs the provider URL: bind the receiver later.
     let recv_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -84,7 +84,7 @@ async fn wait_for(mut f: impl AsyncFnMut() -> bool) {
 
 #[tokio::test]
 async fn lost_response_then_reconciled_over_http() {
-    let E2e { w, wf, fake } = e2e(Faults { lost_response_rate: 1.0, ..Faults::default() }).await;
+    let E2e { w, wf, fake } = e2e(ProviderFaults { lost_response_rate: 1.0, ..ProviderFaults::default() }).await;
     let order = w.checkout("alice", &["A1"]).await;
     let r = wf.dispatch_once().await.unwrap();
     assert_eq!(r.unknown, 1, "a 500 after processing is an unknown outcome");
@@ -100,14 +100,14 @@ async fn lost_response_then_reconciled_over_http() {
 
 #[tokio::test]
 async fn late_success_after_release_refunded_over_http_with_failing_refunds() {
-    let faults = Faults {
+    let faults = ProviderFaults {
         late_success_rate: 1.0,
         late_success_delay_ms: 200,
         refund_fail_first_n: 2,
         webhook_duplicate_rate: 1.0,
         webhook_delay_ms: 30,
         webhook_reorder_rate: 0.5,
-        ..Faults::default()
+        ..ProviderFaults::default()
     };
     let E2e { w, wf, fake } = e2e(faults).await;
     let order = w.checkout("alice", &["A1"]).await;

@@ -122,8 +122,8 @@ fn fake_provider_help_explains_every_flag() {
     assert!(help.contains("fake payment provider"), "its own description, not the booking crate's:\n{help}");
     // Every fault knob is listed in --help and in docs/RUNNING_BOOKINGD.md.
     let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/RUNNING_BOOKINGD.md")).unwrap();
-    let knobs = serde_json::to_value(booking::fake_provider::Faults::default()).unwrap();
-    let knobs = knobs.as_object().expect("Faults is a JSON object");
+    let knobs = serde_json::to_value(booking::fake_provider::ProviderFaults::default()).unwrap();
+    let knobs = knobs.as_object().expect("ProviderFaults is a JSON object");
     assert!(knobs.len() >= 13, "{knobs:?}");
     for knob in knobs.keys() {
         assert!(help.contains(&format!("  {knob} ")), "knob {knob} missing from --help:\n{help}");

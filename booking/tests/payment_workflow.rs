@@ -700,12 +700,12 @@ impl booking::fault::Injector for CommitLog {
 /// claim that took rows (the condition inverted survived the mutation run of
 /// 2026-12-03: the simulator's crashes then hit empty claims only).
 pub async fn commit_points_follow_commits(f: StoreFactory) {
-    use booking::fault::{CommitPoint, Faults};
+    use booking::fault::{CommitPoint, FaultSeam};
     let w = World::new(f).await;
     let log = std::sync::Arc::new(CommitLog::default());
     let wf = booking::payment::Workflow::new(w.store.clone(), w.provider.clone(), test_config())
         .unwrap()
-        .with_faults(Faults::new(log.clone()));
+        .with_faults(FaultSeam::new(log.clone()));
     assert_eq!(wf.dispatch_once().await.unwrap().claimed, 0);
     assert_eq!(*log.0.lock().unwrap(), vec![], "an empty claim is not a commit point");
     w.checkout("alice", &["A1"]).await;

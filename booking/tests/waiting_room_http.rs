@@ -42,7 +42,7 @@ fn env() -> Env {
         config: ServiceConfig { hold_attempts_per_minute: 10_000, ..ServiceConfig::default() },
         workflow: Default::default(),
         sweeper: Default::default(),
-        faults: booking::fault::Faults::none(),
+        faults: booking::fault::FaultSeam::none(),
         waiting_room: WaitingRoomParts::in_memory(b"admission-secret-0123456789"),
     })
     .expect("a valid service");

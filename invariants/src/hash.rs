@@ -23,11 +23,11 @@ pub fn to_hex(hash: &[u8; 32]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{FaultKind, PhaseMark, Trace, TraceKind};
+    use crate::trace::{FaultEvent, PhaseMark, Trace, TraceKind};
 
     fn sample(detail: &str) -> Vec<TraceEvent> {
         let mut t = Trace::new(10);
-        t.record(0, TraceKind::Fault { kind: FaultKind::ClientPaused, detail: detail.into() }).unwrap();
+        t.record(0, TraceKind::Fault { kind: FaultEvent::ClientPaused, detail: detail.into() }).unwrap();
         t.record(5, TraceKind::Phase { phase: PhaseMark::FaultPhaseEnd, store_now_ms: 5 }).unwrap();
         t.into_events()
     }

@@ -52,14 +52,14 @@ pub fn check_all(snap: &Snapshot, trace: &[TraceEvent], cfg: &Config) -> Vec<Vio
 mod tests {
     use super::*;
     use crate::testkit::World;
-    use crate::trace::{Authority, ChangeCause, FaultKind, PaymentEvent, TraceError, from_json_lines, to_json_lines};
+    use crate::trace::{Authority, ChangeCause, FaultEvent, PaymentEvent, TraceError, from_json_lines, to_json_lines};
     use booking::model::SeatState;
 
     /// A run with a late success refunded, a sweep and the brief's story told right.
     fn clean_world() -> World {
         let mut w = World::new(&["1A", "1B", "2A"]);
         let alice = w.hold("alice", &["1A"], 5_000);
-        w.record(TraceKind::Fault { kind: FaultKind::ClientPaused, detail: "alice 8000 ms".into() });
+        w.record(TraceKind::Fault { kind: FaultEvent::ClientPaused, detail: "alice 8000 ms".into() });
         w.advance(6_000);
         w.sweep();
         let bob = w.hold("bob", &["1A", "1B"], 5_000);

@@ -9,7 +9,7 @@
 //! Counted from the trace ([`count`]) and from the fake provider's own
 //! counters ([`count_provider`]), which the trace does not carry.
 
-use crate::trace::{ClientOp, FaultKind, OpResult, RoomEvent, TraceEvent, TraceKind};
+use crate::trace::{ClientOp, FaultEvent, OpResult, RoomEvent, TraceEvent, TraceKind};
 use booking::fake_provider::LedgerStats;
 use booking::model::{CompensationStatus, HoldToken, OrderStatus, SeatId, SeatState};
 use booking::problem_kind::ProblemKind;
@@ -559,23 +559,35 @@ impl<'a> PathWalk<'a> {
 }
 
 /// The path a fault of `kind` counts as, if any.
-fn fault_path(kind: FaultKind) -> Option<Path> {
+fn fault_path(kind: FaultEvent) -> Option<Path> {
     Some(match kind {
-        FaultKind::ClientPaused => Path::ClientPaused,
-        FaultKind::StaleTokenReplay => Path::StaleTokenReplayed,
-        FaultKind::CrashAfterCommit => Path::CrashAfterCommit,
-        FaultKind::HostRestarted => Path::HostRestarted,
-        FaultKind::PartitionStarted => Path::PartitionStarted,
-        FaultKind::PartitionRepaired => Path::PartitionHealed,
-        FaultKind::ClockSkewed => Path::ClockSkewed,
-        FaultKind::SweeperStalled => Path::SweeperStalled,
-        FaultKind::CacheDown => Path::CacheDown,
-        FaultKind::CacheStale => Path::CacheStale,
-        FaultKind::CachePoisoned => Path::CachePoisoned,
-        FaultKind::StoreDown => Path::StoreDown,
-        FaultKind::RoomsLost => Path::RoomsLost,
-        FaultKind::RoomsDown => Path::RoomsDown,
-        _ => return None,
+        FaultEvent::ClientPaused => Path::ClientPaused,
+        FaultEvent::StaleTokenReplay => Path::StaleTokenReplayed,
+        FaultEvent::CrashAfterCommit => Path::CrashAfterCommit,
+        FaultEvent::HostRestarted => Path::HostRestarted,
+        FaultEvent::PartitionStarted => Path::PartitionStarted,
+        FaultEvent::PartitionRepaired => Path::PartitionHealed,
+        FaultEvent::ClockSkewed => Path::ClockSkewed,
+        FaultEvent::SweeperStalled => Path::SweeperStalled,
+        FaultEvent::CacheDown => Path::CacheDown,
+        FaultEvent::CacheStale => Path::CacheStale,
+        FaultEvent::CachePoisoned => Path::CachePoisoned,
+        FaultEvent::StoreDown => Path::StoreDown,
+        FaultEvent::RoomsLost => Path::RoomsLost,
+        FaultEvent::RoomsDown => Path::RoomsDown,
+        // Counted where they act (the provider's calls, the callbacks' deliveries), or an end.
+        FaultEvent::ClientResumed
+        | FaultEvent::CallbackDelayed
+        | FaultEvent::CallbackDuplicated
+        | FaultEvent::CallbackReordered
+        | FaultEvent::ProviderUnknown
+        | FaultEvent::ProviderError
+        | FaultEvent::ProviderLateSuccess
+        | FaultEvent::RefundFailure
+        | FaultEvent::LinkLatency
+        | FaultEvent::SweeperResumed
+        | FaultEvent::CacheHealed
+        | FaultEvent::StoreRestored => return None,
     })
 }
 

@@ -90,7 +90,7 @@ pub enum TraceKind {
     /// A fault was injected (or lifted).
     Fault {
         /// Which fault.
-        kind: FaultKind,
+        kind: FaultEvent,
         /// Where and how (host, user, link, duration): free text, deterministic.
         detail: String,
     },
@@ -797,7 +797,7 @@ pub enum WorldFact {
 /// Which fault was injected or lifted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum FaultKind {
+pub enum FaultEvent {
     /// A client stopped (GC pause, closed laptop).
     ClientPaused,
     /// A paused client resumed with its old requests.

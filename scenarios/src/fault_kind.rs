@@ -28,6 +28,8 @@ pub enum FaultKind {
     Cache,
     /// `faults.store_outage`.
     StoreOutage,
+    /// `faults.rooms_lost`.
+    RoomsLost,
 }
 
 impl FaultKind {
@@ -43,6 +45,7 @@ impl FaultKind {
         FaultKind::SweeperStall,
         FaultKind::Cache,
         FaultKind::StoreOutage,
+        FaultKind::RoomsLost,
     ];
 
     /// The table name under `faults`.
@@ -58,6 +61,7 @@ impl FaultKind {
             FaultKind::SweeperStall => "sweeper_stall",
             FaultKind::Cache => "cache",
             FaultKind::StoreOutage => "store_outage",
+            FaultKind::RoomsLost => "rooms_lost",
         }
     }
 
@@ -68,19 +72,34 @@ impl FaultKind {
 }
 
 impl Faults {
-    /// Whether the fault of `kind` is configured.
+    /// Whether the fault of `kind` is configured. Every field is named here:
+    /// a fault table without a kind fails to compile.
     pub fn has(&self, kind: FaultKind) -> bool {
+        let Faults {
+            paused_client,
+            stale_token,
+            delayed_callback,
+            crash_after_commit,
+            provider,
+            network,
+            clock_skew,
+            sweeper_stall,
+            store_outage,
+            rooms_lost,
+            cache,
+        } = self;
         match kind {
-            FaultKind::PausedClient => self.paused_client.is_some(),
-            FaultKind::StaleToken => self.stale_token.is_some(),
-            FaultKind::DelayedCallback => self.delayed_callback.is_some(),
-            FaultKind::CrashAfterCommit => self.crash_after_commit.is_some(),
-            FaultKind::Provider => self.provider.is_some(),
-            FaultKind::Network => self.network.is_some(),
-            FaultKind::ClockSkew => self.clock_skew.is_some(),
-            FaultKind::SweeperStall => self.sweeper_stall.is_some(),
-            FaultKind::Cache => self.cache.is_some(),
-            FaultKind::StoreOutage => self.store_outage.is_some(),
+            FaultKind::PausedClient => paused_client.is_some(),
+            FaultKind::StaleToken => stale_token.is_some(),
+            FaultKind::DelayedCallback => delayed_callback.is_some(),
+            FaultKind::CrashAfterCommit => crash_after_commit.is_some(),
+            FaultKind::Provider => provider.is_some(),
+            FaultKind::Network => network.is_some(),
+            FaultKind::ClockSkew => clock_skew.is_some(),
+            FaultKind::SweeperStall => sweeper_stall.is_some(),
+            FaultKind::Cache => cache.is_some(),
+            FaultKind::StoreOutage => store_outage.is_some(),
+            FaultKind::RoomsLost => rooms_lost.is_some(),
         }
     }
 
@@ -97,6 +116,7 @@ impl Faults {
             FaultKind::SweeperStall => self.sweeper_stall = None,
             FaultKind::Cache => self.cache = None,
             FaultKind::StoreOutage => self.store_outage = None,
+            FaultKind::RoomsLost => self.rooms_lost = None,
         }
     }
 

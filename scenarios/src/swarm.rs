@@ -72,7 +72,7 @@ impl SwarmDraw {
     /// knob of the kinds that are on changed as its row of
     /// [`crate::KNOBS`] says ([`crate::Swarm`]): probabilities multiplied by
     /// their kind's weight, clock skew's maximum too; a lenient provider on
-    /// the seeds that draw one. Durations and `rooms_lost` are unchanged.
+    /// the seeds that draw one. Durations are unchanged.
     pub fn apply(&self, scenario: &Scenario) -> Faults {
         let mut s = scenario.clone();
         for knob in KNOBS {

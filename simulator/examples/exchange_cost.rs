@@ -88,7 +88,7 @@ fn measure(
                 config,
                 workflow: Default::default(),
                 sweeper: Default::default(),
-                faults: booking::fault::Faults::none(),
+                faults: booking::fault::FaultSeam::none(),
                 waiting_room: booking::admission::waiting_room::WaitingRoomParts::in_memory(
                     b"admission-secret-0123456789",
                 ),

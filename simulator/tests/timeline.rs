@@ -4,7 +4,7 @@
 //! escaped; the same trace gives the same bytes; odd input does not panic.
 //! (`ci/timeline-browser` checks the page in a real browser.)
 
-use invariants::trace::{FaultKind, TraceEvent, TraceKind};
+use invariants::trace::{FaultEvent, TraceEvent, TraceKind};
 use invariants::{Invariant, Subject, Violation};
 use simulator::timeline::{DEFAULT_MAX_LANES, Timeline, render};
 use std::collections::BTreeSet;
@@ -145,7 +145,7 @@ fn html_flag_conflicts_with_plan_and_reports_unwritable_paths() {
     assert!(String::from_utf8_lossy(&unwritable.stderr).contains("cannot write"));
 }
 
-fn fault(seq: u64, at_ms: i64, kind: FaultKind, detail: &str) -> TraceEvent {
+fn fault(seq: u64, at_ms: i64, kind: FaultEvent, detail: &str) -> TraceEvent {
     TraceEvent { seq, at_ms, kind: TraceKind::Fault { kind, detail: detail.into() } }
 }
 
@@ -153,8 +153,8 @@ fn fault(seq: u64, at_ms: i64, kind: FaultKind, detail: &str) -> TraceEvent {
 fn text_from_the_trace_is_escaped() {
     let evil = "<script>alert(1)</script>\"'&";
     let trace = vec![
-        fault(0, 5, FaultKind::ClientPaused, &format!("u<b>1 pauses {evil}")),
-        fault(1, 9, FaultKind::PartitionStarted, &format!("{evil} <-> svc0 cut")),
+        fault(0, 5, FaultEvent::ClientPaused, &format!("u<b>1 pauses {evil}")),
+        fault(1, 9, FaultEvent::PartitionStarted, &format!("{evil} <-> svc0 cut")),
         TraceEvent {
             seq: 2,
             at_ms: 12,
@@ -191,9 +191,9 @@ fn odd_input_renders() {
     assert_fetches_nothing(&empty);
     // A witness not in the trace, seqs with gaps, times out of order, a band never closed.
     let trace = vec![
-        fault(5, 1_000, FaultKind::CrashAfterCommit, "svc0 crashes after committing at hold"),
-        fault(9, -50, FaultKind::PartitionRepaired, "never started"),
-        fault(12, i64::MAX, FaultKind::ClientResumed, ""),
+        fault(5, 1_000, FaultEvent::CrashAfterCommit, "svc0 crashes after committing at hold"),
+        fault(9, -50, FaultEvent::PartitionRepaired, "never started"),
+        fault(12, i64::MAX, FaultEvent::ClientResumed, ""),
     ];
     let violations = vec![Violation::new(Invariant::HoldReclaimed, Subject::seat("ev0", "s0"), "x", vec![5, 77])];
     let html = page(&trace, &violations, &[]);

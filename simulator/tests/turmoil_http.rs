@@ -50,7 +50,7 @@ fn alice_bob_story_over_simulated_http() {
                     config: ServiceConfig { hold_ttl_ms: 5_000, ..ServiceConfig::default() },
                     workflow: Default::default(),
                     sweeper: Default::default(),
-                    faults: booking::fault::Faults::none(),
+                    faults: booking::fault::FaultSeam::none(),
                     waiting_room: booking::admission::waiting_room::WaitingRoomParts::in_memory(
                         b"admission-secret-0123456789",
                     ),

@@ -205,7 +205,7 @@ pub struct WaitingRoom {
     laws: Mutex<BTreeMap<String, Law>>,
     law_log: Arc<dyn LawLog>,
     /// The fault seam (planted bugs of the gate).
-    faults: crate::fault::Faults,
+    faults: crate::fault::FaultSeam,
     /// Per room: hold attempts and refusals since the last tick (this instance's).
     holds: Mutex<BTreeMap<String, (u64, u64)>>,
 }
@@ -223,7 +223,7 @@ impl WaitingRoom {
         parts: WaitingRoomParts,
         clock: Arc<dyn Clock>,
         provider: Arc<ProviderHealth>,
-        faults: crate::fault::Faults,
+        faults: crate::fault::FaultSeam,
     ) -> Self {
         assert!(parts.config.valid(), "waiting-room config out of range: {:?}", parts.config);
         let mut seed_key = Hmac::<Sha256>::new_from_slice(&parts.secret).expect("hmac takes any key length");

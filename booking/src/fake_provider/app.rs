@@ -1,7 +1,7 @@
 //! The fake provider's axum [`Router`], listener-free: the caller serves it
 //! on a tokio listener (the binary) or a turmoil one (the simulator).
 
-use super::faults::Faults;
+use super::faults::ProviderFaults;
 use super::state::{FakeError, FakeProvider};
 use crate::payment::wire::{
     CreatePaymentBody, CreateRefundBody, IDEMPOTENCY_KEY_HEADER, PROBLEM_CONTENT_TYPE, Problem,
@@ -84,12 +84,12 @@ async fn create_refund(State(s): State<FakeProvider>, headers: HeaderMap, body: 
     Ok(Json(s.refund(key, body).await?).into_response())
 }
 
-async fn get_faults(State(s): State<FakeProvider>) -> Json<Faults> {
+async fn get_faults(State(s): State<FakeProvider>) -> Json<ProviderFaults> {
     Json(s.faults())
 }
 
 async fn set_faults(State(s): State<FakeProvider>, body: Bytes) -> Result<Response, FakeError> {
-    let faults: Faults = json_body(&body)?;
+    let faults: ProviderFaults = json_body(&body)?;
     s.set_faults(faults.clone()).map_err(FakeError::InvalidRequest)?;
     Ok(Json(faults).into_response())
 }

@@ -4,14 +4,14 @@
 //! `cargo run -p booking --bin fake-provider -- --listen 127.0.0.1:PORT [--webhook-url URL]`
 
 use crate::clock::SystemClock;
-use crate::fake_provider::{FakeProvider, Faults, HttpWebhookTransport, WebhookTransport, app};
+use crate::fake_provider::{FakeProvider, HttpWebhookTransport, ProviderFaults, WebhookTransport, app};
 use clap::Parser;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// The fault knobs, shown at the end of `fake-provider --help` (a test keeps
-/// this list, `Faults` and docs/RUNNING_BOOKINGD.md in step).
+/// this list, `ProviderFaults` and docs/RUNNING_BOOKINGD.md in step).
 pub const FAULT_KNOBS_HELP: &str = "\
 Fault knobs (JSON object for --faults or POST /admin/faults; omitted knobs are 0/false):
   latency_ms              added to every /v1 request, ms (the least, with latency_max_ms)
@@ -53,7 +53,7 @@ struct Args {
     /// Seed of the fault RNG: the same seed and request order give the same faults.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Initial fault knobs as JSON (see `Faults`; e.g. '{"decline_rate":0.1}' or
+    /// Initial fault knobs as JSON (see `ProviderFaults`; e.g. '{"decline_rate":0.1}' or
     /// '{"lenient_refunds":true}'); change later with POST /admin/faults.
     #[arg(long)]
     faults: Option<String>,
@@ -88,9 +88,9 @@ async fn serve(args: Args) -> Result<(), String> {
         }
         (_, s) => s.clone().unwrap_or_default(),
     };
-    let faults: Faults = match &args.faults {
+    let faults: ProviderFaults = match &args.faults {
         Some(json) => serde_json::from_str(json).map_err(|e| format!("--faults: {e}"))?,
-        None => Faults::default(),
+        None => ProviderFaults::default(),
     };
     let webhooks: Option<Arc<dyn WebhookTransport>> = match &args.webhook_url {
         Some(url) => Some(Arc::new(

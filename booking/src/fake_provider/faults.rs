@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 /// Missing JSON fields take their (fault-free) defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct Faults {
+pub struct ProviderFaults {
     /// Added to every `/v1` request before it is handled, in ms (the least,
     /// when `latency_max_ms` is above it).
     pub latency_ms: u64,
@@ -53,7 +53,7 @@ pub struct Faults {
     pub lenient_refunds: bool,
 }
 
-impl Default for Faults {
+impl Default for ProviderFaults {
     fn default() -> Self {
         Self {
             latency_ms: 0,
@@ -79,7 +79,7 @@ impl Default for Faults {
 /// Upper bound on every delay knob: 1 hour.
 pub const MAX_FAULT_DELAY_MS: u64 = 60 * 60 * 1000;
 
-impl Faults {
+impl ProviderFaults {
     /// Checks every probability is in `0..=1` and every delay <= [`MAX_FAULT_DELAY_MS`].
     pub fn validate(&self) -> Result<(), String> {
         let probs = [

@@ -3,7 +3,7 @@
 //! state: idempotent payments and refunds, status reads, cancels, and
 //! signed webhooks that can be delayed, duplicated and reordered.
 //!
-//! - [`faults`]: the knobs ([`Faults`]).
+//! - [`faults`]: the knobs ([`ProviderFaults`]).
 //! - [`state`]: the ledger and every decision ([`FakeProvider`]); seeded RNG.
 //! - [`app()`]: the axum [`Router`](axum::Router), listener-free.
 //! - [`cli`]: the `fake-provider` command line.
@@ -19,6 +19,6 @@ pub mod state;
 pub mod webhook_sender;
 
 pub use app::app;
-pub use faults::Faults;
+pub use faults::ProviderFaults;
 pub use state::{FakeProvider, Ledger, LedgerStats};
 pub use webhook_sender::{DeliveryError, HttpWebhookTransport, WebhookTransport};

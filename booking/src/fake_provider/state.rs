@@ -4,7 +4,7 @@
 //! the same request order. Delayed work (late successes, webhook deliveries)
 //! runs on `tokio::spawn` + `tokio::time::sleep`, bounded in number.
 
-use super::faults::Faults;
+use super::faults::ProviderFaults;
 use super::webhook_sender::{DeliveryError, WebhookTransport};
 use crate::clock::Clock;
 use crate::payment::webhook::{WebhookEvent, WebhookKind, sign};
@@ -141,7 +141,7 @@ struct StoredPayment {
 
 #[derive(Debug)]
 struct Inner {
-    faults: Faults,
+    faults: ProviderFaults,
     rng: ChaCha8Rng,
     payments: BTreeMap<Uuid, StoredPayment>,
     refunds: BTreeMap<Uuid, (CreateRefundBody, RefundRecord)>,
@@ -187,7 +187,7 @@ impl FakeProvider {
     /// Errors when `faults` is invalid.
     pub fn new(
         seed: u64,
-        faults: Faults,
+        faults: ProviderFaults,
         clock: Arc<dyn Clock>,
         webhooks: Option<Arc<dyn WebhookTransport>>,
         webhook_secret: &[u8],
@@ -217,12 +217,12 @@ impl FakeProvider {
     }
 
     /// The current fault knobs.
-    pub fn faults(&self) -> Faults {
+    pub fn faults(&self) -> ProviderFaults {
         self.lock().faults.clone()
     }
 
     /// Replaces the fault knobs. Errors (and changes nothing) when invalid.
-    pub fn set_faults(&self, faults: Faults) -> Result<(), String> {
+    pub fn set_faults(&self, faults: ProviderFaults) -> Result<(), String> {
         faults.validate()?;
         self.lock().faults = faults;
         Ok(())
@@ -440,7 +440,7 @@ impl FakeProvider {
         let refunded: i64 =
             g.refunds.values().filter(|(p, _)| p.payment_key == body.payment_key).map(|(p, _)| p.amount_cents).sum();
         // Strict: the refunds together stay within the charge. Lenient
-        // (`Faults::lenient_refunds`): only each refund does, so a new key
+        // (`ProviderFaults::lenient_refunds`): only each refund does, so a new key
         // refunds again however much went back before.
         let already = if g.faults.lenient_refunds { 0 } else { refunded };
         if already + body.amount_cents > payment.amount_cents {
@@ -627,7 +627,7 @@ mod tests {
     use crate::clock::ManualClock;
     use crate::model::OrderId;
 
-    async fn charged(faults: Faults) -> (FakeProvider, Uuid) {
+    async fn charged(faults: ProviderFaults) -> (FakeProvider, Uuid) {
         let fake = FakeProvider::new(7, faults, ManualClock::new(1_000), None, b"secret").expect("valid faults");
         let key = Uuid::from_u128(1);
         let rec = fake
@@ -645,7 +645,7 @@ mod tests {
     /// By default a second refund key cannot give back more than was charged.
     #[tokio::test]
     async fn strict_refunds_refuse_a_second_key_beyond_the_charge() {
-        let (fake, key) = charged(Faults::default()).await;
+        let (fake, key) = charged(ProviderFaults::default()).await;
         let first = fake.refund(Uuid::from_u128(10), full_refund(key)).await.expect("first refund");
         assert_eq!(fake.refund(Uuid::from_u128(10), full_refund(key)).await, Ok(first), "same key replays");
         let second = fake.refund(Uuid::from_u128(11), full_refund(key)).await;
@@ -656,7 +656,7 @@ mod tests {
     /// A lenient provider refunds again under a new key; the same key still replays.
     #[tokio::test]
     async fn lenient_refunds_accept_a_second_key_beyond_the_charge() {
-        let (fake, key) = charged(Faults { lenient_refunds: true, ..Faults::default() }).await;
+        let (fake, key) = charged(ProviderFaults { lenient_refunds: true, ..ProviderFaults::default() }).await;
         let first = fake.refund(Uuid::from_u128(10), full_refund(key)).await.expect("first refund");
         assert_eq!(fake.refund(Uuid::from_u128(10), full_refund(key)).await, Ok(first.clone()), "same key replays");
         let second = fake.refund(Uuid::from_u128(11), full_refund(key)).await.expect("second refund accepted");

@@ -1,13 +1,13 @@
 //! The one fault seam. Every injected fault enters the booking core through
-//! a [`Faults`] handle: a crash right after a named store commit
+//! a [`FaultSeam`] handle: a crash right after a named store commit
 //! ([`CommitPoint`]), a stalled hold sweeper, and a planted bug
 //! ([`Plant`], the catalog the simulator proves its scenarios against).
 //! FoundationDB's BUGGIFY is the model: the code under test asks the seam at
 //! the points where a fault may strike, and the harness decides.
 //!
 //! Everything that can switch a fault on exists only with the cargo feature
-//! `fault-injection`. Without it (`bookingd` as released) [`Faults`] is an
-//! empty value with no constructor but [`Faults::none`], every question it
+//! `fault-injection`. Without it (`bookingd` as released) [`FaultSeam`] is an
+//! empty value with no constructor but [`FaultSeam::none`], every question it
 //! answers is a constant "no", and the planted branches compile to nothing;
 //! `ci/test` checks that a release `bookingd` carries no trace of the seam.
 
@@ -121,27 +121,27 @@ pub trait Injector: Send + Sync + 'static {
 }
 
 /// The fault seam's handle, held by the store, the service, the workflow and
-/// the sweeper. Cheap to clone. Production: [`Faults::none`], which is all a
+/// the sweeper. Cheap to clone. Production: [`FaultSeam::none`], which is all a
 /// build without the `fault-injection` feature can make.
 #[derive(Clone, Default)]
-pub struct Faults {
+pub struct FaultSeam {
     #[cfg(feature = "fault-injection")]
     injector: Option<Arc<dyn Injector>>,
 }
 
-impl std::fmt::Debug for Faults {
+impl std::fmt::Debug for FaultSeam {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Faults").finish_non_exhaustive()
+        f.debug_struct("FaultSeam").finish_non_exhaustive()
     }
 }
 
-impl Faults {
+impl FaultSeam {
     /// No faults: what production runs.
     pub fn none() -> Self {
         Self::default()
     }
 
-    /// Faults decided by `injector`.
+    /// A seam whose faults `injector` decides.
     #[cfg(feature = "fault-injection")]
     pub fn new(injector: Arc<dyn Injector>) -> Self {
         Self { injector: Some(injector) }
@@ -197,7 +197,7 @@ impl Faults {
 }
 
 /// `planted!(faults, Name)`: whether the planted bug [`Plant::Name`] is on
-/// for the [`Faults`] handle `faults`. Without the `fault-injection`
+/// for the [`FaultSeam`] handle `faults`. Without the `fault-injection`
 /// feature it is the constant `false` (the handle is not even read), so the
 /// planted branch is dead code the compiler removes.
 #[macro_export]
@@ -228,7 +228,7 @@ mod tests {
 
     #[test]
     fn no_faults_plants_nothing_and_never_stalls() {
-        let f = Faults::none();
+        let f = FaultSeam::none();
         assert!(!f.sweeper_stalled());
         #[cfg(feature = "fault-injection")]
         for p in Plant::ALL {
@@ -240,7 +240,7 @@ mod tests {
     #[cfg(feature = "fault-injection")]
     #[test]
     fn planting_plants_exactly_one() {
-        let f = Faults::planting(Plant::SweepEarly);
+        let f = FaultSeam::planting(Plant::SweepEarly);
         for p in Plant::ALL {
             assert_eq!(f.planted(*p), *p == Plant::SweepEarly, "{p:?}");
         }

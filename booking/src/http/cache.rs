@@ -289,7 +289,7 @@ impl LazyRedisCache {
         ttl_ms: u64,
         prefix: &str,
         reconnect_interval: Duration,
-        faults: &crate::fault::Faults,
+        faults: &crate::fault::FaultSeam,
     ) -> Result<Self, redis::RedisError> {
         assert!(ttl_ms >= 1);
         redis::Client::open(url)?;

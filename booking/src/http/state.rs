@@ -4,7 +4,7 @@ use super::auth::{Authenticator, Claims};
 use super::cache::SeatMapCache;
 use super::problem::Problem;
 use super::rate_limit::RateLimiter;
-use crate::fault::Faults;
+use crate::fault::FaultSeam;
 use crate::metrics::Metrics;
 use crate::store::Store;
 use async_trait::async_trait;
@@ -79,8 +79,8 @@ pub struct AppState {
     pub(crate) metrics: Arc<Metrics>,
     /// Tunables.
     pub(crate) config: ServiceConfig,
-    /// The fault seam (production: [`Faults::none`]).
-    pub(crate) faults: Faults,
+    /// The fault seam (production: [`FaultSeam::none`]).
+    pub(crate) faults: FaultSeam,
     /// The payment webhook receiver.
     pub(crate) webhooks: Arc<dyn WebhookSink>,
     /// Woken after each checkout so the dispatcher need not wait for its next poll.

@@ -19,7 +19,7 @@ use super::rules::Rules;
 use super::types::*;
 use super::{ONE_BOOKING_BREACH, Store, StoreError};
 use crate::clock::Clock;
-use crate::fault::Faults;
+use crate::fault::FaultSeam;
 use crate::ids::IdSource;
 use crate::model::*;
 use async_trait::async_trait;
@@ -93,7 +93,7 @@ impl MemStore {
 
     /// Applies the rules `faults` leaves standing: all of them, unless a bug
     /// is planted (`fault-injection` builds only; see [`Rules::of`]).
-    pub fn with_faults(mut self, faults: &Faults) -> Self {
+    pub fn with_faults(mut self, faults: &FaultSeam) -> Self {
         self.rules = Rules::of(faults);
         self
     }

@@ -4,7 +4,7 @@
 //! each planted bug to the rule it breaks, so `MemStore` and `PgStore` break
 //! it the same way (the differential test holds them to it).
 
-use crate::fault::Faults;
+use crate::fault::FaultSeam;
 #[cfg(feature = "fault-injection")]
 use crate::planted;
 
@@ -119,14 +119,14 @@ pub const PLANTED_SWEEP_AHEAD_MS: i64 = 1_000;
 impl Rules {
     /// The rules under `faults`: [`Rules::SOUND`] with the planted bug's rule broken.
     #[cfg(not(feature = "fault-injection"))]
-    pub fn of(faults: &Faults) -> Rules {
+    pub fn of(faults: &FaultSeam) -> Rules {
         let _ = faults;
         Rules
     }
 
     /// The rules under `faults`: [`Rules::SOUND`] with the planted bug's rule broken.
     #[cfg(feature = "fault-injection")]
-    pub fn of(faults: &Faults) -> Rules {
+    pub fn of(faults: &FaultSeam) -> Rules {
         let unconditional = planted!(faults, UnconditionalCheckout);
         Rules {
             checkout_token: !unconditional && !planted!(faults, CheckoutIgnoresToken),
@@ -162,7 +162,7 @@ mod tests {
 
     #[test]
     fn no_faults_is_sound() {
-        assert_eq!(Rules::of(&Faults::none()), Rules::SOUND);
+        assert_eq!(Rules::of(&FaultSeam::none()), Rules::SOUND);
     }
 
     /// Every planted bug breaks exactly the rules it names (an exhaustive
@@ -217,7 +217,7 @@ mod tests {
                 Plant::SweepEarly => Rules { sweep_ahead_ms: PLANTED_SWEEP_AHEAD_MS, ..s },
                 Plant::SweepFreesPaymentPending => Rules { sweep_held_only: false, ..s },
             };
-            assert_eq!(Rules::of(&Faults::planting(*p)), want, "{p:?}");
+            assert_eq!(Rules::of(&FaultSeam::planting(*p)), want, "{p:?}");
         }
     }
 }

@@ -652,7 +652,7 @@ pub static KNOBS: &[Knob] = &[
     },
     Knob {
         key: "faults.rooms_lost",
-        meaning: "the waiting rooms' store loses every room (swarm keeps it as written)",
+        meaning: "the waiting rooms' store loses every room",
         check: Check::Table,
         rule: Some(Rule {
             broken: |s| s.faults.rooms_lost.is_some() && s.waiting_room.is_none(),
@@ -661,7 +661,7 @@ pub static KNOBS: &[Knob] = &[
         note: "needs `[waiting_room]`",
         access: table!(faults.rooms_lost),
         shrink: Shrink::Drop,
-        ..ROW
+        swarm: Swarm::Switch(F::RoomsLost),
     },
     Knob {
         key: "faults.rooms_lost.at_ms",

@@ -6,7 +6,8 @@
 //! request left open.
 
 use super::client::{Op, Outcome};
-use super::log::{ChaosFault, FaultLog};
+use super::fault_plan::LONGEST_REDIS_STALL_MS;
+use super::log::{ChaosFault, Entry, FaultLog};
 use super::{CHAOS_CHECKERS, ChaosVerdict, FAULT_LOG_LAG_MS, FAULT_SHADOW_MS, ServerError, workload};
 use booking::fake_provider::Ledger;
 use booking::model::Snapshot;
@@ -52,15 +53,13 @@ pub fn history(
     cache_stalls_ms: &[u64],
     verdict: &mut ChaosVerdict,
 ) {
-    let destructive = destructive_moments(log);
+    let destructive = destructive_moments(&log.entries());
     add(verdict, super::cache_stall::judge(ops, &log.entries(), cache_stalls_ms), "client history");
     for op in ops {
         if let Outcome::Status(s) = op.outcome
             && s >= 500
         {
-            // A fault is logged once applied: it may have hit a request that ended just before.
-            let shadowed =
-                destructive.iter().any(|&t| t <= op.end_ms + FAULT_LOG_LAG_MS && op.start_ms <= t + FAULT_SHADOW_MS);
+            let shadowed = shadowed(op, &destructive);
             if s != 503 {
                 verdict.server_errors.push(ServerError { op: op.clone(), why: format!("{s} is never an answer") });
             } else if !shadowed && op.end_ms <= faults_end_wall_ms {
@@ -119,33 +118,52 @@ pub fn add(verdict: &mut ChaosVerdict, found: Vec<(&'static str, String)>, sourc
     verdict.invariants.dedup();
 }
 
-/// When the faults that may explain a `503` struck, wall ms.
-fn destructive_moments(log: &FaultLog) -> Vec<u64> {
-    log.entries()
-        .iter()
-        .filter(|e| {
-            matches!(
-                e.fault,
-                ChaosFault::CrashAfterCommit
-                    | ChaosFault::Kill9
-                    | ChaosFault::Restart
-                    | ChaosFault::PgTerminateBackends
-                    | ChaosFault::RedisStop
-                    | ChaosFault::RedisRestartEmpty
-                    | ChaosFault::RedisRestartKept
-                    | ChaosFault::RedisStall
-                    | ChaosFault::DbPartition
-                    | ChaosFault::DbHeal
-                    | ChaosFault::PgStop
-                    | ChaosFault::PgStart
-                    | ChaosFault::PgFailover
-                    | ChaosFault::PgPromoted
-                    | ChaosFault::PacketLoss
-                    | ChaosFault::PacketLossEnd
-            )
-        })
-        .map(|e| e.at_ms)
-        .collect()
+/// When the faults that may explain a `503` struck, wall ms. A Redis stall
+/// is logged as it begins and counts until the longest one would have ended:
+/// a bookingd whose first connection to Redis met the stall is refused for
+/// its reconnect interval after it.
+fn destructive_moments(entries: &[Entry]) -> Vec<u64> {
+    let mut moments = Vec::new();
+    for e in entries {
+        match e.fault {
+            ChaosFault::CrashAfterCommit
+            | ChaosFault::Kill9
+            | ChaosFault::Restart
+            | ChaosFault::PgTerminateBackends
+            | ChaosFault::RedisStop
+            | ChaosFault::RedisRestartEmpty
+            | ChaosFault::RedisRestartKept
+            | ChaosFault::DbPartition
+            | ChaosFault::DbHeal
+            | ChaosFault::PgStop
+            | ChaosFault::PgStart
+            | ChaosFault::PgFailover
+            | ChaosFault::PgPromoted
+            | ChaosFault::PacketLoss
+            | ChaosFault::PacketLossEnd => moments.push(e.at_ms),
+            ChaosFault::RedisStall => moments.extend([e.at_ms, e.at_ms + LONGEST_REDIS_STALL_MS]),
+            ChaosFault::Disconnect
+            | ChaosFault::RedisPoison
+            | ChaosFault::DbLatency
+            | ChaosFault::ProviderLatency
+            | ChaosFault::LatencyEnd
+            | ChaosFault::ProviderCut
+            | ChaosFault::ProviderOneWay
+            | ChaosFault::WebhookAnswersLost
+            | ChaosFault::LinkHeal
+            | ChaosFault::ClockSkew
+            | ChaosFault::ClientPause
+            | ChaosFault::StaleReplay
+            | ChaosFault::Note => {}
+        }
+    }
+    moments
+}
+
+/// Whether `op` overlaps the shadow of one of the `destructive` moments. A
+/// fault is logged once applied: it may have hit a request that ended just before.
+fn shadowed(op: &Op, destructive: &[u64]) -> bool {
+    destructive.iter().any(|&t| t <= op.end_ms + FAULT_LOG_LAG_MS && op.start_ms <= t + FAULT_SHADOW_MS)
 }
 
 /// The HTTP status of an answered op (0 for one without an answer).
@@ -186,4 +204,49 @@ pub fn logs(outputs: &[String], verdict: &mut ChaosVerdict) {
     }
     verdict.invariants.sort();
     verdict.invariants.dedup();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(at_ms: u64, fault: ChaosFault) -> Entry {
+        Entry { at_ms, fault, slot: None, detail: String::new() }
+    }
+
+    fn op(start_ms: u64, end_ms: u64) -> Op {
+        Op {
+            client: "user1".into(),
+            request: "GET /v1/events/e/queue".into(),
+            slot: 1,
+            start_ms,
+            end_ms,
+            outcome: Outcome::Status(503),
+            problem: None,
+            detail: None,
+        }
+    }
+
+    /// A bookingd restarted while Redis was down first connected during the
+    /// stall that followed Redis's return, and was refused for its reconnect
+    /// interval after the stall ended: more than the shadow after the stall began.
+    #[test]
+    fn a_stall_shadows_from_its_latest_end() {
+        let moments = destructive_moments(&[entry(9_195, ChaosFault::RedisStall)]);
+        assert!(shadowed(&op(12_500, 12_510), &moments));
+        assert!(shadowed(&op(9_195 + LONGEST_REDIS_STALL_MS + FAULT_SHADOW_MS - 1, 14_700), &moments));
+        assert!(!shadowed(&op(9_195 + LONGEST_REDIS_STALL_MS + FAULT_SHADOW_MS + 1, 14_700), &moments));
+        assert!(!shadowed(&op(1_000, 8_000), &moments), "a 503 answered before the stall began");
+    }
+
+    #[test]
+    fn faults_that_break_nothing_shadow_nothing() {
+        let entries: Vec<Entry> =
+            [ChaosFault::Disconnect, ChaosFault::RedisPoison, ChaosFault::ClockSkew, ChaosFault::Note]
+                .into_iter()
+                .map(|f| entry(1_000, f))
+                .collect();
+        assert!(destructive_moments(&entries).is_empty());
+        assert_eq!(destructive_moments(&[entry(1_000, ChaosFault::Kill9)]), vec![1_000]);
+    }
 }

@@ -57,7 +57,20 @@ pub fn apply(plan: &mut FaultPlan, without: &[ChaosFault]) {
             ChaosFault::ProviderOneWay => plan.provider_links.retain(|p| p.kind != Kind::ProviderOneWay),
             ChaosFault::WebhookAnswersLost => plan.provider_links.retain(|p| p.kind != Kind::WebhookAnswersLost),
             ChaosFault::PgFailover => plan.pg_failover_at_ms = None,
-            _ => {}
+            // Not in the plan: see [`skew_max_ms`].
+            ChaosFault::ClockSkew => {}
+            ChaosFault::Restart
+            | ChaosFault::RedisRestartEmpty
+            | ChaosFault::RedisRestartKept
+            | ChaosFault::DbHeal
+            | ChaosFault::LatencyEnd
+            | ChaosFault::PacketLossEnd
+            | ChaosFault::PgStart
+            | ChaosFault::LinkHeal
+            | ChaosFault::PgPromoted
+            | ChaosFault::ClientPause
+            | ChaosFault::StaleReplay
+            | ChaosFault::Note => unreachable!("{fault:?} is not in LEAVABLE"),
         }
     }
 }

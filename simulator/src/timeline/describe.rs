@@ -253,11 +253,11 @@ fn world_text(f: &invariants::trace::WorldFact) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use invariants::trace::{FaultKind, PhaseMark};
+    use invariants::trace::{FaultEvent, PhaseMark};
 
     #[test]
     fn names_are_the_stable_ones() {
-        assert_eq!(name_of(&FaultKind::CrashAfterCommit), "crash_after_commit");
+        assert_eq!(name_of(&FaultEvent::CrashAfterCommit), "crash_after_commit");
         assert_eq!(name_of(&PhaseMark::FaultPhaseEnd), "fault_phase_end");
     }
 
@@ -266,7 +266,7 @@ mod tests {
         let e = TraceEvent {
             seq: 7,
             at_ms: 1_500,
-            kind: TraceKind::Fault { kind: FaultKind::HostRestarted, detail: "svc0 restarted".into() },
+            kind: TraceKind::Fault { kind: FaultEvent::HostRestarted, detail: "svc0 restarted".into() },
         };
         assert_eq!(event_line(&e), "seq 7 at 1.5 s: fault host_restarted: svc0 restarted");
     }

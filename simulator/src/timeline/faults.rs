@@ -8,7 +8,7 @@
 //! `u00001 pauses ...`); a detail of another shape lands in a shared lane.
 
 use super::lane_key::LaneKey;
-use invariants::trace::FaultKind;
+use invariants::trace::FaultEvent;
 
 /// What a band is: the pair of fault events that open and close one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -101,8 +101,8 @@ fn link_of(detail: &str) -> String {
 }
 
 /// Where fault `kind` with `detail` is drawn.
-pub fn place(kind: FaultKind, detail: &str) -> Placement {
-    use FaultKind as K;
+pub fn place(kind: FaultEvent, detail: &str) -> Placement {
+    use FaultEvent as K;
     let (lane, edge) = match kind {
         K::CrashAfterCommit => (lane_of(detail, LaneKey::Host, LaneKey::Other), Edge::Open(BandKind::Crash)),
         K::HostRestarted => (lane_of(detail, LaneKey::Host, LaneKey::Other), Edge::Close(BandKind::Crash)),
@@ -139,8 +139,8 @@ mod tests {
 
     #[test]
     fn crashes_pair_per_host() {
-        let crash = place(FaultKind::CrashAfterCommit, "svc1 crashes after committing at checkout");
-        let up = place(FaultKind::HostRestarted, "svc1 restarted");
+        let crash = place(FaultEvent::CrashAfterCommit, "svc1 crashes after committing at checkout");
+        let up = place(FaultEvent::HostRestarted, "svc1 restarted");
         assert_eq!(crash.lane, LaneKey::Host("svc1".into()));
         assert_eq!(up.lane, crash.lane);
         assert_eq!((crash.edge, up.edge), (Edge::Open(BandKind::Crash), Edge::Close(BandKind::Crash)));
@@ -148,16 +148,16 @@ mod tests {
 
     #[test]
     fn partitions_pair_per_link() {
-        let cut = place(FaultKind::PartitionStarted, "client0 <-> svc1 cut");
-        let repaired = place(FaultKind::PartitionRepaired, "client0 <-> svc1");
+        let cut = place(FaultEvent::PartitionStarted, "client0 <-> svc1 cut");
+        let repaired = place(FaultEvent::PartitionRepaired, "client0 <-> svc1");
         assert_eq!(cut.lane, LaneKey::Link("client0 <-> svc1".into()));
         assert_eq!(repaired.lane, cut.lane);
     }
 
     #[test]
     fn odd_details_do_not_panic() {
-        assert_eq!(place(FaultKind::ClientPaused, "").lane, LaneKey::Other);
-        assert_eq!(place(FaultKind::PartitionStarted, "").lane, LaneKey::Link(String::new()));
-        assert_eq!(place(FaultKind::ProviderError, "provider brownout begins").edge, Edge::Open(BandKind::Brownout));
+        assert_eq!(place(FaultEvent::ClientPaused, "").lane, LaneKey::Other);
+        assert_eq!(place(FaultEvent::PartitionStarted, "").lane, LaneKey::Link(String::new()));
+        assert_eq!(place(FaultEvent::ProviderError, "provider brownout begins").edge, Edge::Open(BandKind::Brownout));
     }
 }

@@ -252,7 +252,7 @@ impl Builder {
         self.close(lane, Layer::Band, open, to_ms, until);
     }
 
-    fn fault(&mut self, e: &TraceEvent, kind: invariants::trace::FaultKind, detail: &str) {
+    fn fault(&mut self, e: &TraceEvent, kind: invariants::trace::FaultEvent, detail: &str) {
         let place = faults::place(kind, detail);
         let class = format!("mark fault fault-{}", super::escape::class_fragment(&name_of(&kind)));
         self.mark(place.lane.clone(), e, class);
@@ -445,22 +445,22 @@ pub fn layout(trace: &[TraceEvent], witnesses: &BTreeSet<u64>, max_lanes: usize)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use invariants::trace::FaultKind;
+    use invariants::trace::FaultEvent;
 
     fn ev(seq: u64, at_ms: i64, kind: TraceKind) -> TraceEvent {
         TraceEvent { seq, at_ms, kind }
     }
 
-    fn fault(kind: FaultKind, detail: &str) -> TraceKind {
+    fn fault(kind: FaultEvent, detail: &str) -> TraceKind {
         TraceKind::Fault { kind, detail: detail.into() }
     }
 
     #[test]
     fn every_event_is_one_item_with_its_seq() {
         let trace = vec![
-            ev(0, 10, fault(FaultKind::CrashAfterCommit, "svc0 crashes after committing at hold")),
-            ev(1, 50, fault(FaultKind::HostRestarted, "svc0 restarted")),
-            ev(2, 60, fault(FaultKind::ClientPaused, "u00001 pauses 10 ms holding x")),
+            ev(0, 10, fault(FaultEvent::CrashAfterCommit, "svc0 crashes after committing at hold")),
+            ev(1, 50, fault(FaultEvent::HostRestarted, "svc0 restarted")),
+            ev(2, 60, fault(FaultEvent::ClientPaused, "u00001 pauses 10 ms holding x")),
             ev(
                 3,
                 70,
@@ -487,7 +487,7 @@ mod tests {
     #[test]
     fn lanes_past_the_limit_are_left_out_but_never_a_witness() {
         let trace: Vec<TraceEvent> =
-            (0..5).map(|i| ev(i, 0, fault(FaultKind::StaleTokenReplay, &format!("u{i} replays")))).collect();
+            (0..5).map(|i| ev(i, 0, fault(FaultEvent::StaleTokenReplay, &format!("u{i} replays")))).collect();
         let l = layout(&trace, &BTreeSet::from([4]), 2);
         let users: Vec<String> = l.lanes.iter().map(|l| l.key.label()).collect();
         assert_eq!(users, ["user u0", "user u4"]);
@@ -498,7 +498,7 @@ mod tests {
     fn the_ledger_read_after_the_run_is_drawn_at_its_end() {
         let charged = TraceKind::Payment(PaymentEvent::Declined { payment_op_id: PaymentOpId::nil() });
         let trace = vec![
-            ev(0, 100, fault(FaultKind::SweeperStalled, "hold sweeper")),
+            ev(0, 100, fault(FaultEvent::SweeperStalled, "hold sweeper")),
             ev(1, 9_000, TraceKind::Phase { phase: PhaseMark::SettleEnd, store_now_ms: 0 }),
             ev(2, 0, charged),
         ];

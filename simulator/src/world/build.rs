@@ -21,7 +21,7 @@ use booking::admission::records::{MemRoomRecords, RoomRecords};
 use booking::admission::room::{RoomSpec, Rooms};
 use booking::admission::waiting_room::{WaitingRoom, WaitingRoomConfig, WaitingRoomParts};
 use booking::fake_provider::FakeProvider;
-use booking::fault::Faults;
+use booking::fault::FaultSeam;
 use booking::http::auth::{Authenticator, Claims};
 use booking::http::cache::{MemCache, NoCache, SeatMapCache};
 use booking::http::{ServiceConfig, serve};
@@ -31,7 +31,7 @@ use booking::payment::http_provider::HttpProvider;
 use booking::service::{Service, ServiceParts};
 use booking::store::{CreateEvent, MemStore, Store};
 use booking::sweeper::SweeperConfig;
-use invariants::trace::{FaultKind, WorldFact};
+use invariants::trace::{FaultEvent, WorldFact};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -182,7 +182,7 @@ fn host_faults(
     recorder: &Recorder,
 ) -> HostFaults {
     if skew_ms != 0 {
-        recorder.fault_at(0, FaultKind::ClockSkewed, format!("{host} clock skew {skew_ms} ms"));
+        recorder.fault_at(0, FaultEvent::ClockSkewed, format!("{host} clock skew {skew_ms} ms"));
     }
     HostFaults::new(host.to_string(), cfg.crash.clone(), host_seed(seed, host), switches, recorder.clone(), cfg.plant)
 }
@@ -225,7 +225,7 @@ fn open_rooms(
         },
         Arc::new(SimClock::new(0)),
         Arc::default(),
-        Faults::none(),
+        FaultSeam::none(),
     );
     let spec = RoomSpec {
         policy: r.policy,
@@ -271,7 +271,7 @@ fn seeded_store(
     events: &[(EventId, Vec<SeatId>)],
     down: &Arc<AtomicBool>,
 ) -> Arc<dyn Store> {
-    let faults = cfg.plant.map(Faults::planting).unwrap_or_default();
+    let faults = cfg.plant.map(FaultSeam::planting).unwrap_or_default();
     let store = MemStore::new(Arc::new(clock.clone()), Arc::new(SeededIds::new(host_seed(seed, "ids"))))
         .with_observer(Arc::new(recorder.clone()))
         .with_faults(&faults);
@@ -350,7 +350,7 @@ fn install_service(
         let (config, workflow) = (config.clone(), workflow.clone());
         let life = starts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let waiting_room = waiting_room_parts(rooms.as_ref(), room_config, &instance, &recorder, life);
-        let faults = Faults::new(Arc::new(faults.share()));
+        let faults = FaultSeam::new(Arc::new(faults.share()));
         async move {
             let provider = HttpProvider::new(
                 crate::world::net::SimConnector,

@@ -3,9 +3,9 @@
 
 use crate::world::fault_params::{CacheFault, CacheFaults, LinkFault, LinkFaults, StoreOutage, SweeperStall};
 use crate::world::faults::CrashFault;
-use crate::world::provider_host::ProviderFaults;
 use crate::world::room_user::RoomWorld;
 use crate::world::user::UserParams;
+use booking::fake_provider::ProviderFaults;
 use booking::fault::Plant;
 use booking::payment::workflow::WorkflowConfig;
 

@@ -69,7 +69,7 @@ pub struct PausedClients {
 
 /// One service host's clock skew.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ClockSkew {
+pub struct HostSkew {
     /// The service host (`svc0`, ...).
     pub host: String,
     /// Its clock's offset from the store's clock, ms (may be negative).

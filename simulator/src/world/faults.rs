@@ -7,7 +7,7 @@
 
 use crate::world::recorder::Recorder;
 use booking::fault::{CommitPoint, Injector, Plant};
-use invariants::trace::FaultKind;
+use invariants::trace::FaultEvent;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeSet;
@@ -107,7 +107,7 @@ impl Injector for HostFaults {
         let first = self.requests.lock().expect("requests poisoned").insert(self.host.clone());
         if first {
             self.recorder
-                .fault(FaultKind::CrashAfterCommit, format!("{} crashes after committing at {point}", self.host));
+                .fault(FaultEvent::CrashAfterCommit, format!("{} crashes after committing at {point}", self.host));
         }
         // The committed work's answer never leaves: the host is about to be crashed.
         true

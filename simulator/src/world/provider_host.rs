@@ -11,7 +11,7 @@ use crate::world::recorder::Recorder;
 use crate::world::sim_clock::SimClock;
 use async_trait::async_trait;
 use booking::fake_provider::webhook_sender::{DeliveryError, HttpWebhookTransport, WebhookTransport};
-use booking::fake_provider::{FakeProvider, Faults, app};
+use booking::fake_provider::{FakeProvider, ProviderFaults, app};
 use booking::model::{CompensationId, PaymentOpId};
 use booking::payment::webhook::WebhookEvent;
 use bytes::Bytes;
@@ -21,9 +21,6 @@ use std::time::Duration;
 
 /// The provider's port.
 pub const PROVIDER_PORT: u16 = 9000;
-
-/// The provider's fault knobs during the fault phase.
-pub type ProviderFaults = Faults;
 
 /// Delivers a webhook to the first service host that accepts it; a
 /// refusal of this genuine webhook is traced as the world saw it
@@ -99,7 +96,7 @@ fn traced_reads(router: axum::Router, recorder: Recorder) -> axum::Router {
 pub fn install(
     sim: &mut turmoil::Sim<'_>,
     seed: u64,
-    faults: Faults,
+    faults: ProviderFaults,
     services: &[String],
     webhook_secret: &[u8],
     (exchanges, recorder): (&Exchanges, &Recorder),

@@ -5,7 +5,7 @@
 use booking::model::{Compensation, CompensationId, EventId, Order, OrderId, Seat, UserId};
 use booking::store::{Presented, SeatWriteCause, StoreObserver};
 use invariants::trace::{
-    Authority, ClientOp, CompensationChange, FaultKind, OpId, OpResult, OrderChange, PaymentEvent, PhaseMark,
+    Authority, ClientOp, CompensationChange, FaultEvent, OpId, OpResult, OrderChange, PaymentEvent, PhaseMark,
     SeatChange, Trace, TraceEvent, TraceKind,
 };
 use std::sync::{Arc, Mutex};
@@ -102,12 +102,12 @@ impl Recorder {
     }
 
     /// Records a fault at `at_ms`.
-    pub fn fault_at(&self, at_ms: i64, kind: FaultKind, detail: String) {
+    pub fn fault_at(&self, at_ms: i64, kind: FaultEvent, detail: String) {
         self.push(at_ms, TraceKind::Fault { kind, detail });
     }
 
     /// Records a fault now.
-    pub fn fault(&self, kind: FaultKind, detail: String) {
+    pub fn fault(&self, kind: FaultEvent, detail: String) {
         self.fault_at(Self::now_ms(), kind, detail);
     }
 

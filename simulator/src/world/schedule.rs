@@ -14,11 +14,11 @@
 
 use crate::world::config::{WorldConfig, host_seed};
 use crate::world::fault_params::{
-    CacheFault, CacheFaults, ClockSkew, LinkFault, LinkMode, PausedClients, StoreOutage, SweeperStall,
+    CacheFault, CacheFaults, HostSkew, LinkFault, LinkMode, PausedClients, StoreOutage, SweeperStall,
 };
 use crate::world::faults::CrashFault;
 use crate::world::faulty_cache::CacheMode;
-use crate::world::provider_host::ProviderFaults;
+use booking::fake_provider::ProviderFaults;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::fmt;
@@ -31,7 +31,7 @@ pub struct FaultSchedule {
     /// Length of the fault phase, ms; every fault below stops at its end.
     pub fault_phase_ms: u64,
     /// Every service host's clock skew, in host order (0 where unskewed).
-    pub clock_skews: Vec<ClockSkew>,
+    pub clock_skews: Vec<HostSkew>,
     /// Link faults, by start time.
     pub link_faults: Vec<LinkFault>,
     /// The sweeper's stall window.
@@ -85,7 +85,7 @@ pub fn draw(cfg: &WorldConfig, seed: u64) -> FaultSchedule {
     let services = service_hosts(cfg.server_hosts);
     let clock_skews = services
         .iter()
-        .map(|host| ClockSkew {
+        .map(|host| HostSkew {
             host: host.clone(),
             skew_ms: if cfg.clock_skew_ms > 0 { rng.random_range(-cfg.clock_skew_ms..=cfg.clock_skew_ms) } else { 0 },
         })

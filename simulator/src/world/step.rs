@@ -5,10 +5,10 @@
 
 use crate::world::build::World;
 use crate::world::nemesis::{Nemeses, Stage};
-use crate::world::provider_host::ProviderFaults;
 use crate::world::quiescence;
 use booking::clock::Clock;
-use invariants::trace::{FaultKind, PhaseMark};
+use booking::fake_provider::ProviderFaults;
+use invariants::trace::{FaultEvent, PhaseMark};
 
 /// Why stepping stopped before the settle phase ended.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -52,9 +52,9 @@ pub fn fault_phase(
             if inside != browning {
                 browning = inside;
                 let (knobs, kind, what) = if inside {
-                    (faults.clone(), FaultKind::ProviderError, "provider brownout begins")
+                    (faults.clone(), FaultEvent::ProviderError, "provider brownout begins")
                 } else {
-                    (ProviderFaults::default(), FaultKind::ProviderError, "provider brownout ends")
+                    (ProviderFaults::default(), FaultEvent::ProviderError, "provider brownout ends")
                 };
                 world.provider.set_faults(knobs).expect("scenario provider faults are valid");
                 world.recorder.fault(kind, what.to_string());

@@ -10,7 +10,7 @@ use booking::http::api::{HoldView, OrderView, ReleaseView};
 use booking::http::problem::Problem;
 use booking::model::{EventId, HoldToken, SeatId, SeatState, UserId};
 use booking::problem_kind::ProblemKind;
-use invariants::trace::{ClientOp, FaultKind, OpResult, WorldFact};
+use invariants::trace::{ClientOp, FaultEvent, OpResult, WorldFact};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
@@ -548,9 +548,9 @@ impl Actor {
             && self.rng.random_bool(probability)
         {
             self.recorder
-                .fault(FaultKind::ClientPaused, format!("{} pauses {pause_ms} ms holding {hold_token}", self.user));
+                .fault(FaultEvent::ClientPaused, format!("{} pauses {pause_ms} ms holding {hold_token}", self.user));
             tokio::time::sleep(Duration::from_millis(pause_ms)).await;
-            self.recorder.fault(FaultKind::ClientResumed, format!("{} resumes", self.user));
+            self.recorder.fault(FaultEvent::ClientResumed, format!("{} resumes", self.user));
         } else {
             self.think(CHECKOUT_THINK_MS).await;
         }
@@ -653,7 +653,7 @@ impl Actor {
         };
         let Some(old) = pick else { return };
         self.recorder
-            .fault(FaultKind::StaleTokenReplay, format!("{} replays {}'s token {}", self.user, old.owner, old.token));
+            .fault(FaultEvent::StaleTokenReplay, format!("{} replays {}'s token {}", self.user, old.owner, old.token));
         let op = if self.rng.random_bool(STALE_AS_CHECKOUT_SHARE) {
             ClientOp::Checkout {
                 event_id: old.event_id,

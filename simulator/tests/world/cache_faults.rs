@@ -6,7 +6,7 @@
 //! TTL (an entry written without an expiry) `stale-read-bounded` says so.
 
 use booking::model::SeatState;
-use invariants::trace::{ClientOp, FaultKind, TraceEvent, TraceKind};
+use invariants::trace::{ClientOp, FaultEvent, TraceEvent, TraceKind};
 use simulator::world::check::RunOutcome;
 use simulator::world::config::WorldConfig;
 use simulator::world::fault_params::CacheFaults;
@@ -47,25 +47,25 @@ fn every_scheduled_cache_fault_happens_at_its_time_and_nothing_else() {
         assert!(text.contains(&format!("seat-map cache {}: from {} to {} ms", c.mode.as_str(), c.start_ms, c.end_ms)));
     }
     let out = run(&cfg, seed);
-    let started: Vec<(u64, FaultKind)> = out
+    let started: Vec<(u64, FaultEvent)> = out
         .trace
         .iter()
         .filter_map(|e| match &e.kind {
             TraceKind::Fault {
-                kind: k @ (FaultKind::CacheDown | FaultKind::CacheStale | FaultKind::CachePoisoned),
+                kind: k @ (FaultEvent::CacheDown | FaultEvent::CacheStale | FaultEvent::CachePoisoned),
                 ..
             } => Some((e.at_ms as u64, *k)),
             _ => None,
         })
         .collect();
-    let healed = out.trace.iter().filter(|e| matches!(e.kind, TraceKind::Fault { kind: FaultKind::CacheHealed, .. }));
+    let healed = out.trace.iter().filter(|e| matches!(e.kind, TraceKind::Fault { kind: FaultEvent::CacheHealed, .. }));
     assert_eq!(started.len(), sched.cache_faults.len());
     assert_eq!(healed.count(), sched.cache_faults.len());
     for (c, (at, kind)) in sched.cache_faults.iter().zip(&started) {
         let want = match c.mode {
-            CacheMode::Down => FaultKind::CacheDown,
-            CacheMode::Stale => FaultKind::CacheStale,
-            CacheMode::Poisoned => FaultKind::CachePoisoned,
+            CacheMode::Down => FaultEvent::CacheDown,
+            CacheMode::Stale => FaultEvent::CacheStale,
+            CacheMode::Poisoned => FaultEvent::CachePoisoned,
             CacheMode::Healthy => unreachable!(),
         };
         assert_eq!(*kind, want);

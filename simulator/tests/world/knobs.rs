@@ -5,7 +5,7 @@
 //! network's least message latency.
 
 use async_trait::async_trait;
-use booking::fake_provider::{DeliveryError, FakeProvider, Faults, WebhookTransport};
+use booking::fake_provider::{DeliveryError, FakeProvider, ProviderFaults, WebhookTransport};
 use booking::payment::wire::CreatePaymentBody;
 use bytes::Bytes;
 use invariants::trace::TraceKind;
@@ -42,7 +42,7 @@ impl WebhookTransport for Arrivals {
     }
 }
 
-fn provider(faults: Faults, webhooks: Option<Arc<dyn WebhookTransport>>) -> FakeProvider {
+fn provider(faults: ProviderFaults, webhooks: Option<Arc<dyn WebhookTransport>>) -> FakeProvider {
     FakeProvider::new(11, faults, Arc::new(SimClock::new(0)), webhooks, b"secret").expect("valid knobs")
 }
 
@@ -58,7 +58,7 @@ fn payment(i: u128) -> (Uuid, CreatePaymentBody) {
 /// draw in the range (it once collapsed to the midpoint).
 #[test]
 fn provider_latency_spreads_between_min_and_max() {
-    let faults = Faults { latency_ms: 100, latency_max_ms: 900, ..Faults::default() };
+    let faults = ProviderFaults { latency_ms: 100, latency_max_ms: 900, ..ProviderFaults::default() };
     let seen = Arc::new(Mutex::new(Vec::new()));
     let out = seen.clone();
     in_world(async move {
@@ -80,7 +80,7 @@ fn provider_latency_spreads_between_min_and_max() {
     let fixed = Arc::new(Mutex::new(Vec::new()));
     let out = fixed.clone();
     in_world(async move {
-        let p = provider(Faults { latency_ms: 250, ..Faults::default() }, None);
+        let p = provider(ProviderFaults { latency_ms: 250, ..ProviderFaults::default() }, None);
         for i in 0..20 {
             let (key, body) = payment(i);
             let started = Instant::now();

@@ -2,13 +2,13 @@
 //! skew `schedule::draw` lists for a seed shows up in that seed's trace at
 //! its time, and nothing else does; the same seed draws the same schedule.
 
-use invariants::trace::{FaultKind, TraceKind};
+use invariants::trace::{FaultEvent, TraceKind};
 use simulator::world::fault_params::LinkMode;
 use simulator::world::plan;
 use simulator::world::schedule;
 
 /// Faults of `kind` in `trace`: (ms since the world started, detail).
-fn faults(trace: &[invariants::trace::TraceEvent], kind: FaultKind) -> Vec<(u64, String)> {
+fn faults(trace: &[invariants::trace::TraceEvent], kind: FaultEvent) -> Vec<(u64, String)> {
     trace
         .iter()
         .filter_map(|e| match &e.kind {
@@ -34,8 +34,8 @@ fn every_scheduled_link_fault_and_skew_happens_at_its_time_and_nothing_else() {
     drop(std::panic::take_hook());
     assert!(out.error.is_none() && out.panic.is_none(), "{:?} {:?}", out.error, out.panic);
     let tick = cfg.tick_ms;
-    let started = faults(&out.trace, FaultKind::PartitionStarted);
-    let repaired = faults(&out.trace, FaultKind::PartitionRepaired);
+    let started = faults(&out.trace, FaultEvent::PartitionStarted);
+    let repaired = faults(&out.trace, FaultEvent::PartitionRepaired);
     assert_eq!(started.len(), sched.link_faults.len(), "{started:?}\n{sched}");
     assert_eq!(repaired.len(), sched.link_faults.len(), "{repaired:?}\n{sched}");
     for (l, (at, detail)) in sched.link_faults.iter().zip(&started) {
@@ -51,7 +51,7 @@ fn every_scheduled_link_fault_and_skew_happens_at_its_time_and_nothing_else() {
         .filter(|s| s.skew_ms != 0)
         .map(|s| format!("{} clock skew {} ms", s.host, s.skew_ms))
         .collect();
-    let seen: Vec<String> = faults(&out.trace, FaultKind::ClockSkewed).into_iter().map(|(_, d)| d).collect();
+    let seen: Vec<String> = faults(&out.trace, FaultEvent::ClockSkewed).into_iter().map(|(_, d)| d).collect();
     assert_eq!(seen, skews);
 }
 

@@ -26,7 +26,7 @@ pub use reconcile::ReconcileReport;
 pub use webhooks::WebhookOutcome;
 
 use super::provider::PaymentProvider;
-use crate::fault::Faults;
+use crate::fault::FaultSeam;
 use crate::store::{Store, StoreError};
 use std::sync::Arc;
 use tokio::sync::Notify;
@@ -54,7 +54,7 @@ pub struct Workflow {
     config: WorkflowConfig,
     /// The one signal that makes the service's dispatch loop run now.
     wake: Arc<Notify>,
-    faults: Faults,
+    faults: FaultSeam,
 }
 
 impl std::fmt::Debug for Workflow {
@@ -71,17 +71,17 @@ impl Workflow {
         config: WorkflowConfig,
     ) -> Result<Self, InvalidConfig> {
         config.validate()?;
-        Ok(Self { store, provider, config, wake: Arc::new(Notify::new()), faults: Faults::none() })
+        Ok(Self { store, provider, config, wake: Arc::new(Notify::new()), faults: FaultSeam::none() })
     }
 
     /// Uses `faults` as the fault seam (crashes after the workflow's commits, planted bugs).
-    pub fn with_faults(mut self, faults: Faults) -> Self {
+    pub fn with_faults(mut self, faults: FaultSeam) -> Self {
         self.faults = faults;
         self
     }
 
     /// The fault seam.
-    pub fn faults(&self) -> &Faults {
+    pub fn faults(&self) -> &FaultSeam {
         &self.faults
     }
 

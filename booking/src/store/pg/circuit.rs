@@ -24,7 +24,7 @@
 //! answering, the circuit opens within [`OUTAGE_DETECTION_BOUND_MS`]; from
 //! then on answers that need the store take no database time at all.
 
-use crate::fault::Faults;
+use crate::fault::FaultSeam;
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::PgConnectOptions;
 use sqlx::{Connection, PgConnection, PgPool, Postgres};
@@ -134,7 +134,7 @@ pub struct Circuit {
     /// Why the probe last failed (for logs and `/readyz`).
     last_failure: Mutex<String>,
     /// The fault seam (a planted bug may keep the circuit closed).
-    faults: Faults,
+    faults: FaultSeam,
 }
 
 impl Circuit {
@@ -149,12 +149,12 @@ impl Circuit {
             acquires: AtomicU64::new(0),
             acquire_wait_us: AtomicU64::new(0),
             last_failure: Mutex::new(String::new()),
-            faults: Faults::none(),
+            faults: FaultSeam::none(),
         }
     }
 
     /// This circuit, with the fault seam `faults`.
-    pub fn with_faults(mut self, faults: &Faults) -> Self {
+    pub fn with_faults(mut self, faults: &FaultSeam) -> Self {
         self.faults = faults.clone();
         self
     }

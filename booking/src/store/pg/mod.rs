@@ -37,7 +37,7 @@ use super::rules::Rules;
 use super::types::*;
 use super::{Store, StoreError};
 use crate::clock::Clock;
-use crate::fault::Faults;
+use crate::fault::FaultSeam;
 use crate::ids::IdSource;
 use crate::model::{
     Booking, Compensation, CompensationId, EventId, Order, OrderId, OutboxEvent, OutboxId, PaymentOp, PaymentOpId,
@@ -147,7 +147,7 @@ impl PgStore {
 
     /// Applies the rules `faults` leaves standing: all of them, unless a bug
     /// is planted (`fault-injection` builds only; see [`Rules::of`]).
-    pub fn with_faults(mut self, faults: &Faults) -> Self {
+    pub fn with_faults(mut self, faults: &FaultSeam) -> Self {
         self.rules = Rules::of(faults);
         self
     }

@@ -16,7 +16,7 @@
 
 use crate::service_counters::ServiceCounters;
 use crate::store_call::StoreCall;
-use crate::trace::{FaultKind, TraceKind};
+use crate::trace::{FaultEvent, TraceKind};
 use booking::model::CompensationStatus;
 use booking::store::SaleOutcome;
 
@@ -130,18 +130,41 @@ fn reclaimed(w: &mut ServiceCounters, lag_ms: i64) {
 pub(super) fn may_cut_work(kind: &TraceKind) -> bool {
     match kind {
         TraceKind::Unknown { .. } => true,
-        TraceKind::Fault { kind, .. } => matches!(
-            kind,
-            FaultKind::CrashAfterCommit
-                | FaultKind::HostRestarted
-                | FaultKind::PartitionStarted
-                | FaultKind::LinkLatency
-                | FaultKind::ClientPaused
-                | FaultKind::StoreDown
-                | FaultKind::RoomsDown
-                | FaultKind::RoomsLost
-        ),
+        TraceKind::Fault { kind, .. } => fault_may_cut_work(*kind),
         _ => false,
+    }
+}
+
+/// Whether a fault of `kind` may cut work between a store's answer and its
+/// count. Every kind is named: a new one must be decided here.
+fn fault_may_cut_work(kind: FaultEvent) -> bool {
+    match kind {
+        FaultEvent::CrashAfterCommit
+        | FaultEvent::HostRestarted
+        | FaultEvent::PartitionStarted
+        | FaultEvent::LinkLatency
+        | FaultEvent::ClientPaused
+        | FaultEvent::StoreDown
+        | FaultEvent::RoomsDown
+        | FaultEvent::RoomsLost => true,
+        FaultEvent::ClientResumed
+        | FaultEvent::StaleTokenReplay
+        | FaultEvent::CallbackDelayed
+        | FaultEvent::CallbackDuplicated
+        | FaultEvent::CallbackReordered
+        | FaultEvent::ProviderUnknown
+        | FaultEvent::ProviderError
+        | FaultEvent::ProviderLateSuccess
+        | FaultEvent::RefundFailure
+        | FaultEvent::PartitionRepaired
+        | FaultEvent::ClockSkewed
+        | FaultEvent::SweeperStalled
+        | FaultEvent::SweeperResumed
+        | FaultEvent::CacheDown
+        | FaultEvent::CacheStale
+        | FaultEvent::CachePoisoned
+        | FaultEvent::CacheHealed
+        | FaultEvent::StoreRestored => false,
     }
 }
 
@@ -240,9 +263,9 @@ mod tests {
     #[test]
     fn work_is_cut_only_by_crashes_partitions_delays_pauses_outages_and_hang_ups() {
         let fault = |kind| TraceKind::Fault { kind, detail: String::new() };
-        assert!(may_cut_work(&fault(FaultKind::CrashAfterCommit)));
-        assert!(may_cut_work(&fault(FaultKind::ClientPaused)));
-        assert!(!may_cut_work(&fault(FaultKind::CallbackDuplicated)));
-        assert!(!may_cut_work(&fault(FaultKind::ClockSkewed)));
+        assert!(may_cut_work(&fault(FaultEvent::CrashAfterCommit)));
+        assert!(may_cut_work(&fault(FaultEvent::ClientPaused)));
+        assert!(!may_cut_work(&fault(FaultEvent::CallbackDuplicated)));
+        assert!(!may_cut_work(&fault(FaultEvent::ClockSkewed)));
     }
 }

@@ -25,7 +25,7 @@ use crate::model::http::rate::Limiter;
 use crate::model::money::Ledger;
 use crate::model::store::StoreModel;
 use crate::model::{Finding, ModelConfig, admission::Admissions};
-use crate::trace::{FaultKind, OpId, TraceKind, WorldFact};
+use crate::trace::{FaultEvent, OpId, TraceKind, WorldFact};
 use crate::{Config, Invariant, Subject, TraceEvent, Violation};
 use booking::model::{EventId, Snapshot};
 use std::collections::{BTreeMap, BTreeSet};
@@ -174,18 +174,18 @@ impl<'a> Auditor<'a> {
                     self.report(Finding::new(Subject::Call { name }, what), vec![e.seq]);
                 }
             }
-            TraceKind::Fault { kind: FaultKind::StoreDown, .. } => self.store_down = true,
-            TraceKind::Fault { kind: FaultKind::StoreRestored, .. } => self.store_down = false,
-            TraceKind::Fault { kind: FaultKind::RoomsDown, .. } => {
+            TraceKind::Fault { kind: FaultEvent::StoreDown, .. } => self.store_down = true,
+            TraceKind::Fault { kind: FaultEvent::StoreRestored, .. } => self.store_down = false,
+            TraceKind::Fault { kind: FaultEvent::RoomsDown, .. } => {
                 self.rooms_down = true;
                 self.rooms_downs += 1;
                 self.sell_out.excuse();
             }
-            TraceKind::Fault { kind: FaultKind::RoomsLost, .. } => {
+            TraceKind::Fault { kind: FaultEvent::RoomsLost, .. } => {
                 self.rooms_down = false;
                 self.sell_out.excuse();
             }
-            TraceKind::Fault { kind: FaultKind::CrashAfterCommit | FaultKind::HostRestarted, detail } => {
+            TraceKind::Fault { kind: FaultEvent::CrashAfterCommit | FaultEvent::HostRestarted, detail } => {
                 self.sell_out.excuse();
                 if let Some(host) = host_of(detail) {
                     self.limiter.forget(host);

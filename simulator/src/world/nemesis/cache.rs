@@ -5,7 +5,7 @@
 use super::{Nemesis, Stage};
 use crate::world::fault_params::CacheFault;
 use crate::world::faulty_cache::{CacheMode, CacheSwitch};
-use invariants::trace::FaultKind;
+use invariants::trace::FaultEvent;
 
 /// Starts and ends the scheduled cache faults.
 pub struct CacheNemesis {
@@ -31,7 +31,7 @@ impl Nemesis for CacheNemesis {
         let at = stage.now_ms as i64;
         if let Some(c) = self.active.filter(|c| c.end_ms <= stage.now_ms || stage.faults_over) {
             self.switch.set(CacheMode::Healthy);
-            stage.recorder.fault_at(at, FaultKind::CacheHealed, format!("seat-map cache {} ended", c.mode.as_str()));
+            stage.recorder.fault_at(at, FaultEvent::CacheHealed, format!("seat-map cache {} ended", c.mode.as_str()));
             self.active = None;
         }
         if stage.faults_over || self.active.is_some() {
@@ -40,9 +40,9 @@ impl Nemesis for CacheNemesis {
         if let Some(c) = self.scheduled.get(self.next).copied().filter(|c| c.start_ms <= stage.now_ms) {
             self.next += 1;
             let kind = match c.mode {
-                CacheMode::Down => FaultKind::CacheDown,
-                CacheMode::Stale => FaultKind::CacheStale,
-                CacheMode::Poisoned => FaultKind::CachePoisoned,
+                CacheMode::Down => FaultEvent::CacheDown,
+                CacheMode::Stale => FaultEvent::CacheStale,
+                CacheMode::Poisoned => FaultEvent::CachePoisoned,
                 CacheMode::Healthy => unreachable!("a scheduled cache fault has a fault mode"),
             };
             self.switch.set(c.mode);

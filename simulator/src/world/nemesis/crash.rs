@@ -5,7 +5,7 @@
 
 use super::{Nemesis, Stage};
 use crate::world::faults::WorldSwitches;
-use invariants::trace::FaultKind;
+use invariants::trace::FaultEvent;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
@@ -49,7 +49,7 @@ impl Nemesis for CrashNemesis {
         for k in due {
             for host in self.restarts.remove(&k).unwrap_or_default() {
                 stage.sim.bounce(host.as_str());
-                stage.recorder.fault_at(stage.now_ms as i64, FaultKind::HostRestarted, format!("{host} restarted"));
+                stage.recorder.fault_at(stage.now_ms as i64, FaultEvent::HostRestarted, format!("{host} restarted"));
             }
         }
     }

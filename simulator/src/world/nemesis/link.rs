@@ -4,7 +4,7 @@
 
 use super::{Nemesis, Stage};
 use crate::world::fault_params::{LinkFault, LinkMode};
-use invariants::trace::FaultKind;
+use invariants::trace::FaultEvent;
 
 /// Starts and ends the scheduled link faults.
 pub struct LinkNemesis {
@@ -40,7 +40,7 @@ impl Nemesis for LinkNemesis {
                         "cut"
                     }
                 };
-                stage.recorder.fault_at(at, FaultKind::PartitionStarted, format!("{a} <-> {b} {word}"));
+                stage.recorder.fault_at(at, FaultEvent::PartitionStarted, format!("{a} <-> {b} {word}"));
                 self.active.push(l.clone());
                 self.next += 1;
             }
@@ -56,7 +56,7 @@ impl Nemesis for LinkNemesis {
                 LinkMode::Held => sim.release(l.a.as_str(), l.b.as_str()),
                 LinkMode::Cut => sim.repair(l.a.as_str(), l.b.as_str()),
             }
-            recorder.fault_at(at, FaultKind::PartitionRepaired, format!("{} <-> {}", l.a, l.b));
+            recorder.fault_at(at, FaultEvent::PartitionRepaired, format!("{} <-> {}", l.a, l.b));
             false
         });
     }

@@ -3,7 +3,7 @@
 
 use super::{Nemesis, Stage};
 use crate::world::fault_params::StoreOutage;
-use invariants::trace::FaultKind;
+use invariants::trace::FaultEvent;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -26,7 +26,7 @@ impl Nemesis for OutageNemesis {
         let down = !stage.faults_over && stage.now_ms >= w.from_ms && stage.now_ms < w.to_ms;
         if down != self.down.load(Ordering::SeqCst) {
             self.down.store(down, Ordering::SeqCst);
-            let kind = if down { FaultKind::StoreDown } else { FaultKind::StoreRestored };
+            let kind = if down { FaultEvent::StoreDown } else { FaultEvent::StoreRestored };
             stage.recorder.fault_at(stage.now_ms as i64, kind, "store".into());
         }
     }

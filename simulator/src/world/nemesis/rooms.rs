@@ -9,7 +9,7 @@
 
 use super::{Nemesis, Stage};
 use crate::world::recording_rooms::RecordingRooms;
-use invariants::trace::FaultKind;
+use invariants::trace::FaultEvent;
 use std::sync::Arc;
 
 /// Stops the shared rooms at `at_ms` and brings them back empty `down_ms` later.
@@ -35,7 +35,7 @@ impl Nemesis for RoomsNemesis {
         if !self.down && self.down_ms > 0 && !stage.faults_over && stage.now_ms >= at_ms && stage.now_ms < back_ms {
             self.down = true;
             rooms.set_down(true);
-            stage.recorder.fault_at(stage.now_ms as i64, FaultKind::RoomsDown, "rooms".into());
+            stage.recorder.fault_at(stage.now_ms as i64, FaultEvent::RoomsDown, "rooms".into());
         }
         // Back (empty) at its time, or when the faults end, whichever is first.
         if (stage.faults_over && self.down) || stage.now_ms >= back_ms {
@@ -43,7 +43,7 @@ impl Nemesis for RoomsNemesis {
             rooms.wipe();
             rooms.set_down(false);
             self.down = false;
-            stage.recorder.fault_at(stage.now_ms as i64, FaultKind::RoomsLost, "rooms".into());
+            stage.recorder.fault_at(stage.now_ms as i64, FaultEvent::RoomsLost, "rooms".into());
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use super::{Nemesis, Stage};
 use crate::world::fault_params::SweeperStall;
-use invariants::trace::FaultKind;
+use invariants::trace::FaultEvent;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -26,7 +26,7 @@ impl Nemesis for StallNemesis {
         let stall = stage.now_ms >= w.from_ms && stage.now_ms < w.to_ms;
         if stall != self.stalled.load(Ordering::SeqCst) {
             self.stalled.store(stall, Ordering::SeqCst);
-            let kind = if stall { FaultKind::SweeperStalled } else { FaultKind::SweeperResumed };
+            let kind = if stall { FaultEvent::SweeperStalled } else { FaultEvent::SweeperResumed };
             stage.recorder.fault_at(stage.now_ms as i64, kind, "hold sweeper".into());
         }
     }
