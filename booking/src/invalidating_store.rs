@@ -32,7 +32,7 @@ impl InvalidatingStore {
         Self { inner, cache }
     }
 
-    async fn changed(&self, event_id: &str) {
+    async fn changed(&self, event_id: &EventId) {
         self.cache.invalidate(event_id).await;
     }
 
@@ -41,7 +41,7 @@ impl InvalidatingStore {
     /// nothing: in an on-sale rush most holds are refused, and dropping the
     /// map on each would empty the cache when it matters most. A `Backend`
     /// error may hide a commit whose answer was lost, so it invalidates.
-    async fn after<T>(&self, event_id: &str, result: Result<T, StoreError>) -> Result<T, StoreError> {
+    async fn after<T>(&self, event_id: &EventId, result: Result<T, StoreError>) -> Result<T, StoreError> {
         if matches!(result, Ok(_) | Err(StoreError::Backend(_))) {
             self.changed(event_id).await;
         }
@@ -68,7 +68,7 @@ impl Store for InvalidatingStore {
     }
     async fn sweep_expired_holds(&self, limit_seats: u32) -> Result<Vec<ExpiredHold>, StoreError> {
         let swept = self.inner.sweep_expired_holds(limit_seats).await?;
-        let mut events: Vec<&str> = swept.iter().map(|h| h.event_id.as_str()).collect();
+        let mut events: Vec<&EventId> = swept.iter().map(|h| &h.event_id).collect();
         events.sort_unstable();
         events.dedup();
         for ev in events {
@@ -194,9 +194,9 @@ mod tests {
         let store =
             InvalidatingStore::new(Arc::new(MemStore::new(clock.clone(), Arc::new(SeededIds::new(3)))), cache.clone());
         let cached = || async {
-            cache.put("e", &CachedSeatMap { etag: "\"sm-1-1\"".into(), body: b"{}".to_vec() }).await;
+            cache.put(&"e".into(), &CachedSeatMap { etag: "\"sm-1-1\"".into(), body: b"{}".to_vec() }).await;
         };
-        let gone = || async { cache.get("e").await.is_none() };
+        let gone = || async { cache.get(&"e".into()).await.is_none() };
         let seats = vec![SeatId::from("a"), SeatId::from("b")];
         store.create_event(&CreateEvent { event_id: "e".into(), seat_ids: seats, price_cents: 1 }).await.unwrap();
         let hold = |seat: &str| AcquireHold {

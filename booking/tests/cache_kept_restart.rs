@@ -36,8 +36,8 @@ async fn reconnected(cache: &LazyRedisCache) {
     let probe = CachedSeatMap { etag: "\"sm-0-0\"".into(), body: b"{}".to_vec() };
     let deadline = tokio::time::Instant::now() + WAIT;
     while tokio::time::Instant::now() < deadline {
-        cache.put("probe", &probe).await;
-        if cache.get("probe").await.as_ref() == Some(&probe) {
+        cache.put(&"probe".into(), &probe).await;
+        if cache.get(&"probe".into()).await.as_ref() == Some(&probe) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -65,14 +65,14 @@ async fn stale_entry_served_after_restart(faults: &FaultSeam, keep: bool, name: 
     let cache = LazyRedisCache::new(&url, TTL_MS, name, Duration::from_millis(50), faults).await.unwrap();
     assert!(cache.is_connected(), "connected at start");
     let entry = CachedSeatMap { etag: "\"sm-1-1\"".into(), body: b"{\"seats\":[]}".to_vec() };
-    cache.put("ev", &entry).await;
-    assert_eq!(cache.get("ev").await, Some(entry.clone()), "cached");
+    cache.put(&"ev".into(), &entry).await;
+    assert_eq!(cache.get(&"ev".into()).await, Some(entry.clone()), "cached");
     first.child.kill().await.unwrap();
-    cache.invalidate("ev").await; // lost: Redis is down
+    cache.invalidate(&"ev".into()).await; // lost: Redis is down
     let _second = redis_server(port, aof).await.expect("redis-server again on its port");
     reconnected(&cache).await;
     tokio::time::sleep(Duration::from_millis(TTL_MS + PAST_TTL_MS)).await;
-    let served = cache.get("ev").await;
+    let served = cache.get(&"ev".into()).await;
     let _ = std::fs::remove_dir_all(&dir);
     served == Some(entry)
 }

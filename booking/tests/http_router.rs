@@ -555,7 +555,7 @@ async fn a_poisoned_cache_cannot_sell_a_seat_twice() {
     // The cache lies: every seat available.
     let lie =
         br#"{"event_id":"e1","seats":[{"seat_id":"1A","state":"available","version":0,"hold_expires_at_ms":null}]}"#;
-    e.cache.put("e1", &CachedSeatMap { etag: "\"lie\"".into(), body: lie.to_vec() }).await;
+    e.cache.put(&"e1".into(), &CachedSeatMap { etag: "\"lie\"".into(), body: lie.to_vec() }).await;
     let (s, _, map) = e.call("GET", "/v1/events/e1/seats", Some(&bob), None, None).await;
     assert_eq!(s, StatusCode::OK);
     assert_eq!(map["seats"][0]["state"], "available", "reads may be stale");
@@ -733,7 +733,7 @@ async fn a_cached_seat_map_carries_the_store_s_etag() {
     e.call("POST", "/v1/events/e1/holds", Some(&alice), None, Some(json!({"seat_ids":["1A","1C"]}))).await;
     let r = e.seats("e1", Some(&alice), &[]).await;
     assert_eq!(r.header("x-holdfast-source"), "store");
-    let entry = e.cache.get("e1").await.expect("the read cached the map");
+    let entry = e.cache.get(&"e1".into()).await.expect("the read cached the map");
     let version = e.store.seat_map_version(&"e1".into()).await.unwrap();
     let seats = e.store.seat_map(&"e1".into()).await.unwrap();
     assert_eq!(version, SeatMapVersion::of_seats(&seats));

@@ -90,7 +90,7 @@ mod tests {
         let mut w = clean_world();
         // Bob's old token checks out the free seat 2A; a broken store resells 1A.
         let bob_token = w.snap.orders[0].hold_token;
-        w.change_seat("2A", ChangeCause::Checkout, Authority::token(bob_token, "bob"), |s| {
+        w.change_seat("2A", ChangeCause::Checkout, Authority::token(bob_token, &"bob".into()), |s| {
             s.state = SeatState::PaymentPending;
         });
         w.force_resell("1A", "dave");
@@ -100,11 +100,11 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                (Invariant::OneBookingPerSeat, seat("ev", "1A")),
-                (Invariant::NoStaleAuthority, seat("ev", "1A")),
-                (Invariant::NoStaleAuthority, seat("ev", "2A")),
-                (Invariant::AllowedTransition, seat("ev", "1A")),
-                (Invariant::AllowedTransition, seat("ev", "2A")),
+                (Invariant::OneBookingPerSeat, seat(&"ev".into(), &"1A".into())),
+                (Invariant::NoStaleAuthority, seat(&"ev".into(), &"1A".into())),
+                (Invariant::NoStaleAuthority, seat(&"ev".into(), &"2A".into())),
+                (Invariant::AllowedTransition, seat(&"ev".into(), &"1A".into())),
+                (Invariant::AllowedTransition, seat(&"ev".into(), &"2A".into())),
             ]
         );
         assert_eq!(

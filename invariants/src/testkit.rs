@@ -170,7 +170,7 @@ impl World {
             let holdable = seat.state == SeatState::Available
                 || (seat.state == SeatState::Held && seat.hold_expires_at_ms.is_some_and(|t| t <= now));
             assert!(holdable, "fixture hold on an unholdable seat {s}");
-            seqs.push(self.change_seat(s, ChangeCause::Hold, Authority::new_hold(user), |seat| {
+            seqs.push(self.change_seat(s, ChangeCause::Hold, Authority::new_hold(&user.into()), |seat| {
                 seat.state = SeatState::Held;
                 seat.hold_token = Some(token);
                 seat.holder_id = Some(user.into());
@@ -195,7 +195,7 @@ impl World {
         let seats: Vec<SeatId> =
             self.snap.seats.iter().filter(|s| s.hold_token == Some(token)).map(|s| s.seat_id.clone()).collect();
         for s in &seats {
-            self.change_seat(s, ChangeCause::Release, Authority::token(token, user), clear_hold);
+            self.change_seat(s, ChangeCause::Release, Authority::token(token, &user.into()), clear_hold);
         }
         self.client(
             user,
@@ -247,7 +247,7 @@ impl World {
             updated_at_ms: now,
         };
         for s in &seats {
-            self.change_seat(s, ChangeCause::Checkout, Authority::token(token, user), |seat| {
+            self.change_seat(s, ChangeCause::Checkout, Authority::token(token, &user.into()), |seat| {
                 seat.state = SeatState::PaymentPending;
                 seat.order_id = Some(order_id);
             });

@@ -333,12 +333,12 @@ impl Authority {
     }
 
     /// A new hold by `holder` (no token presented).
-    pub fn new_hold(holder: &str) -> Self {
+    pub fn new_hold(holder: &UserId) -> Self {
         Self { holder: Some(UserId::from(holder)), ..Self::default() }
     }
 
     /// A hold token presented by `holder` (release, checkout).
-    pub fn token(token: HoldToken, holder: &str) -> Self {
+    pub fn token(token: HoldToken, holder: &UserId) -> Self {
         Self { token: Some(token), holder: Some(UserId::from(holder)), ..Self::default() }
     }
 

@@ -249,7 +249,7 @@ pub enum Subject {
 
 impl Subject {
     /// A seat subject.
-    pub fn seat(event_id: &str, seat_id: &str) -> Self {
+    pub fn seat(event_id: &EventId, seat_id: &SeatId) -> Self {
         Subject::Seat { event_id: EventId::from(event_id), seat_id: SeatId::from(seat_id) }
     }
 }

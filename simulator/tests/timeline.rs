@@ -168,7 +168,7 @@ fn text_from_the_trace_is_escaped() {
     ];
     let violations = vec![Violation::new(
         Invariant::NoStaleAuthority,
-        Subject::seat("ev<0>", "s'1"),
+        Subject::seat(&"ev<0>".into(), &"s'1".into()),
         format!("detail {evil}"),
         vec![0, 2],
     )];
@@ -195,7 +195,8 @@ fn odd_input_renders() {
         fault(9, -50, FaultEvent::PartitionRepaired, "never started"),
         fault(12, i64::MAX, FaultEvent::ClientResumed, ""),
     ];
-    let violations = vec![Violation::new(Invariant::HoldReclaimed, Subject::seat("ev0", "s0"), "x", vec![5, 77])];
+    let violations =
+        vec![Violation::new(Invariant::HoldReclaimed, Subject::seat(&"ev0".into(), &"s0".into()), "x", vec![5, 77])];
     let html = page(&trace, &violations, &[]);
     assert!(html.contains("seq 77 (not in the trace)"));
     assert!(element(&html, 5).is_some_and(|el| el.contains(" witness\"")));

@@ -241,7 +241,7 @@ impl SeatMapView {
     /// `serde_json::to_vec` of the [`SeatMapView`] built from them, written
     /// straight from the store's seats: no seat id is copied. Seat maps are
     /// the most frequent answer in a rush.
-    pub fn json_of(event_id: &str, seats: &[Seat]) -> Vec<u8> {
+    pub fn json_of(event_id: &EventId, seats: &[Seat]) -> Vec<u8> {
         /// [`SeatMapView`], borrowed.
         #[derive(Serialize)]
         struct MapRef<'a> {
@@ -390,10 +390,10 @@ mod tests {
             seat("1\"D", SeatState::Sold, None),
         ];
         let view = SeatMapView { event_id: "e\u{e9}1".into(), seats: seats.iter().map(SeatView::from).collect() };
-        assert_eq!(SeatMapView::json_of("e\u{e9}1", &seats), serde_json::to_vec(&view).unwrap());
+        assert_eq!(SeatMapView::json_of(&"e\u{e9}1".into(), &seats), serde_json::to_vec(&view).unwrap());
         assert_eq!(view.seats[1].hold_expires_at_ms, Some(9_000));
         assert_eq!(view.seats[2].hold_expires_at_ms, None, "only a held seat shows a countdown");
-        assert_eq!(SeatMapView::json_of("e1", &[]), br#"{"event_id":"e1","seats":[]}"#);
+        assert_eq!(SeatMapView::json_of(&"e1".into(), &[]), br#"{"event_id":"e1","seats":[]}"#);
     }
 }
 

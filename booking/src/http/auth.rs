@@ -5,7 +5,7 @@
 
 use crate::clock::Clock;
 use crate::http::problem::Problem;
-use crate::model::UserId;
+use crate::model::{EventId, UserId};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use hmac::{Hmac, Mac};
@@ -34,8 +34,8 @@ pub struct Claims {
 
 impl Claims {
     /// Whether the claims allow touching `event_id`.
-    pub fn allows_event(&self, event_id: &str) -> bool {
-        self.events.iter().any(|e| e == "*" || e == event_id)
+    pub fn allows_event(&self, event_id: &EventId) -> bool {
+        self.events.iter().any(|e| e == "*" || e == event_id.as_str())
     }
 }
 
@@ -163,8 +163,8 @@ mod tests {
     #[test]
     fn event_scope_is_enforced() {
         let c = claims(2_000);
-        assert!(c.allows_event("e1"));
-        assert!(!c.allows_event("e2"));
-        assert!(Claims { events: vec!["*".into()], ..c }.allows_event("e2"));
+        assert!(c.allows_event(&"e1".into()));
+        assert!(!c.allows_event(&"e2".into()));
+        assert!(Claims { events: vec!["*".into()], ..c }.allows_event(&"e2".into()));
     }
 }

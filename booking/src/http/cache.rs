@@ -6,6 +6,7 @@
 
 use super::etag::is_strong_entity_tag;
 use crate::clock::Clock;
+use crate::model::EventId;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -63,12 +64,12 @@ impl CachedSeatMap {
 #[async_trait]
 pub trait SeatMapCache: Send + Sync + 'static {
     /// The cached seat map of `event_id`, or `None` (miss or cache failure).
-    async fn get(&self, event_id: &str) -> Option<CachedSeatMap>;
+    async fn get(&self, event_id: &EventId) -> Option<CachedSeatMap>;
     /// Caches `entry` for `event_id` for the cache's TTL. Failures are ignored.
     /// Precondition: `entry.etag` is the tag of the seat map `entry.body` shows.
-    async fn put(&self, event_id: &str, entry: &CachedSeatMap);
+    async fn put(&self, event_id: &EventId, entry: &CachedSeatMap);
     /// Drops `event_id`'s entry. Failures are ignored (the TTL bounds staleness).
-    async fn invalidate(&self, event_id: &str);
+    async fn invalidate(&self, event_id: &EventId);
 }
 
 /// No cache: every read goes to the store.
@@ -77,11 +78,11 @@ pub struct NoCache;
 
 #[async_trait]
 impl SeatMapCache for NoCache {
-    async fn get(&self, _: &str) -> Option<CachedSeatMap> {
+    async fn get(&self, _: &EventId) -> Option<CachedSeatMap> {
         None
     }
-    async fn put(&self, _: &str, _: &CachedSeatMap) {}
-    async fn invalidate(&self, _: &str) {}
+    async fn put(&self, _: &EventId, _: &CachedSeatMap) {}
+    async fn invalidate(&self, _: &EventId) {}
 }
 
 /// An in-process cache with the Redis cache's contract: entries live
@@ -132,27 +133,27 @@ impl MemCache {
 
 #[async_trait]
 impl SeatMapCache for MemCache {
-    async fn get(&self, event_id: &str) -> Option<CachedSeatMap> {
+    async fn get(&self, event_id: &EventId) -> Option<CachedSeatMap> {
         let now_ms = self.now_ms();
         let mut e = self.entries.lock().expect("cache poisoned");
-        let (put_at_ms, entry) = e.get(event_id)?;
+        let (put_at_ms, entry) = e.get(event_id.as_str())?;
         if self.ttl.as_ref().is_some_and(|(ttl_ms, _)| now_ms - put_at_ms >= *ttl_ms) {
-            e.remove(event_id);
+            e.remove(event_id.as_str());
             return None;
         }
         self.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Some(entry.clone())
     }
-    async fn put(&self, event_id: &str, entry: &CachedSeatMap) {
+    async fn put(&self, event_id: &EventId, entry: &CachedSeatMap) {
         let now_ms = self.now_ms();
         let mut e = self.entries.lock().expect("cache poisoned");
-        if e.len() >= self.max_entries && !e.contains_key(event_id) {
+        if e.len() >= self.max_entries && !e.contains_key(event_id.as_str()) {
             return;
         }
         e.insert(event_id.to_string(), (now_ms, entry.clone()));
     }
-    async fn invalidate(&self, event_id: &str) {
-        self.entries.lock().expect("cache poisoned").remove(event_id);
+    async fn invalidate(&self, event_id: &EventId) {
+        self.entries.lock().expect("cache poisoned").remove(event_id.as_str());
     }
 }
 
@@ -215,14 +216,14 @@ impl RedisCache {
         Ok(Self { conn, ttl_ms, op_timeout, prefix: prefix.to_string(), planted: CachePlants::default() })
     }
 
-    fn key(&self, event_id: &str) -> String {
+    fn key(&self, event_id: &EventId) -> String {
         format!("{}:seatmap:{event_id}", self.prefix)
     }
 }
 
 #[async_trait]
 impl SeatMapCache for RedisCache {
-    async fn get(&self, event_id: &str) -> Option<CachedSeatMap> {
+    async fn get(&self, event_id: &EventId) -> Option<CachedSeatMap> {
         let mut c = self.conn.clone();
         let cmd = redis::cmd("GET").arg(self.key(event_id)).clone();
         match tokio::time::timeout(self.op_timeout, cmd.query_async::<Option<Vec<u8>>>(&mut c)).await {
@@ -230,14 +231,14 @@ impl SeatMapCache for RedisCache {
             _ => None,
         }
     }
-    async fn put(&self, event_id: &str, entry: &CachedSeatMap) {
+    async fn put(&self, event_id: &EventId, entry: &CachedSeatMap) {
         let mut c = self.conn.clone();
         let value = entry.encode();
         let unit = if self.planted.ttl_in_seconds { "EX" } else { "PX" };
         let cmd = redis::cmd("SET").arg(self.key(event_id)).arg(value).arg(unit).arg(self.ttl_ms).clone();
         let _ = tokio::time::timeout(self.op_timeout, cmd.query_async::<()>(&mut c)).await;
     }
-    async fn invalidate(&self, event_id: &str) {
+    async fn invalidate(&self, event_id: &EventId) {
         let mut c = self.conn.clone();
         let cmd = redis::cmd("DEL").arg(self.key(event_id)).clone();
         let _ = tokio::time::timeout(self.op_timeout, cmd.query_async::<()>(&mut c)).await;
@@ -351,15 +352,15 @@ impl LazyRedisCache {
 
 #[async_trait]
 impl SeatMapCache for LazyRedisCache {
-    async fn get(&self, event_id: &str) -> Option<CachedSeatMap> {
+    async fn get(&self, event_id: &EventId) -> Option<CachedSeatMap> {
         self.connection()?.get(event_id).await
     }
-    async fn put(&self, event_id: &str, entry: &CachedSeatMap) {
+    async fn put(&self, event_id: &EventId, entry: &CachedSeatMap) {
         if let Some(c) = self.connection() {
             c.put(event_id, entry).await;
         }
     }
-    async fn invalidate(&self, event_id: &str) {
+    async fn invalidate(&self, event_id: &EventId) {
         if let Some(c) = self.connection() {
             c.invalidate(event_id).await;
         }
@@ -410,14 +411,14 @@ mod tests {
         let entry = CachedSeatMap { etag: "\"sm-1-1\"".into(), body: b"{}".to_vec() };
         let clock = crate::clock::ManualClock::new(1_000);
         let cache = MemCache::with_ttl(4, 40, clock.clone());
-        cache.put("e", &entry).await;
+        cache.put(&"e".into(), &entry).await;
         clock.advance_ms(39);
-        assert_eq!(cache.get("e").await, Some(entry.clone()), "alive until its TTL");
+        assert_eq!(cache.get(&"e".into()).await, Some(entry.clone()), "alive until its TTL");
         clock.advance_ms(1);
-        assert_eq!(cache.get("e").await, None, "expired");
+        assert_eq!(cache.get(&"e".into()).await, None, "expired");
         let forever = MemCache::new(4);
-        forever.put("e", &entry).await;
+        forever.put(&"e".into(), &entry).await;
         clock.advance_ms(60_000);
-        assert_eq!(forever.get("e").await, Some(entry));
+        assert_eq!(forever.get(&"e".into()).await, Some(entry));
     }
 }

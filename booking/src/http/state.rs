@@ -6,6 +6,7 @@ use super::problem::Problem;
 use super::rate_limit::RateLimiter;
 use crate::fault::FaultSeam;
 use crate::metrics::Metrics;
+use crate::model::EventId;
 use crate::store::Store;
 use async_trait::async_trait;
 use axum::http::HeaderMap;
@@ -100,7 +101,7 @@ impl std::fmt::Debug for AppState {
 
 impl AppState {
     /// `403` unless verified `claims` may touch `event_id` (when given).
-    pub fn authorize(&self, claims: Claims, event_id: Option<&str>) -> Result<Claims, Problem> {
+    pub fn authorize(&self, claims: Claims, event_id: Option<&EventId>) -> Result<Claims, Problem> {
         if let Some(ev) = event_id
             && !claims.allows_event(ev)
         {

@@ -12,14 +12,14 @@ use super::machine::payment::PaymentRefusal;
 use super::machine::seat::{self, SeatCause, SeatRefusal};
 use super::rules::Rules;
 use super::{AcquireHold, HeldSeat, HoldGrant, ReclaimedHold};
-use crate::model::{HoldToken, OrderId, Seat, SeatId, SeatState, UserId};
+use crate::model::{EventId, HoldToken, OrderId, Seat, SeatId, SeatState, UserId};
 
 /// Checks that taking `taking` more seats leaves the holder, who has `held`
 /// now, within `limit` (`None`: no cap). Under `rules` with the planted
 /// `hold-limit-ignores-request` only the seats already held are compared
 /// (`held >= limit`), so a holder below the cap takes a whole selection past it.
 pub fn check_hold_limit(
-    event_id: &str,
+    event_id: &EventId,
     held: usize,
     taking: usize,
     limit: Option<u32>,
@@ -42,7 +42,7 @@ pub fn check_hold_limit(
 /// all of them (sound rules: a selection is all or nothing), else the first
 /// failure in seat order.
 pub fn check_holdable(
-    event_id: &str,
+    event_id: &EventId,
     requested: &[SeatId],
     locked: &[Seat],
     now_ms: i64,
@@ -114,7 +114,7 @@ pub fn grant_hold(
 /// (a planted bug) that comparison is skipped; without `checkout_state` no
 /// seat is refused for its state, not even one in payment or sold.
 pub fn check_checkout(
-    event_id: &str,
+    event_id: &EventId,
     requested: &[SeatId],
     locked: &[Seat],
     token: HoldToken,

@@ -155,7 +155,7 @@ mod tests {
         let v = check_bookings(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 1, "{v:?}");
         assert_eq!(v[0].invariant, Invariant::OneBookingPerSeat);
-        assert_eq!(v[0].subject, Subject::seat("ev", "A1"));
+        assert_eq!(v[0].subject, Subject::seat(&"ev".into(), &"A1".into()));
         assert_eq!(v[0].witnesses, vec![first_sale, second_sale]);
     }
 
@@ -170,7 +170,7 @@ mod tests {
         let v = check_bookings(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 1, "{v:?}");
         assert_eq!(v[0].invariant, Invariant::SoldSeatPaid);
-        assert_eq!(v[0].subject, Subject::seat("ev", "A1"));
+        assert_eq!(v[0].subject, Subject::seat(&"ev".into(), &"A1".into()));
         assert_eq!(v[0].witnesses, vec![sale]);
         assert!(v[0].detail.contains("status is unknown"), "{}", v[0].detail);
     }
@@ -194,7 +194,7 @@ mod tests {
         let v = check_bookings(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 1, "{v:?}");
         assert_eq!(v[0].invariant, Invariant::OneBookingPerSeat);
-        assert_eq!(v[0].subject, Subject::seat("ev", "A1"));
+        assert_eq!(v[0].subject, Subject::seat(&"ev".into(), &"A1".into()));
         assert_eq!(v[0].witnesses, vec![sale]);
         let want =
             format!("double sale: claimed by 2 live orders: {alice} (confirmed, alice), {bob_id} (pending, bob)");
@@ -219,7 +219,7 @@ mod tests {
         let v = check_bookings(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 1, "{v:?}");
         assert_eq!(v[0].invariant, Invariant::SoldSeatPaid);
-        assert_eq!(v[0].subject, Subject::seat("ev", "A2"));
+        assert_eq!(v[0].subject, Subject::seat(&"ev".into(), &"A2".into()));
         assert_eq!(v[0].witnesses, Vec::<u64>::new());
     }
 }

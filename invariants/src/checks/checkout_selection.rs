@@ -164,7 +164,7 @@ mod tests {
         let v = check_checkout_selection(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 1, "{v:?}");
         assert_eq!(v[0].invariant, Invariant::CheckoutWholeHold);
-        assert_eq!(v[0].subject, Subject::seat("ev", "1B"));
+        assert_eq!(v[0].subject, Subject::seat(&"ev".into(), &"1B".into()));
         assert!(v[0].witnesses.ends_with(&[invoke, answer]), "{v:?}");
     }
 

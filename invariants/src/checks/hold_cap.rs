@@ -98,7 +98,7 @@ mod tests {
         assert_eq!(v.len(), 1, "{v:?}");
         assert_eq!(v[0].invariant, Invariant::HoldCap);
         // One grant's seats are written one by one: 1C is the third seat counted.
-        assert_eq!(v[0].subject, Subject::seat("ev", "1C"));
+        assert_eq!(v[0].subject, Subject::seat(&"ev".into(), &"1C".into()));
         assert_eq!(v[0].witnesses.len(), 3, "the seats counted when 1C was written: {v:?}");
         assert!(v[0].detail.starts_with("alice had 3 seats held or in payment"), "{}", v[0].detail);
         // Without a cap there is nothing to judge.

@@ -130,7 +130,7 @@ mod tests {
         let v = check_hold_selection(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 1, "{v:?}");
         assert_eq!(v[0].invariant, Invariant::HoldAllOrNothing);
-        assert_eq!(v[0].subject, Subject::seat("ev", "1B"));
+        assert_eq!(v[0].subject, Subject::seat(&"ev".into(), &"1B".into()));
         assert_eq!(v[0].witnesses, vec![invoke, ok]);
         assert_eq!(v[0].detail, "hold asked for [1A, 1B] and was granted [1A] (seat 1B missing)");
     }
@@ -148,7 +148,7 @@ mod tests {
         }
         let v = check_hold_selection(&w.snap, &events, &w.config());
         assert_eq!(v.len(), 1, "{v:?}");
-        assert_eq!(v[0].subject, Subject::seat("ev", "1B"));
+        assert_eq!(v[0].subject, Subject::seat(&"ev".into(), &"1B".into()));
         assert_eq!(v[0].witnesses, vec![invoke, ok]);
         assert!(v[0].detail.contains("the store held [1A]"), "{}", v[0].detail);
     }
@@ -158,13 +158,13 @@ mod tests {
     fn extra_seat_held_by_the_store_is_reported() {
         let mut w = World::new(&["1A", "1B"]);
         let (token, expires) = (HoldToken::from(w.uuid()), w.now_ms + 5_000);
-        let extra = w.change_seat("1B", ChangeCause::Hold, Authority::new_hold("alice"), |s| {
+        let extra = w.change_seat("1B", ChangeCause::Hold, Authority::new_hold(&"alice".into()), |s| {
             s.state = SeatState::Held;
             s.hold_token = Some(token);
             s.holder_id = Some("alice".into());
             s.hold_expires_at_ms = Some(expires);
         });
-        w.change_seat("1A", ChangeCause::Hold, Authority::new_hold("alice"), |s| {
+        w.change_seat("1A", ChangeCause::Hold, Authority::new_hold(&"alice".into()), |s| {
             s.state = SeatState::Held;
             s.hold_token = Some(token);
             s.holder_id = Some("alice".into());
@@ -175,7 +175,7 @@ mod tests {
         let (invoke, ok) = w.client("alice", op, Ok(res));
         let v = check_hold_selection(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 1, "{v:?}");
-        assert_eq!(v[0].subject, Subject::seat("ev", "1B"));
+        assert_eq!(v[0].subject, Subject::seat(&"ev".into(), &"1B".into()));
         assert_eq!(v[0].witnesses, vec![extra, invoke, ok]);
         assert!(v[0].detail.ends_with("(seat 1B written but not asked for)"), "{}", v[0].detail);
     }

@@ -13,7 +13,7 @@
 
 use crate::trace::{ChangeCause, ClientOp, OpId, OpResult, SeatChange};
 use crate::{Config, Invariant, Subject, TraceEvent, TraceKind, Violation};
-use booking::model::{EventId, HoldToken, SeatId, Snapshot, UserId};
+use booking::model::{EventId, HoldToken, Snapshot, UserId};
 use std::collections::BTreeMap;
 
 /// A token's first grant as the store wrote it.
@@ -65,11 +65,11 @@ pub fn check_hold_tokens(_snap: &Snapshot, trace: &[TraceEvent], _cfg: &Config) 
                     }
                     Some((first_op, _)) if first_op == op_id => {}
                     Some((first_op, first_seq)) => {
-                        let event_id = hold_events.get(op_id).map(|e| e.as_str()).unwrap_or_default();
-                        let seat_id = seat_ids.first().map(SeatId::as_str).unwrap_or_default();
+                        let event_id = hold_events.get(op_id).cloned().unwrap_or_default();
+                        let seat_id = seat_ids.first().cloned().unwrap_or_default();
                         out.push(Violation::new(
                             Invariant::FreshHoldToken,
-                            Subject::seat(event_id, seat_id),
+                            Subject::seat(&event_id, &seat_id),
                             format!("holds {first_op} and {op_id} were both granted token {hold_token}"),
                             vec![*first_seq, e.seq],
                         ));
@@ -144,7 +144,7 @@ mod tests {
         let v = check_hold_tokens(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 1, "{v:?}");
         assert_eq!(v[0].invariant, Invariant::FreshHoldToken);
-        assert_eq!(v[0].subject, Subject::seat("ev", "1A"));
+        assert_eq!(v[0].subject, Subject::seat(&"ev".into(), &"1A".into()));
         assert_eq!(v[0].witnesses, vec![first, takeover]);
         assert_eq!(v[0].detail, format!("hold by Some(\"bob\") kept the seat's previous token {alice}"));
     }
@@ -159,7 +159,7 @@ mod tests {
         let reuse = w.hold_with_token("alice", &["1B"], alice, 5_000)[0];
         let v = check_hold_tokens(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 1, "{v:?}");
-        assert_eq!(v[0].subject, Subject::seat("ev", "1B"));
+        assert_eq!(v[0].subject, Subject::seat(&"ev".into(), &"1B".into()));
         assert_eq!(v[0].witnesses, vec![first, reuse]);
         assert!(v[0].detail.contains(&format!("reissued token {alice}")), "{}", v[0].detail);
     }
@@ -178,7 +178,9 @@ mod tests {
         let (_, second_ok) = w.client("bob", op, Ok(res));
         let v = check_hold_tokens(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 2, "{v:?}");
-        assert!(v.iter().all(|v| v.invariant == Invariant::FreshHoldToken && v.subject == Subject::seat("ev", "1B")));
+        assert!(v.iter().all(
+            |v| v.invariant == Invariant::FreshHoldToken && v.subject == Subject::seat(&"ev".into(), &"1B".into())
+        ));
         assert_eq!(v[0].witnesses, vec![first, reuse]);
         assert_eq!(v[1].witnesses, vec![first_ok, second_ok]);
         assert!(v[1].detail.ends_with(&format!("were both granted token {alice}")), "{}", v[1].detail);

@@ -126,7 +126,7 @@ mod tests {
         let v = check_liveness(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 1, "{v:?}");
         assert_eq!(v[0].invariant, Invariant::HoldReclaimed);
-        assert_eq!(v[0].subject, Subject::seat("ev", "A"));
+        assert_eq!(v[0].subject, Subject::seat(&"ev".into(), &"A".into()));
         assert_eq!(v[0].witnesses, vec![hold]);
         assert_eq!(v[0].detail, "held past its deadline 6000 by 5001 ms at store time 11001 (bound 5000 ms)");
     }

@@ -150,7 +150,7 @@ mod tests {
         w.advance(6_000);
         w.hold("bob", &["1A"], 5_000);
         let bob_hold = w.last_change_of("1A");
-        let stale = w.change_seat("1A", ChangeCause::Checkout, Authority::token(alice, "alice"), |s| {
+        let stale = w.change_seat("1A", ChangeCause::Checkout, Authority::token(alice, &"alice".into()), |s| {
             s.state = SeatState::PaymentPending;
             s.hold_token = Some(alice);
             s.holder_id = Some("alice".into());
@@ -158,7 +158,7 @@ mod tests {
         let v = check_stale_authority(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 1, "{v:?}");
         assert_eq!(v[0].invariant, Invariant::NoStaleAuthority);
-        assert_eq!(v[0].subject, Subject::seat("ev", "1A"));
+        assert_eq!(v[0].subject, Subject::seat(&"ev".into(), &"1A".into()));
         assert_eq!(v[0].witnesses, vec![bob_hold, stale]);
         assert!(v[0].detail.contains(&format!("presented token Some({alice})")), "{}", v[0].detail);
     }
@@ -169,12 +169,12 @@ mod tests {
         let alice = w.hold("alice", &["1A"], 5_000);
         let hold = w.last_change_of("1A");
         w.advance(5_000);
-        let late = w.change_seat("1A", ChangeCause::Checkout, Authority::token(alice, "alice"), |s| {
+        let late = w.change_seat("1A", ChangeCause::Checkout, Authority::token(alice, &"alice".into()), |s| {
             s.state = SeatState::PaymentPending;
         });
         let v = check_stale_authority(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 1, "{v:?}");
-        assert_eq!(v[0].subject, Subject::seat("ev", "1A"));
+        assert_eq!(v[0].subject, Subject::seat(&"ev".into(), &"1A".into()));
         assert_eq!(v[0].witnesses, vec![hold, late]);
         assert!(v[0].detail.contains("expired at Some(6000) (store now 6000)"), "{}", v[0].detail);
     }
@@ -183,7 +183,7 @@ mod tests {
     fn takeover_of_live_hold_and_early_unresolved_release_are_reported() {
         let mut w = World::new(&["A", "B"]);
         w.hold("alice", &["A"], 5_000);
-        let bad_hold = w.change_seat("A", ChangeCause::Hold, Authority::new_hold("bob"), |s| {
+        let bad_hold = w.change_seat("A", ChangeCause::Hold, Authority::new_hold(&"bob".into()), |s| {
             s.holder_id = Some("bob".into());
         });
         let t = w.hold("carol", &["B"], 5_000);
@@ -193,9 +193,15 @@ mod tests {
             w.change_seat("B", ChangeCause::UnresolvedReleased, Authority::order(&order), crate::testkit::clear_hold);
         let v = check_stale_authority(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 2, "{v:?}");
-        assert_eq!((v[0].subject.clone(), v[0].witnesses.contains(&bad_hold)), (Subject::seat("ev", "A"), true));
+        assert_eq!(
+            (v[0].subject.clone(), v[0].witnesses.contains(&bad_hold)),
+            (Subject::seat(&"ev".into(), &"A".into()), true)
+        );
         assert!(v[0].detail.starts_with("took over a live hold"), "{}", v[0].detail);
-        assert_eq!((v[1].subject.clone(), v[1].witnesses.contains(&early)), (Subject::seat("ev", "B"), true));
+        assert_eq!(
+            (v[1].subject.clone(), v[1].witnesses.contains(&early)),
+            (Subject::seat(&"ev".into(), &"B".into()), true)
+        );
         assert!(v[1].detail.starts_with("released an unresolved payment before its deadline"), "{}", v[1].detail);
     }
 }

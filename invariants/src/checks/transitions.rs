@@ -121,7 +121,7 @@ mod tests {
         let v = check_transitions(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 1, "{v:?}");
         assert_eq!(v[0].invariant, Invariant::AllowedTransition);
-        assert_eq!(v[0].subject, Subject::seat("ev", "A"));
+        assert_eq!(v[0].subject, Subject::seat(&"ev".into(), &"A".into()));
         assert_eq!(v[0].witnesses, vec![bad]);
         assert_eq!(v[0].detail, "sold -> available by sweep is not an allowed transition");
     }
@@ -139,7 +139,7 @@ mod tests {
         let c = crate::trace::SeatChange::new(
             ChangeCause::Checkout,
             w.now_ms,
-            Authority::token(t, "u1"),
+            Authority::token(t, &"u1".into()),
             &stale_read,
             &written,
         );
@@ -149,7 +149,7 @@ mod tests {
         // The stale read also makes the write available -> payment_pending.
         assert_eq!((v[0].invariant, v[0].witnesses.clone()), (Invariant::AllowedTransition, vec![lost]));
         assert_eq!(v[1].invariant, Invariant::VersionMonotonic);
-        assert_eq!(v[1].subject, Subject::seat("ev", "A"));
+        assert_eq!(v[1].subject, Subject::seat(&"ev".into(), &"A".into()));
         assert_eq!(v[1].witnesses, vec![hold, lost]);
         assert_eq!(v[1].detail, "change started from version 0 after version 1 was written");
     }

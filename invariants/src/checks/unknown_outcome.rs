@@ -184,7 +184,7 @@ mod tests {
         let freed = w.change_seat("A", ChangeCause::PaymentDeclined, Authority::order(&order), clear_hold);
         let v = check_unknown_outcome(&w.snap, w.trace.events(), &w.config());
         assert_eq!(v.len(), 1, "{v:?}");
-        assert_eq!(v[0].subject, Subject::seat("ev", "A"));
+        assert_eq!(v[0].subject, Subject::seat(&"ev".into(), &"A".into()));
         assert_eq!(v[0].witnesses, vec![charged, freed]);
         assert!(v[0].detail.starts_with("payment_declined freed the seat of order"), "{}", v[0].detail);
         assert!(v[0].detail.ends_with(&format!("but its payment {} was charged", order.payment_op_id)));

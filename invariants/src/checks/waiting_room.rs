@@ -166,9 +166,9 @@ impl<'a> Walk<'a> {
     }
 
     /// When `user`'s admission to `event_id` expires (sim ms), if both are known.
-    fn expiry_of(&self, event_id: &str, user: &str) -> Option<i64> {
-        let a = self.admissions.get(&(event_id, user))?;
-        Some(a.at_ms + self.rooms.get(event_id)?.ttl_ms)
+    fn expiry_of(&self, event_id: &EventId, user: &UserId) -> Option<i64> {
+        let a = self.admissions.get(&(event_id.as_str(), user.as_str()))?;
+        Some(a.at_ms + self.rooms.get(event_id.as_str())?.ttl_ms)
     }
 
     /// `user` joined `event_id`'s room in `tier` (the service's word):

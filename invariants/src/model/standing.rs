@@ -50,7 +50,7 @@ pub enum Standing {
 impl Admissions {
     /// Where `user` stands on `event_id` at `host_now_ms` (the serving host's
     /// clock), `None` when the event has no room.
-    pub fn standing(&self, event_id: &str, user: &str, host_now_ms: i64) -> Option<Standing> {
+    pub fn standing(&self, event_id: &EventId, user: &str, host_now_ms: i64) -> Option<Standing> {
         let room = self.rooms.get(event_id)?;
         if let Some(s) = self.sessions.get(&(EventId::from(event_id), UserId::from(user))) {
             let over = s.ended.is_some() || s.expires_at_ms <= host_now_ms;
@@ -73,7 +73,7 @@ impl Admissions {
     }
 
     /// Whether a queue answer's `body` states `want`, for `user` on `event_id`.
-    pub fn states(&self, secret: &[u8], event_id: &str, user: &str, body: &Value, want: &Standing) -> bool {
+    pub fn states(&self, secret: &[u8], event_id: &EventId, user: &str, body: &Value, want: &Standing) -> bool {
         let state = body["state"].as_str().unwrap_or("");
         match want {
             Standing::NotJoined => state == "not_joined",
@@ -85,7 +85,7 @@ impl Admissions {
                 let claims = body["admission_token"].as_str().and_then(|t| read_token(t, secret).ok());
                 state == "admitted"
                     && claims.is_some_and(|c| {
-                        c.event_id == event_id
+                        c.event_id == *event_id
                             && c.user_id == user
                             && c.session_id == *session
                             && c.expires_at_ms == *expires
@@ -95,18 +95,18 @@ impl Admissions {
     }
 
     /// How many `event_id`'s room has admitted so far.
-    pub fn admitted_count(&self, event_id: &str) -> usize {
+    pub fn admitted_count(&self, event_id: &EventId) -> usize {
         self.rooms.get(event_id).map_or(0, |r| r.admitted.len())
     }
 
     /// Whether `event_id`'s lottery has been drawn.
-    pub fn drawn(&self, event_id: &str) -> bool {
+    pub fn drawn(&self, event_id: &EventId) -> bool {
         self.rooms.get(event_id).is_some_and(|r| r.drawn)
     }
 
     /// Whether a lottery record's `body` is `event_id`'s: its commitment, and
     /// the seed and joiners once drawn (`drawn`: whether it was when the record was read).
-    pub fn lottery_states(&self, event_id: &str, body: &Value, drawn: bool) -> bool {
+    pub fn lottery_states(&self, event_id: &EventId, body: &Value, drawn: bool) -> bool {
         let Some(room) = self.rooms.get(event_id) else { return false };
         let seed = hex::decode(&room.seed).unwrap_or_default();
         let commitment = hex::encode(Sha256::digest(&seed));

@@ -6,6 +6,7 @@
 use super::client::Api;
 use crate::world::room_user::RoomWorld;
 use booking::admission::room::Policy;
+use booking::model::EventId;
 
 /// An admission's lifetime in chaos, s (the API's unit): short, so sessions
 /// turn over within a run.
@@ -64,7 +65,7 @@ impl ChaosRoom {
     }
 
     /// Opens this room in front of `event_id` as the operator `admin` (a bearer token).
-    pub async fn open(&self, api: &Api, admin: &str, event_id: &str) -> Result<(), String> {
+    pub async fn open(&self, api: &Api, admin: &str, event_id: &EventId) -> Result<(), String> {
         let policy = serde_json::to_value(self.policy).map_err(|e| e.to_string())?;
         let body = serde_json::json!({
             "policy": policy,

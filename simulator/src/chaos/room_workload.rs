@@ -115,7 +115,7 @@ impl Buyer {
     }
 
     /// Joins `event`'s queue and polls until admitted, told sold out, or `give_up_ms` (wall, run time).
-    async fn wait_in_queue(&mut self, event: &str, give_up_ms: u64) -> Standing {
+    async fn wait_in_queue(&mut self, event: &EventId, give_up_ms: u64) -> Standing {
         let path = format!("/v1/events/{event}/queue");
         let mut joined = false;
         for _ in 0..MAX_POLLS {
@@ -147,7 +147,13 @@ impl Buyer {
     }
 
     /// A hold of `seats` on `event` with `admission`, as `client`.
-    async fn hold(&mut self, client: &str, event: &str, seats: &[SeatId], admission: Option<&str>) -> Option<Value> {
+    async fn hold(
+        &mut self,
+        client: &str,
+        event: &EventId,
+        seats: &[SeatId],
+        admission: Option<&str>,
+    ) -> Option<Value> {
         let slot = self.rng.random_range(0..self.api.slots());
         let headers = self.headers(admission);
         let path = format!("/v1/events/{event}/holds");
@@ -165,7 +171,7 @@ impl Buyer {
     async fn checkout(
         &mut self,
         client: &str,
-        event: &str,
+        event: &EventId,
         hold_token: &str,
         seats: &[SeatId],
         admission: Option<&str>,
@@ -214,7 +220,7 @@ enum SessionEnd {
 }
 
 /// Holds and checks out with `admission` until the session ends.
-async fn shop(b: &mut Buyer, event: &str, seats: &[SeatId], admission: &str, expires_at_ms: i64) -> SessionEnd {
+async fn shop(b: &mut Buyer, event: &EventId, seats: &[SeatId], admission: &str, expires_at_ms: i64) -> SessionEnd {
     let name = b.name.clone();
     for _ in 0..b.cfg.user.max_flows.max(1) {
         if b.log.now_ms() >= b.cfg.duration_ms {
@@ -256,7 +262,7 @@ async fn shop(b: &mut Buyer, event: &str, seats: &[SeatId], admission: &str, exp
 
 /// Holds without a token, with a forged one, with another user's, and on
 /// another event with this one: each must be refused.
-async fn try_bypasses(b: &mut Buyer, event: &str, seats: &[SeatId], admission: &str, shared: &Shared) {
+async fn try_bypasses(b: &mut Buyer, event: &EventId, seats: &[SeatId], admission: &str, shared: &Shared) {
     let client = format!("{}{BYPASS}", b.name);
     let seat = vec![seats[b.rng.random_range(0..seats.len())].clone()];
     let _ = b.hold(&client, event, &seat, None).await;

@@ -70,7 +70,7 @@ pub(super) async fn read_map(
     name: &str,
     slot: usize,
     auth: &[(&str, String); 1],
-    event: &str,
+    event: &EventId,
     blind: Vec<SeatId>,
 ) -> Vec<SeatId> {
     let path = format!("/v1/events/{event}/seats");
@@ -202,7 +202,7 @@ async fn checkout(
     api: &Api,
     name: &str,
     auth: &[(&str, String); 1],
-    event: &str,
+    event: &EventId,
     hold_token: &str,
     seats: &[SeatId],
 ) -> bool {

@@ -288,7 +288,7 @@ mod tests {
             seed: 3,
             violations: violations
                 .into_iter()
-                .map(|i| Violation::new(i, Subject::seat("ev0", "s00001"), "planted", vec![1]))
+                .map(|i| Violation::new(i, Subject::seat(&"ev0".into(), &"s00001".into()), "planted", vec![1]))
                 .collect(),
             trace: Vec::new(),
             trace_hash: "h".into(),

@@ -10,6 +10,7 @@
 use crate::world::recorder::Recorder;
 use async_trait::async_trait;
 use booking::http::cache::{CachedSeatMap, MemCache, SeatMapCache};
+use booking::model::EventId;
 use serde::Serialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -110,7 +111,7 @@ pub fn poisoned(entry: &CachedSeatMap) -> Option<CachedSeatMap> {
 
 #[async_trait]
 impl SeatMapCache for FaultyCache {
-    async fn get(&self, event_id: &str) -> Option<CachedSeatMap> {
+    async fn get(&self, event_id: &EventId) -> Option<CachedSeatMap> {
         let mode = self.switch.mode();
         if mode == CacheMode::Down {
             return None;
@@ -129,13 +130,13 @@ impl SeatMapCache for FaultyCache {
         Some(served)
     }
 
-    async fn put(&self, event_id: &str, entry: &CachedSeatMap) {
+    async fn put(&self, event_id: &EventId, entry: &CachedSeatMap) {
         if self.switch.mode() != CacheMode::Down {
             self.inner.put(event_id, entry).await;
         }
     }
 
-    async fn invalidate(&self, event_id: &str) {
+    async fn invalidate(&self, event_id: &EventId) {
         if matches!(self.switch.mode(), CacheMode::Healthy | CacheMode::Poisoned) {
             self.inner.invalidate(event_id).await;
         }
@@ -175,23 +176,23 @@ mod tests {
         let inner = Arc::new(MemCache::new(8));
         let switch = CacheSwitch::default();
         let cache = FaultyCache::new(inner.clone(), switch.clone(), None);
-        cache.put("ev0", &entry()).await;
-        assert_eq!(cache.get("ev0").await, Some(entry()), "healthy");
+        cache.put(&"ev0".into(), &entry()).await;
+        assert_eq!(cache.get(&"ev0".into()).await, Some(entry()), "healthy");
         switch.set(CacheMode::Down);
-        assert_eq!(cache.get("ev0").await, None, "down: a miss");
-        cache.invalidate("ev0").await;
+        assert_eq!(cache.get(&"ev0".into()).await, None, "down: a miss");
+        cache.invalidate(&"ev0".into()).await;
         switch.set(CacheMode::Stale);
-        assert_eq!(cache.get("ev0").await, Some(entry()), "the invalidation while down was lost");
-        cache.invalidate("ev0").await;
-        assert_eq!(cache.get("ev0").await, Some(entry()), "stale: invalidations are lost");
+        assert_eq!(cache.get(&"ev0".into()).await, Some(entry()), "the invalidation while down was lost");
+        cache.invalidate(&"ev0".into()).await;
+        assert_eq!(cache.get(&"ev0".into()).await, Some(entry()), "stale: invalidations are lost");
         switch.set(CacheMode::Poisoned);
-        assert_eq!(cache.get("ev0").await.map(|e| e.etag), Some(POISONED_ETAG.to_string()));
+        assert_eq!(cache.get(&"ev0".into()).await.map(|e| e.etag), Some(POISONED_ETAG.to_string()));
         switch.set(CacheMode::Healthy);
-        cache.invalidate("ev0").await;
-        assert_eq!(cache.get("ev0").await, None, "healthy again: invalidated");
+        cache.invalidate(&"ev0".into()).await;
+        assert_eq!(cache.get(&"ev0".into()).await, None, "healthy again: invalidated");
         switch.set(CacheMode::Down);
-        cache.put("ev0", &entry()).await;
+        cache.put(&"ev0".into(), &entry()).await;
         switch.set(CacheMode::Healthy);
-        assert_eq!(cache.get("ev0").await, None, "a put while down was lost");
+        assert_eq!(cache.get(&"ev0".into()).await, None, "a put while down was lost");
     }
 }

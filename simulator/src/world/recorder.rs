@@ -133,7 +133,7 @@ impl Recorder {
 
     /// Records a seat map served from the cache now: the store version it
     /// shows, or `None` for a poisoned entry.
-    pub fn seat_map_cached(&self, event_id: &str, version_sum: Option<i64>) {
+    pub fn seat_map_cached(&self, event_id: &EventId, version_sum: Option<i64>) {
         self.push(Self::now_ms(), TraceKind::SeatMapCached { event_id: EventId::from(event_id), version_sum });
     }
 

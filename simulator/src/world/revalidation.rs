@@ -10,7 +10,7 @@
 //! The decisions come from a generator of their own, so a user's other
 //! choices are the same whether or not it revalidates.
 
-use booking::model::{SeatId, SeatState};
+use booking::model::{EventId, SeatId, SeatState};
 use invariants::model::http::conditional::MAX_BYTES as MAX_IF_NONE_MATCH_BYTES;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -59,14 +59,14 @@ impl SeenMaps {
 
     /// The `If-None-Match` value to send on a look at the view, if any: only
     /// for a remembered view, [`REVALIDATE_SHARE`] of the time.
-    pub fn condition(&mut self, event_id: &str, view: Option<SeatState>) -> Option<String> {
+    pub fn condition(&mut self, event_id: &EventId, view: Option<SeatState>) -> Option<String> {
         let (etag, _) = self.maps.get(&(event_id.to_string(), view))?;
         let etag = etag.clone();
         self.rng.random_bool(REVALIDATE_SHARE).then(|| form(&mut self.rng, &etag))
     }
 
     /// Remembers the view's map as read: its entity tag and its seats worth a look.
-    pub fn remember(&mut self, event_id: &str, view: Option<SeatState>, etag: String, seats: Vec<SeatSeen>) {
+    pub fn remember(&mut self, event_id: &EventId, view: Option<SeatState>, etag: String, seats: Vec<SeatSeen>) {
         let key = (event_id.to_string(), view);
         if !self.maps.contains_key(&key) && self.maps.len() >= MAX_REMEMBERED_VIEWS {
             self.maps.pop_first();
@@ -75,7 +75,7 @@ impl SeenMaps {
     }
 
     /// The view's remembered seats (after a `304`).
-    pub fn seats(&self, event_id: &str, view: Option<SeatState>) -> Option<&[SeatSeen]> {
+    pub fn seats(&self, event_id: &EventId, view: Option<SeatState>) -> Option<&[SeatSeen]> {
         self.maps.get(&(event_id.to_string(), view)).map(|(_, seats)| seats.as_slice())
     }
 }
@@ -110,13 +110,13 @@ mod tests {
     #[test]
     fn only_remembered_views_are_revalidated_and_the_oldest_is_forgotten() {
         let mut maps = SeenMaps::new(7);
-        assert_eq!(maps.condition("ev0", None), None);
+        assert_eq!(maps.condition(&"ev0".into(), None), None);
         for i in 0..=MAX_REMEMBERED_VIEWS {
-            maps.remember(&format!("ev{i:02}"), None, "\"sm-1-1\"".into(), Vec::new());
+            maps.remember(&EventId::new(format!("ev{i:02}")), None, "\"sm-1-1\"".into(), Vec::new());
         }
-        assert!(maps.seats("ev00", None).is_none(), "the oldest-keyed view is forgotten");
-        assert!(maps.seats(&format!("ev{MAX_REMEMBERED_VIEWS:02}"), None).is_some());
-        let sent = (0..200).filter_map(|_| maps.condition("ev01", None)).count();
+        assert!(maps.seats(&"ev00".into(), None).is_none(), "the oldest-keyed view is forgotten");
+        assert!(maps.seats(&EventId::new(format!("ev{MAX_REMEMBERED_VIEWS:02}")), None).is_some());
+        let sent = (0..200).filter_map(|_| maps.condition(&"ev01".into(), None)).count();
         assert!((100..200).contains(&sent), "about three looks in four revalidate: {sent}");
     }
 }

@@ -346,13 +346,13 @@ impl Actor {
     /// rush re-polls; otherwise the whole map, as a user's first look. A
     /// view read before may be revalidated ([`crate::world::revalidation`]): a
     /// `304` answers with the remembered map.
-    pub(crate) async fn browse(&mut self, event_id: &str, available_only: bool) -> Option<Vec<SeatId>> {
+    pub(crate) async fn browse(&mut self, event_id: &EventId, available_only: bool) -> Option<Vec<SeatId>> {
         self.view(event_id, available_only.then_some(SeatState::Available)).await
     }
 
     /// Reads one view of an event's seat map: the whole map (`state` is
     /// `None`) or its seats in `state` alone (`?state=`); as [`Self::browse`].
-    pub(crate) async fn view(&mut self, event_id: &str, state: Option<SeatState>) -> Option<Vec<SeatId>> {
+    pub(crate) async fn view(&mut self, event_id: &EventId, state: Option<SeatState>) -> Option<Vec<SeatId>> {
         let host = self.home;
         let if_none_match = self.seen_maps.condition(event_id, state);
         let op = ClientOp::SeatMap { event_id: EventId::from(event_id), state, if_none_match: if_none_match.clone() };
@@ -395,7 +395,7 @@ impl Actor {
     fn read_map(
         &mut self,
         op_id: invariants::trace::OpId,
-        event_id: &str,
+        event_id: &EventId,
         view: Option<SeatState>,
         raw: crate::world::client::Raw,
     ) -> Option<Vec<SeatSeen>> {
@@ -509,7 +509,7 @@ impl Actor {
     /// (the pool stale tokens come from). Returns its token and seats.
     pub(crate) async fn hold(
         &mut self,
-        event_id: &str,
+        event_id: &EventId,
         seat_ids: Vec<SeatId>,
         seen: &SeenHolds,
     ) -> Option<(HoldToken, Vec<SeatId>)> {
@@ -540,7 +540,7 @@ impl Actor {
         &mut self,
         p: &UserParams,
         flow: u32,
-        event_id: &str,
+        event_id: &EventId,
         hold_token: HoldToken,
         seat_ids: &[SeatId],
     ) -> Option<ClientOp> {
@@ -603,7 +603,7 @@ impl Actor {
     /// there, hoards the next event of the world the same way, while these
     /// holds still stand (the cap is per event). The holds are kept and
     /// abandoned (they expire).
-    async fn hoard(&mut self, p: &UserParams, event_id: &str, seats: &[SeatId], available: &[SeatId]) {
+    async fn hoard(&mut self, p: &UserParams, event_id: &EventId, seats: &[SeatId], available: &[SeatId]) {
         if !self.hoard_one(p, event_id, seats, available).await || p.events.len() < 2 {
             return;
         }
@@ -615,7 +615,7 @@ impl Actor {
     }
 
     /// One hoarding spree on `event_id`: true when the cap refused it.
-    async fn hoard_one(&mut self, p: &UserParams, event_id: &str, seats: &[SeatId], available: &[SeatId]) -> bool {
+    async fn hoard_one(&mut self, p: &UserParams, event_id: &EventId, seats: &[SeatId], available: &[SeatId]) -> bool {
         for _ in 0..MAX_HOARD_HOLDS {
             let first = &available[self.rng.random_range(0..available.len())];
             let n = self.rng.random_range(2..=p.max_seats_per_hold.max(2));

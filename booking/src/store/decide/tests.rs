@@ -9,6 +9,11 @@ const NOW_MS: i64 = 10_000;
 const ALICE: &str = "alice";
 const BOB: &str = "bob";
 
+/// The event every check here is asked about.
+fn ev() -> EventId {
+    EventId::new("ev")
+}
+
 fn tok(n: u128) -> HoldToken {
     HoldToken::from_u128(n)
 }
@@ -56,28 +61,28 @@ fn pending(seat_id: &str, token: u128, holder: &str) -> Seat {
 #[test]
 fn the_hold_cap_admits_exactly_up_to_its_limit() {
     let sound = Rules::SOUND;
-    assert_eq!(check_hold_limit("ev", 6, 2, Some(8), &sound), Ok(()), "6 + 2 reaches the cap of 8");
-    assert_eq!(check_hold_limit("ev", 0, 8, Some(8), &sound), Ok(()), "one selection of the whole cap");
+    assert_eq!(check_hold_limit(&ev(), 6, 2, Some(8), &sound), Ok(()), "6 + 2 reaches the cap of 8");
+    assert_eq!(check_hold_limit(&ev(), 0, 8, Some(8), &sound), Ok(()), "one selection of the whole cap");
     assert_eq!(
-        check_hold_limit("ev", 7, 2, Some(8), &sound),
+        check_hold_limit(&ev(), 7, 2, Some(8), &sound),
         Err(StoreError::HoldLimit { event_id: "ev".into(), limit: 8, held: 7, requested: 2 }),
         "7 + 2 passes the cap"
     );
     assert_eq!(
-        check_hold_limit("ev", 1, 8, Some(8), &sound),
+        check_hold_limit(&ev(), 1, 8, Some(8), &sound),
         Err(StoreError::HoldLimit { event_id: "ev".into(), limit: 8, held: 1, requested: 8 }),
         "1 + 8 passes the cap (a product would not: 1 * 8 = 8)"
     );
-    assert!(check_hold_limit("ev", 8, 1, Some(8), &sound).is_err(), "a full holder takes nothing more");
-    assert_eq!(check_hold_limit("ev", 1_000, 1_000, None, &sound), Ok(()), "no cap, no refusal");
+    assert!(check_hold_limit(&ev(), 8, 1, Some(8), &sound).is_err(), "a full holder takes nothing more");
+    assert_eq!(check_hold_limit(&ev(), 1_000, 1_000, None, &sound), Ok(()), "no cap, no refusal");
 }
 
 #[test]
 fn the_planted_cap_compares_only_the_seats_already_held() {
     let planted = Rules { hold_limit_counts_request: false, ..Rules::SOUND };
-    assert_eq!(check_hold_limit("ev", 7, 5, Some(8), &planted), Ok(()), "7 held: below the cap, takes 5 more");
-    assert!(check_hold_limit("ev", 8, 5, Some(8), &planted).is_err(), "8 held: at the cap");
-    assert_eq!(check_hold_limit("ev", 0, 0, Some(0), &planted), Ok(()), "an empty request counts nothing");
+    assert_eq!(check_hold_limit(&ev(), 7, 5, Some(8), &planted), Ok(()), "7 held: below the cap, takes 5 more");
+    assert!(check_hold_limit(&ev(), 8, 5, Some(8), &planted).is_err(), "8 held: at the cap");
+    assert_eq!(check_hold_limit(&ev(), 0, 0, Some(0), &planted), Ok(()), "an empty request counts nothing");
 }
 
 #[test]
@@ -86,21 +91,21 @@ fn a_hold_takes_every_requested_seat_or_names_the_first_unavailable() {
     let requested = ids(&["A1", "A2", "A3"]);
     let free = vec![available("A1"), available("A2"), held("A3", 1, BOB, NOW_MS)];
     assert_eq!(
-        check_holdable("ev", &requested, &free, NOW_MS, &sound),
+        check_holdable(&ev(), &requested, &free, NOW_MS, &sound),
         Ok(requested.clone()),
         "an expired hold is free"
     );
 
     let one_taken = vec![available("A1"), held("A2", 1, BOB, NOW_MS + 1), pending("A3", 2, BOB)];
     assert_eq!(
-        check_holdable("ev", &requested, &one_taken, NOW_MS, &sound),
+        check_holdable(&ev(), &requested, &one_taken, NOW_MS, &sound),
         Err(StoreError::SeatUnavailable { event_id: "ev".into(), seat_id: "A2".into() }),
         "all or nothing, and the first refusal in seat order"
     );
 
     let missing = vec![available("A1"), available("A3")];
     assert_eq!(
-        check_holdable("ev", &requested, &missing, NOW_MS, &sound),
+        check_holdable(&ev(), &requested, &missing, NOW_MS, &sound),
         Err(StoreError::UnknownSeat { event_id: "ev".into(), seat_id: "A2".into() }),
         "a seat that does not exist is named before any availability"
     );
@@ -111,10 +116,10 @@ fn the_planted_partial_hold_keeps_what_it_could_get_but_not_nothing() {
     let planted = Rules { hold_all_or_nothing: false, ..Rules::SOUND };
     let requested = ids(&["A1", "A2"]);
     let one_taken = vec![available("A1"), held("A2", 1, BOB, NOW_MS + 1)];
-    assert_eq!(check_holdable("ev", &requested, &one_taken, NOW_MS, &planted), Ok(ids(&["A1"])));
+    assert_eq!(check_holdable(&ev(), &requested, &one_taken, NOW_MS, &planted), Ok(ids(&["A1"])));
     let all_taken = vec![held("A1", 1, BOB, NOW_MS + 1), held("A2", 1, BOB, NOW_MS + 1)];
     assert_eq!(
-        check_holdable("ev", &requested, &all_taken, NOW_MS, &planted),
+        check_holdable(&ev(), &requested, &all_taken, NOW_MS, &planted),
         Err(StoreError::SeatUnavailable { event_id: "ev".into(), seat_id: "A1".into() }),
         "nothing to take is still a refusal"
     );
@@ -126,9 +131,9 @@ fn checkout_passes_only_for_the_holders_own_live_token_on_every_seat() {
     let alice = user(ALICE);
     let requested = ids(&["A1", "A2"]);
     let mine = vec![held("A1", 1, ALICE, NOW_MS + 1), held("A2", 1, ALICE, NOW_MS + 1)];
-    assert_eq!(check_checkout("ev", &requested, &mine, tok(1), &alice, NOW_MS, &sound), Ok(()));
+    assert_eq!(check_checkout(&ev(), &requested, &mine, tok(1), &alice, NOW_MS, &sound), Ok(()));
     assert_eq!(
-        check_checkout("ev", &ids(&["A1", "A9"]), &mine[..1], tok(1), &alice, NOW_MS, &sound),
+        check_checkout(&ev(), &ids(&["A1", "A9"]), &mine[..1], tok(1), &alice, NOW_MS, &sound),
         Err(StoreError::UnknownSeat { event_id: "ev".into(), seat_id: "A9".into() })
     );
 }
@@ -138,7 +143,7 @@ fn checkout_errors_follow_their_precedence_across_the_selection() {
     let sound = Rules::SOUND;
     let alice = user(ALICE);
     let requested = ids(&["A1", "A2"]);
-    let check = |locked: &[Seat]| check_checkout("ev", &requested, locked, tok(1), &alice, NOW_MS, &sound);
+    let check = |locked: &[Seat]| check_checkout(&ev(), &requested, locked, tok(1), &alice, NOW_MS, &sound);
 
     // Another live hold on one seat, the other expired: stale wins.
     let stale = [held("A1", 1, ALICE, NOW_MS), held("A2", 2, BOB, NOW_MS + 1)];
@@ -167,7 +172,7 @@ fn planted_checkout_rules_skip_exactly_their_comparison() {
     let alice = user(ALICE);
     let requested = ids(&["A1"]);
     let check =
-        |locked: Seat, rules: Rules| check_checkout("ev", &requested, &[locked], tok(1), &alice, NOW_MS, &rules);
+        |locked: Seat, rules: Rules| check_checkout(&ev(), &requested, &[locked], tok(1), &alice, NOW_MS, &rules);
     let no_token = Rules { checkout_token: false, ..Rules::SOUND };
     assert_eq!(check(held("A1", 2, ALICE, NOW_MS + 1), no_token), Ok(()), "another token of Alice's passes");
     let no_holder = Rules { checkout_holder: false, ..Rules::SOUND };

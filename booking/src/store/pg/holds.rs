@@ -6,7 +6,7 @@
 
 use super::rows::{self, seat_cols};
 use super::tx::{Fail, ensure, ensure_written};
-use crate::model::SeatId;
+use crate::model::{EventId, SeatId};
 use crate::store::decide::releasable;
 use crate::store::machine::seat::{self as seat_machine, SeatCause};
 use crate::store::rules::{Rules, rule_text};
@@ -14,7 +14,7 @@ use crate::store::{CreateEvent, ExpiredHold, ReleaseHold, StoreError};
 use sqlx::{PgConnection, Row};
 
 /// `UnknownEvent` unless the event exists.
-pub(super) async fn require_event(c: &mut PgConnection, event_id: &str) -> Result<i64, Fail> {
+pub(super) async fn require_event(c: &mut PgConnection, event_id: &EventId) -> Result<i64, Fail> {
     let row = sqlx::query("SELECT price_cents FROM events WHERE event_id = $1")
         .bind(event_id)
         .fetch_optional(&mut *c)
@@ -28,7 +28,7 @@ pub(super) async fn require_event(c: &mut PgConnection, event_id: &str) -> Resul
 /// Locks the requested seats that exist, in sorted seat order, and returns them sorted.
 pub(super) async fn lock_seats(
     c: &mut PgConnection,
-    event_id: &str,
+    event_id: &EventId,
     sorted: &[SeatId],
 ) -> Result<Vec<crate::model::Seat>, Fail> {
     let rows = sqlx::query(concat!(

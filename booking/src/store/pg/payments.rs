@@ -10,8 +10,8 @@ use super::holds::{lock_seats, require_event};
 use super::rows::{self, booking_cols, comp_cols, op_cols, order_cols, seat_cols};
 use super::tx::{Fail, TxIds, ensure, ensure_written};
 use crate::model::{
-    Booking, BookingId, Compensation, CompensationId, HoldToken, Order, OrderId, OrderStatus, OutboxId, OutboxKind,
-    PaymentOp, PaymentOpId, Seat, SeatId,
+    Booking, BookingId, Compensation, CompensationId, EventId, HoldToken, Order, OrderId, OrderStatus, OutboxId,
+    OutboxKind, PaymentOp, PaymentOpId, Seat, SeatId,
 };
 use crate::store::decide::{check_checkout, check_whole_hold, order_refused, payment_refused};
 use crate::store::machine::order::{self as order_machine, OrderCause};
@@ -25,7 +25,7 @@ use uuid::Uuid;
 /// Reads one order by its key.
 pub(super) async fn order_by_key(
     c: &mut PgConnection,
-    event_id: &str,
+    event_id: &EventId,
     order_id: OrderId,
     for_update: bool,
 ) -> Result<Order, Fail> {
@@ -136,7 +136,7 @@ async fn move_op(
 /// Inserts a pending dispatch event.
 async fn insert_outbox(
     c: &mut PgConnection,
-    event_id: &str,
+    event_id: &EventId,
     outbox_id: OutboxId,
     kind: OutboxKind,
     ref_id: impl Into<Uuid>,

@@ -6,14 +6,14 @@
 use super::rows::{self, booking_cols, comp_cols, op_cols, order_cols, outbox_cols, seat_cols};
 use super::tx::{Fail, ensure};
 use crate::model::{
-    Booking, Compensation, CompensationId, Order, OrderId, PaymentOp, PaymentOpId, Seat, SeatState, Snapshot,
+    Booking, Compensation, CompensationId, EventId, Order, OrderId, PaymentOp, PaymentOpId, Seat, SeatState, Snapshot,
 };
 use crate::store::{Resolution, SeatMapVersion, StoreError};
 use sqlx::PgConnection;
 use sqlx::Row;
 
 /// The seats of an event, sorted (the event may not exist: empty).
-pub(super) async fn seats_of_event(c: &mut PgConnection, event_id: &str) -> Result<Vec<Seat>, Fail> {
+pub(super) async fn seats_of_event(c: &mut PgConnection, event_id: &EventId) -> Result<Vec<Seat>, Fail> {
     let rows = sqlx::query(concat!("SELECT ", seat_cols!(), " FROM seats WHERE event_id = $1 ORDER BY seat_id"))
         .bind(event_id)
         .fetch_all(&mut *c)
@@ -25,7 +25,7 @@ pub(super) async fn seats_of_event(c: &mut PgConnection, event_id: &str) -> Resu
 /// for the event, filtered (an event has at most `MAX_SEATS_PER_EVENT` seats).
 pub(super) async fn seats_of_event_in_state(
     c: &mut PgConnection,
-    event_id: &str,
+    event_id: &EventId,
     state: SeatState,
 ) -> Result<Vec<Seat>, Fail> {
     let rows = sqlx::query(concat!(
@@ -43,7 +43,7 @@ pub(super) async fn seats_of_event_in_state(
 /// The version of an event's seat map, in one aggregate statement (one row
 /// back, whatever the seat count): `UnknownEvent` when the event does not
 /// exist. One statement is its own snapshot, so count and sum agree.
-pub(super) async fn seat_map_version(c: &mut PgConnection, event_id: &str) -> Result<SeatMapVersion, Fail> {
+pub(super) async fn seat_map_version(c: &mut PgConnection, event_id: &EventId) -> Result<SeatMapVersion, Fail> {
     let row = sqlx::query(
         "SELECT count(s.seat_id) AS seats, COALESCE(sum(s.version), 0)::BIGINT AS version_sum \
          FROM events e LEFT JOIN seats s ON s.event_id = e.event_id \
@@ -79,7 +79,7 @@ pub(super) async fn payment_op(c: &mut PgConnection, payment_op_id: PaymentOpId)
 }
 
 /// The confirmed bookings of an event, by (seat, booking id).
-pub(super) async fn bookings(c: &mut PgConnection, event_id: &str) -> Result<Vec<Booking>, Fail> {
+pub(super) async fn bookings(c: &mut PgConnection, event_id: &EventId) -> Result<Vec<Booking>, Fail> {
     let rows = sqlx::query(concat!(
         "SELECT ",
         booking_cols!(),

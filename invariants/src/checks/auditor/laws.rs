@@ -57,7 +57,7 @@ impl Laws {
     }
 
     /// The store answered a hold on `event_id` that request `op_id` asked for (`refused`: a seat was taken).
-    pub(super) fn hold_answered(&mut self, op_id: OpId, event_id: &str, refused: bool) {
+    pub(super) fn hold_answered(&mut self, op_id: OpId, event_id: &EventId, refused: bool) {
         if let Some(&host) = self.hosts.get(&op_id)
             && self.targets.contains_key(event_id)
         {

@@ -17,7 +17,7 @@ use crate::model::{Finding, shown};
 use crate::store_call::StoreCall;
 use crate::trace::OpResult;
 use crate::trace::{ClientOp, OpId, TraceEvent, TraceKind};
-use booking::model::{SessionId, UserId};
+use booking::model::{EventId, SessionId, UserId};
 use booking::problem_kind::ProblemKind;
 use booking::store::BeginPaymentOutcome;
 
@@ -71,7 +71,7 @@ impl OpRecord<'_> {
 }
 
 /// What a hold or checkout presents to the gate: event, token, use.
-fn gated(op: &ClientOp) -> Option<(&str, Option<&str>, Use<'_>)> {
+fn gated(op: &ClientOp) -> Option<(&EventId, Option<&str>, Use<'_>)> {
     match op {
         ClientOp::Hold { event_id, admission, .. } => Some((event_id, admission.as_deref(), Use::Hold)),
         ClientOp::Checkout { event_id, admission, hold_token, idempotency_key, .. } => {
@@ -83,9 +83,9 @@ fn gated(op: &ClientOp) -> Option<(&str, Option<&str>, Use<'_>)> {
 
 /// The event whose room reads the sender's session before answering `rec`
 /// (a join, a queue read, a hold or checkout the gate meets), if any.
-fn session_event<'r>(rec: &'r OpRecord<'_>) -> Option<&'r str> {
+fn session_event<'r>(rec: &'r OpRecord<'_>) -> Option<&'r EventId> {
     match &rec.class {
-        Some(Class::Route(Route::Join { event_id } | Route::QueueStatus { event_id })) => Some(event_id.as_str()),
+        Some(Class::Route(Route::Join { event_id } | Route::QueueStatus { event_id })) => Some(event_id),
         Some(Class::Route(_) | Class::Refused(_)) => None,
         _ => rec.op().and_then(gated).map(|(event_id, _, _)| event_id),
     }
@@ -322,7 +322,7 @@ impl<'a> Auditor<'a> {
         let event = match &rec.class {
             Some(Class::Route(
                 Route::Join { event_id } | Route::QueueStatus { event_id } | Route::Lottery { event_id },
-            )) => Some(event_id.as_str()),
+            )) => Some(event_id),
             _ => rec.op().and_then(gated).map(|(event_id, _, _)| event_id),
         };
         overlapped && event.is_some_and(|e| self.admissions.has_room(e))

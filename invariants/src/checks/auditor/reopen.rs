@@ -16,7 +16,7 @@ use booking::model::{EventId, OrderId, OrderStatus, UserId};
 impl Auditor<'_> {
     /// The order that ended `user`'s session on `event_id`, if it has come to
     /// nothing in the store model (the session is then due to reopen).
-    pub(super) fn undone_purchase(&self, event_id: &str, user: &str) -> Option<OrderId> {
+    pub(super) fn undone_purchase(&self, event_id: &EventId, user: &str) -> Option<OrderId> {
         let key = (EventId::from(event_id), UserId::from(user));
         let Some(SessionEnd::Purchased { order_id, .. }) = self.admissions.sessions.get(&key)?.ended else {
             return None;
@@ -30,7 +30,13 @@ impl Auditor<'_> {
     /// `order_id` had already come to nothing and answered by host time
     /// `to_ms`, found the session still ended, if it did: the session is
     /// still ended by that purchase and had not expired by then.
-    pub(super) fn missed_reopen(&self, event_id: &str, user: &str, order_id: OrderId, to_ms: i64) -> Option<String> {
+    pub(super) fn missed_reopen(
+        &self,
+        event_id: &EventId,
+        user: &str,
+        order_id: OrderId,
+        to_ms: i64,
+    ) -> Option<String> {
         let key = (EventId::from(event_id), UserId::from(user));
         let s = self.admissions.sessions.get(&key)?;
         let still_ended = matches!(s.ended, Some(SessionEnd::Purchased { order_id: o, .. }) if o == order_id);
@@ -90,12 +96,12 @@ mod tests {
             (OrderStatus::Compensating, true),
         ] {
             a.store.orders.insert(("ev".into(), order_id), order(order_id, status));
-            assert_eq!(a.undone_purchase("ev", "u"), undone.then_some(order_id), "{status}");
+            assert_eq!(a.undone_purchase(&"ev".into(), "u"), undone.then_some(order_id), "{status}");
         }
-        assert!(a.missed_reopen("ev", "u", order_id, 4_999).is_some(), "still ended before its expiry");
-        assert!(a.missed_reopen("ev", "u", order_id, 5_000).is_none(), "expired: nothing to give back");
+        assert!(a.missed_reopen(&"ev".into(), "u", order_id, 4_999).is_some(), "still ended before its expiry");
+        assert!(a.missed_reopen(&"ev".into(), "u", order_id, 5_000).is_none(), "expired: nothing to give back");
         a.admissions.observe(&RoomEvent::Reopened { event_id: "ev".into(), user: "u".into(), session_id });
-        assert!(a.missed_reopen("ev", "u", order_id, 4_999).is_none(), "reopened");
-        assert_eq!(a.undone_purchase("ev", "u"), None);
+        assert!(a.missed_reopen(&"ev".into(), "u", order_id, 4_999).is_none(), "reopened");
+        assert_eq!(a.undone_purchase(&"ev".into(), "u"), None);
     }
 }

@@ -22,7 +22,7 @@ use super::{Expected, status_of};
 use crate::model::{ModelConfig, shown};
 use crate::store_call::StoreCall;
 use crate::trace::{ClientOp, OpResult};
-use booking::model::{OrderId, SeatState, UserId};
+use booking::model::{EventId, OrderId, SeatState, UserId};
 use booking::problem_kind::ProblemKind;
 use booking::store::{AcquireHold, BeginPayment, ReleaseHold, SeatMapVersion};
 
@@ -187,7 +187,7 @@ fn order_status(s: &Served<'_>, id: OrderId, calls: &[&StoreCall]) -> Option<Exp
     }
 }
 
-fn seat_map(s: &Served<'_>, event: &str, state: Option<SeatState>, inm: Option<&str>) -> Option<Expected> {
+fn seat_map(s: &Served<'_>, event: &EventId, state: Option<SeatState>, inm: Option<&str>) -> Option<Expected> {
     let mut calls = s.calls.iter();
     let mut next = calls.next();
     if let Some(condition) = inm.and_then(Condition::of) {

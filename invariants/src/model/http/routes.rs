@@ -34,7 +34,7 @@ use crate::model::standing::Standing;
 use crate::model::{ModelConfig, shown};
 use crate::store_call::StoreCall;
 use crate::trace::OpResult;
-use booking::model::{CompensationId, PaymentOpId};
+use booking::model::{CompensationId, EventId, PaymentOpId};
 use booking::payment::webhook::{WebhookEvent, WebhookKind};
 use booking::problem_kind::ProblemKind;
 use booking::store::{CompensationOutcome, CreateEvent};
@@ -143,7 +143,7 @@ pub fn expect(route: &Route, raw: &Raw<'_>, client: &str, ctx: &Ctx<'_>, calls: 
     }
 }
 
-fn open_room(event_id: &str, body: &Value, ctx: &Ctx<'_>, calls: &[&StoreCall]) -> Result<Expected, String> {
+fn open_room(event_id: &EventId, body: &Value, ctx: &Ctx<'_>, calls: &[&StoreCall]) -> Result<Expected, String> {
     let bad = || no_calls(&[], Expected::refused(ProblemKind::BadRequest));
     let opens_at = body["opens_at"].as_str().and_then(crate::model::rfc3339_ms);
     let target = body["target_active_sessions"].as_f64().unwrap_or(0.0);

@@ -217,13 +217,13 @@ fn read(raw: &Raw<'_>, max_body_bytes: usize) -> Result<Class, ProblemKind> {
         _ => {}
     }
     let who = who(raw.credential)?;
-    let params = Params { event: params.first().cloned().unwrap_or_default(), all: params, query };
+    let params = Params { event: EventId::new(params.first().cloned().unwrap_or_default()), all: params, query };
     authed_route(raw, t, &params, &who, max_body_bytes)
 }
 
 /// A route's path parameters (the event first, when it has one) and query.
 struct Params<'a> {
-    event: String,
+    event: EventId,
     all: Vec<String>,
     query: Option<&'a str>,
 }
@@ -236,7 +236,7 @@ impl Params<'_> {
 
 impl Who {
     /// `400` for an event id that is not one; `403` for an event outside the credential's scope.
-    fn scoped(&self, ev: &str) -> Result<(), ProblemKind> {
+    fn scoped(&self, ev: &EventId) -> Result<(), ProblemKind> {
         if !valid_id(ev) {
             return Err(ProblemKind::BadRequest);
         }
@@ -271,18 +271,18 @@ fn authed_route(
             let state = seat_query(p.query)?;
             who.scoped(&ev)?;
             let if_none_match = raw.header("if-none-match").map(str::to_string);
-            Ok(Class::Typed(ClientOp::SeatMap { event_id: EventId::from(ev), state, if_none_match }))
+            Ok(Class::Typed(ClientOp::SeatMap { event_id: ev, state, if_none_match }))
         }
         "/v1/events/{e}/holds" => {
             let seat_ids = seat_ids(&json_body(raw, max_body_bytes)?)?;
             who.scoped(&ev)?;
             let admission = raw.header("admission-token").map(str::to_string);
-            Ok(Class::Typed(ClientOp::Hold { event_id: EventId::from(ev), seat_ids, admission }))
+            Ok(Class::Typed(ClientOp::Hold { event_id: ev, seat_ids, admission }))
         }
         "/v1/events/{e}/holds/{t}" => {
             let hold_token: HoldToken = p.uuid(1)?;
             who.scoped(&ev)?;
-            Ok(Class::Typed(ClientOp::Release { event_id: EventId::from(ev), hold_token }))
+            Ok(Class::Typed(ClientOp::Release { event_id: ev, hold_token }))
         }
         "/v1/events/{e}/holds/{t}/checkout" => checkout(raw, p, who, max_body_bytes),
         "/v1/events/{e}/waiting-room" => {
@@ -292,14 +292,14 @@ fn authed_route(
                 return Err(ProblemKind::BadRequest);
             }
             who.admin()?;
-            Ok(Class::Route(Route::OpenRoom { event_id: EventId::from(ev), body }))
+            Ok(Class::Route(Route::OpenRoom { event_id: ev, body }))
         }
         "/v1/events/{e}/queue" | "/v1/events/{e}/queue/lottery" => {
             who.scoped(&ev)?;
             Ok(Class::Route(match (raw.method, t) {
-                ("POST", _) => Route::Join { event_id: EventId::from(ev) },
-                (_, "/v1/events/{e}/queue") => Route::QueueStatus { event_id: EventId::from(ev) },
-                _ => Route::Lottery { event_id: EventId::from(ev) },
+                ("POST", _) => Route::Join { event_id: ev },
+                (_, "/v1/events/{e}/queue") => Route::QueueStatus { event_id: ev },
+                _ => Route::Lottery { event_id: ev },
             }))
         }
         "/v1/orders/{o}" => Ok(Class::Typed(ClientOp::OrderStatus { order_id: p.uuid(0)? })),
@@ -321,13 +321,8 @@ fn checkout(raw: &Raw<'_>, p: &Params<'_>, who: &Who, max_body_bytes: usize) -> 
         return Err(ProblemKind::BadRequest);
     }
     let admission = raw.header("admission-token").map(str::to_string);
-    let op = ClientOp::Checkout {
-        event_id: EventId::from(p.event.clone()),
-        hold_token,
-        seat_ids,
-        idempotency_key: key.into(),
-        admission,
-    };
+    let op =
+        ClientOp::Checkout { event_id: p.event.clone(), hold_token, seat_ids, idempotency_key: key.into(), admission };
     Ok(Class::Typed(op))
 }
 

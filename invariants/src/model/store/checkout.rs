@@ -23,12 +23,12 @@ use super::{KeyRecord, StoreModel, Writes};
 use crate::model::validate;
 use booking::model::{
     HoldToken, Order, OrderId, OrderStatus, OutboxEvent, OutboxId, OutboxKind, PaymentOp, PaymentOpId, PaymentStatus,
-    Seat, SeatId, SeatState,
+    Seat, SeatId, SeatState, UserId,
 };
 use booking::store::{BeginPayment, BeginPaymentOutcome, StoreError};
 
 /// The first refusal of a checkout over `seats` (those named, all existing).
-fn refusal(seats: &[&Seat], token: HoldToken, holder: &str, now_ms: i64) -> Option<StoreError> {
+fn refusal(seats: &[&Seat], token: HoldToken, holder: &UserId, now_ms: i64) -> Option<StoreError> {
     let other_token: Vec<&&Seat> = seats.iter().filter(|s| s.hold_token != Some(token)).collect();
     if !other_token.is_empty() {
         let owned = other_token.iter().any(|s| s.state != SeatState::Available);

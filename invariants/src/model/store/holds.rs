@@ -17,7 +17,7 @@
 use super::ids::Ids;
 use super::{StoreModel, Writes, available};
 use crate::model::validate;
-use booking::model::{EventId, HoldToken, Seat, SeatId, SeatState};
+use booking::model::{EventId, HoldToken, Seat, SeatId, SeatState, UserId};
 use booking::store::{
     AcquireHold, CreateEvent, ExpiredHold, HeldSeat, HoldGrant, ReclaimedHold, ReleaseHold, StoreError,
 };
@@ -32,7 +32,7 @@ pub(crate) fn takeable(seat: &Seat, now_ms: i64) -> bool {
 }
 
 /// Whether `seat` counts against `holder`'s cap at `now_ms`.
-fn counts_for(seat: &Seat, holder: &str, now_ms: i64) -> bool {
+fn counts_for(seat: &Seat, holder: &UserId, now_ms: i64) -> bool {
     seat.holder_id.as_deref() == Some(holder)
         && match seat.state {
             SeatState::Held => seat.hold_expires_at_ms.is_some_and(|d| d > now_ms),

@@ -20,19 +20,19 @@ use booking::model::{
 use booking::store::{OrderDetails, Resolution, SeatMapVersion, StoreError};
 
 impl StoreModel {
-    fn known_event(&self, event_id: &str) -> Result<(), StoreError> {
+    fn known_event(&self, event_id: &EventId) -> Result<(), StoreError> {
         if self.prices.contains_key(event_id) { Ok(()) } else { Err(StoreError::UnknownEvent(EventId::from(event_id))) }
     }
 
     /// `seat_map`, as its digest.
-    pub(crate) fn seat_map(&self, event_id: &str) -> Result<SeatsDigest, StoreError> {
+    pub(crate) fn seat_map(&self, event_id: &EventId) -> Result<SeatsDigest, StoreError> {
         self.known_event(event_id)?;
         let seats: Vec<&Seat> = self.event_seats(event_id).collect();
         Ok(SeatsDigest::of(seats.iter().copied()))
     }
 
     /// The version of an event's map.
-    pub(crate) fn seat_map_version(&self, event_id: &str) -> Result<SeatMapVersion, StoreError> {
+    pub(crate) fn seat_map_version(&self, event_id: &EventId) -> Result<SeatMapVersion, StoreError> {
         self.known_event(event_id)?;
         let mut v = SeatMapVersion { seats: 0, version_sum: 0 };
         for s in self.event_seats(event_id) {
@@ -45,7 +45,7 @@ impl StoreModel {
     /// `seats_in_state`: the version and the digest of the seats shown.
     pub(crate) fn seats_in_state(
         &self,
-        event_id: &str,
+        event_id: &EventId,
         state: SeatState,
     ) -> Result<(SeatMapVersion, SeatsDigest), StoreError> {
         let version = self.seat_map_version(event_id)?;
@@ -70,8 +70,8 @@ impl StoreModel {
     }
 
     /// `bookings` of an event, by (seat, booking id).
-    pub(crate) fn event_bookings(&self, event_id: &str) -> Vec<Booking> {
-        self.bookings.values().filter(|b| b.event_id == event_id).cloned().collect()
+    pub(crate) fn event_bookings(&self, event_id: &EventId) -> Vec<Booking> {
+        self.bookings.values().filter(|b| b.event_id == *event_id).cloned().collect()
     }
 
     /// `needs_resolution`.

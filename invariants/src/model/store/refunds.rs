@@ -20,7 +20,7 @@
 use super::{StoreModel, Writes};
 use crate::model::validate;
 use booking::model::{
-    Compensation, CompensationId, CompensationStatus, Order, OrderStatus, OutboxEvent, OutboxId, OutboxStatus,
+    Compensation, CompensationId, CompensationStatus, EventId, Order, OrderStatus, OutboxEvent, OutboxId, OutboxStatus,
 };
 use booking::store::{CompensationAttempt, CompensationOutcome, CompensationResult, ExpiredAttempt, StoreError};
 
@@ -160,15 +160,15 @@ impl StoreModel {
         o.clone()
     }
 
-    fn outbox_index(&self, event_id: &str, outbox_id: OutboxId) -> Result<usize, StoreError> {
+    fn outbox_index(&self, event_id: &EventId, outbox_id: OutboxId) -> Result<usize, StoreError> {
         self.outbox
             .iter()
-            .position(|o| o.outbox_id == outbox_id && o.event_id == event_id && !outbox_id.is_nil())
+            .position(|o| o.outbox_id == outbox_id && o.event_id == *event_id && !outbox_id.is_nil())
             .ok_or(StoreError::UnknownOutboxEvent(outbox_id))
     }
 
     /// `complete_outbox`.
-    pub(crate) fn complete_outbox(&mut self, event_id: &str, outbox_id: OutboxId) -> Result<(), StoreError> {
+    pub(crate) fn complete_outbox(&mut self, event_id: &EventId, outbox_id: OutboxId) -> Result<(), StoreError> {
         let i = self.outbox_index(event_id, outbox_id)?;
         self.outbox[i].status = OutboxStatus::Done;
         Ok(())
@@ -177,7 +177,7 @@ impl StoreModel {
     /// `retry_outbox` at `now_ms`.
     pub(crate) fn retry_outbox(
         &mut self,
-        event_id: &str,
+        event_id: &EventId,
         outbox_id: OutboxId,
         error: &str,
         retry_after_ms: i64,

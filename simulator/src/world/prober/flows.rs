@@ -46,15 +46,15 @@ pub async fn run_all(a: &mut Actor, b: &mut Actor, kit: &ProberKit) {
 }
 
 /// Seats of `ev` the map shows worth trying, from `a`'s look.
-async fn free_seats(a: &mut Actor, ev: &str) -> Vec<SeatId> {
+async fn free_seats(a: &mut Actor, ev: &EventId) -> Vec<SeatId> {
     a.browse(ev, true).await.unwrap_or_default()
 }
 
-fn hold(ev: &str, seats: &[SeatId]) -> ClientOp {
+fn hold(ev: &EventId, seats: &[SeatId]) -> ClientOp {
     ClientOp::Hold { event_id: EventId::from(ev), seat_ids: seats.to_vec(), admission: None }
 }
 
-fn checkout(ev: &str, token: HoldToken, seats: &[SeatId], key: &str) -> ClientOp {
+fn checkout(ev: &EventId, token: HoldToken, seats: &[SeatId], key: &str) -> ClientOp {
     ClientOp::Checkout {
         event_id: EventId::from(ev),
         hold_token: token,
@@ -65,7 +65,7 @@ fn checkout(ev: &str, token: HoldToken, seats: &[SeatId], key: &str) -> ClientOp
 }
 
 /// A hold of `seats` by `u`: its token, seats and deadline.
-async fn held(u: &mut Actor, ev: &str, seats: &[SeatId]) -> Option<(HoldToken, Vec<SeatId>, i64)> {
+async fn held(u: &mut Actor, ev: &EventId, seats: &[SeatId]) -> Option<(HoldToken, Vec<SeatId>, i64)> {
     match u.call(hold(ev, seats), 1).await {
         Ok(OpResult::Held { hold_token, seat_ids, expires_at_ms }) => Some((hold_token, seat_ids, expires_at_ms)),
         _ => None,
@@ -93,7 +93,7 @@ pub async fn rate_burst(a: &mut Actor, kit: &ProberKit) {
 /// another hold and other seats, for the same hold and other seats, and for
 /// another hold and the same seats (each a reuse the key's record refuses);
 /// answers the first order.
-async fn key_reuse(a: &mut Actor, ev: &str) -> Option<OrderId> {
+async fn key_reuse(a: &mut Actor, ev: &EventId) -> Option<OrderId> {
     let free = free_seats(a, ev).await;
     let [x, y, ..] = &free[..] else { return None };
     let key = format!("{}-reused", a.user);
@@ -114,7 +114,7 @@ async fn key_reuse(a: &mut Actor, ev: &str) -> Option<OrderId> {
 /// `a` holds a seat while the order [`key_reuse`] made awaits payment, and
 /// reads the map's view of each state but `available` (each shows the
 /// seats in its state alone); then releases the hold.
-async fn views_by_state(a: &mut Actor, ev: &str) {
+async fn views_by_state(a: &mut Actor, ev: &EventId) {
     let free = free_seats(a, ev).await;
     let Some(seat) = free.first() else { return };
     let token = held(a, ev, std::slice::from_ref(seat)).await.map(|(t, _, _)| t);
@@ -127,7 +127,7 @@ async fn views_by_state(a: &mut Actor, ev: &str) {
 }
 
 /// `b`'s hold released and checked out by `a`; `a`'s order read by `b`.
-async fn other_users(a: &mut Actor, b: &mut Actor, ev: &str, order: Option<OrderId>) {
+async fn other_users(a: &mut Actor, b: &mut Actor, ev: &EventId, order: Option<OrderId>) {
     let free = free_seats(b, ev).await;
     if let Some((token, seats, _)) = held(b, ev, &free[..free.len().min(1)]).await {
         let _ = a.call(ClientOp::Release { event_id: EventId::from(ev), hold_token: token }, 1).await;
@@ -151,7 +151,7 @@ async fn other_event(a: &mut Actor, kit: &ProberKit) {
 }
 
 /// `a` holds up to the per-user cap (8 seats), exactly, then one more.
-async fn cap(a: &mut Actor, ev: &str) {
+async fn cap(a: &mut Actor, ev: &EventId) {
     let free = free_seats(a, ev).await;
     if free.len() < 9 {
         return;
@@ -170,7 +170,7 @@ async fn cap(a: &mut Actor, ev: &str) {
 /// `a` holds a selection of [`MAX_SEATS_PER_HOLD`] seats (the most one hold
 /// may name; the cap is as large), sent last seat first, then one more seat
 /// than that (refused as malformed).
-async fn largest_selection(a: &mut Actor, ev: &str) {
+async fn largest_selection(a: &mut Actor, ev: &EventId) {
     let free = free_seats(a, ev).await;
     if free.len() <= MAX_SEATS_PER_HOLD {
         return;
@@ -191,7 +191,7 @@ fn aim(kit: &ProberKit, at_ms: i64, d: i64) -> i64 {
 }
 
 /// `a` holds a seat and checks it out arriving `d` ticks after its deadline.
-async fn checkout_at_deadline(a: &mut Actor, kit: &ProberKit, ev: &str, d: i64) {
+async fn checkout_at_deadline(a: &mut Actor, kit: &ProberKit, ev: &EventId, d: i64) {
     let free = free_seats(a, ev).await;
     let Some((token, seats, deadline)) = held(a, ev, &free[..free.len().min(1)]).await else { return };
     until_store_ms(aim(kit, deadline, d)).await;
@@ -199,7 +199,7 @@ async fn checkout_at_deadline(a: &mut Actor, kit: &ProberKit, ev: &str, d: i64) 
 }
 
 /// `b` holds a seat; `a` holds it arriving `d` ticks after `b`'s deadline.
-async fn takeover_at_deadline(a: &mut Actor, b: &mut Actor, kit: &ProberKit, ev: &str, d: i64) {
+async fn takeover_at_deadline(a: &mut Actor, b: &mut Actor, kit: &ProberKit, ev: &EventId, d: i64) {
     let free = free_seats(b, ev).await;
     let Some((_, seats, deadline)) = held(b, ev, &free[..free.len().min(1)]).await else { return };
     until_store_ms(aim(kit, deadline, d)).await;

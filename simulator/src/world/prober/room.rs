@@ -100,7 +100,7 @@ pub async fn run(a: &mut Actor, b: &mut Actor, c: &mut Actor, kit: &ProberKit, r
 }
 
 /// `u` waits its turn, then holds a seat arriving `d` ms after its admission's expiry.
-async fn hold_at_expiry(u: &mut Actor, kit: &ProberKit, ev: &str, seats: &[SeatId], run: &RoomRun, d: i64) {
+async fn hold_at_expiry(u: &mut Actor, kit: &ProberKit, ev: &EventId, seats: &[SeatId], run: &RoomRun, d: i64) {
     let Some(token) = u.wait_in_queue(ev, run).await else { return };
     let Some(expires_at_ms) = expiry_of(&token) else { return };
     let at = expires_at_ms + (d - 1) * kit.tick_ms as i64;
@@ -115,7 +115,7 @@ async fn hold_at_expiry(u: &mut Actor, kit: &ProberKit, ev: &str, seats: &[SeatI
 }
 
 /// `c` reads the queue until the sale sold out, then tries to join it.
-async fn join_sold_out(c: &mut Actor, kit: &ProberKit, ev: &str) {
+async fn join_sold_out(c: &mut Actor, kit: &ProberKit, ev: &EventId) {
     while Recorder::now_ms() < kit.active_until_ms as i64 {
         let read = c.probe(Probe::user("GET", format!("/v1/events/{ev}/queue")), kit).await;
         if read.is_some_and(|(_, body)| body["state"] == "sold_out") {
