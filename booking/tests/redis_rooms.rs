@@ -13,7 +13,7 @@ use booking::admission::room::{
     Admitted, Gauge, LotteryRecord, MemRooms, Place, Policy, RedisRooms, RoomError, RoomSpec, Rooms, Session,
     SessionEnd, contract,
 };
-use booking::model::{OrderId, SessionId, UserId};
+use booking::model::{EventId, OrderId, SessionId, UserId};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, BTreeSet};
@@ -77,18 +77,19 @@ async fn a_lost_room_answers_no_room() {
     let rooms = rooms(&p).await;
     let spec =
         RoomSpec { policy: Policy::Lottery, opens_at_ms: OPEN_MS, target_active_sessions: 5, session_ttl_ms: 1_000 };
-    rooms.open("lost", &spec, [12; 32]).await.unwrap();
-    assert_eq!(rooms.join("lost", "u", 0, OPEN_MS - 1).await.unwrap(), Place::AwaitingDraw);
+    let (lost, u) = (EventId::from("lost"), UserId::from("u"));
+    rooms.open(&lost, &spec, [12; 32]).await.unwrap();
+    assert_eq!(rooms.join(&lost, &u, 0, OPEN_MS - 1).await.unwrap(), Place::AwaitingDraw);
     clear(&p).await;
     let no_room = || RoomError::NoRoom("lost".into());
-    assert_eq!(rooms.join("lost", "u", 0, OPEN_MS).await, Err(no_room()));
-    assert_eq!(rooms.place("lost", "u").await, Err(no_room()));
-    assert_eq!(rooms.admit("lost", 5, 1.0, OPEN_MS).await, Err(no_room()));
-    assert_eq!(rooms.end_session("lost", "u", SessionId::nil(), SessionEnd::Expired, OPEN_MS).await, Err(no_room()));
-    assert_eq!(rooms.sell_out("lost").await, Err(no_room()));
-    assert_eq!(rooms.lottery("lost").await, Err(no_room()));
-    assert_eq!(rooms.lead("lost", "h", 1_000, OPEN_MS).await, Err(no_room()));
-    assert_eq!(rooms.spec("lost").await, Ok(None));
+    assert_eq!(rooms.join(&lost, &u, 0, OPEN_MS).await, Err(no_room()));
+    assert_eq!(rooms.place(&lost, &u).await, Err(no_room()));
+    assert_eq!(rooms.admit(&lost, 5, 1.0, OPEN_MS).await, Err(no_room()));
+    assert_eq!(rooms.end_session(&lost, &u, SessionId::nil(), SessionEnd::Expired, OPEN_MS).await, Err(no_room()));
+    assert_eq!(rooms.sell_out(&lost).await, Err(no_room()));
+    assert_eq!(rooms.lottery(&lost).await, Err(no_room()));
+    assert_eq!(rooms.lead(&lost, "h", 1_000, OPEN_MS).await, Err(no_room()));
+    assert_eq!(rooms.spec(&lost).await, Ok(None));
     assert_eq!(rooms.events().await, Ok(vec![]));
 }
 
@@ -99,7 +100,7 @@ async fn concurrent_joins_from_two_instances_keep_one_place_each() {
     let (a, b) = (rooms(&p).await, rooms(&p).await);
     let spec =
         RoomSpec { policy: Policy::Fifo, opens_at_ms: OPEN_MS, target_active_sessions: 1_000, session_ttl_ms: 60_000 };
-    let ev = "joins";
+    let ev = &EventId::from("joins");
     a.open(ev, &spec, [9; 32]).await.unwrap();
     b.open(ev, &spec, [9; 32]).await.unwrap();
 
@@ -144,7 +145,7 @@ async fn concurrent_joins_from_two_instances_keep_one_place_each() {
     let target = 25;
     let ttl = 1_000;
     let spec = RoomSpec { target_active_sessions: target, session_ttl_ms: ttl, ..spec };
-    let ev = "target";
+    let ev = &EventId::from("target");
     a.open(ev, &spec, [10; 32]).await.unwrap();
     let users: Vec<UserId> = (0..600).map(|i| UserId::from(format!("t{i:03}"))).collect();
     let (ja, jb) = futures::join!(
@@ -165,7 +166,7 @@ async fn concurrent_joins_from_two_instances_keep_one_place_each() {
             open.insert(u.clone(), *s);
         }
         assert!(open.len() <= target as usize, "round {round}: {} sessions open", open.len());
-        assert_eq!(a.place(ev, "nobody").await.unwrap().1.active as usize, open.len(), "round {round}");
+        assert_eq!(a.place(ev, &UserId::from("nobody")).await.unwrap().1.active as usize, open.len(), "round {round}");
         // Every third round one holder buys, freeing a place before expiry.
         if round % 3 == 0
             && let Some((u, s)) = open.pop_first()
@@ -191,7 +192,7 @@ async fn lottery_draw_under_concurrent_joins_places_everyone_once() {
         target_active_sessions: 10_000,
         session_ttl_ms: 60_000,
     };
-    let ev = "draw";
+    let ev = &EventId::from("draw");
     a.open(ev, &spec, seed).await.unwrap();
     // a's clock lags (its users join before the opening) while b's joins, after it, draw.
     let early: Vec<UserId> = (0..400).map(|i| UserId::from(format!("e{i:03}"))).collect();
@@ -244,17 +245,17 @@ async fn lottery_draw_under_concurrent_joins_places_everyone_once() {
 /// One call of the differential run.
 #[derive(Debug, Clone)]
 enum Op {
-    Join { event: String, user: UserId, tier: u8, now: i64 },
-    Admit { event: String, n: u32, rate: f64, now: i64 },
-    Place { event: String, user: UserId },
-    End { event: String, user: UserId, session_id: Option<SessionId>, why: SessionEnd, now: i64 },
-    Reopen { event: String, user: UserId, session_id: Option<SessionId>, order: u8, now: i64 },
-    SellOut { event: String },
-    Lottery { event: String },
-    Lead { event: String, holder: String, lease_ms: i64, now: i64 },
-    Spec { event: String },
+    Join { event: EventId, user: UserId, tier: u8, now: i64 },
+    Admit { event: EventId, n: u32, rate: f64, now: i64 },
+    Place { event: EventId, user: UserId },
+    End { event: EventId, user: UserId, session_id: Option<SessionId>, why: SessionEnd, now: i64 },
+    Reopen { event: EventId, user: UserId, session_id: Option<SessionId>, order: u8, now: i64 },
+    SellOut { event: EventId },
+    Lottery { event: EventId },
+    Lead { event: EventId, holder: String, lease_ms: i64, now: i64 },
+    Spec { event: EventId },
     Events,
-    Open { event: String, spec: RoomSpec, seed: [u8; 32] },
+    Open { event: EventId, spec: RoomSpec, seed: [u8; 32] },
 }
 
 /// A call's answer, whichever call it was.
@@ -262,7 +263,7 @@ enum Op {
 enum Answer {
     Unit(Result<(), RoomError>),
     Spec(Result<Option<RoomSpec>, RoomError>),
-    Events(Result<Vec<String>, RoomError>),
+    Events(Result<Vec<EventId>, RoomError>),
     Join(Result<Place, RoomError>),
     Place(Result<(Place, Gauge), RoomError>),
     Admit(Result<Admitted, RoomError>),
@@ -297,7 +298,7 @@ async fn apply(rooms: &dyn Rooms, op: &Op, session_of: Option<SessionId>) -> Ans
 
 /// A random call at `now`; session ends mostly name one of `admitted` (users admitted so far).
 fn random_op(rng: &mut ChaCha8Rng, i: usize, policy: Policy, now: i64, spec: &RoomSpec, admitted: &[UserId]) -> Op {
-    let event = if rng.random_ratio(1, 40) { "missing".to_string() } else { "ev".to_string() };
+    let event = EventId::from(if rng.random_ratio(1, 40) { "missing" } else { "ev" });
     // New users keep arriving: 150 at first, one more every 4 calls.
     let user = UserId::from(format!("user{:03}", rng.random_range(0..150 + i / 4)));
     let roll = rng.random_range(0..1_000);
@@ -356,7 +357,8 @@ async fn redis_rooms_answer_as_mem_rooms_do() {
         let mut rng = ChaCha8Rng::seed_from_u64(0x5eed_0000 + k as u64);
         let spec = RoomSpec { policy, opens_at_ms: OPEN_MS, target_active_sessions: 6, session_ttl_ms: 1_500 };
         let seed = [policy as u8; 32];
-        assert_eq!(mem.open("ev", &spec, seed).await, redis.open("ev", &spec, seed).await);
+        let ev = EventId::from("ev");
+        assert_eq!(mem.open(&ev, &spec, seed).await, redis.open(&ev, &spec, seed).await);
         let mut now = OPEN_MS - 3_000;
         let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
         let mut admitted: Vec<UserId> = Vec::new();

@@ -8,7 +8,7 @@ use crate::common;
 use booking::admission::records::{MemRoomRecords, PgRoomRecords, RoomRecords};
 use booking::admission::room::image::{JournalUser, RoomJournal};
 use booking::admission::room::{Policy, RoomError, RoomSpec, Session, SessionEnd};
-use booking::model::{OrderId, SeatId, UserId};
+use booking::model::{EventId, OrderId, SeatId, UserId};
 use booking::store::{CreateEvent, Store};
 use common::TestDb;
 use rand::{Rng, SeedableRng};
@@ -26,19 +26,19 @@ fn spec(target: u32) -> RoomSpec {
 
 /// One random call and its answer on `records` (unit answers as `()`).
 async fn call(records: &dyn RoomRecords, rng: &mut ChaCha8Rng, now_ms: i64) -> (String, Result<String, RoomError>) {
-    let ev = EVENTS[rng.random_range(0..EVENTS.len())];
-    let user = format!("u{}", rng.random_range(0..6));
+    let ev = EventId::from(EVENTS[rng.random_range(0..EVENTS.len())]);
+    let user = UserId::from(format!("u{}", rng.random_range(0..6)));
     let unit = |r: Result<(), RoomError>| r.map(|()| String::new());
     match rng.random_range(0..10) {
-        0 => (format!("record_room {ev}"), unit(records.record_room(ev, &spec(rng.random_range(2..4))).await)),
-        1 => (format!("room {ev}"), records.room(ev).await.map(|s| format!("{s:?}"))),
+        0 => (format!("record_room {ev}"), unit(records.record_room(&ev, &spec(rng.random_range(2..4))).await)),
+        1 => (format!("room {ev}"), records.room(&ev).await.map(|s| format!("{s:?}"))),
         2..5 => {
             let tier = rng.random_range(0..3);
-            (format!("join {ev} {user} {tier}"), unit(records.record_join(ev, &user, tier, now_ms).await))
+            (format!("join {ev} {user} {tier}"), unit(records.record_join(&ev, &user, tier, now_ms).await))
         }
         5 | 6 => {
-            let session = Session::new(ev, &user, 1, now_ms, TTL_MS);
-            (format!("admit {ev} {user}"), unit(records.record_admissions(ev, &[(UserId::from(&user), session)]).await))
+            let session = Session::new(&ev, &user, 1, now_ms, TTL_MS);
+            (format!("admit {ev} {user}"), unit(records.record_admissions(&ev, &[(user.clone(), session)]).await))
         }
         7 | 8 => {
             let at = now_ms - rng.random_range(0..3) * 10;
@@ -46,9 +46,9 @@ async fn call(records: &dyn RoomRecords, rng: &mut ChaCha8Rng, now_ms: i64) -> (
                 order_id: OrderId::from_u128(rng.random()),
                 key_id: Uuid::from_u128(rng.random()),
             });
-            (format!("purchase {ev} {user} {at} {end:?}"), unit(records.record_purchase(ev, &user, at, end).await))
+            (format!("purchase {ev} {user} {at} {end:?}"), unit(records.record_purchase(&ev, &user, at, end).await))
         }
-        _ => (format!("sold_out {ev}"), unit(records.record_sold_out(ev).await)),
+        _ => (format!("sold_out {ev}"), unit(records.record_sold_out(&ev).await)),
     }
 }
 
@@ -91,8 +91,8 @@ async fn pg_room_records_answer_as_mem_room_records_do() {
         let (_, m) = call(mem.as_ref(), &mut twin, now_ms).await;
         assert_eq!(p, m, "call {i}: {what}");
         if i % 50 == 49 {
-            for ev in EVENTS {
-                let (p, m) = (pg.journal(ev).await.unwrap(), mem.journal(ev).await.unwrap());
+            for ev in EVENTS.map(EventId::from) {
+                let (p, m) = (pg.journal(&ev).await.unwrap(), mem.journal(&ev).await.unwrap());
                 for u in p.iter().flat_map(|j| &j.users) {
                     sessions += usize::from(u.session.is_some());
                     purchases += usize::from(u.session.is_some_and(|(_, end)| end.is_some()));

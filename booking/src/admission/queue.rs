@@ -151,7 +151,7 @@ impl Queue {
 
     /// `user_id` joins at `now_ms` in `tier` (priority queues; 0 otherwise).
     /// Joining again changes nothing and answers the standing.
-    pub fn join(&mut self, user_id: &str, tier: u8, now_ms: i64) -> Result<Standing, QueueError> {
+    pub fn join(&mut self, user_id: &UserId, tier: u8, now_ms: i64) -> Result<Standing, QueueError> {
         if self.has(user_id) {
             return Ok(self.standing(user_id));
         }
@@ -167,8 +167,8 @@ impl Queue {
         self.open_if_due(now_ms);
         match self.fairness {
             Fairness::Lottery { .. } if !self.drawn => {
-                self.pre_draw.push(UserId::from(user_id));
-                self.pre_draw_members.insert(UserId::from(user_id));
+                self.pre_draw.push(user_id.clone());
+                self.pre_draw_members.insert(user_id.clone());
             }
             Fairness::Lottery { .. } => self.push(1, user_id),
             Fairness::Fifo | Fairness::Priority => self.push(tier, user_id),
@@ -179,13 +179,13 @@ impl Queue {
     /// `user_id`, admitted before, joins again at `now_ms` as a new arrival
     /// (at the back of `tier`'s line; a lottery's later arrivals after the
     /// draw). Precondition: their standing is [`Standing::Admitted`].
-    pub fn rejoin(&mut self, user_id: &str, tier: u8, now_ms: i64) -> Result<Standing, QueueError> {
+    pub fn rejoin(&mut self, user_id: &UserId, tier: u8, now_ms: i64) -> Result<Standing, QueueError> {
         assert_eq!(self.find(user_id), Some(Standing::Admitted), "only an admitted user joins again");
         let old = self.entries.remove(user_id).expect("an admitted user has an entry");
         match self.join(user_id, tier, now_ms) {
             Ok(standing) => Ok(standing),
             Err(e) => {
-                self.entries.insert(UserId::from(user_id), old);
+                self.entries.insert(user_id.clone(), old);
                 Err(e)
             }
         }
@@ -220,10 +220,10 @@ impl Queue {
         q
     }
 
-    fn push(&mut self, tier: u8, user_id: &str) {
+    fn push(&mut self, tier: u8, user_id: &UserId) {
         let (line, _) = &mut self.tiers[tier as usize];
-        self.entries.insert(UserId::from(user_id), Entry { tier, index: line.len() });
-        line.push_back(UserId::from(user_id));
+        self.entries.insert(user_id.clone(), Entry { tier, index: line.len() });
+        line.push_back(user_id.clone());
     }
 
     /// Draws the lottery once the sale has opened (`now_ms >= opens_at_ms`).
@@ -243,13 +243,13 @@ impl Queue {
 
     /// Where `user_id` stands. Precondition for a meaningful answer: [`Queue::has`] it
     /// (a user who never joined reads `AwaitingDraw`, or `SoldOut` once sold out).
-    pub fn standing(&self, user_id: &str) -> Standing {
+    pub fn standing(&self, user_id: &UserId) -> Standing {
         self.find(user_id).unwrap_or(if self.sold_out { Standing::SoldOut } else { Standing::AwaitingDraw })
     }
 
     /// Where `user_id` stands if they joined, with one lookup: `None` for a
     /// user who never joined.
-    pub fn find(&self, user_id: &str) -> Option<Standing> {
+    pub fn find(&self, user_id: &UserId) -> Option<Standing> {
         if let Some(e) = self.entries.get(user_id) {
             let (_, admitted) = &self.tiers[e.tier as usize];
             if e.index < *admitted {
@@ -269,7 +269,7 @@ impl Queue {
     }
 
     /// Whether `user_id` joined.
-    pub fn has(&self, user_id: &str) -> bool {
+    pub fn has(&self, user_id: &UserId) -> bool {
         self.entries.contains_key(user_id) || self.pre_draw_members.contains(user_id)
     }
 

@@ -9,7 +9,7 @@
 
 use super::room::image::RoomJournal;
 use super::room::{RoomError, RoomSpec, Session, SessionEnd};
-use crate::model::UserId;
+use crate::model::{EventId, UserId};
 use async_trait::async_trait;
 
 pub use mem::MemRoomRecords;
@@ -25,30 +25,30 @@ mod pg;
 pub trait RoomRecords: Send + Sync + 'static {
     /// Records `event_id`'s room: idempotent for an equal spec, `Conflict`
     /// for another. Precondition: the event exists and `spec` is valid.
-    async fn record_room(&self, event_id: &str, spec: &RoomSpec) -> Result<(), RoomError>;
+    async fn record_room(&self, event_id: &EventId, spec: &RoomSpec) -> Result<(), RoomError>;
     /// `event_id`'s room, `None` when it has none.
-    async fn room(&self, event_id: &str) -> Result<Option<RoomSpec>, RoomError>;
+    async fn room(&self, event_id: &EventId) -> Result<Option<RoomSpec>, RoomError>;
     /// Every event with a room, in event-id order.
-    async fn rooms(&self) -> Result<Vec<String>, RoomError>;
+    async fn rooms(&self) -> Result<Vec<EventId>, RoomError>;
     /// `user_id` stands in line in `tier` as of `now_ms`: recorded as their
     /// first join, or as a new arrival when they had a session; a user already
     /// recorded waiting is left as they are. `NoRoom` when the room is not recorded.
-    async fn record_join(&self, event_id: &str, user_id: &str, tier: u8, now_ms: i64) -> Result<(), RoomError>;
+    async fn record_join(&self, event_id: &EventId, user_id: &UserId, tier: u8, now_ms: i64) -> Result<(), RoomError>;
     /// These users were admitted with these sessions (a user the record
     /// missed is recorded as joined at their admission). `NoRoom` when the room is not recorded.
-    async fn record_admissions(&self, event_id: &str, admitted: &[(UserId, Session)]) -> Result<(), RoomError>;
+    async fn record_admissions(&self, event_id: &EventId, admitted: &[(UserId, Session)]) -> Result<(), RoomError>;
     /// `user_id`'s session admitted at `admitted_at_ms` ended by
     /// purchase `end` (`None`: the purchase was undone). Other ends are not
     /// recorded: expiry follows from the session. An unrecorded room or user changes nothing.
     async fn record_purchase(
         &self,
-        event_id: &str,
-        user_id: &str,
+        event_id: &EventId,
+        user_id: &UserId,
         admitted_at_ms: i64,
         end: Option<SessionEnd>,
     ) -> Result<(), RoomError>;
     /// The event sold out (an unrecorded room: nothing changes).
-    async fn record_sold_out(&self, event_id: &str) -> Result<(), RoomError>;
+    async fn record_sold_out(&self, event_id: &EventId) -> Result<(), RoomError>;
     /// Everything recorded about `event_id`'s room, `None` when it has none.
-    async fn journal(&self, event_id: &str) -> Result<Option<RoomJournal>, RoomError>;
+    async fn journal(&self, event_id: &EventId) -> Result<Option<RoomJournal>, RoomError>;
 }

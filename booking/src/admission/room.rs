@@ -21,7 +21,7 @@
 //! Times are the caller's (`now_ms`, the service clock): the rooms never read a clock.
 
 use super::queue::{Fairness, QueueError};
-use crate::model::{HoldToken, OrderId, SessionId, UserId};
+use crate::model::{EventId, HoldToken, OrderId, SessionId, UserId};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -100,7 +100,7 @@ pub struct Session {
 impl Session {
     /// The session `user_id` gets on `event_id` when admitted at `admitted_at_ms`
     /// from `position`: its id is derived from those, so every store names it alike.
-    pub fn new(event_id: &str, user_id: &str, position: u64, admitted_at_ms: i64, ttl_ms: i64) -> Self {
+    pub fn new(event_id: &EventId, user_id: &UserId, position: u64, admitted_at_ms: i64, ttl_ms: i64) -> Self {
         let mut h = Sha256::new();
         for part in [event_id.as_bytes(), b"\0", user_id.as_bytes(), b"\0", &admitted_at_ms.to_be_bytes()] {
             h.update(part);
@@ -236,26 +236,26 @@ pub enum RoomError {
 pub trait Rooms: Send + Sync + 'static {
     /// Opens `event_id`'s room with `spec` and the lottery's `seed` (kept secret
     /// until drawn). Idempotent for an equal spec; another spec is `Conflict`.
-    async fn open(&self, event_id: &str, spec: &RoomSpec, seed: [u8; 32]) -> Result<(), RoomError>;
+    async fn open(&self, event_id: &EventId, spec: &RoomSpec, seed: [u8; 32]) -> Result<(), RoomError>;
     /// The room's configuration, if it has one.
-    async fn spec(&self, event_id: &str) -> Result<Option<RoomSpec>, RoomError>;
+    async fn spec(&self, event_id: &EventId) -> Result<Option<RoomSpec>, RoomError>;
     /// Every event with a room, in event-id order.
-    async fn events(&self) -> Result<Vec<String>, RoomError>;
+    async fn events(&self) -> Result<Vec<EventId>, RoomError>;
     /// `user_id` joins in `tier` (priority rooms; 0 otherwise) at `now_ms`;
     /// joining again changes nothing. Answers where they stand.
-    async fn join(&self, event_id: &str, user_id: &str, tier: u8, now_ms: i64) -> Result<Place, RoomError>;
+    async fn join(&self, event_id: &EventId, user_id: &UserId, tier: u8, now_ms: i64) -> Result<Place, RoomError>;
     /// Where `user_id` stands, and the room's gauges.
-    async fn place(&self, event_id: &str, user_id: &str) -> Result<(Place, Gauge), RoomError>;
+    async fn place(&self, event_id: &EventId, user_id: &UserId) -> Result<(Place, Gauge), RoomError>;
     /// One admission pass at `now_ms`: ends sessions past expiry, then admits
     /// up to `min(n, target − active)` in the policy's order (nobody before
     /// opening or once sold out), recording `rate_per_s` for the gauges.
-    async fn admit(&self, event_id: &str, n: u32, rate_per_s: f64, now_ms: i64) -> Result<Admitted, RoomError>;
+    async fn admit(&self, event_id: &EventId, n: u32, rate_per_s: f64, now_ms: i64) -> Result<Admitted, RoomError>;
     /// Ends `user_id`'s session `session_id` for `why` at `now_ms`: its
     /// duration when this call ended it, `None` if it had ended already (or is not theirs).
     async fn end_session(
         &self,
-        event_id: &str,
-        user_id: &str,
+        event_id: &EventId,
+        user_id: &UserId,
         session_id: SessionId,
         why: SessionEnd,
         now_ms: i64,
@@ -266,8 +266,8 @@ pub trait Rooms: Send + Sync + 'static {
     /// counted) again. Answers whether it reopened.
     async fn reopen(
         &self,
-        event_id: &str,
-        user_id: &str,
+        event_id: &EventId,
+        user_id: &UserId,
         session_id: SessionId,
         order_id: OrderId,
         now_ms: i64,
@@ -275,15 +275,15 @@ pub trait Rooms: Send + Sync + 'static {
     /// Rebuilds a room the store lost from `image` (see [`RoomImage`]), as
     /// one atomic change; a room that exists is left as it is. Answers
     /// whether it rebuilt.
-    async fn restore(&self, event_id: &str, image: &RoomImage) -> Result<bool, RoomError>;
+    async fn restore(&self, event_id: &EventId, image: &RoomImage) -> Result<bool, RoomError>;
     /// Marks the event sold out: waiting users read `SoldOut`, nobody else is admitted.
-    async fn sell_out(&self, event_id: &str) -> Result<(), RoomError>;
+    async fn sell_out(&self, event_id: &EventId) -> Result<(), RoomError>;
     /// The lottery's public record (`NoRoom` or a `Queue` error for other policies).
-    async fn lottery(&self, event_id: &str) -> Result<LotteryRecord, RoomError>;
+    async fn lottery(&self, event_id: &EventId) -> Result<LotteryRecord, RoomError>;
     /// Takes or renews the admission lease of `event_id` for `holder` until
     /// `now_ms + lease_ms`: true when `holder` may run this second's admission
     /// pass (one instance at a time; a crashed leader's lease lapses).
-    async fn lead(&self, event_id: &str, holder: &str, lease_ms: i64, now_ms: i64) -> Result<bool, RoomError>;
+    async fn lead(&self, event_id: &EventId, holder: &str, lease_ms: i64, now_ms: i64) -> Result<bool, RoomError>;
 }
 
 #[cfg(test)]

@@ -130,8 +130,8 @@ impl AdmissionSigner {
     pub fn verify(
         &self,
         token: Option<&str>,
-        event_id: &str,
-        user_id: &str,
+        event_id: &EventId,
+        user_id: &UserId,
         now_ms: i64,
         session_open: impl FnOnce(SessionId) -> bool,
     ) -> Result<AdmissionClaims, AdmissionError> {
@@ -149,7 +149,12 @@ impl AdmissionSigner {
     /// its expiry: checked in this order: format, MAC (constant time),
     /// event, user; the first failure is the answer. A caller that admits
     /// on these claims decides on the expiry itself ([`AdmissionClaims::expired`]).
-    pub fn read(&self, token: Option<&str>, event_id: &str, user_id: &str) -> Result<AdmissionClaims, AdmissionError> {
+    pub fn read(
+        &self,
+        token: Option<&str>,
+        event_id: &EventId,
+        user_id: &UserId,
+    ) -> Result<AdmissionClaims, AdmissionError> {
         let token = token.ok_or(AdmissionError::Missing)?;
         if token.len() > MAX_ADMISSION_TOKEN_LEN {
             return Err(AdmissionError::Malformed("too long"));
@@ -161,10 +166,10 @@ impl AdmissionSigner {
         let bytes = B64.decode(payload).map_err(|_| AdmissionError::Malformed("payload encoding"))?;
         let claims: AdmissionClaims =
             serde_json::from_slice(&bytes).map_err(|_| AdmissionError::Malformed("payload"))?;
-        if claims.event_id != event_id {
-            return Err(AdmissionError::OtherEvent { event_id: event_id.into(), token_event: claims.event_id });
+        if claims.event_id != *event_id {
+            return Err(AdmissionError::OtherEvent { event_id: event_id.clone(), token_event: claims.event_id });
         }
-        if claims.user_id != user_id {
+        if claims.user_id != *user_id {
             return Err(AdmissionError::OtherUser);
         }
         Ok(claims)
@@ -194,37 +199,40 @@ mod tests {
 
     #[test]
     fn an_issued_token_admits_its_user_to_its_event_until_it_expires() {
+        let (e1, alice) = (EventId::from("e1"), UserId::from("alice"));
         let s = signer();
         let t = s.issue(&claims());
-        assert_eq!(s.verify(Some(&t), "e1", "alice", NOW_MS + 89_999, |_| true), Ok(claims()));
+        assert_eq!(s.verify(Some(&t), &e1, &alice, NOW_MS + 89_999, |_| true), Ok(claims()));
         assert_eq!(
-            s.verify(Some(&t), "e1", "alice", NOW_MS + 90_000, |_| true),
+            s.verify(Some(&t), &e1, &alice, NOW_MS + 90_000, |_| true),
             Err(AdmissionError::Expired { expired_at: "2025-12-02T03:05:35.678Z".into() })
         );
     }
 
     #[test]
     fn every_bypass_is_refused_with_its_own_error() {
+        let (e1, e2, alice, bob) =
+            (EventId::from("e1"), EventId::from("e2"), UserId::from("alice"), UserId::from("bob"));
         let s = signer();
         let t = s.issue(&claims());
         let ended = SessionId::from_u128(9);
-        assert_eq!(s.verify(None, "e1", "alice", NOW_MS, |_| true), Err(AdmissionError::Missing));
+        assert_eq!(s.verify(None, &e1, &alice, NOW_MS, |_| true), Err(AdmissionError::Missing));
         assert_eq!(
-            s.verify(Some(&t), "e2", "alice", NOW_MS, |_| true),
+            s.verify(Some(&t), &e2, &alice, NOW_MS, |_| true),
             Err(AdmissionError::OtherEvent { event_id: "e2".into(), token_event: "e1".into() })
         );
-        assert_eq!(s.verify(Some(&t), "e1", "bob", NOW_MS, |_| true), Err(AdmissionError::OtherUser));
-        assert_eq!(s.verify(Some(&t), "e1", "alice", NOW_MS, |id| id != ended), Err(AdmissionError::SessionEnded));
+        assert_eq!(s.verify(Some(&t), &e1, &bob, NOW_MS, |_| true), Err(AdmissionError::OtherUser));
+        assert_eq!(s.verify(Some(&t), &e1, &alice, NOW_MS, |id| id != ended), Err(AdmissionError::SessionEnded));
         // Another service's token, and a payload rewritten under the original tag.
         let other = AdmissionSigner::new(b"another-secret-0123").issue(&claims());
-        assert_eq!(s.verify(Some(&other), "e1", "alice", NOW_MS, |_| true), Err(AdmissionError::Forged));
+        assert_eq!(s.verify(Some(&other), &e1, &alice, NOW_MS, |_| true), Err(AdmissionError::Forged));
         let moved = AdmissionClaims { position: 1, ..claims() };
         let forged =
             format!("a1.{}.{}", B64.encode(serde_json::to_vec(&moved).unwrap()), t.rsplit_once('.').unwrap().1);
-        assert_eq!(s.verify(Some(&forged), "e1", "alice", NOW_MS, |_| true), Err(AdmissionError::Forged));
+        assert_eq!(s.verify(Some(&forged), &e1, &alice, NOW_MS, |_| true), Err(AdmissionError::Forged));
         for garbage in ["", "a1.x", "v1.abc.def", &"x".repeat(MAX_ADMISSION_TOKEN_LEN + 1)] {
             assert!(
-                matches!(s.verify(Some(garbage), "e1", "alice", NOW_MS, |_| true), Err(AdmissionError::Malformed(_))),
+                matches!(s.verify(Some(garbage), &e1, &alice, NOW_MS, |_| true), Err(AdmissionError::Malformed(_))),
                 "{garbage:.20}"
             );
         }
@@ -233,13 +241,15 @@ mod tests {
     #[test]
     fn the_first_failing_check_answers() {
         // Another user's expired token for another event: the event is named first.
+        let (e1, e2, alice, bob) =
+            (EventId::from("e1"), EventId::from("e2"), UserId::from("alice"), UserId::from("bob"));
         let s = signer();
         let t = s.issue(&claims());
-        let e = s.verify(Some(&t), "e2", "bob", NOW_MS + 100_000, |_| false).unwrap_err();
+        let e = s.verify(Some(&t), &e2, &bob, NOW_MS + 100_000, |_| false).unwrap_err();
         assert!(matches!(e, AdmissionError::OtherEvent { .. }), "{e:?}");
-        let e = s.verify(Some(&t), "e1", "bob", NOW_MS + 100_000, |_| false).unwrap_err();
+        let e = s.verify(Some(&t), &e1, &bob, NOW_MS + 100_000, |_| false).unwrap_err();
         assert_eq!(e, AdmissionError::OtherUser);
-        let e = s.verify(Some(&t), "e1", "alice", NOW_MS + 100_000, |_| false).unwrap_err();
+        let e = s.verify(Some(&t), &e1, &alice, NOW_MS + 100_000, |_| false).unwrap_err();
         assert!(matches!(e, AdmissionError::Expired { .. }), "{e:?}");
     }
 

@@ -199,15 +199,15 @@ pub struct WaitingRoom {
     provider: Arc<ProviderHealth>,
     /// Rooms the record showed this instance: a recorded room never changes
     /// or goes, so they are kept; an event not here is asked of the record every time.
-    known: Mutex<BTreeMap<String, RoomSpec>>,
+    known: Mutex<BTreeMap<EventId, RoomSpec>>,
     /// Turns true once this instance has seen a room: its ticks start then.
     any_room: tokio::sync::watch::Sender<bool>,
-    laws: Mutex<BTreeMap<String, Law>>,
+    laws: Mutex<BTreeMap<EventId, Law>>,
     law_log: Arc<dyn LawLog>,
     /// The fault seam (planted bugs of the gate).
     faults: crate::fault::FaultSeam,
     /// Per room: hold attempts and refusals since the last tick (this instance's).
-    holds: Mutex<BTreeMap<String, (u64, u64)>>,
+    holds: Mutex<BTreeMap<EventId, (u64, u64)>>,
 }
 
 impl std::fmt::Debug for WaitingRoom {
@@ -253,7 +253,7 @@ impl WaitingRoom {
 
     /// The lottery seed of `event_id`: secret (derived from the admission
     /// secret) until the draw reveals it, and the same on every instance.
-    fn seed(&self, event_id: &str) -> [u8; 32] {
+    fn seed(&self, event_id: &EventId) -> [u8; 32] {
         let mut mac = self.seed_key.clone();
         mac.update(event_id.as_bytes());
         mac.finalize().into_bytes().into()
@@ -262,7 +262,7 @@ impl WaitingRoom {
     /// Opens `event_id`'s room with `spec` (idempotent for an equal spec):
     /// recorded by the authority first, then opened in the rooms; answers
     /// the lottery's commitment for a lottery.
-    pub async fn open(&self, event_id: &str, spec: &RoomSpec) -> Result<Option<String>, WaitingRoomError> {
+    pub async fn open(&self, event_id: &EventId, spec: &RoomSpec) -> Result<Option<String>, WaitingRoomError> {
         if !spec.valid() {
             return Err(RoomError::BadSpec.into());
         }
@@ -279,7 +279,7 @@ impl WaitingRoom {
     /// The room of `event_id` as the authority records it, `None` when it
     /// has none. A room its store lost is rebuilt first; while its store or
     /// the record cannot answer: `Unavailable` (fail closed).
-    pub async fn spec(&self, event_id: &str) -> Result<Option<RoomSpec>, WaitingRoomError> {
+    pub async fn spec(&self, event_id: &EventId) -> Result<Option<RoomSpec>, WaitingRoomError> {
         let known = self.known.lock().expect("known lock").get(event_id).copied();
         let Some(spec) = (match known {
             Some(spec) => Some(spec),
@@ -303,13 +303,13 @@ impl WaitingRoom {
 
     /// Rebuilds `event_id`'s room from the record (see [`RoomImage`]), unless
     /// another call rebuilt it first.
-    async fn restore(&self, event_id: &str) -> Result<(), WaitingRoomError> {
+    async fn restore(&self, event_id: &EventId) -> Result<(), WaitingRoomError> {
         let journal =
             recorded(self.records.journal(event_id).await)?.ok_or_else(|| RoomError::NoRoom(event_id.to_string()))?;
         let image = RoomImage::of(&journal, self.seed(event_id), self.clock.now_ms());
         if self.rooms.restore(event_id, &image).await? {
             tracing::warn!(
-                event_id,
+                event_id = event_id.as_str(),
                 waiting = image.waiting.len(),
                 sessions = image.sessions.len(),
                 "waiting room rebuilt from its record: its store had lost it"
@@ -318,8 +318,8 @@ impl WaitingRoom {
         Ok(())
     }
 
-    fn saw(&self, event_id: &str, spec: RoomSpec) {
-        self.known.lock().expect("known lock").insert(event_id.to_string(), spec);
+    fn saw(&self, event_id: &EventId, spec: RoomSpec) {
+        self.known.lock().expect("known lock").insert(event_id.clone(), spec);
         self.any_room.send_if_modified(|any| !std::mem::replace(any, true));
     }
 
@@ -330,7 +330,7 @@ impl WaitingRoom {
         let _ = rx.wait_for(|any| *any).await;
     }
 
-    async fn room_of(&self, event_id: &str) -> Result<RoomSpec, WaitingRoomError> {
+    async fn room_of(&self, event_id: &EventId) -> Result<RoomSpec, WaitingRoomError> {
         self.spec(event_id).await?.ok_or_else(|| RoomError::NoRoom(event_id.to_string()).into())
     }
 
@@ -340,8 +340,8 @@ impl WaitingRoom {
     pub async fn join(
         &self,
         store: &dyn Store,
-        event_id: &str,
-        user_id: &str,
+        event_id: &EventId,
+        user_id: &UserId,
         tier: Option<u8>,
     ) -> Result<QueueStatus, WaitingRoomError> {
         let spec = self.room_of(event_id).await?;
@@ -364,8 +364,8 @@ impl WaitingRoom {
     pub async fn status(
         &self,
         store: &dyn Store,
-        event_id: &str,
-        user_id: &str,
+        event_id: &EventId,
+        user_id: &UserId,
     ) -> Result<QueueStatus, WaitingRoomError> {
         let spec = self.room_of(event_id).await?;
         let (place, gauge) = self.place(store, event_id, user_id).await?;
@@ -377,8 +377,8 @@ impl WaitingRoom {
     async fn place(
         &self,
         store: &dyn Store,
-        event_id: &str,
-        user_id: &str,
+        event_id: &EventId,
+        user_id: &UserId,
     ) -> Result<(Place, Gauge), WaitingRoomError> {
         let (place, gauge) = self.rooms.place(event_id, user_id).await?;
         let Place::Admitted { session, ended: Some(SessionEnd::Purchased { order_id, .. }) } = place else {
@@ -393,10 +393,10 @@ impl WaitingRoom {
         Ok(self.rooms.place(event_id, user_id).await?)
     }
 
-    fn view(&self, event_id: &str, user_id: &str, spec: &RoomSpec, place: Place, gauge: Gauge) -> QueueStatus {
+    fn view(&self, event_id: &EventId, user_id: &UserId, spec: &RoomSpec, place: Place, gauge: Gauge) -> QueueStatus {
         let now_ms = self.clock.now_ms();
         let mut s = QueueStatus {
-            event_id: EventId::from(event_id),
+            event_id: event_id.clone(),
             state: "not_joined",
             position: None,
             expected_wait_s: None,
@@ -434,8 +434,8 @@ impl WaitingRoom {
                 } else {
                     s.state = "admitted";
                     s.admission_token = Some(self.signer.issue(&AdmissionClaims {
-                        event_id: EventId::from(event_id),
-                        user_id: UserId::from(user_id),
+                        event_id: event_id.clone(),
+                        user_id: user_id.clone(),
                         session_id: session.session_id,
                         position: session.position,
                         issued_at_ms: session.admitted_at_ms,
@@ -459,8 +459,8 @@ impl WaitingRoom {
     pub async fn gate(
         &self,
         store: &dyn Store,
-        event_id: &str,
-        user_id: &str,
+        event_id: &EventId,
+        user_id: &UserId,
         token: Option<&str>,
         what: Use,
     ) -> Result<Option<AdmissionClaims>, WaitingRoomError> {
@@ -496,9 +496,9 @@ impl WaitingRoom {
 
     /// A hold on waiting-room event `event_id` was attempted; `refused` when
     /// a seat was taken (the contention signal). Precondition: the gate admitted it.
-    pub fn hold_attempted(&self, event_id: &str, refused: bool) {
+    pub fn hold_attempted(&self, event_id: &EventId, refused: bool) {
         let mut holds = self.holds.lock().expect("holds lock");
-        let (attempts, refusals) = holds.entry(event_id.to_string()).or_default();
+        let (attempts, refusals) = holds.entry(event_id.clone()).or_default();
         *attempts += 1;
         *refusals += u64::from(refused);
     }
@@ -508,7 +508,7 @@ impl WaitingRoom {
     /// first, then in the rooms. Ending it again changes nothing.
     pub async fn purchased(
         &self,
-        event_id: &str,
+        event_id: &EventId,
         claims: &AdmissionClaims,
         order_id: crate::model::OrderId,
         key_id: uuid::Uuid,
@@ -525,7 +525,7 @@ impl WaitingRoom {
     }
 
     /// The lottery's public record for `event_id` (`NoRoom` or `NotALottery` otherwise).
-    pub async fn lottery(&self, event_id: &str) -> Result<super::room::LotteryRecord, WaitingRoomError> {
+    pub async fn lottery(&self, event_id: &EventId) -> Result<super::room::LotteryRecord, WaitingRoomError> {
         self.room_of(event_id).await?;
         Ok(self.rooms.lottery(event_id).await?)
     }
@@ -591,7 +591,7 @@ impl WaitingRoom {
                 law.sold_out = now_sold_out;
             }
             reports.push(TickReport {
-                event_id: EventId::from(event_id),
+                event_id,
                 decision,
                 expired: u32::try_from(pass.expired_ms.len()).unwrap_or(u32::MAX),
                 admitted: pass.admitted,
@@ -613,8 +613,8 @@ async fn purchase_undone(store: &dyn Store, order_id: crate::model::OrderId) -> 
 }
 
 /// Whether every seat of `event_id` is sold (a store that cannot answer: not yet).
-async fn sold_out_in(store: &dyn Store, event_id: &str) -> bool {
-    match store.seat_map(&EventId::from(event_id)).await {
+async fn sold_out_in(store: &dyn Store, event_id: &EventId) -> bool {
+    match store.seat_map(event_id).await {
         Ok(seats) => !seats.is_empty() && seats.iter().all(|s| s.state == SeatState::Sold),
         Err(_) => false,
     }

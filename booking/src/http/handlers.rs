@@ -14,7 +14,7 @@ use crate::admission::token::AdmissionClaims;
 use crate::admission::waiting_room::Use;
 use crate::fault::CommitPoint;
 use crate::metrics::CheckoutOutcome;
-use crate::model::{EventId, HoldToken, OrderId};
+use crate::model::{EventId, HoldToken, OrderId, UserId};
 use crate::problem_kind::ProblemKind;
 use crate::store::{
     AcquireHold, BeginPayment, BeginPaymentOutcome, CreateEvent, ReleaseHold, SeatMapVersion, StoreError,
@@ -130,8 +130,8 @@ fn admission_token(headers: &HeaderMap) -> Result<Option<&str>, Problem> {
 async fn admit(
     st: &AppState,
     headers: &HeaderMap,
-    event_id: &str,
-    user_id: &str,
+    event_id: &EventId,
+    user_id: &UserId,
     what: Use,
 ) -> Result<Option<AdmissionClaims>, Problem> {
     match st.waiting_room.gate(st.store.as_ref(), event_id, user_id, admission_token(headers)?, what).await {

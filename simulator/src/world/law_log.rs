@@ -24,9 +24,9 @@ impl TracedLawLog {
 }
 
 impl LawLog for TracedLawLog {
-    fn ran(&self, event_id: &str, now_ms: i64, s: &Signals, d: &Decision) {
+    fn ran(&self, event_id: &EventId, now_ms: i64, s: &Signals, d: &Decision) {
         self.recorder.room(RoomEvent::LawRan {
-            event_id: EventId::from(event_id),
+            event_id: event_id.clone(),
             instance: self.instance.clone(),
             life: self.life,
             now_ms,
@@ -38,9 +38,9 @@ impl LawLog for TracedLawLog {
         });
     }
 
-    fn session_ended(&self, event_id: &str, duration_ms: u64) {
+    fn session_ended(&self, event_id: &EventId, duration_ms: u64) {
         self.recorder.room(RoomEvent::LawLearnt {
-            event_id: EventId::from(event_id),
+            event_id: event_id.clone(),
             instance: self.instance.clone(),
             life: self.life,
             duration_ms,

@@ -48,13 +48,13 @@ impl RecordingRooms {
 
 #[async_trait]
 impl Rooms for RecordingRooms {
-    async fn open(&self, event_id: &str, spec: &RoomSpec, seed: [u8; 32]) -> Result<(), RoomError> {
+    async fn open(&self, event_id: &EventId, spec: &RoomSpec, seed: [u8; 32]) -> Result<(), RoomError> {
         self.up()?;
         let first = self.inner.spec(event_id).await?.is_none();
         self.inner.open(event_id, spec, seed).await?;
         if first {
             self.recorder.room(RoomEvent::Opened {
-                event_id: EventId::from(event_id),
+                event_id: event_id.clone(),
                 policy: spec.policy,
                 target_active_sessions: spec.target_active_sessions,
                 opens_at_ms: spec.opens_at_ms,
@@ -65,51 +65,46 @@ impl Rooms for RecordingRooms {
         Ok(())
     }
 
-    async fn spec(&self, event_id: &str) -> Result<Option<RoomSpec>, RoomError> {
+    async fn spec(&self, event_id: &EventId) -> Result<Option<RoomSpec>, RoomError> {
         self.up()?;
         self.inner.spec(event_id).await
     }
 
-    async fn events(&self) -> Result<Vec<String>, RoomError> {
+    async fn events(&self) -> Result<Vec<EventId>, RoomError> {
         self.up()?;
         self.inner.events().await
     }
 
-    async fn join(&self, event_id: &str, user_id: &str, tier: u8, now_ms: i64) -> Result<Place, RoomError> {
+    async fn join(&self, event_id: &EventId, user_id: &UserId, tier: u8, now_ms: i64) -> Result<Place, RoomError> {
         self.up()?;
         let before = self.inner.place(event_id, user_id).await?.0;
         let place = self.inner.join(event_id, user_id, tier, now_ms).await?;
         // A first join, or a new arrival after a session ended.
         let arrived = before == Place::NotJoined || (matches!(before, Place::Admitted { .. }) && before != place);
         if arrived {
-            self.recorder.room(RoomEvent::Joined {
-                event_id: EventId::from(event_id),
-                user: UserId::from(user_id),
-                tier,
-                now_ms,
-            });
+            self.recorder.room(RoomEvent::Joined { event_id: event_id.clone(), user: user_id.clone(), tier, now_ms });
         }
         Ok(place)
     }
 
-    async fn place(&self, event_id: &str, user_id: &str) -> Result<(Place, Gauge), RoomError> {
+    async fn place(&self, event_id: &EventId, user_id: &UserId) -> Result<(Place, Gauge), RoomError> {
         self.up()?;
         self.inner.place(event_id, user_id).await
     }
 
-    async fn admit(&self, event_id: &str, n: u32, rate_per_s: f64, now_ms: i64) -> Result<Admitted, RoomError> {
+    async fn admit(&self, event_id: &EventId, n: u32, rate_per_s: f64, now_ms: i64) -> Result<Admitted, RoomError> {
         self.up()?;
         let pass = self.inner.admit(event_id, n, rate_per_s, now_ms).await?;
         for (user, session) in &pass.admitted {
             self.recorder.room(RoomEvent::Admitted {
-                event_id: EventId::from(event_id),
+                event_id: event_id.clone(),
                 user: user.clone(),
                 session_id: session.session_id,
                 expires_at_ms: session.expires_at_ms,
             });
         }
         self.recorder.room(RoomEvent::Pass {
-            event_id: EventId::from(event_id),
+            event_id: event_id.clone(),
             asked: n,
             admitted: u32::try_from(pass.admitted.len()).unwrap_or(u32::MAX),
             active: pass.active,
@@ -122,8 +117,8 @@ impl Rooms for RecordingRooms {
 
     async fn end_session(
         &self,
-        event_id: &str,
-        user_id: &str,
+        event_id: &EventId,
+        user_id: &UserId,
         session_id: booking::model::SessionId,
         why: SessionEnd,
         now_ms: i64,
@@ -132,8 +127,8 @@ impl Rooms for RecordingRooms {
         let ended = self.inner.end_session(event_id, user_id, session_id, why, now_ms).await?;
         if ended.is_some() {
             self.recorder.room(RoomEvent::Ended {
-                event_id: EventId::from(event_id),
-                user: UserId::from(user_id),
+                event_id: event_id.clone(),
+                user: user_id.clone(),
                 session_id,
                 how: why,
             });
@@ -143,8 +138,8 @@ impl Rooms for RecordingRooms {
 
     async fn reopen(
         &self,
-        event_id: &str,
-        user_id: &str,
+        event_id: &EventId,
+        user_id: &UserId,
         session_id: booking::model::SessionId,
         order_id: OrderId,
         now_ms: i64,
@@ -152,36 +147,32 @@ impl Rooms for RecordingRooms {
         self.up()?;
         let reopened = self.inner.reopen(event_id, user_id, session_id, order_id, now_ms).await?;
         if reopened {
-            self.recorder.room(RoomEvent::Reopened {
-                event_id: EventId::from(event_id),
-                user: UserId::from(user_id),
-                session_id,
-            });
+            self.recorder.room(RoomEvent::Reopened { event_id: event_id.clone(), user: user_id.clone(), session_id });
         }
         Ok(reopened)
     }
 
-    async fn restore(&self, event_id: &str, image: &RoomImage) -> Result<bool, RoomError> {
+    async fn restore(&self, event_id: &EventId, image: &RoomImage) -> Result<bool, RoomError> {
         self.up()?;
         self.inner.restore(event_id, image).await
     }
 
-    async fn sell_out(&self, event_id: &str) -> Result<(), RoomError> {
+    async fn sell_out(&self, event_id: &EventId) -> Result<(), RoomError> {
         self.up()?;
-        let already = self.inner.place(event_id, "").await?.1.sold_out;
+        let already = self.inner.place(event_id, &UserId::default()).await?.1.sold_out;
         self.inner.sell_out(event_id).await?;
         if !already {
-            self.recorder.room(RoomEvent::SoldOut { event_id: EventId::from(event_id) });
+            self.recorder.room(RoomEvent::SoldOut { event_id: event_id.clone() });
         }
         Ok(())
     }
 
-    async fn lottery(&self, event_id: &str) -> Result<LotteryRecord, RoomError> {
+    async fn lottery(&self, event_id: &EventId) -> Result<LotteryRecord, RoomError> {
         self.up()?;
         self.inner.lottery(event_id).await
     }
 
-    async fn lead(&self, event_id: &str, holder: &str, lease_ms: i64, now_ms: i64) -> Result<bool, RoomError> {
+    async fn lead(&self, event_id: &EventId, holder: &str, lease_ms: i64, now_ms: i64) -> Result<bool, RoomError> {
         self.up()?;
         self.inner.lead(event_id, holder, lease_ms, now_ms).await
     }

@@ -27,9 +27,13 @@ fn fifo_admits_nobody_before_someone_who_joined_earlier() {
     }
     assert_eq!(q.admit(5, OPEN_MS - 1), Vec::<UserId>::new(), "nobody before the sale opens");
     assert_eq!(q.admit(4, OPEN_MS), users(4));
-    assert_eq!(q.standing("u004"), Standing::Waiting { position: 1 });
-    assert_eq!(q.standing("u000"), Standing::Admitted);
-    assert_eq!(q.join("u004", 0, 5_000), Ok(Standing::Waiting { position: 1 }), "joining again changes nothing");
+    assert_eq!(q.standing(&UserId::from("u004")), Standing::Waiting { position: 1 });
+    assert_eq!(q.standing(&UserId::from("u000")), Standing::Admitted);
+    assert_eq!(
+        q.join(&UserId::from("u004"), 0, 5_000),
+        Ok(Standing::Waiting { position: 1 }),
+        "joining again changes nothing"
+    );
     assert_eq!(admit_all(&mut q, OPEN_MS), users(10)[4..].to_vec());
 }
 
@@ -42,8 +46,8 @@ fn the_lottery_is_drawn_at_opening_and_anyone_can_recompute_it() {
         assert_eq!(q.join(&u, 0, 10), Ok(Standing::AwaitingDraw));
     }
     assert_eq!(q.reveal(), Err(QueueError::NotDrawn), "the seed stays secret until the draw");
-    q.join("late1", 0, OPEN_MS + 5).unwrap();
-    q.join("late2", 0, OPEN_MS + 6).unwrap();
+    q.join(&UserId::from("late1"), 0, OPEN_MS + 5).unwrap();
+    q.join(&UserId::from("late2"), 0, OPEN_MS + 6).unwrap();
     let admitted = admit_all(&mut q, OPEN_MS + 10);
     // A buyer's check: the revealed seed matches the commitment and recomputes the order.
     let (revealed, joiners) = q.reveal().expect("revealed after the draw");
@@ -60,15 +64,15 @@ fn the_lottery_is_drawn_at_opening_and_anyone_can_recompute_it() {
 #[test]
 fn priority_tiers_go_first_fifo_within_a_tier() {
     let mut q = Queue::new(Fairness::Priority, OPEN_MS);
-    q.join("public1", 1, 1).unwrap();
-    q.join("member1", 0, 2).unwrap();
-    q.join("public2", 1, 3).unwrap();
-    q.join("member2", 0, 4).unwrap();
-    assert_eq!(q.standing("public1"), Standing::Waiting { position: 3 });
-    assert_eq!(q.standing("member2"), Standing::Waiting { position: 2 });
+    q.join(&UserId::from("public1"), 1, 1).unwrap();
+    q.join(&UserId::from("member1"), 0, 2).unwrap();
+    q.join(&UserId::from("public2"), 1, 3).unwrap();
+    q.join(&UserId::from("member2"), 0, 4).unwrap();
+    assert_eq!(q.standing(&UserId::from("public1")), Standing::Waiting { position: 3 });
+    assert_eq!(q.standing(&UserId::from("member2")), Standing::Waiting { position: 2 });
     assert_eq!(admit_all(&mut q, OPEN_MS), ["member1", "member2", "public1", "public2"]);
-    assert_eq!(q.join("x", MAX_TIERS, 0), Err(QueueError::BadTier(MAX_TIERS)));
-    assert_eq!(Queue::new(Fairness::Fifo, 0).join("x", 1, 0), Err(QueueError::BadTier(1)));
+    assert_eq!(q.join(&UserId::from("x"), MAX_TIERS, 0), Err(QueueError::BadTier(MAX_TIERS)));
+    assert_eq!(Queue::new(Fairness::Fifo, 0).join(&UserId::from("x"), 1, 0), Err(QueueError::BadTier(1)));
 }
 
 #[test]
@@ -79,10 +83,10 @@ fn a_sold_out_event_tells_every_waiting_user_at_once() {
     }
     q.admit(2, OPEN_MS);
     q.sold_out();
-    assert_eq!(q.standing("u000"), Standing::Admitted);
-    assert_eq!(q.standing("u004"), Standing::SoldOut);
+    assert_eq!(q.standing(&UserId::from("u000")), Standing::Admitted);
+    assert_eq!(q.standing(&UserId::from("u004")), Standing::SoldOut);
     assert_eq!(q.admit(10, OPEN_MS), Vec::<UserId>::new());
-    assert_eq!(q.join("late", 0, OPEN_MS), Err(QueueError::SoldOut));
+    assert_eq!(q.join(&UserId::from("late"), 0, OPEN_MS), Err(QueueError::SoldOut));
     assert_eq!(q.waiting(), 3);
 }
 
@@ -95,13 +99,13 @@ fn find_tells_joiners_from_strangers_before_and_after_the_draw() {
     for u in users(50) {
         q.join(&u, 0, 10).unwrap();
     }
-    assert_eq!(q.join("u007", 0, 20), Ok(Standing::AwaitingDraw), "joining again changes nothing");
+    assert_eq!(q.join(&UserId::from("u007"), 0, 20), Ok(Standing::AwaitingDraw), "joining again changes nothing");
     assert_eq!(q.waiting(), 50, "no duplicate");
-    assert!(q.has("u049") && !q.has("stranger"));
-    assert_eq!(q.find("u000"), Some(Standing::AwaitingDraw));
-    assert_eq!(q.find("stranger"), None);
+    assert!(q.has(&UserId::from("u049")) && !q.has(&UserId::from("stranger")));
+    assert_eq!(q.find(&UserId::from("u000")), Some(Standing::AwaitingDraw));
+    assert_eq!(q.find(&UserId::from("stranger")), None);
     q.open_if_due(OPEN_MS);
-    assert!(q.has("u049") && !q.has("stranger"), "after the draw too");
+    assert!(q.has(&UserId::from("u049")) && !q.has(&UserId::from("stranger")), "after the draw too");
     let positions: BTreeSet<u64> = users(50)
         .iter()
         .map(|u| match q.find(u) {
@@ -110,8 +114,8 @@ fn find_tells_joiners_from_strangers_before_and_after_the_draw() {
         })
         .collect();
     assert_eq!(positions, (1..=50).collect(), "every joiner has one place");
-    assert_eq!(q.find("stranger"), None);
+    assert_eq!(q.find(&UserId::from("stranger")), None);
     q.sold_out();
-    assert_eq!(q.find("u010"), Some(Standing::SoldOut));
-    assert_eq!(q.find("stranger"), None, "a stranger is still no joiner");
+    assert_eq!(q.find(&UserId::from("u010")), Some(Standing::SoldOut));
+    assert_eq!(q.find(&UserId::from("stranger")), None, "a stranger is still no joiner");
 }

@@ -3,7 +3,7 @@
 use super::RoomRecords;
 use crate::admission::room::image::{JournalUser, RoomJournal};
 use crate::admission::room::{RoomError, RoomSpec, Session, SessionEnd};
-use crate::model::UserId;
+use crate::model::{EventId, UserId};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -18,7 +18,7 @@ struct Room {
 
 #[derive(Debug, Default)]
 struct Records {
-    rooms: BTreeMap<String, Room>,
+    rooms: BTreeMap<EventId, Room>,
     seq: i64,
 }
 
@@ -34,7 +34,7 @@ impl MemRoomRecords {
         Self::default()
     }
 
-    fn with<T>(&self, event_id: &str, f: impl FnOnce(&mut Room, &mut i64) -> T) -> Result<T, RoomError> {
+    fn with<T>(&self, event_id: &EventId, f: impl FnOnce(&mut Room, &mut i64) -> T) -> Result<T, RoomError> {
         let mut inner = self.inner.lock().expect("records lock");
         let Records { rooms, seq } = &mut *inner;
         let journal = rooms.get_mut(event_id).ok_or_else(|| RoomError::NoRoom(event_id.to_string()))?;
@@ -42,33 +42,33 @@ impl MemRoomRecords {
     }
 }
 
-fn user<'a>(room: &'a mut Room, user_id: &str) -> Option<&'a mut JournalUser> {
+fn user<'a>(room: &'a mut Room, user_id: &UserId) -> Option<&'a mut JournalUser> {
     room.users.get_mut(user_id)
 }
 
 #[async_trait]
 impl RoomRecords for MemRoomRecords {
-    async fn record_room(&self, event_id: &str, spec: &RoomSpec) -> Result<(), RoomError> {
+    async fn record_room(&self, event_id: &EventId, spec: &RoomSpec) -> Result<(), RoomError> {
         let mut inner = self.inner.lock().expect("records lock");
         match inner.rooms.get(event_id) {
             Some(j) if j.spec == *spec => Ok(()),
             Some(_) => Err(RoomError::Conflict(event_id.to_string())),
             None => {
-                inner.rooms.insert(event_id.to_string(), Room { spec: *spec, sold_out: false, users: BTreeMap::new() });
+                inner.rooms.insert(event_id.clone(), Room { spec: *spec, sold_out: false, users: BTreeMap::new() });
                 Ok(())
             }
         }
     }
 
-    async fn room(&self, event_id: &str) -> Result<Option<RoomSpec>, RoomError> {
+    async fn room(&self, event_id: &EventId) -> Result<Option<RoomSpec>, RoomError> {
         Ok(self.inner.lock().expect("records lock").rooms.get(event_id).map(|j| j.spec))
     }
 
-    async fn rooms(&self) -> Result<Vec<String>, RoomError> {
+    async fn rooms(&self) -> Result<Vec<EventId>, RoomError> {
         Ok(self.inner.lock().expect("records lock").rooms.keys().cloned().collect())
     }
 
-    async fn record_join(&self, event_id: &str, user_id: &str, tier: u8, now_ms: i64) -> Result<(), RoomError> {
+    async fn record_join(&self, event_id: &EventId, user_id: &UserId, tier: u8, now_ms: i64) -> Result<(), RoomError> {
         self.with(event_id, |journal, seq| {
             *seq += 1;
             match user(journal, user_id) {
@@ -80,19 +80,19 @@ impl RoomRecords for MemRoomRecords {
                 Some(_) => {}
                 None => {
                     let u = JournalUser {
-                        user_id: UserId::from(user_id),
+                        user_id: user_id.clone(),
                         tier,
                         first_joined: (now_ms, *seq),
                         joined: (now_ms, *seq),
                         session: None,
                     };
-                    journal.users.insert(UserId::from(user_id), u);
+                    journal.users.insert(user_id.clone(), u);
                 }
             }
         })
     }
 
-    async fn record_admissions(&self, event_id: &str, admitted: &[(UserId, Session)]) -> Result<(), RoomError> {
+    async fn record_admissions(&self, event_id: &EventId, admitted: &[(UserId, Session)]) -> Result<(), RoomError> {
         self.with(event_id, |journal, seq| {
             for (user_id, session) in admitted {
                 match user(journal, user_id) {
@@ -116,8 +116,8 @@ impl RoomRecords for MemRoomRecords {
 
     async fn record_purchase(
         &self,
-        event_id: &str,
-        user_id: &str,
+        event_id: &EventId,
+        user_id: &UserId,
         admitted_at_ms: i64,
         end: Option<SessionEnd>,
     ) -> Result<(), RoomError> {
@@ -132,7 +132,7 @@ impl RoomRecords for MemRoomRecords {
         Ok(())
     }
 
-    async fn record_sold_out(&self, event_id: &str) -> Result<(), RoomError> {
+    async fn record_sold_out(&self, event_id: &EventId) -> Result<(), RoomError> {
         let mut inner = self.inner.lock().expect("records lock");
         if let Some(room) = inner.rooms.get_mut(event_id) {
             room.sold_out = true;
@@ -140,7 +140,7 @@ impl RoomRecords for MemRoomRecords {
         Ok(())
     }
 
-    async fn journal(&self, event_id: &str) -> Result<Option<RoomJournal>, RoomError> {
+    async fn journal(&self, event_id: &EventId) -> Result<Option<RoomJournal>, RoomError> {
         let inner = self.inner.lock().expect("records lock");
         Ok(inner.rooms.get(event_id).map(|r| RoomJournal {
             spec: r.spec,

@@ -5,7 +5,7 @@
 use super::RoomRecords;
 use crate::admission::room::image::{JournalUser, RoomJournal};
 use crate::admission::room::{Policy, RoomError, RoomSpec, Session, SessionEnd};
-use crate::model::UserId;
+use crate::model::{EventId, UserId};
 use crate::store::circuit::{Circuit, describe};
 use async_trait::async_trait;
 use sqlx::pool::PoolConnection;
@@ -42,7 +42,7 @@ fn unavailable(e: sqlx::Error) -> RoomError {
 
 /// A write's error: a row naming a room that is not recorded (a foreign-key
 /// violation) is `NoRoom`; anything else `Unavailable`.
-fn write_error(event_id: &str) -> impl Fn(sqlx::Error) -> RoomError + '_ {
+fn write_error(event_id: &EventId) -> impl Fn(sqlx::Error) -> RoomError + '_ {
     move |e| match &e {
         sqlx::Error::Database(d) if d.code().as_deref() == Some("23503") => RoomError::NoRoom(event_id.to_string()),
         _ => unavailable(e),
@@ -78,13 +78,13 @@ const SPEC: &str = "SELECT policy, opens_at_ms, target_active_sessions, session_
 
 #[async_trait]
 impl RoomRecords for PgRoomRecords {
-    async fn record_room(&self, event_id: &str, spec: &RoomSpec) -> Result<(), RoomError> {
+    async fn record_room(&self, event_id: &EventId, spec: &RoomSpec) -> Result<(), RoomError> {
         let target = i32::try_from(spec.target_active_sessions).map_err(|_| RoomError::BadSpec)?;
         sqlx::query(
             "INSERT INTO waiting_rooms (event_id, policy, opens_at_ms, target_active_sessions, session_ttl_ms)
              VALUES ($1, $2, $3, $4, $5) ON CONFLICT (event_id) DO NOTHING",
         )
-        .bind(event_id)
+        .bind(event_id.as_str())
         .bind(policy_name(spec.policy))
         .bind(spec.opens_at_ms)
         .bind(target)
@@ -99,20 +99,23 @@ impl RoomRecords for PgRoomRecords {
         }
     }
 
-    async fn room(&self, event_id: &str) -> Result<Option<RoomSpec>, RoomError> {
-        let row =
-            sqlx::query(SPEC).bind(event_id).fetch_optional(&mut *self.conn().await?).await.map_err(unavailable)?;
+    async fn room(&self, event_id: &EventId) -> Result<Option<RoomSpec>, RoomError> {
+        let row = sqlx::query(SPEC)
+            .bind(event_id.as_str())
+            .fetch_optional(&mut *self.conn().await?)
+            .await
+            .map_err(unavailable)?;
         row.as_ref().map(spec_of).transpose()
     }
 
-    async fn rooms(&self) -> Result<Vec<String>, RoomError> {
+    async fn rooms(&self) -> Result<Vec<EventId>, RoomError> {
         sqlx::query_scalar("SELECT event_id FROM waiting_rooms ORDER BY event_id")
             .fetch_all(&mut *self.conn().await?)
             .await
             .map_err(unavailable)
     }
 
-    async fn record_join(&self, event_id: &str, user_id: &str, tier: u8, now_ms: i64) -> Result<(), RoomError> {
+    async fn record_join(&self, event_id: &EventId, user_id: &UserId, tier: u8, now_ms: i64) -> Result<(), RoomError> {
         sqlx::query(
             "INSERT INTO waiting_room_users AS u
                  (event_id, user_id, tier, first_joined_at_ms, first_seq, joined_at_ms, seq)
@@ -123,8 +126,8 @@ impl RoomRecords for PgRoomRecords {
                      purchase_order_id = NULL, purchase_key_id = NULL
                  WHERE u.admitted_at_ms IS NOT NULL",
         )
-        .bind(event_id)
-        .bind(user_id)
+        .bind(event_id.as_str())
+        .bind(user_id.as_str())
         .bind(i16::from(tier))
         .bind(now_ms)
         .execute(&mut *self.conn().await?)
@@ -133,7 +136,7 @@ impl RoomRecords for PgRoomRecords {
         Ok(())
     }
 
-    async fn record_admissions(&self, event_id: &str, admitted: &[(UserId, Session)]) -> Result<(), RoomError> {
+    async fn record_admissions(&self, event_id: &EventId, admitted: &[(UserId, Session)]) -> Result<(), RoomError> {
         if admitted.is_empty() {
             return Ok(());
         }
@@ -151,7 +154,7 @@ impl RoomRecords for PgRoomRecords {
                  SET position = EXCLUDED.position, admitted_at_ms = EXCLUDED.admitted_at_ms,
                      expires_at_ms = EXCLUDED.expires_at_ms, purchase_order_id = NULL, purchase_key_id = NULL",
         )
-        .bind(event_id)
+        .bind(event_id.as_str())
         .bind(&users)
         .bind(&positions)
         .bind(&at)
@@ -164,8 +167,8 @@ impl RoomRecords for PgRoomRecords {
 
     async fn record_purchase(
         &self,
-        event_id: &str,
-        user_id: &str,
+        event_id: &EventId,
+        user_id: &UserId,
         admitted_at_ms: i64,
         end: Option<SessionEnd>,
     ) -> Result<(), RoomError> {
@@ -177,8 +180,8 @@ impl RoomRecords for PgRoomRecords {
             "UPDATE waiting_room_users SET purchase_order_id = $4, purchase_key_id = $5
              WHERE event_id = $1 AND user_id = $2 AND admitted_at_ms = $3",
         )
-        .bind(event_id)
-        .bind(user_id)
+        .bind(event_id.as_str())
+        .bind(user_id.as_str())
         .bind(admitted_at_ms)
         .bind(order)
         .bind(key)
@@ -188,18 +191,21 @@ impl RoomRecords for PgRoomRecords {
         Ok(())
     }
 
-    async fn record_sold_out(&self, event_id: &str) -> Result<(), RoomError> {
+    async fn record_sold_out(&self, event_id: &EventId) -> Result<(), RoomError> {
         sqlx::query("UPDATE waiting_rooms SET sold_out = TRUE WHERE event_id = $1")
-            .bind(event_id)
+            .bind(event_id.as_str())
             .execute(&mut *self.conn().await?)
             .await
             .map_err(unavailable)?;
         Ok(())
     }
 
-    async fn journal(&self, event_id: &str) -> Result<Option<RoomJournal>, RoomError> {
-        let Some(room) =
-            sqlx::query(SPEC).bind(event_id).fetch_optional(&mut *self.conn().await?).await.map_err(unavailable)?
+    async fn journal(&self, event_id: &EventId) -> Result<Option<RoomJournal>, RoomError> {
+        let Some(room) = sqlx::query(SPEC)
+            .bind(event_id.as_str())
+            .fetch_optional(&mut *self.conn().await?)
+            .await
+            .map_err(unavailable)?
         else {
             return Ok(None);
         };
@@ -209,7 +215,7 @@ impl RoomRecords for PgRoomRecords {
                     expires_at_ms, purchase_order_id, purchase_key_id
              FROM waiting_room_users WHERE event_id = $1 ORDER BY seq",
         )
-        .bind(event_id)
+        .bind(event_id.as_str())
         .fetch_all(&mut *self.conn().await?)
         .await
         .map_err(unavailable)?;
@@ -218,7 +224,7 @@ impl RoomRecords for PgRoomRecords {
     }
 }
 
-fn journal_user(event_id: &str, r: &sqlx::postgres::PgRow) -> Result<JournalUser, RoomError> {
+fn journal_user(event_id: &EventId, r: &sqlx::postgres::PgRow) -> Result<JournalUser, RoomError> {
     let get_i64 = |c: &str| r.try_get::<i64, _>(c).map_err(unavailable);
     let user_id: UserId = r.try_get("user_id").map_err(unavailable)?;
     let tier = u8::try_from(r.try_get::<i16, _>("tier").map_err(unavailable)?)

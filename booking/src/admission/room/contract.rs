@@ -6,7 +6,7 @@
 
 use super::{Place, Policy, RoomError, RoomImage, RoomSpec, Rooms, Session, SessionEnd};
 use crate::admission::queue::{QueueError, lottery_order};
-use crate::model::{OrderId, UserId};
+use crate::model::{EventId, OrderId, UserId};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
@@ -38,29 +38,32 @@ pub async fn all(rooms: &dyn Rooms, prefix: &str) {
 
 /// Opening twice with the same spec is fine; another spec conflicts; bad specs are refused.
 pub async fn opening_is_idempotent(rooms: &dyn Rooms, prefix: &str) {
-    let ev = format!("{prefix}-open");
+    let ev = EventId::from(format!("{prefix}-open"));
     rooms.open(&ev, &spec(Policy::Fifo, 3), [1; 32]).await.unwrap();
     rooms.open(&ev, &spec(Policy::Fifo, 3), [1; 32]).await.unwrap();
-    assert_eq!(rooms.open(&ev, &spec(Policy::Fifo, 4), [1; 32]).await, Err(RoomError::Conflict(ev.clone())));
+    assert_eq!(rooms.open(&ev, &spec(Policy::Fifo, 4), [1; 32]).await, Err(RoomError::Conflict(ev.to_string())));
     assert_eq!(rooms.spec(&ev).await.unwrap(), Some(spec(Policy::Fifo, 3)));
     assert!(rooms.events().await.unwrap().contains(&ev));
     let bad = RoomSpec { target_active_sessions: 0, ..spec(Policy::Fifo, 1) };
-    assert_eq!(rooms.open(&format!("{prefix}-bad"), &bad, [1; 32]).await, Err(RoomError::BadSpec));
-    assert_eq!(rooms.spec(&format!("{prefix}-none")).await.unwrap(), None);
-    let none = rooms.join(&format!("{prefix}-none"), "u", 0, OPEN_MS).await;
+    assert_eq!(rooms.open(&EventId::from(format!("{prefix}-bad")), &bad, [1; 32]).await, Err(RoomError::BadSpec));
+    assert_eq!(rooms.spec(&EventId::from(format!("{prefix}-none"))).await.unwrap(), None);
+    let none = rooms.join(&EventId::from(format!("{prefix}-none")), &UserId::from("u"), 0, OPEN_MS).await;
     assert_eq!(none, Err(RoomError::NoRoom(format!("{prefix}-none"))));
 }
 
 /// Places follow arrival order; nobody is admitted before opening; admissions follow places.
 pub async fn fifo_keeps_arrival_order(rooms: &dyn Rooms, prefix: &str) {
-    let ev = format!("{prefix}-fifo");
+    let ev = EventId::from(format!("{prefix}-fifo"));
     rooms.open(&ev, &spec(Policy::Fifo, 100), [2; 32]).await.unwrap();
     for i in 0..10 {
         let place = rooms.join(&ev, &user(i), 0, OPEN_MS - 100 + i as i64).await.unwrap();
         assert_eq!(place, Place::Waiting { position: i as u64 + 1 });
     }
     assert_eq!(rooms.join(&ev, &user(3), 0, OPEN_MS).await.unwrap(), Place::Waiting { position: 4 }, "rejoin");
-    assert_eq!(rooms.join(&ev, "tiered", 1, OPEN_MS).await, Err(RoomError::Queue(QueueError::BadTier(1))));
+    assert_eq!(
+        rooms.join(&ev, &UserId::from("tiered"), 1, OPEN_MS).await,
+        Err(RoomError::Queue(QueueError::BadTier(1)))
+    );
     let early = rooms.admit(&ev, 5, 1.0, OPEN_MS - 1).await.unwrap();
     assert!(early.admitted.is_empty(), "nobody before the sale opens");
     let batch = rooms.admit(&ev, 4, 2.5, OPEN_MS).await.unwrap();
@@ -78,12 +81,12 @@ pub async fn fifo_keeps_arrival_order(rooms: &dyn Rooms, prefix: &str) {
         }
         other => panic!("admitted user reads {other:?}"),
     }
-    assert_eq!(rooms.place(&ev, "stranger").await.unwrap().0, Place::NotJoined);
+    assert_eq!(rooms.place(&ev, &UserId::from("stranger")).await.unwrap().0, Place::NotJoined);
 }
 
 /// However passes interleave, open sessions never pass the target.
 pub async fn admission_never_passes_the_target(rooms: &dyn Rooms, prefix: &str) {
-    let ev = format!("{prefix}-target");
+    let ev = EventId::from(format!("{prefix}-target"));
     rooms.open(&ev, &spec(Policy::Fifo, 5), [3; 32]).await.unwrap();
     for i in 0..20 {
         rooms.join(&ev, &user(i), 0, OPEN_MS).await.unwrap();
@@ -105,7 +108,7 @@ fn purchase(n: u8) -> SessionEnd {
 
 /// A session ends once, by its purchase; expired sessions end at the next pass and free room.
 pub async fn sessions_end_once_and_expire(rooms: &dyn Rooms, prefix: &str) {
-    let ev = format!("{prefix}-end");
+    let ev = EventId::from(format!("{prefix}-end"));
     rooms.open(&ev, &spec(Policy::Fifo, 2), [4; 32]).await.unwrap();
     for i in 0..4 {
         rooms.join(&ev, &user(i), 0, OPEN_MS).await.unwrap();
@@ -134,7 +137,7 @@ pub async fn sessions_end_once_and_expire(rooms: &dyn Rooms, prefix: &str) {
 /// A purchase whose order failed is undone until the session's expiry, and
 /// only by that order; the reopened session counts again.
 pub async fn failed_purchases_reopen(rooms: &dyn Rooms, prefix: &str) {
-    let ev = format!("{prefix}-reopen");
+    let ev = EventId::from(format!("{prefix}-reopen"));
     rooms.open(&ev, &spec(Policy::Fifo, 1), [9; 32]).await.unwrap();
     rooms.join(&ev, &user(0), 0, OPEN_MS).await.unwrap();
     rooms.join(&ev, &user(1), 0, OPEN_MS).await.unwrap();
@@ -156,7 +159,7 @@ pub async fn failed_purchases_reopen(rooms: &dyn Rooms, prefix: &str) {
 /// arrival, behind everyone waiting; an open session's holder stays admitted.
 pub async fn ended_sessions_rejoin_at_the_back(rooms: &dyn Rooms, prefix: &str) {
     for policy in [Policy::Fifo, Policy::Lottery, Policy::Priority] {
-        let ev = format!("{prefix}-rejoin-{policy:?}");
+        let ev = EventId::from(format!("{prefix}-rejoin-{policy:?}"));
         rooms.open(&ev, &spec(policy, 2), [10; 32]).await.unwrap();
         for i in 0..4 {
             rooms.join(&ev, &user(i), 0, OPEN_MS - 10 + i as i64).await.unwrap();
@@ -183,10 +186,10 @@ pub async fn ended_sessions_rejoin_at_the_back(rooms: &dyn Rooms, prefix: &str) 
 
 /// A room rebuilt from an image stands as the image says, and only once.
 pub async fn restores_stand_as_recorded(rooms: &dyn Rooms, prefix: &str) {
-    let ev = format!("{prefix}-restore");
+    let ev = EventId::from(format!("{prefix}-restore"));
     let s = spec(Policy::Fifo, 2);
-    let open = Session::new(&ev, "a", 1, OPEN_MS, TTL_MS);
-    let bought = Session::new(&ev, "b", 2, OPEN_MS, TTL_MS);
+    let open = Session::new(&ev, &UserId::from("a"), 1, OPEN_MS, TTL_MS);
+    let bought = Session::new(&ev, &UserId::from("b"), 2, OPEN_MS, TTL_MS);
     let image = RoomImage {
         spec: s,
         seed: [11; 32],
@@ -199,15 +202,18 @@ pub async fn restores_stand_as_recorded(rooms: &dyn Rooms, prefix: &str) {
     assert!(rooms.restore(&ev, &image).await.unwrap());
     assert!(!rooms.restore(&ev, &RoomImage { waiting: vec![], ..image.clone() }).await.unwrap(), "once");
     assert_eq!(rooms.spec(&ev).await.unwrap(), Some(s));
-    assert_eq!(rooms.place(&ev, "a").await.unwrap().0, Place::Admitted { session: open, ended: None });
-    assert_eq!(rooms.place(&ev, "b").await.unwrap().0, Place::Admitted { session: bought, ended: Some(purchase(1)) });
-    let (place, gauge) = rooms.place(&ev, "w1").await.unwrap();
+    assert_eq!(rooms.place(&ev, &UserId::from("a")).await.unwrap().0, Place::Admitted { session: open, ended: None });
+    assert_eq!(
+        rooms.place(&ev, &UserId::from("b")).await.unwrap().0,
+        Place::Admitted { session: bought, ended: Some(purchase(1)) }
+    );
+    let (place, gauge) = rooms.place(&ev, &UserId::from("w1")).await.unwrap();
     assert_eq!((place, gauge.waiting, gauge.active), (Place::Waiting { position: 2 }, 2, 1));
-    assert_eq!(rooms.join(&ev, "new", 0, OPEN_MS + 5).await.unwrap(), Place::Waiting { position: 3 });
+    assert_eq!(rooms.join(&ev, &UserId::from("new"), 0, OPEN_MS + 5).await.unwrap(), Place::Waiting { position: 3 });
     let order: Vec<UserId> =
         rooms.admit(&ev, 5, 1.0, OPEN_MS + 10).await.unwrap().admitted.into_iter().map(|(u, _)| u).collect();
     assert_eq!(order, vec!["w2".to_string()], "one place free under the target, in the image's order");
-    let lottery = format!("{prefix}-restore-lottery");
+    let lottery = EventId::from(format!("{prefix}-restore-lottery"));
     let joiners: Vec<UserId> = (0..6).map(user).collect();
     let undrawn = RoomImage {
         spec: spec(Policy::Lottery, 10),
@@ -227,7 +233,7 @@ pub async fn restores_stand_as_recorded(rooms: &dyn Rooms, prefix: &str) {
 
 /// The lottery's order is recomputable from its revealed seed; the commitment is the seed's hash.
 pub async fn lottery_is_recomputable(rooms: &dyn Rooms, prefix: &str) {
-    let ev = format!("{prefix}-lottery");
+    let ev = EventId::from(format!("{prefix}-lottery"));
     let seed = [5u8; 32];
     rooms.open(&ev, &spec(Policy::Lottery, 100), seed).await.unwrap();
     let record = rooms.lottery(&ev).await.unwrap();
@@ -237,7 +243,7 @@ pub async fn lottery_is_recomputable(rooms: &dyn Rooms, prefix: &str) {
     for (i, u) in joiners.iter().enumerate() {
         assert_eq!(rooms.join(&ev, u, 0, OPEN_MS - 1_000 + i as i64).await.unwrap(), Place::AwaitingDraw);
     }
-    assert_eq!(rooms.join(&ev, "late", 0, OPEN_MS + 10).await.unwrap(), Place::Waiting { position: 13 });
+    assert_eq!(rooms.join(&ev, &UserId::from("late"), 0, OPEN_MS + 10).await.unwrap(), Place::Waiting { position: 13 });
     let record = rooms.lottery(&ev).await.unwrap();
     let revealed: [u8; 32] = hex::decode(record.seed.expect("revealed after the draw")).unwrap().try_into().unwrap();
     assert_eq!(record.joiners.as_deref(), Some(joiners.as_slice()));
@@ -249,21 +255,21 @@ pub async fn lottery_is_recomputable(rooms: &dyn Rooms, prefix: &str) {
     }
     assert_eq!(&admitted[..12], expected.as_slice(), "admitted in the recomputed order");
     assert_eq!(admitted[12], "late", "later arrivals follow");
-    let fifo = format!("{prefix}-fifo-nolottery");
+    let fifo = EventId::from(format!("{prefix}-fifo-nolottery"));
     rooms.open(&fifo, &spec(Policy::Fifo, 1), seed).await.unwrap();
-    assert_eq!(rooms.lottery(&fifo).await, Err(RoomError::NotALottery(fifo.clone())));
+    assert_eq!(rooms.lottery(&fifo).await, Err(RoomError::NotALottery(fifo.to_string())));
 }
 
 /// Lower tiers are admitted first, FIFO within a tier.
 pub async fn priority_tiers_go_first(rooms: &dyn Rooms, prefix: &str) {
-    let ev = format!("{prefix}-priority");
+    let ev = EventId::from(format!("{prefix}-priority"));
     rooms.open(&ev, &spec(Policy::Priority, 100), [6; 32]).await.unwrap();
     let joins = [("p1", 1), ("m1", 0), ("p2", 1), ("m2", 0), ("v1", 2)];
     for (i, (u, tier)) in joins.iter().enumerate() {
-        rooms.join(&ev, u, *tier, OPEN_MS + i as i64).await.unwrap();
+        rooms.join(&ev, &UserId::from(*u), *tier, OPEN_MS + i as i64).await.unwrap();
     }
-    assert_eq!(rooms.place(&ev, "p1").await.unwrap().0, Place::Waiting { position: 3 });
-    assert_eq!(rooms.join(&ev, "x", 8, OPEN_MS).await, Err(RoomError::Queue(QueueError::BadTier(8))));
+    assert_eq!(rooms.place(&ev, &UserId::from("p1")).await.unwrap().0, Place::Waiting { position: 3 });
+    assert_eq!(rooms.join(&ev, &UserId::from("x"), 8, OPEN_MS).await, Err(RoomError::Queue(QueueError::BadTier(8))));
     let batch = rooms.admit(&ev, 10, 1.0, OPEN_MS + 10).await.unwrap();
     let names: Vec<_> = batch.admitted.iter().map(|(u, _)| u.as_str()).collect();
     assert_eq!(names, ["m1", "m2", "p1", "p2", "v1"]);
@@ -271,7 +277,7 @@ pub async fn priority_tiers_go_first(rooms: &dyn Rooms, prefix: &str) {
 
 /// Once sold out, waiting users read it, nobody is admitted, nobody joins.
 pub async fn sold_out_tells_the_waiting(rooms: &dyn Rooms, prefix: &str) {
-    let ev = format!("{prefix}-soldout");
+    let ev = EventId::from(format!("{prefix}-soldout"));
     rooms.open(&ev, &spec(Policy::Fifo, 10), [7; 32]).await.unwrap();
     for i in 0..3 {
         rooms.join(&ev, &user(i), 0, OPEN_MS).await.unwrap();
@@ -283,13 +289,16 @@ pub async fn sold_out_tells_the_waiting(rooms: &dyn Rooms, prefix: &str) {
     assert_eq!(place, Place::SoldOut);
     assert!(gauge.sold_out);
     assert!(rooms.admit(&ev, 5, 1.0, OPEN_MS + 1).await.unwrap().admitted.is_empty());
-    assert_eq!(rooms.join(&ev, "late", 0, OPEN_MS + 2).await, Err(RoomError::Queue(QueueError::SoldOut)));
+    assert_eq!(
+        rooms.join(&ev, &UserId::from("late"), 0, OPEN_MS + 2).await,
+        Err(RoomError::Queue(QueueError::SoldOut))
+    );
     assert_eq!(rooms.join(&ev, &user(2), 0, OPEN_MS + 2).await.unwrap(), Place::SoldOut, "rejoin reads sold out");
 }
 
 /// One leader at a time; the lease lapses.
 pub async fn one_leader_at_a_time(rooms: &dyn Rooms, prefix: &str) {
-    let ev = format!("{prefix}-lead");
+    let ev = EventId::from(format!("{prefix}-lead"));
     rooms.open(&ev, &spec(Policy::Fifo, 1), [8; 32]).await.unwrap();
     assert!(rooms.lead(&ev, "a", 1_500, OPEN_MS).await.unwrap());
     assert!(!rooms.lead(&ev, "b", 1_500, OPEN_MS + 1_000).await.unwrap());

@@ -2,6 +2,7 @@
 //! Redis answers at start ([`LazyRedisRooms`]).
 
 use super::{Admitted, Gauge, LotteryRecord, Place, RedisRooms, RoomError, RoomImage, RoomSpec, Rooms, SessionEnd};
+use crate::model::{EventId, UserId};
 use std::time::Duration;
 
 /// The waiting rooms in Redis, connected once Redis answers: like the seat-map
@@ -57,28 +58,28 @@ impl LazyRedisRooms {
 
 #[async_trait::async_trait]
 impl Rooms for LazyRedisRooms {
-    async fn open(&self, event_id: &str, spec: &RoomSpec, seed: [u8; 32]) -> Result<(), RoomError> {
+    async fn open(&self, event_id: &EventId, spec: &RoomSpec, seed: [u8; 32]) -> Result<(), RoomError> {
         self.rooms().await?.open(event_id, spec, seed).await
     }
-    async fn spec(&self, event_id: &str) -> Result<Option<RoomSpec>, RoomError> {
+    async fn spec(&self, event_id: &EventId) -> Result<Option<RoomSpec>, RoomError> {
         self.rooms().await?.spec(event_id).await
     }
-    async fn events(&self) -> Result<Vec<String>, RoomError> {
+    async fn events(&self) -> Result<Vec<EventId>, RoomError> {
         self.rooms().await?.events().await
     }
-    async fn join(&self, event_id: &str, user_id: &str, tier: u8, now_ms: i64) -> Result<Place, RoomError> {
+    async fn join(&self, event_id: &EventId, user_id: &UserId, tier: u8, now_ms: i64) -> Result<Place, RoomError> {
         self.rooms().await?.join(event_id, user_id, tier, now_ms).await
     }
-    async fn place(&self, event_id: &str, user_id: &str) -> Result<(Place, Gauge), RoomError> {
+    async fn place(&self, event_id: &EventId, user_id: &UserId) -> Result<(Place, Gauge), RoomError> {
         self.rooms().await?.place(event_id, user_id).await
     }
-    async fn admit(&self, event_id: &str, n: u32, rate_per_s: f64, now_ms: i64) -> Result<Admitted, RoomError> {
+    async fn admit(&self, event_id: &EventId, n: u32, rate_per_s: f64, now_ms: i64) -> Result<Admitted, RoomError> {
         self.rooms().await?.admit(event_id, n, rate_per_s, now_ms).await
     }
     async fn end_session(
         &self,
-        event_id: &str,
-        user_id: &str,
+        event_id: &EventId,
+        user_id: &UserId,
         session_id: crate::model::SessionId,
         why: SessionEnd,
         now_ms: i64,
@@ -87,24 +88,24 @@ impl Rooms for LazyRedisRooms {
     }
     async fn reopen(
         &self,
-        event_id: &str,
-        user_id: &str,
+        event_id: &EventId,
+        user_id: &UserId,
         session_id: crate::model::SessionId,
         order_id: crate::model::OrderId,
         now_ms: i64,
     ) -> Result<bool, RoomError> {
         self.rooms().await?.reopen(event_id, user_id, session_id, order_id, now_ms).await
     }
-    async fn restore(&self, event_id: &str, image: &RoomImage) -> Result<bool, RoomError> {
+    async fn restore(&self, event_id: &EventId, image: &RoomImage) -> Result<bool, RoomError> {
         self.rooms().await?.restore(event_id, image).await
     }
-    async fn sell_out(&self, event_id: &str) -> Result<(), RoomError> {
+    async fn sell_out(&self, event_id: &EventId) -> Result<(), RoomError> {
         self.rooms().await?.sell_out(event_id).await
     }
-    async fn lottery(&self, event_id: &str) -> Result<LotteryRecord, RoomError> {
+    async fn lottery(&self, event_id: &EventId) -> Result<LotteryRecord, RoomError> {
         self.rooms().await?.lottery(event_id).await
     }
-    async fn lead(&self, event_id: &str, holder: &str, lease_ms: i64, now_ms: i64) -> Result<bool, RoomError> {
+    async fn lead(&self, event_id: &EventId, holder: &str, lease_ms: i64, now_ms: i64) -> Result<bool, RoomError> {
         self.rooms().await?.lead(event_id, holder, lease_ms, now_ms).await
     }
 }

@@ -5,7 +5,7 @@ use super::{
     Admitted, Gauge, LotteryRecord, MAX_ROOMS, Place, RoomError, RoomImage, RoomSpec, Rooms, Session, SessionEnd,
 };
 use crate::admission::queue::{Queue, Standing};
-use crate::model::{OrderId, SessionId, UserId};
+use crate::model::{EventId, OrderId, SessionId, UserId};
 use async_trait::async_trait;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
@@ -28,7 +28,7 @@ struct Room {
 /// The waiting rooms in memory.
 #[derive(Debug, Default)]
 pub struct MemRooms {
-    rooms: Mutex<BTreeMap<String, Room>>,
+    rooms: Mutex<BTreeMap<EventId, Room>>,
 }
 
 impl MemRooms {
@@ -43,7 +43,7 @@ impl MemRooms {
         self.rooms.lock().expect("rooms lock").clear();
     }
 
-    fn with<T>(&self, event_id: &str, f: impl FnOnce(&mut Room) -> Result<T, RoomError>) -> Result<T, RoomError> {
+    fn with<T>(&self, event_id: &EventId, f: impl FnOnce(&mut Room) -> Result<T, RoomError>) -> Result<T, RoomError> {
         let mut rooms = self.rooms.lock().expect("rooms lock");
         let room = rooms.get_mut(event_id).ok_or_else(|| RoomError::NoRoom(event_id.to_string()))?;
         f(room)
@@ -51,7 +51,7 @@ impl MemRooms {
 }
 
 impl Room {
-    fn place(&self, user_id: &str) -> Place {
+    fn place(&self, user_id: &UserId) -> Place {
         if let Some((session, ended)) = self.sessions.get(user_id) {
             return Place::Admitted { session: *session, ended: *ended };
         }
@@ -77,7 +77,7 @@ impl Room {
 
 #[async_trait]
 impl Rooms for MemRooms {
-    async fn open(&self, event_id: &str, spec: &RoomSpec, seed: [u8; 32]) -> Result<(), RoomError> {
+    async fn open(&self, event_id: &EventId, spec: &RoomSpec, seed: [u8; 32]) -> Result<(), RoomError> {
         if !spec.valid() {
             return Err(RoomError::BadSpec);
         }
@@ -94,7 +94,7 @@ impl Rooms for MemRooms {
         }
         let queue = Queue::new(spec.policy.fairness(seed), spec.opens_at_ms);
         rooms.insert(
-            event_id.to_string(),
+            event_id.clone(),
             Room {
                 spec: *spec,
                 seed,
@@ -109,15 +109,15 @@ impl Rooms for MemRooms {
         Ok(())
     }
 
-    async fn spec(&self, event_id: &str) -> Result<Option<RoomSpec>, RoomError> {
+    async fn spec(&self, event_id: &EventId) -> Result<Option<RoomSpec>, RoomError> {
         Ok(self.rooms.lock().expect("rooms lock").get(event_id).map(|r| r.spec))
     }
 
-    async fn events(&self) -> Result<Vec<String>, RoomError> {
+    async fn events(&self) -> Result<Vec<EventId>, RoomError> {
         Ok(self.rooms.lock().expect("rooms lock").keys().cloned().collect())
     }
 
-    async fn join(&self, event_id: &str, user_id: &str, tier: u8, now_ms: i64) -> Result<Place, RoomError> {
+    async fn join(&self, event_id: &EventId, user_id: &UserId, tier: u8, now_ms: i64) -> Result<Place, RoomError> {
         self.with(event_id, |room| {
             if let Some((session, ended)) = room.sessions.get(user_id).copied() {
                 if ended.is_none() && session.expires_at_ms > now_ms {
@@ -129,7 +129,7 @@ impl Rooms for MemRooms {
                 }
                 room.queue.rejoin(user_id, tier, now_ms)?;
                 room.sessions.remove(user_id);
-                room.open.remove(&(session.expires_at_ms, UserId::from(user_id)));
+                room.open.remove(&(session.expires_at_ms, user_id.clone()));
                 return Ok(room.place(user_id));
             }
             if room.queue.has(user_id) {
@@ -143,11 +143,11 @@ impl Rooms for MemRooms {
         })
     }
 
-    async fn place(&self, event_id: &str, user_id: &str) -> Result<(Place, Gauge), RoomError> {
+    async fn place(&self, event_id: &EventId, user_id: &UserId) -> Result<(Place, Gauge), RoomError> {
         self.with(event_id, |room| Ok((room.place(user_id), room.gauge())))
     }
 
-    async fn admit(&self, event_id: &str, n: u32, rate_per_s: f64, now_ms: i64) -> Result<Admitted, RoomError> {
+    async fn admit(&self, event_id: &EventId, n: u32, rate_per_s: f64, now_ms: i64) -> Result<Admitted, RoomError> {
         self.with(event_id, |room| {
             let mut expired_ms = Vec::new();
             while let Some((expires_at_ms, user)) = room.open.first().cloned() {
@@ -183,8 +183,8 @@ impl Rooms for MemRooms {
 
     async fn end_session(
         &self,
-        event_id: &str,
-        user_id: &str,
+        event_id: &EventId,
+        user_id: &UserId,
         session_id: SessionId,
         why: SessionEnd,
         now_ms: i64,
@@ -195,7 +195,7 @@ impl Rooms for MemRooms {
                 return Ok(None);
             }
             *ended = Some(why);
-            let removed = room.open.remove(&(session.expires_at_ms, UserId::from(user_id)));
+            let removed = room.open.remove(&(session.expires_at_ms, user_id.clone()));
             assert!(removed, "an open session is in the open set");
             Ok(Some(u64::try_from(now_ms - session.admitted_at_ms).unwrap_or(0)))
         })
@@ -203,8 +203,8 @@ impl Rooms for MemRooms {
 
     async fn reopen(
         &self,
-        event_id: &str,
-        user_id: &str,
+        event_id: &EventId,
+        user_id: &UserId,
         session_id: SessionId,
         order_id: OrderId,
         now_ms: i64,
@@ -216,12 +216,12 @@ impl Rooms for MemRooms {
                 return Ok(false);
             }
             *ended = None;
-            room.open.insert((session.expires_at_ms, UserId::from(user_id)));
+            room.open.insert((session.expires_at_ms, user_id.clone()));
             Ok(true)
         })
     }
 
-    async fn restore(&self, event_id: &str, image: &RoomImage) -> Result<bool, RoomError> {
+    async fn restore(&self, event_id: &EventId, image: &RoomImage) -> Result<bool, RoomError> {
         if !image.spec.valid() {
             return Err(RoomError::BadSpec);
         }
@@ -257,11 +257,11 @@ impl Rooms for MemRooms {
             sold_out: image.sold_out,
             lease: None,
         };
-        rooms.insert(event_id.to_string(), room);
+        rooms.insert(event_id.clone(), room);
         Ok(true)
     }
 
-    async fn sell_out(&self, event_id: &str) -> Result<(), RoomError> {
+    async fn sell_out(&self, event_id: &EventId) -> Result<(), RoomError> {
         self.with(event_id, |room| {
             room.sold_out = true;
             room.queue.sold_out();
@@ -269,7 +269,7 @@ impl Rooms for MemRooms {
         })
     }
 
-    async fn lottery(&self, event_id: &str) -> Result<LotteryRecord, RoomError> {
+    async fn lottery(&self, event_id: &EventId) -> Result<LotteryRecord, RoomError> {
         self.with(event_id, |room| {
             let commitment = room.queue.commitment().ok_or_else(|| RoomError::NotALottery(event_id.to_string()))?;
             let (seed, joiners) = match room.queue.reveal() {
@@ -280,7 +280,7 @@ impl Rooms for MemRooms {
         })
     }
 
-    async fn lead(&self, event_id: &str, holder: &str, lease_ms: i64, now_ms: i64) -> Result<bool, RoomError> {
+    async fn lead(&self, event_id: &EventId, holder: &str, lease_ms: i64, now_ms: i64) -> Result<bool, RoomError> {
         self.with(event_id, |room| {
             let free = match &room.lease {
                 None => true,

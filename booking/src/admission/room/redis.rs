@@ -72,7 +72,7 @@ use super::{
     SessionEnd,
 };
 use crate::admission::queue::{MAX_QUEUE_USERS, MAX_TIERS, QueueError, lottery_order};
-use crate::model::{OrderId, SessionId, UserId};
+use crate::model::{EventId, OrderId, SessionId, UserId};
 use async_trait::async_trait;
 use redis::{Script, Value};
 use sha2::{Digest, Sha256};
@@ -443,7 +443,7 @@ impl Refusal {
     }
 
     /// The contract's error for this refusal on `event_id` (`tier`: the tier the call gave).
-    fn error(self, event_id: &str, tier: u8) -> RoomError {
+    fn error(self, event_id: &EventId, tier: u8) -> RoomError {
         match self {
             Self::NoRoom => RoomError::NoRoom(event_id.to_string()),
             Self::Conflict => RoomError::Conflict(event_id.to_string()),
@@ -460,7 +460,7 @@ impl Refusal {
     }
 }
 
-fn corrupt(event_id: &str, what: &str) -> RoomError {
+fn corrupt(event_id: &EventId, what: &str) -> RoomError {
     RoomError::Unavailable(format!("event {event_id}: malformed waiting-room data in redis ({what})"))
 }
 
@@ -479,7 +479,7 @@ fn in_range(name: &str, value: i64) -> Result<(), RoomError> {
 
 /// Reads a script's answer, naming the event in errors.
 struct Reader<'a> {
-    event_id: &'a str,
+    event_id: &'a EventId,
 }
 
 impl Reader<'_> {
@@ -552,7 +552,7 @@ impl Reader<'_> {
     }
 
     /// A stored session (`position|admitted_at|expires_at|end`) of `user_id`.
-    fn session(&self, user_id: &str, stored: &str) -> Result<(Session, Option<SessionEnd>), RoomError> {
+    fn session(&self, user_id: &UserId, stored: &str) -> Result<(Session, Option<SessionEnd>), RoomError> {
         let parts: Vec<&str> = stored.split('|').collect();
         let [pos, at, exp, end] = parts.as_slice() else { return Err(self.bad("session")) };
         let position: u64 = pos.parse().map_err(|_| self.bad("session position"))?;
@@ -573,7 +573,7 @@ impl Reader<'_> {
     }
 
     /// A place as the prelude's `place` answers it.
-    fn place(&self, user_id: &str, v: &Value) -> Result<Place, RoomError> {
+    fn place(&self, user_id: &UserId, v: &Value) -> Result<Place, RoomError> {
         let items = self.array(v)?;
         let tag = self.text(self.get(items, 0)?)?;
         Ok(match tag.as_str() {
@@ -616,7 +616,7 @@ fn stored_session(session: &Session, end: Option<SessionEnd>) -> String {
 }
 
 /// The OPEN script's arguments for `spec` (`BadSpec` when out of range).
-fn open_args(event_id: &str, spec: &RoomSpec, seed: [u8; 32]) -> Result<[String; 9], RoomError> {
+fn open_args(event_id: &EventId, spec: &RoomSpec, seed: [u8; 32]) -> Result<[String; 9], RoomError> {
     if !spec.valid() || in_range("opens_at_ms", spec.opens_at_ms).is_err() || spec.session_ttl_ms > MS_LIMIT {
         return Err(RoomError::BadSpec);
     }
@@ -671,7 +671,7 @@ impl RedisRooms {
     }
 
     /// The room's keys, in the order the scripts' prelude names them.
-    fn keys(&self, event_id: &str) -> [String; 7] {
+    fn keys(&self, event_id: &EventId) -> [String; 7] {
         let k = |part: &str| format!("{}:room:{event_id}:{part}", self.prefix);
         [k("meta"), k("waiting"), k("pre_draw"), k("joined"), k("sessions"), k("open"), self.events_key()]
     }
@@ -684,7 +684,7 @@ impl RedisRooms {
     async fn run(
         &self,
         script: &Script,
-        event_id: &str,
+        event_id: &EventId,
         args: &[String],
     ) -> Result<Result<Vec<Value>, Refusal>, RoomError> {
         let mut invocation = script.prepare_invoke();
@@ -702,8 +702,8 @@ impl RedisRooms {
     /// `user_id`'s session on `event_id` as stored, if they have one.
     async fn stored_session(
         &self,
-        event_id: &str,
-        user_id: &str,
+        event_id: &EventId,
+        user_id: &UserId,
     ) -> Result<Option<(Session, Option<SessionEnd>)>, RoomError> {
         let r = Reader { event_id };
         let items = self
@@ -721,7 +721,7 @@ impl RedisRooms {
     async fn run_drawn(
         &self,
         script: &Script,
-        event_id: &str,
+        event_id: &EventId,
         args: &[String],
     ) -> Result<Result<Vec<Value>, Refusal>, RoomError> {
         for _ in 0..MAX_DRAW_ROUNDS {
@@ -736,7 +736,7 @@ impl RedisRooms {
     /// Draws `event_id`'s lottery if it is not drawn yet. Precondition: a
     /// script answered that the draw is due (it marked the room `drawing`,
     /// so the pre-draw list no longer grows).
-    async fn draw(&self, event_id: &str) -> Result<(), RoomError> {
+    async fn draw(&self, event_id: &EventId) -> Result<(), RoomError> {
         let r = Reader { event_id };
         for _ in 0..MAX_DRAW_TRIES {
             let snapshot = self.run(&self.scripts.snapshot, event_id, &[]).await?.map_err(|e| e.error(event_id, 0))?;
@@ -764,15 +764,15 @@ impl RedisRooms {
 impl Rooms for RedisRooms {
     /// As [`Rooms::open`]; also `BadSpec` when `opens_at_ms` or
     /// `session_ttl_ms` is outside ±2^50 ms (see the module's "Range").
-    async fn open(&self, event_id: &str, spec: &RoomSpec, seed: [u8; 32]) -> Result<(), RoomError> {
+    async fn open(&self, event_id: &EventId, spec: &RoomSpec, seed: [u8; 32]) -> Result<(), RoomError> {
         let args = open_args(event_id, spec, seed)?;
         self.run(&self.scripts.open, event_id, &args).await?.map(|_| ()).map_err(|e| e.error(event_id, 0))
     }
 
     async fn reopen(
         &self,
-        event_id: &str,
-        user_id: &str,
+        event_id: &EventId,
+        user_id: &UserId,
         session_id: SessionId,
         order_id: OrderId,
         now_ms: i64,
@@ -789,7 +789,7 @@ impl Rooms for RedisRooms {
         Ok(r.text(r.get(&items, 0)?)? == "1")
     }
 
-    async fn restore(&self, event_id: &str, image: &RoomImage) -> Result<bool, RoomError> {
+    async fn restore(&self, event_id: &EventId, image: &RoomImage) -> Result<bool, RoomError> {
         let mut args = open_args(event_id, &image.spec, image.seed)?.to_vec();
         let flag = |b: bool| if b { "1" } else { "0" }.to_string();
         args.extend([flag(image.drawn), flag(image.sold_out)]);
@@ -813,7 +813,7 @@ impl Rooms for RedisRooms {
         Ok(r.text(r.get(&items, 0)?)? == "1")
     }
 
-    async fn spec(&self, event_id: &str) -> Result<Option<RoomSpec>, RoomError> {
+    async fn spec(&self, event_id: &EventId) -> Result<Option<RoomSpec>, RoomError> {
         let [meta, ..] = self.keys(event_id);
         let mut conn = self.conn.clone();
         let fields: Vec<Option<String>> = redis::cmd("HMGET")
@@ -844,15 +844,15 @@ impl Rooms for RedisRooms {
         }))
     }
 
-    async fn events(&self) -> Result<Vec<String>, RoomError> {
+    async fn events(&self) -> Result<Vec<EventId>, RoomError> {
         let mut conn = self.conn.clone();
         let mut events: Vec<String> =
             redis::cmd("SMEMBERS").arg(self.events_key()).query_async(&mut conn).await.map_err(unavailable)?;
         events.sort();
-        Ok(events)
+        Ok(events.into_iter().map(EventId::from).collect())
     }
 
-    async fn join(&self, event_id: &str, user_id: &str, tier: u8, now_ms: i64) -> Result<Place, RoomError> {
+    async fn join(&self, event_id: &EventId, user_id: &UserId, tier: u8, now_ms: i64) -> Result<Place, RoomError> {
         in_range("now_ms", now_ms)?;
         let args = [
             user_id.to_string(),
@@ -866,7 +866,7 @@ impl Rooms for RedisRooms {
         r.place(user_id, r.get(&items, 0)?)
     }
 
-    async fn place(&self, event_id: &str, user_id: &str) -> Result<(Place, Gauge), RoomError> {
+    async fn place(&self, event_id: &EventId, user_id: &UserId) -> Result<(Place, Gauge), RoomError> {
         let items = self
             .run_drawn(&self.scripts.place, event_id, &[user_id.to_string()])
             .await?
@@ -882,7 +882,7 @@ impl Rooms for RedisRooms {
         Ok((place, gauge))
     }
 
-    async fn admit(&self, event_id: &str, n: u32, rate_per_s: f64, now_ms: i64) -> Result<Admitted, RoomError> {
+    async fn admit(&self, event_id: &EventId, n: u32, rate_per_s: f64, now_ms: i64) -> Result<Admitted, RoomError> {
         in_range("now_ms", now_ms)?;
         let args = [n.to_string(), rate_per_s.to_string(), now_ms.to_string()];
         let items = self.run_drawn(&self.scripts.admit, event_id, &args).await?.map_err(|e| e.error(event_id, 0))?;
@@ -896,8 +896,9 @@ impl Rooms for RedisRooms {
             .into_iter()
             .enumerate()
             .map(|(i, user)| {
+                let user = UserId::from(user);
                 let session = Session::new(event_id, &user, i as u64 + 1, now_ms, ttl_ms);
-                (UserId::from(user), session)
+                (user, session)
             })
             .collect();
         let expired_ms =
@@ -912,8 +913,8 @@ impl Rooms for RedisRooms {
 
     async fn end_session(
         &self,
-        event_id: &str,
-        user_id: &str,
+        event_id: &EventId,
+        user_id: &UserId,
         session_id: SessionId,
         why: SessionEnd,
         now_ms: i64,
@@ -932,11 +933,11 @@ impl Rooms for RedisRooms {
         }
     }
 
-    async fn sell_out(&self, event_id: &str) -> Result<(), RoomError> {
+    async fn sell_out(&self, event_id: &EventId) -> Result<(), RoomError> {
         self.run(&self.scripts.sell_out, event_id, &[]).await?.map(|_| ()).map_err(|e| e.error(event_id, 0))
     }
 
-    async fn lottery(&self, event_id: &str) -> Result<LotteryRecord, RoomError> {
+    async fn lottery(&self, event_id: &EventId) -> Result<LotteryRecord, RoomError> {
         let items = self.run_drawn(&self.scripts.lottery, event_id, &[]).await?.map_err(|e| e.error(event_id, 0))?;
         let r = Reader { event_id };
         let commitment = r.text(r.get(&items, 0)?)?;
@@ -948,7 +949,7 @@ impl Rooms for RedisRooms {
         Ok(LotteryRecord { commitment, seed: Some(seed), joiners: Some(joiners) })
     }
 
-    async fn lead(&self, event_id: &str, holder: &str, lease_ms: i64, now_ms: i64) -> Result<bool, RoomError> {
+    async fn lead(&self, event_id: &EventId, holder: &str, lease_ms: i64, now_ms: i64) -> Result<bool, RoomError> {
         in_range("now_ms", now_ms)?;
         in_range("lease_ms", lease_ms)?;
         let args = [holder.to_string(), now_ms.to_string(), (now_ms + lease_ms).to_string()];

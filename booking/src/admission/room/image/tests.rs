@@ -1,6 +1,7 @@
 //! The rebuild rule, on journals whose answer is known.
 
 use super::*;
+use crate::model::EventId;
 
 const OPEN_MS: i64 = 10_000;
 const TTL_MS: i64 = 5_000;
@@ -28,10 +29,10 @@ fn fifo_and_priority_wait_in_tier_then_join_order() {
 #[test]
 fn sessions_come_back_and_expire_by_their_time() {
     let mut open = joined("open", 0, 1, 1);
-    let s_open = Session::new("e", "open", 1, OPEN_MS, TTL_MS);
+    let s_open = Session::new(&EventId::from("e"), &UserId::from("open"), 1, OPEN_MS, TTL_MS);
     open.session = Some((s_open, None));
     let mut old = joined("old", 0, 2, 2);
-    let s_old = Session::new("e", "old", 1, OPEN_MS - TTL_MS, TTL_MS);
+    let s_old = Session::new(&EventId::from("e"), &UserId::from("old"), 1, OPEN_MS - TTL_MS, TTL_MS);
     old.session = Some((s_old, None));
     let journal = RoomJournal { spec: spec(Policy::Fifo), sold_out: false, users: vec![old, open] };
     let image = RoomImage::of(&journal, [0; 32], OPEN_MS + 1);
@@ -49,7 +50,7 @@ fn a_lottery_redraws_its_pre_opening_joiners_by_the_same_seed() {
     let mut users = early.clone();
     users.push(joined("late", 0, OPEN_MS + 1, 50));
     // u3 was admitted; u5 was admitted, bought, and joined again after opening.
-    let s3 = Session::new("e", "u3", 1, OPEN_MS, TTL_MS);
+    let s3 = Session::new(&EventId::from("e"), &UserId::from("u3"), 1, OPEN_MS, TTL_MS);
     users[3].session = Some((s3, None));
     users[5].joined = (OPEN_MS + 5, 60);
     let journal = RoomJournal { spec: spec(Policy::Lottery), sold_out: false, users };
