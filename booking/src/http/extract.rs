@@ -2,7 +2,7 @@
 //! event id's shape check every event route makes.
 
 use super::problem::Problem;
-use crate::model::valid_id;
+use crate::model::{EventId, valid_id};
 use axum::extract::{FromRequest, FromRequestParts};
 
 /// JSON body extractor whose rejections are problem documents.
@@ -21,7 +21,7 @@ pub struct ApiPath<T>(pub T);
 pub struct ApiQuery<T>(pub T);
 
 /// `400` unless `event_id` is 1..=64 characters of `[A-Za-z0-9_.-]`.
-pub(crate) fn check_event_id(event_id: &str) -> Result<(), Problem> {
+pub(crate) fn check_event_id(event_id: &EventId) -> Result<(), Problem> {
     if valid_id(event_id) {
         Ok(())
     } else {

@@ -38,16 +38,17 @@ impl RateLimiter {
         Self { per_window, max_users, clock, windows: Mutex::new(Windows::default()) }
     }
 
-    /// Counts one attempt by `user`. `Err(retry_after_s)` when over the limit.
+    /// Counts one attempt under `key` (a user, or a user on one event).
+    /// `Err(retry_after_s)` when over the limit.
     /// A full table drops the windows of past minutes once per minute (an
     /// entry goes stale only when the minute turns, so one sweep finds them
     /// all): a crowd of new users past the bound costs a lookup each, not a
     /// walk of the table each.
-    pub fn check(&self, user: &str) -> Result<(), u64> {
+    pub fn check(&self, key: &str) -> Result<(), u64> {
         let now_ms = self.clock.now_ms();
         let window = now_ms.div_euclid(WINDOW_MS);
         let mut w = self.windows.lock().expect("rate limiter poisoned");
-        if !w.by_user.contains_key(user) && w.by_user.len() >= self.max_users {
+        if !w.by_user.contains_key(key) && w.by_user.len() >= self.max_users {
             if w.swept_window != Some(window) {
                 w.by_user.retain(|_, (win, _)| *win == window);
                 w.swept_window = Some(window);
@@ -56,9 +57,9 @@ impl RateLimiter {
                 return Ok(());
             }
         }
-        let entry = match w.by_user.get_mut(user) {
+        let entry = match w.by_user.get_mut(key) {
             Some(entry) => entry,
-            None => w.by_user.entry(user.to_string()).or_insert((window, 0)),
+            None => w.by_user.entry(key.to_string()).or_insert((window, 0)),
         };
         if entry.0 != window {
             *entry = (window, 0);

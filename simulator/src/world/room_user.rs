@@ -112,7 +112,7 @@ fn standing_of(body: &Value) -> Option<Standing> {
 impl Actor {
     /// Sends one queue request (`POST` joins, `GET` polls) to the home host,
     /// as a traced operation (the auditor reads the answer).
-    async fn queue_call(&mut self, method: &'static str, event_id: &str) -> Option<Standing> {
+    async fn queue_call(&mut self, method: &'static str, event_id: &EventId) -> Option<Standing> {
         let probe = crate::world::prober::probe::Probe::user(method, format!("/v1/events/{event_id}/queue"));
         // Boxed: a waiting user's task stays small between polls (the
         // client's request future is large, and an async fn is as large as
@@ -125,7 +125,7 @@ impl Actor {
     }
 
     /// Waits in `event_id`'s queue: the admission token, or `None` when sold out or given up.
-    pub(crate) async fn wait_in_queue(&mut self, event_id: &str, run: &RoomRun) -> Option<String> {
+    pub(crate) async fn wait_in_queue(&mut self, event_id: &EventId, run: &RoomRun) -> Option<String> {
         let mut joined = false;
         for _ in 0..MAX_POLLS {
             if Recorder::now_ms() >= run.give_up_at_ms as i64 {
@@ -279,12 +279,12 @@ impl Actor {
     async fn try_bypasses(
         &mut self,
         p: &UserParams,
-        event_id: &str,
+        event_id: &EventId,
         seats: &[SeatId],
         admission: &str,
         shared: &SharedAdmissions,
     ) {
-        let hold_on = |event: &str, seats: &[SeatId]| ClientOp::Hold {
+        let hold_on = |event: &EventId, seats: &[SeatId]| ClientOp::Hold {
             event_id: EventId::from(event),
             seat_ids: vec![seats[0].clone()],
             admission: None,

@@ -116,8 +116,8 @@ pub fn holdable(seat: &Seat, now_ms: i64, rules: &Rules) -> bool {
 
 /// Whether `seat` counts toward `holder`'s cap at `now_ms`: held by them and
 /// not yet expired, or in payment for them.
-pub fn counts_toward_hold_limit(seat: &Seat, holder: &str, now_ms: i64) -> bool {
-    seat.holder_id.as_deref() == Some(holder)
+pub fn counts_toward_hold_limit(seat: &Seat, holder: &UserId, now_ms: i64) -> bool {
+    seat.holder_id.as_ref() == Some(holder)
         && match seat.state {
             SeatState::Held => seat.hold_expires_at_ms.is_some_and(|t| t > now_ms),
             SeatState::PaymentPending => true,
