@@ -13,6 +13,7 @@ pub mod config;
 pub mod hash;
 pub mod metrics;
 pub mod model;
+pub mod path;
 pub mod paths;
 mod rare_paths;
 pub mod room_metrics;

@@ -8,6 +8,7 @@
 //! event was recorded; every `store_now_ms` is the store's clock at the write,
 //! the clock that decides expiry. Checkers judge by `store_now_ms`.
 
+use crate::path::Path;
 use booking::model::{
     BookingId, Compensation, CompensationId, CompensationStatus, EventId, HoldToken, Order, OrderId, OrderStatus,
     PaymentOpId, Seat, SeatId, SeatState, UserId,
@@ -850,6 +851,168 @@ pub enum FaultEvent {
     RoomsLost,
     /// The waiting rooms' store stopped answering (Redis stopped); it comes back with `RoomsLost`.
     RoomsDown,
+    /// A store write waited before it committed (a slow disk).
+    CommitSlowed,
+}
+
+/// What a fault strikes, where a timeline draws it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultSite {
+    /// A service host, named by the detail's first word.
+    Host,
+    /// A link, named by the detail (`a <-> b`).
+    Link,
+    /// Every link.
+    Network,
+    /// A user, named by the detail's first word.
+    User,
+    /// The expiry sweeper.
+    Sweeper,
+    /// The seat-map cache.
+    Cache,
+    /// The store.
+    Store,
+    /// The payment provider.
+    Provider,
+    /// Nothing of its own.
+    Other,
+}
+
+/// A span a pair of faults marks out: from the fault that opens it to the one that closes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FaultBand {
+    /// A host down: crash after commit until restart.
+    Crash,
+    /// A link cut or held until repaired.
+    Partition,
+    /// A client paused until it resumes.
+    Pause,
+    /// The sweeper stalled until it resumes.
+    Stall,
+    /// The seat-map cache down, stale or poisoned until healed.
+    Cache,
+    /// The provider's brownout window.
+    Brownout,
+    /// The store unreachable until restored.
+    Outage,
+}
+
+/// Whether a fault is a moment or opens or closes a band.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultSpan {
+    /// A fault at one moment.
+    Point,
+    /// The start of a band.
+    Open(FaultBand),
+    /// The end of a band.
+    Close(FaultBand),
+}
+
+impl FaultEvent {
+    /// The path this fault counts as, if any. Every event is named: a new
+    /// one must be decided here.
+    pub fn path(self) -> Option<Path> {
+        Some(match self {
+            FaultEvent::ClientPaused => Path::ClientPaused,
+            FaultEvent::StaleTokenReplay => Path::StaleTokenReplayed,
+            FaultEvent::CrashAfterCommit => Path::CrashAfterCommit,
+            FaultEvent::HostRestarted => Path::HostRestarted,
+            FaultEvent::PartitionStarted => Path::PartitionStarted,
+            FaultEvent::PartitionRepaired => Path::PartitionHealed,
+            FaultEvent::ClockSkewed => Path::ClockSkewed,
+            FaultEvent::SweeperStalled => Path::SweeperStalled,
+            FaultEvent::CacheDown => Path::CacheDown,
+            FaultEvent::CacheStale => Path::CacheStale,
+            FaultEvent::CachePoisoned => Path::CachePoisoned,
+            FaultEvent::StoreDown => Path::StoreDown,
+            FaultEvent::RoomsLost => Path::RoomsLost,
+            FaultEvent::RoomsDown => Path::RoomsDown,
+            // Counted where they act (the provider's calls, the callbacks' deliveries), or an end.
+            FaultEvent::ClientResumed
+            | FaultEvent::CallbackDelayed
+            | FaultEvent::CallbackDuplicated
+            | FaultEvent::CallbackReordered
+            | FaultEvent::ProviderUnknown
+            | FaultEvent::ProviderError
+            | FaultEvent::ProviderLateSuccess
+            | FaultEvent::RefundFailure
+            | FaultEvent::LinkLatency
+            | FaultEvent::SweeperResumed
+            | FaultEvent::CacheHealed
+            | FaultEvent::StoreRestored
+            | FaultEvent::CommitSlowed => return None,
+        })
+    }
+
+    /// Whether this fault may cut work between a store's answer and its
+    /// count. Every kind is named: a new one must be decided here.
+    pub fn may_cut_work(self) -> bool {
+        match self {
+            FaultEvent::CrashAfterCommit
+            | FaultEvent::HostRestarted
+            | FaultEvent::PartitionStarted
+            | FaultEvent::LinkLatency
+            | FaultEvent::ClientPaused
+            | FaultEvent::StoreDown
+            | FaultEvent::RoomsDown
+            | FaultEvent::RoomsLost => true,
+            FaultEvent::ClientResumed
+            | FaultEvent::CommitSlowed
+            | FaultEvent::StaleTokenReplay
+            | FaultEvent::CallbackDelayed
+            | FaultEvent::CallbackDuplicated
+            | FaultEvent::CallbackReordered
+            | FaultEvent::ProviderUnknown
+            | FaultEvent::ProviderError
+            | FaultEvent::ProviderLateSuccess
+            | FaultEvent::RefundFailure
+            | FaultEvent::PartitionRepaired
+            | FaultEvent::ClockSkewed
+            | FaultEvent::SweeperStalled
+            | FaultEvent::SweeperResumed
+            | FaultEvent::CacheDown
+            | FaultEvent::CacheStale
+            | FaultEvent::CachePoisoned
+            | FaultEvent::CacheHealed
+            | FaultEvent::StoreRestored => false,
+        }
+    }
+
+    /// What it strikes and whether it opens or closes a band (`detail` is
+    /// its text: a provider brownout's edges are told by it). Every event
+    /// is named: a new one must be decided here.
+    pub fn placement(self, detail: &str) -> (FaultSite, FaultSpan) {
+        use FaultEvent as K;
+        use FaultSpan::{Close, Open, Point};
+        match self {
+            K::CrashAfterCommit => (FaultSite::Host, Open(FaultBand::Crash)),
+            K::HostRestarted => (FaultSite::Host, Close(FaultBand::Crash)),
+            K::ClockSkewed => (FaultSite::Host, Point),
+            K::PartitionStarted => (FaultSite::Link, Open(FaultBand::Partition)),
+            K::PartitionRepaired => (FaultSite::Link, Close(FaultBand::Partition)),
+            K::LinkLatency => (FaultSite::Network, Point),
+            K::ClientPaused => (FaultSite::User, Open(FaultBand::Pause)),
+            K::ClientResumed => (FaultSite::User, Close(FaultBand::Pause)),
+            K::StaleTokenReplay => (FaultSite::User, Point),
+            K::SweeperStalled => (FaultSite::Sweeper, Open(FaultBand::Stall)),
+            K::SweeperResumed => (FaultSite::Sweeper, Close(FaultBand::Stall)),
+            K::CacheDown | K::CacheStale | K::CachePoisoned => (FaultSite::Cache, Open(FaultBand::Cache)),
+            K::CacheHealed => (FaultSite::Cache, Close(FaultBand::Cache)),
+            K::StoreDown => (FaultSite::Store, Open(FaultBand::Outage)),
+            K::StoreRestored => (FaultSite::Store, Close(FaultBand::Outage)),
+            K::CommitSlowed => (FaultSite::Store, Point),
+            K::RoomsLost | K::RoomsDown => (FaultSite::Other, Point),
+            K::ProviderError if detail.ends_with("brownout begins") => (FaultSite::Provider, Open(FaultBand::Brownout)),
+            K::ProviderError if detail.ends_with("brownout ends") => (FaultSite::Provider, Close(FaultBand::Brownout)),
+            K::ProviderError
+            | K::ProviderUnknown
+            | K::ProviderLateSuccess
+            | K::RefundFailure
+            | K::CallbackDelayed
+            | K::CallbackDuplicated
+            | K::CallbackReordered => (FaultSite::Provider, Point),
+        }
+    }
 }
 
 /// Phase markers.

@@ -9,7 +9,7 @@
 #![warn(missing_docs)]
 
 mod error;
-mod fault_kind;
+mod faults;
 mod knobs;
 mod limits;
 mod load;
@@ -21,7 +21,7 @@ mod validator;
 mod write;
 
 pub use error::ScenarioError;
-pub use fault_kind::FaultKind;
+pub use faults::*;
 pub use knobs::{
     Access, Bound, Check, FromValue, KNOBS, Knob, MIN_PHASE_MS, MS_GRAIN, Rule, Shrink, Swarm, Value, fault_tables,
     knob, reference,

@@ -57,7 +57,7 @@ impl Scenario {
         if self.description.trim().is_empty() || self.description.contains('\n') {
             return Err(v.inconsistent("description", "must be one non-empty line"));
         }
-        for knob in KNOBS {
+        for knob in KNOBS.iter() {
             knob.validate(self, &self.origin)?;
         }
         self.validate_pinned_links(&v)?;

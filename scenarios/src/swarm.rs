@@ -3,9 +3,9 @@
 //! masks another is absent in some seeds). Pure and deterministic: the seed
 //! alone decides, through a tiny splitmix64 stream.
 
-use crate::fault_kind::FaultKind;
+use crate::faults::{FaultKind, Faults};
 use crate::knobs::{KNOBS, Swarm, Value};
-use crate::model::{Faults, Scenario};
+use crate::model::Scenario;
 use serde::{Deserialize, Serialize};
 
 /// One step of splitmix64: advances `state` and returns the next output.
@@ -75,7 +75,7 @@ impl SwarmDraw {
     /// the seeds that draw one. Durations are unchanged.
     pub fn apply(&self, scenario: &Scenario) -> Faults {
         let mut s = scenario.clone();
-        for knob in KNOBS {
+        for knob in KNOBS.iter() {
             let (get, set) = (knob.access.get, knob.access.set);
             match knob.swarm {
                 Swarm::Keep => {}

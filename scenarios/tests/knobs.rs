@@ -68,20 +68,22 @@ fn the_readme_key_table_is_rendered_from_the_table() {
     );
 }
 
-/// A scenario with every key set: the README's example, a waiting room and
-/// the rooms-lost fault, a provider window and the optional keys.
+/// A scenario with every key set: the README's example without its fault
+/// tables, a waiting room, every fault kind's example table and the
+/// optional keys.
 fn every_key_set() -> Scenario {
     let readme = std::fs::read_to_string(README_PATH).unwrap();
     let start = readme.find("```toml\n").unwrap() + "```toml\n".len();
     let example = &readme[start..start + readme[start..].find("```").unwrap()];
+    let mut s = Scenario::parse(example, "readme.toml").unwrap();
+    s.faults = Default::default();
+    let faults: String = FaultKind::ALL.iter().map(|k| format!("{}\n", k.example())).collect();
     let text = format!(
-        "{example}\n[waiting_room]\npolicy = \"priority\"\ntarget_active_sessions = 10\nsession_ttl_ms = 60000\n\
-         opens_at_ms = 1000\nprior_session_ms = 5000\nmember_share = 0.2\nbypass_share = 0.1\npoll_max_s = 30\n\n\
-         [faults.rooms_lost]\nat_ms = 20000\ndown_ms = 1000\n"
+        "{}\n[waiting_room]\npolicy = \"priority\"\ntarget_active_sessions = 10\nsession_ttl_ms = 60000\n\
+         opens_at_ms = 1000\nprior_session_ms = 5000\nmember_share = 0.2\nbypass_share = 0.1\npoll_max_s = 30\n\n{faults}",
+        toml::to_string(&s).unwrap()
     );
     let mut s = Scenario::parse(&text, "every-key.toml").unwrap();
-    let provider = s.faults.provider.as_mut().unwrap();
-    provider.window_ms = Some(scenarios::RangeMs { min: 1000, max: 2000 });
     s.service.max_refund_attempts = Some(5);
     s
 }
@@ -104,7 +106,7 @@ fn refused(check: Check, s: &Scenario, now: &Value) -> Option<Value> {
 fn the_loader_refuses_what_each_row_refuses_naming_its_key() {
     let base = every_key_set();
     let mut refused_rows = 0;
-    for knob in KNOBS {
+    for knob in KNOBS.iter() {
         let Some(now) = (knob.access.get)(&base) else {
             assert!(matches!(knob.check, Check::Special(_)), "{}: not set by every_key_set()", knob.key);
             continue;
@@ -123,7 +125,7 @@ fn the_loader_refuses_what_each_row_refuses_naming_its_key() {
 #[test]
 fn every_row_reads_back_what_it_writes_over_the_library() {
     for s in library().into_iter().chain([every_key_set()]) {
-        for knob in KNOBS {
+        for knob in KNOBS.iter() {
             let Some(v) = (knob.access.get)(&s).filter(|v| *v != Value::Table) else { continue };
             let mut t = s.clone();
             (knob.access.set)(&mut t, v.clone());
@@ -134,7 +136,7 @@ fn every_row_reads_back_what_it_writes_over_the_library() {
 
 #[test]
 fn each_swarm_row_belongs_to_its_own_fault_table() {
-    for k in KNOBS {
+    for k in KNOBS.iter() {
         let kind = match k.swarm {
             Swarm::Switch(kind) => {
                 assert_eq!(k.key, format!("faults.{}", kind.as_str()));
@@ -159,7 +161,7 @@ fn a_swarm_seed_scales_every_probability_its_row_scales() {
         let draw = SwarmDraw::new(seed);
         let mut drawn = swarm.clone();
         drawn.faults = swarm.faults_for_seed(seed);
-        for k in KNOBS {
+        for k in KNOBS.iter() {
             let Swarm::Scale(kind) = k.swarm else { continue };
             let (Some(Value::Share(base)), after) = ((k.access.get)(&swarm), (k.access.get)(&drawn)) else { continue };
             match draw.weight(kind) {

@@ -6,18 +6,20 @@
 //! it ([`reference`]). A test holds the table to the scenario type: every
 //! key of [`crate::Scenario`] has exactly one row.
 //!
-//! Adding a knob: a field in `model.rs` and a row in `table.rs` (then
+//! Adding a knob: a field in `model.rs` and a row in `table.rs`, or, for a
+//! fault kind's key, both in the kind's module under `faults/` (then
 //! `HOLDFAST_BLESS=1 cargo test -p scenarios` rewrites the README's table).
 
 mod check;
 pub mod reference;
+pub(crate) mod row;
 mod table;
 mod value;
 
 pub use table::KNOBS;
 pub use value::{FromValue, Value};
 
-use crate::fault_kind::FaultKind;
+use crate::faults::FaultKind;
 use crate::model::Scenario;
 
 /// One key of the scenario file.
@@ -177,7 +179,7 @@ pub enum Swarm {
 
 /// The row of `key`, if the file has such a key.
 pub fn knob(key: &str) -> Option<&'static Knob> {
-    KNOBS.iter().find(|k| k.key == key)
+    KNOBS.iter().find(|k| k.key == key).copied()
 }
 
 /// How many fault tables `s` has (the waiting room is not a fault).

@@ -12,7 +12,7 @@ pub const END: &str = "<!-- end of knob table -->";
 /// The Markdown key table: a header, then one row per knob.
 pub fn markdown() -> String {
     let mut out = String::from("| key | meaning | allowed |\n| --- | --- | --- |\n");
-    for knob in KNOBS {
+    for knob in KNOBS.iter() {
         out.push_str(&format!("| `{}` | {} | {} |\n", knob.key, knob.meaning, allowed(knob)));
     }
     out

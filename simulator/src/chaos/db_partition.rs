@@ -108,8 +108,8 @@ pub fn redis_faults(entries: &[Entry]) -> Vec<(u64, u64)> {
             }
             // Logged when DEBUG SLEEP was sent or answered: either side of the entry.
             ChaosFault::RedisStall => spans.push((
-                e.at_ms.saturating_sub(super::REDIS_STALL_MS.1),
-                e.at_ms + super::REDIS_STALL_MS.1 + REDIS_WAIT_MS,
+                e.at_ms.saturating_sub(super::fault_plan::LONGEST_REDIS_STALL_MS),
+                e.at_ms + super::fault_plan::LONGEST_REDIS_STALL_MS + REDIS_WAIT_MS,
             )),
             _ => {}
         }

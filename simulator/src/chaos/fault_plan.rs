@@ -22,7 +22,7 @@ const CACHE_REDIS_DOWN_MS: (u64, u64) = (500, 1_000);
 const CACHE_STALL_MS: (u64, u64) = (1_800, 2_500);
 /// A waiting-room run's Redis stall, wall ms: past bookingd's 2 s response
 /// timeout or shorter (slow, yet answered); in the window's last quarter.
-pub(crate) const REDIS_STALL_MS: (u64, u64) = (300, 2_500);
+const REDIS_STALL_MS: (u64, u64) = (300, 2_500);
 /// The longest Redis stall any run plans, wall ms.
 pub(crate) const LONGEST_REDIS_STALL_MS: u64 =
     if REDIS_STALL_MS.1 > CACHE_STALL_MS.1 { REDIS_STALL_MS.1 } else { CACHE_STALL_MS.1 };

@@ -81,7 +81,6 @@ use std::time::Duration;
 use tokio::sync::{Mutex, watch};
 use workload::WorkloadConfig;
 
-pub(crate) use fault_plan::REDIS_STALL_MS;
 pub use fault_plan::has_real_faults;
 use fault_plan::{failover_at_ms, fault_plan};
 use setup::{People, bookingd_args, create_events, log_skews, own_servers};

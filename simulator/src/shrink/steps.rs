@@ -100,8 +100,8 @@ fn candidate(s: &Scenario, set: fn(&mut Scenario, Value), value: Value, change: 
 /// fault tables, then the waiting room), then every other knob the table
 /// lets shrink, in the table's order.
 pub fn all() -> Vec<Step> {
-    let drops = KNOBS.iter().filter(|k| k.shrink == Shrink::Drop);
-    let rest = KNOBS.iter().filter(|k| k.shrink != Shrink::Drop);
+    let drops = KNOBS.iter().copied().filter(|k| k.shrink == Shrink::Drop);
+    let rest = KNOBS.iter().copied().filter(|k| k.shrink != Shrink::Drop);
     drops.chain(rest).filter_map(step_of).collect()
 }
 

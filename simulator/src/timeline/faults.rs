@@ -8,30 +8,21 @@
 //! `u00001 pauses ...`); a detail of another shape lands in a shared lane.
 
 use super::lane_key::LaneKey;
-use invariants::trace::FaultEvent;
+use invariants::trace::{FaultBand, FaultEvent, FaultSite, FaultSpan};
 
 /// What a band is: the pair of fault events that open and close one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum BandKind {
-    /// A host down: crash after commit until restart.
-    Crash,
-    /// A link cut or held until repaired.
-    Partition,
-    /// A client paused until it resumes.
-    Pause,
-    /// The sweeper stalled until it resumes.
-    Stall,
-    /// The seat-map cache down, stale or poisoned until healed.
-    Cache,
-    /// The provider's brownout window.
-    Brownout,
-    /// The store unreachable until restored.
-    Outage,
+pub type BandKind = FaultBand;
+
+/// A band's look and words on the page.
+pub trait BandLook {
+    /// The CSS class of the band.
+    fn class(self) -> &'static str;
+    /// What the band is, in words.
+    fn what(self) -> &'static str;
 }
 
-impl BandKind {
-    /// The CSS class of the band.
-    pub fn class(self) -> &'static str {
+impl BandLook for BandKind {
+    fn class(self) -> &'static str {
         match self {
             BandKind::Crash => "band band-crash",
             BandKind::Partition => "band band-partition",
@@ -43,8 +34,7 @@ impl BandKind {
         }
     }
 
-    /// What the band is, in words.
-    pub fn what(self) -> &'static str {
+    fn what(self) -> &'static str {
         match self {
             BandKind::Crash => "host down (crashed after a commit)",
             BandKind::Partition => "link partitioned",
@@ -100,35 +90,25 @@ fn link_of(detail: &str) -> String {
     }
 }
 
-/// Where fault `kind` with `detail` is drawn.
+/// Where fault `kind` with `detail` is drawn (its site and span are the
+/// trace's: [`FaultEvent::placement`]).
 pub fn place(kind: FaultEvent, detail: &str) -> Placement {
-    use FaultEvent as K;
-    let (lane, edge) = match kind {
-        K::CrashAfterCommit => (lane_of(detail, LaneKey::Host, LaneKey::Other), Edge::Open(BandKind::Crash)),
-        K::HostRestarted => (lane_of(detail, LaneKey::Host, LaneKey::Other), Edge::Close(BandKind::Crash)),
-        K::ClockSkewed => (lane_of(detail, LaneKey::Host, LaneKey::Other), Edge::Point),
-        K::PartitionStarted => (LaneKey::Link(link_of(detail)), Edge::Open(BandKind::Partition)),
-        K::PartitionRepaired => (LaneKey::Link(link_of(detail)), Edge::Close(BandKind::Partition)),
-        K::LinkLatency => (LaneKey::Network, Edge::Point),
-        K::ClientPaused => (lane_of(detail, user_lane, LaneKey::Other), Edge::Open(BandKind::Pause)),
-        K::ClientResumed => (lane_of(detail, user_lane, LaneKey::Other), Edge::Close(BandKind::Pause)),
-        K::StaleTokenReplay => (lane_of(detail, user_lane, LaneKey::Other), Edge::Point),
-        K::SweeperStalled => (LaneKey::Sweeper, Edge::Open(BandKind::Stall)),
-        K::SweeperResumed => (LaneKey::Sweeper, Edge::Close(BandKind::Stall)),
-        K::CacheDown | K::CacheStale | K::CachePoisoned => (LaneKey::Cache, Edge::Open(BandKind::Cache)),
-        K::CacheHealed => (LaneKey::Cache, Edge::Close(BandKind::Cache)),
-        K::StoreDown => (LaneKey::Store, Edge::Open(BandKind::Outage)),
-        K::StoreRestored => (LaneKey::Store, Edge::Close(BandKind::Outage)),
-        K::RoomsLost | K::RoomsDown => (LaneKey::Other, Edge::Point),
-        K::ProviderError if detail.ends_with("brownout begins") => (LaneKey::Provider, Edge::Open(BandKind::Brownout)),
-        K::ProviderError if detail.ends_with("brownout ends") => (LaneKey::Provider, Edge::Close(BandKind::Brownout)),
-        K::ProviderError
-        | K::ProviderUnknown
-        | K::ProviderLateSuccess
-        | K::RefundFailure
-        | K::CallbackDelayed
-        | K::CallbackDuplicated
-        | K::CallbackReordered => (LaneKey::Provider, Edge::Point),
+    let (site, span) = kind.placement(detail);
+    let lane = match site {
+        FaultSite::Host => lane_of(detail, LaneKey::Host, LaneKey::Other),
+        FaultSite::Link => LaneKey::Link(link_of(detail)),
+        FaultSite::Network => LaneKey::Network,
+        FaultSite::User => lane_of(detail, user_lane, LaneKey::Other),
+        FaultSite::Sweeper => LaneKey::Sweeper,
+        FaultSite::Cache => LaneKey::Cache,
+        FaultSite::Store => LaneKey::Store,
+        FaultSite::Provider => LaneKey::Provider,
+        FaultSite::Other => LaneKey::Other,
+    };
+    let edge = match span {
+        FaultSpan::Point => Edge::Point,
+        FaultSpan::Open(band) => Edge::Open(band),
+        FaultSpan::Close(band) => Edge::Close(band),
     };
     Placement { lane, edge }
 }

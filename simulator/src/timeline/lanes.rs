@@ -8,7 +8,7 @@
 //! without a witness are left out (counted, never silently).
 
 use super::describe::{self, name_of};
-use super::faults::{self, BandKind, Edge};
+use super::faults::{self, BandKind, BandLook, Edge};
 pub use super::lane_key::LaneKey;
 use super::scale::{TimeScale, time_label};
 use booking::model::{EventId, OrderId, PaymentOpId, SeatId, SeatState, UserId};

@@ -83,6 +83,10 @@ pub struct WorldConfig {
     /// The provider's faults hold only between these simulated ms (a
     /// brownout mid-sale); `None`: through the whole fault phase.
     pub provider_window_ms: Option<(u64, u64)>,
+    /// The seed's fault tables as the scenario states them (swarm-drawn,
+    /// muted kinds removed): what a fault kind's module reads (see
+    /// [`crate::world::fault_kind`]).
+    pub faults: scenarios::Faults,
 }
 
 /// A stream's seed: the run's `seed` mixed with the stream's name `salt`

@@ -14,6 +14,7 @@ pub mod client;
 pub mod config;
 pub mod deployment;
 pub mod exchanges;
+pub mod fault_kind;
 pub mod fault_params;
 pub mod faults;
 pub mod faulty_cache;

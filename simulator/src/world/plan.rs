@@ -137,6 +137,7 @@ impl Plan {
                 .as_ref()
                 .and_then(|p| p.window_ms)
                 .map(|w| (w.min.max(0) as u64, w.max.max(0) as u64)),
+            faults: f,
         }
     }
 }

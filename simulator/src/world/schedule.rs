@@ -13,6 +13,7 @@
 //! names those policies too, so that it lists every fault the seed can meet.
 
 use crate::world::config::{WorldConfig, host_seed};
+use crate::world::fault_kind::KINDS;
 use crate::world::fault_params::{
     CacheFault, CacheFaults, HostSkew, LinkFault, LinkMode, PausedClients, StoreOutage, SweeperStall,
 };
@@ -56,6 +57,9 @@ pub struct FaultSchedule {
     pub provider: ProviderFaults,
     /// Message latency bounds on every link, ms (`min..=max`).
     pub message_latency_ms: (u64, u64),
+    /// The policies the fault kinds describe themselves, one line each
+    /// ([`crate::world::fault_kind::Strike::describe`]).
+    pub kind_policies: Vec<String>,
 }
 
 /// Every link a link fault may strike: each service host with the provider,
@@ -147,6 +151,7 @@ pub fn draw(cfg: &WorldConfig, seed: u64) -> FaultSchedule {
         stale_token_probability: cfg.user.stale_replay,
         provider: cfg.provider.clone(),
         message_latency_ms: cfg.message_latency_ms,
+        kind_policies: KINDS.iter().filter_map(|kind| kind.describe(&cfg.faults)).collect(),
     }
 }
 
@@ -222,6 +227,9 @@ impl fmt::Display for FaultSchedule {
         }
         if self.provider != ProviderFaults::default() {
             writeln!(f, "  provider (per call, the provider's stream): {}", provider_knobs(&self.provider))?;
+        }
+        for policy in &self.kind_policies {
+            writeln!(f, "  {policy}")?;
         }
         Ok(())
     }

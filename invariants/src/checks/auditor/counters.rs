@@ -16,7 +16,7 @@
 
 use crate::service_counters::ServiceCounters;
 use crate::store_call::StoreCall;
-use crate::trace::{FaultEvent, TraceKind};
+use crate::trace::TraceKind;
 use booking::model::CompensationStatus;
 use booking::store::SaleOutcome;
 
@@ -130,47 +130,15 @@ fn reclaimed(w: &mut ServiceCounters, lag_ms: i64) {
 pub(super) fn may_cut_work(kind: &TraceKind) -> bool {
     match kind {
         TraceKind::Unknown { .. } => true,
-        TraceKind::Fault { kind, .. } => fault_may_cut_work(*kind),
+        TraceKind::Fault { kind, .. } => kind.may_cut_work(),
         _ => false,
-    }
-}
-
-/// Whether a fault of `kind` may cut work between a store's answer and its
-/// count. Every kind is named: a new one must be decided here.
-fn fault_may_cut_work(kind: FaultEvent) -> bool {
-    match kind {
-        FaultEvent::CrashAfterCommit
-        | FaultEvent::HostRestarted
-        | FaultEvent::PartitionStarted
-        | FaultEvent::LinkLatency
-        | FaultEvent::ClientPaused
-        | FaultEvent::StoreDown
-        | FaultEvent::RoomsDown
-        | FaultEvent::RoomsLost => true,
-        FaultEvent::ClientResumed
-        | FaultEvent::StaleTokenReplay
-        | FaultEvent::CallbackDelayed
-        | FaultEvent::CallbackDuplicated
-        | FaultEvent::CallbackReordered
-        | FaultEvent::ProviderUnknown
-        | FaultEvent::ProviderError
-        | FaultEvent::ProviderLateSuccess
-        | FaultEvent::RefundFailure
-        | FaultEvent::PartitionRepaired
-        | FaultEvent::ClockSkewed
-        | FaultEvent::SweeperStalled
-        | FaultEvent::SweeperResumed
-        | FaultEvent::CacheDown
-        | FaultEvent::CacheStale
-        | FaultEvent::CachePoisoned
-        | FaultEvent::CacheHealed
-        | FaultEvent::StoreRestored => false,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::FaultEvent;
     use booking::store::ExpiredHold;
 
     fn sweep(lags_ms: &[i64]) -> StoreCall {

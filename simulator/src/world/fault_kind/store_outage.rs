@@ -1,8 +1,11 @@
 //! The store's outage: every store call of every service host fails, as
 //! when the database is unreachable, within the schedule's window.
 
-use super::{Nemesis, Stage};
+use super::Strike;
+use crate::world::build::World;
 use crate::world::fault_params::StoreOutage;
+use crate::world::nemesis::{Nemesis, Stage};
+use crate::world::schedule::FaultSchedule;
 use invariants::trace::FaultEvent;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,5 +32,14 @@ impl Nemesis for OutageNemesis {
             let kind = if down { FaultEvent::StoreDown } else { FaultEvent::StoreRestored };
             stage.recorder.fault_at(stage.now_ms as i64, kind, "store".into());
         }
+    }
+}
+
+/// `faults.store_outage`'s part in a world: its nemesis.
+pub struct Kind;
+
+impl Strike for Kind {
+    fn nemesis(&self, schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
+        Some(Box::new(OutageNemesis::new(schedule.store_outage, world.store_down.clone())))
     }
 }

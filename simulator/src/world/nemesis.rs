@@ -6,21 +6,9 @@
 //! (crash a host, restart it) and what the schedule fixed up front (link
 //! faults, the sweeper's stall, seat-map cache faults).
 
-mod cache;
-mod crash;
-mod link;
-mod outage;
-mod rooms;
-mod stall;
-
-pub use cache::CacheNemesis;
-pub use crash::CrashNemesis;
-pub use link::LinkNemesis;
-pub use outage::OutageNemesis;
-pub use rooms::RoomsNemesis;
-pub use stall::StallNemesis;
-
 use crate::world::build::World;
+use crate::world::fault_kind::KINDS;
+use crate::world::fault_kind::crash_after_commit::CrashNemesis;
 use crate::world::recorder::Recorder;
 use crate::world::schedule::FaultSchedule;
 
@@ -45,25 +33,12 @@ pub trait Nemesis {
     fn end_faults(&mut self) {}
 }
 
-/// Builds one fault kind's nemesis from the seed's schedule and the world it acts on.
-type Registration = fn(&FaultSchedule, &World) -> Box<dyn Nemesis>;
-
-/// Every fault kind's nemesis after the crashes', in acting order (the
-/// order is part of the trace): one line per fault kind.
-const REGISTERED: &[Registration] = &[
-    |s, w| Box::new(StallNemesis::new(s.sweeper_stall, w.switches.sweeper_stalled.clone())),
-    |s, _| Box::new(LinkNemesis::new(s.link_faults.clone())),
-    |s, w| Box::new(CacheNemesis::new(s.cache_faults.clone(), w.cache_switch.clone())),
-    |s, w| Box::new(OutageNemesis::new(s.store_outage, w.store_down.clone())),
-    |s, w| Box::new(RoomsNemesis::new(s.rooms_lost_at_ms, s.rooms_down_ms, w.rooms.clone())),
-];
-
 /// Every nemesis of a world, acting in a fixed order: crashes and restarts
-/// first (the world asks it which hosts are down), then [`REGISTERED`]'s.
+/// first (the world asks it which hosts are down), then every other kind's (see [`crate::world::fault_kind`]).
 pub struct Nemeses {
     /// Crashes after commit and restarts.
     pub crash: CrashNemesis,
-    /// The other fault kinds', in [`REGISTERED`]'s order.
+    /// The other fault kinds', in their kinds' order.
     others: Vec<Box<dyn Nemesis>>,
 }
 
@@ -73,7 +48,7 @@ impl Nemeses {
         let restart_after_ms = schedule.crash.as_ref().map(|c| c.restart_after_ms);
         Nemeses {
             crash: CrashNemesis::new(world.switches.clone(), restart_after_ms),
-            others: REGISTERED.iter().map(|register| register(schedule, world)).collect(),
+            others: KINDS.iter().filter_map(|kind| kind.nemesis(schedule, world)).collect(),
         }
     }
 

@@ -2,9 +2,12 @@
 //! cache into its mode (down, stale, poisoned) at its start and back to
 //! healthy at its end, or when the fault phase ends. One at a time.
 
-use super::{Nemesis, Stage};
+use super::Strike;
+use crate::world::build::World;
 use crate::world::fault_params::CacheFault;
 use crate::world::faulty_cache::{CacheMode, CacheSwitch};
+use crate::world::nemesis::{Nemesis, Stage};
+use crate::world::schedule::FaultSchedule;
 use invariants::trace::FaultEvent;
 
 /// Starts and ends the scheduled cache faults.
@@ -49,5 +52,14 @@ impl Nemesis for CacheNemesis {
             stage.recorder.fault_at(at, kind, format!("seat-map cache {} until {} ms", c.mode.as_str(), c.end_ms));
             self.active = Some(c);
         }
+    }
+}
+
+/// `faults.cache`'s part in a world: its nemesis.
+pub struct Kind;
+
+impl Strike for Kind {
+    fn nemesis(&self, schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
+        Some(Box::new(CacheNemesis::new(schedule.cache_faults.clone(), world.cache_switch.clone())))
     }
 }

@@ -1,8 +1,11 @@
 //! The sweeper's stall: every service host's sweeper skips its passes within
 //! the schedule's window.
 
-use super::{Nemesis, Stage};
+use super::Strike;
+use crate::world::build::World;
 use crate::world::fault_params::SweeperStall;
+use crate::world::nemesis::{Nemesis, Stage};
+use crate::world::schedule::FaultSchedule;
 use invariants::trace::FaultEvent;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,5 +32,14 @@ impl Nemesis for StallNemesis {
             let kind = if stall { FaultEvent::SweeperStalled } else { FaultEvent::SweeperResumed };
             stage.recorder.fault_at(stage.now_ms as i64, kind, "hold sweeper".into());
         }
+    }
+}
+
+/// `faults.sweeper_stall`'s part in a world: its nemesis.
+pub struct Kind;
+
+impl Strike for Kind {
+    fn nemesis(&self, schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
+        Some(Box::new(StallNemesis::new(schedule.sweeper_stall, world.switches.sweeper_stalled.clone())))
     }
 }

@@ -7,8 +7,11 @@
 //! The checkers and the auditor, which never saw the loss, hold every later
 //! answer to the rooms as they were.
 
-use super::{Nemesis, Stage};
+use super::Strike;
+use crate::world::build::World;
+use crate::world::nemesis::{Nemesis, Stage};
 use crate::world::recording_rooms::RecordingRooms;
+use crate::world::schedule::FaultSchedule;
 use invariants::trace::FaultEvent;
 use std::sync::Arc;
 
@@ -45,5 +48,14 @@ impl Nemesis for RoomsNemesis {
             self.down = false;
             stage.recorder.fault_at(stage.now_ms as i64, FaultEvent::RoomsLost, "rooms".into());
         }
+    }
+}
+
+/// `faults.rooms_lost`'s part in a world: its nemesis.
+pub struct Kind;
+
+impl Strike for Kind {
+    fn nemesis(&self, schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
+        Some(Box::new(RoomsNemesis::new(schedule.rooms_lost_at_ms, schedule.rooms_down_ms, world.rooms.clone())))
     }
 }

@@ -2,8 +2,11 @@
 //! queued until the fault ends), each started at its time during the fault
 //! phase and ended at its end, or when the fault phase ends.
 
-use super::{Nemesis, Stage};
+use super::Strike;
+use crate::world::build::World;
 use crate::world::fault_params::{LinkFault, LinkMode};
+use crate::world::nemesis::{Nemesis, Stage};
+use crate::world::schedule::FaultSchedule;
 use invariants::trace::FaultEvent;
 
 /// Starts and ends the scheduled link faults.
@@ -59,5 +62,14 @@ impl Nemesis for LinkNemesis {
             recorder.fault_at(at, FaultEvent::PartitionRepaired, format!("{} <-> {}", l.a, l.b));
             false
         });
+    }
+}
+
+/// `faults.network`'s part in a world: its nemesis.
+pub struct Kind;
+
+impl Strike for Kind {
+    fn nemesis(&self, schedule: &FaultSchedule, _world: &World) -> Option<Box<dyn Nemesis>> {
+        Some(Box::new(LinkNemesis::new(schedule.link_faults.clone())))
     }
 }

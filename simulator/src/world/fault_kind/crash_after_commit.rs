@@ -3,8 +3,9 @@
 //! lost and asked to be crashed; this nemesis crashes it at the next step and
 //! restarts it `restart_after_ms` later.
 
-use super::{Nemesis, Stage};
+use super::Strike;
 use crate::world::faults::WorldSwitches;
+use crate::world::nemesis::{Nemesis, Stage};
 use invariants::trace::FaultEvent;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -59,3 +60,11 @@ impl Nemesis for CrashNemesis {
         self.switches.crash_enabled.store(false, Ordering::SeqCst);
     }
 }
+
+/// `faults.crash_after_commit`'s part in a world: its [`CrashNemesis`] acts
+/// before every other nemesis (the world asks it which hosts are down), so
+/// [`crate::world::nemesis::Nemeses`] builds it itself; a crash is decided
+/// at each commit by the host's injector ([`crate::world::faults`]).
+pub struct Kind;
+
+impl Strike for Kind {}

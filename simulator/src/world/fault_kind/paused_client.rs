@@ -1,0 +1,9 @@
+//! `faults.paused_client`'s part in a world: nothing from outside the hosts;
+//! a user pauses at its checkout, drawn from its own stream ([`crate::world::user`]).
+
+use super::Strike;
+
+/// `faults.paused_client`: no hook of its own.
+pub struct Kind;
+
+impl Strike for Kind {}

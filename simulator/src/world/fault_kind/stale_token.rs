@@ -1,0 +1,9 @@
+//! `faults.stale_token`'s part in a world: nothing from outside the hosts;
+//! a user replays an old request, drawn from its own stream ([`crate::world::user`]).
+
+use super::Strike;
+
+/// `faults.stale_token`: no hook of its own.
+pub struct Kind;
+
+impl Strike for Kind {}
