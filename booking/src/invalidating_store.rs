@@ -199,24 +199,24 @@ mod tests {
         let gone = || async { cache.get(&"e".into()).await.is_none() };
         let seats = vec![SeatId::from("a"), SeatId::from("b")];
         store.create_event(&CreateEvent { event_id: "e".into(), seat_ids: seats, price_cents: 1 }).await.unwrap();
-        let hold = |seat: &str| AcquireHold {
+        let hold = |seat: SeatId| AcquireHold {
             event_id: "e".into(),
-            seat_ids: vec![SeatId::from(seat)],
+            seat_ids: vec![seat],
             holder_id: "u".into(),
             ttl_ms: 1_000,
             max_held_seats: None,
         };
         cached().await;
-        store.acquire_hold(&hold("a")).await.unwrap();
+        store.acquire_hold(&hold("a".into())).await.unwrap();
         assert!(gone().await, "a hold");
         cached().await;
-        assert!(store.acquire_hold(&hold("a")).await.is_err());
+        assert!(store.acquire_hold(&hold("a".into())).await.is_err());
         assert!(!gone().await, "a refused hold changed nothing");
         cached().await;
         clock.advance_ms(2_000);
         assert_eq!(store.sweep_expired_holds(10).await.unwrap().len(), 1);
         assert!(gone().await, "a sweep (background)");
-        let grant = store.acquire_hold(&hold("b")).await.unwrap();
+        let grant = store.acquire_hold(&hold("b".into())).await.unwrap();
         cached().await;
         let begin = BeginPayment {
             event_id: "e".into(),

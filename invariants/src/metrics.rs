@@ -275,7 +275,7 @@ mod tests {
         let mut w = World::new(&["A", "B"]);
         let abandoned = w.hold("u1", &["A"], 5_000);
         for u in 0..8 {
-            w.hold_refused(&format!("r{u}"), &["A"]);
+            w.hold_refused(format!("r{u}"), &["A"]);
         }
         w.advance(5_500);
         w.sweep();

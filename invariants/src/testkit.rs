@@ -9,7 +9,7 @@ use crate::trace::{
 };
 use booking::model::{
     Booking, BookingId, Compensation, CompensationId, CompensationKind, CompensationStatus, Event, HoldToken, Order,
-    OrderId, OrderStatus, PaymentOp, PaymentOpId, PaymentStatus, Seat, SeatId, SeatState, Snapshot,
+    OrderId, OrderStatus, PaymentOp, PaymentOpId, PaymentStatus, Seat, SeatId, SeatState, Snapshot, UserId,
 };
 use uuid::Uuid;
 
@@ -29,13 +29,13 @@ pub struct World {
 
 impl World {
     /// One event `ev` with `seats`, all available at version 0, at store time 1000.
-    pub fn new(seats: &[&str]) -> Self {
+    pub fn new(seats: &[impl Into<SeatId> + Clone]) -> Self {
         let mut snap = Snapshot::default();
         snap.events.push(Event { event_id: "ev".into(), price_cents: PRICE_CENTS, created_at_ms: 0 });
-        for s in seats {
+        for seat_id in seat_ids(seats) {
             snap.seats.push(Seat {
                 event_id: "ev".into(),
-                seat_id: (*s).into(),
+                seat_id,
                 state: SeatState::Available,
                 version: 0,
                 hold_token: None,
@@ -77,12 +77,13 @@ impl World {
         self.record(TraceKind::Phase { phase: PhaseMark::FaultPhaseEnd, store_now_ms: now });
     }
 
-    pub fn seat(&self, seat_id: &str) -> &Seat {
+    pub fn seat(&self, seat_id: impl Into<SeatId>) -> &Seat {
+        let seat_id = seat_id.into();
         self.snap.seats.iter().find(|s| s.seat_id == seat_id).expect("fixture seat")
     }
 
-    fn seat_mut(&mut self, seat_id: &str) -> &mut Seat {
-        self.snap.seats.iter_mut().find(|s| s.seat_id == seat_id).expect("fixture seat")
+    fn seat_mut(&mut self, seat_id: &SeatId) -> &mut Seat {
+        self.snap.seats.iter_mut().find(|s| s.seat_id == *seat_id).expect("fixture seat")
     }
 
     pub fn order(&self, order_id: OrderId) -> &Order {
@@ -96,14 +97,14 @@ impl World {
     /// Applies `f` to a seat and records the change; returns its seq.
     pub fn change_seat(
         &mut self,
-        seat_id: &str,
+        seat_id: impl Into<SeatId>,
         cause: ChangeCause,
         authority: Authority,
         f: impl FnOnce(&mut Seat),
     ) -> u64 {
-        let now = self.now_ms;
-        let before = self.seat(seat_id).clone();
-        let seat = self.seat_mut(seat_id);
+        let (now, seat_id) = (self.now_ms, seat_id.into());
+        let before = self.seat(&seat_id).clone();
+        let seat = self.seat_mut(&seat_id);
         f(seat);
         seat.version += 1;
         let after = seat.clone();
@@ -116,7 +117,7 @@ impl World {
     }
 
     /// A client invokes `op` and gets `result`: returns (invoke seq, answer seq).
-    pub fn client(&mut self, client: &str, op: ClientOp, result: Result<OpResult, &str>) -> (u64, u64) {
+    pub fn client(&mut self, client: impl Into<UserId>, op: ClientOp, result: Result<OpResult, &str>) -> (u64, u64) {
         let op_id = self.op_id();
         let i = self.record(TraceKind::Invoke { op_id, client: client.into(), op, host: None });
         let a = match result {
@@ -130,7 +131,7 @@ impl World {
     }
 
     /// `user` holds `seats` for `ttl_ms` (taking over expired holds). Panics if not holdable.
-    pub fn hold(&mut self, user: &str, seats: &[&str], ttl_ms: i64) -> HoldToken {
+    pub fn hold(&mut self, user: impl Into<UserId>, seats: &[impl Into<SeatId> + Clone], ttl_ms: i64) -> HoldToken {
         self.hold_answered(user, seats, seats, ttl_ms).2
     }
 
@@ -139,19 +140,16 @@ impl World {
     /// Panics if a granted seat is not holdable. Returns (invoke seq, ok seq, token).
     pub fn hold_answered(
         &mut self,
-        user: &str,
-        asked: &[&str],
-        granted: &[&str],
+        user: impl Into<UserId>,
+        asked: &[impl Into<SeatId> + Clone],
+        granted: &[impl Into<SeatId> + Clone],
         ttl_ms: i64,
     ) -> (u64, u64, HoldToken) {
+        let (user, granted) = (user.into(), seat_ids(granted));
         let token = HoldToken::from(self.uuid());
-        self.hold_with_token(user, granted, token, ttl_ms);
-        let op = ClientOp::Hold {
-            event_id: "ev".into(),
-            seat_ids: asked.iter().map(|s| SeatId::from(*s)).collect(),
-            admission: None,
-        };
-        let mut sorted: Vec<SeatId> = granted.iter().map(|s| SeatId::from(*s)).collect();
+        self.hold_with_token(&user, &granted, token, ttl_ms);
+        let op = ClientOp::Hold { event_id: "ev".into(), seat_ids: seat_ids(asked), admission: None };
+        let mut sorted = granted;
         sorted.sort();
         sorted.dedup();
         let res = OpResult::Held { hold_token: token, seat_ids: sorted, expires_at_ms: self.now_ms + ttl_ms };
@@ -162,18 +160,24 @@ impl World {
     /// The store's side of a hold: writes `seats` (cause hold) to `user` under
     /// `token` (possibly one issued before: a broken store) for `ttl_ms`; no
     /// client answer. Panics if a seat is not holdable. Returns the writes' seqs.
-    pub fn hold_with_token(&mut self, user: &str, seats: &[&str], token: HoldToken, ttl_ms: i64) -> Vec<u64> {
-        let now = self.now_ms;
+    pub fn hold_with_token(
+        &mut self,
+        user: impl Into<UserId>,
+        seats: &[impl Into<SeatId> + Clone],
+        token: HoldToken,
+        ttl_ms: i64,
+    ) -> Vec<u64> {
+        let (now, user) = (self.now_ms, user.into());
         let mut seqs = Vec::new();
-        for s in seats {
+        for s in &seat_ids(seats) {
             let seat = self.seat(s);
             let holdable = seat.state == SeatState::Available
                 || (seat.state == SeatState::Held && seat.hold_expires_at_ms.is_some_and(|t| t <= now));
             assert!(holdable, "fixture hold on an unholdable seat {s}");
-            seqs.push(self.change_seat(s, ChangeCause::Hold, Authority::new_hold(&user.into()), |seat| {
+            seqs.push(self.change_seat(s, ChangeCause::Hold, Authority::new_hold(&user), |seat| {
                 seat.state = SeatState::Held;
                 seat.hold_token = Some(token);
-                seat.holder_id = Some(user.into());
+                seat.holder_id = Some(user.clone());
                 seat.hold_expires_at_ms = Some(now + ttl_ms);
             }));
         }
@@ -181,21 +185,18 @@ impl World {
     }
 
     /// `user` asks for `seats` and is refused (contention).
-    pub fn hold_refused(&mut self, user: &str, seats: &[&str]) -> u64 {
-        let op = ClientOp::Hold {
-            event_id: "ev".into(),
-            seat_ids: seats.iter().map(|s| SeatId::from(*s)).collect(),
-            admission: None,
-        };
+    pub fn hold_refused(&mut self, user: impl Into<UserId>, seats: &[impl Into<SeatId> + Clone]) -> u64 {
+        let op = ClientOp::Hold { event_id: "ev".into(), seat_ids: seat_ids(seats), admission: None };
         self.client(user, op, Err("seat-unavailable")).1
     }
 
     /// `user` releases its hold `token`.
-    pub fn release(&mut self, user: &str, token: HoldToken) {
+    pub fn release(&mut self, user: impl Into<UserId>, token: HoldToken) {
+        let user = user.into();
         let seats: Vec<SeatId> =
             self.snap.seats.iter().filter(|s| s.hold_token == Some(token)).map(|s| s.seat_id.clone()).collect();
         for s in &seats {
-            self.change_seat(s, ChangeCause::Release, Authority::token(token, &user.into()), clear_hold);
+            self.change_seat(s, ChangeCause::Release, Authority::token(token, &user), clear_hold);
         }
         self.client(
             user,
@@ -218,8 +219,8 @@ impl World {
     }
 
     /// `user` checks out its hold `token` with `key`: order, payment op, seats pending.
-    pub fn checkout(&mut self, user: &str, token: HoldToken, key: &str, payment_ttl_ms: i64) -> OrderId {
-        let now = self.now_ms;
+    pub fn checkout(&mut self, user: impl Into<UserId>, token: HoldToken, key: &str, payment_ttl_ms: i64) -> OrderId {
+        let (now, user) = (self.now_ms, user.into());
         let seats: Vec<SeatId> =
             self.snap.seats.iter().filter(|s| s.hold_token == Some(token)).map(|s| s.seat_id.clone()).collect();
         for s in &seats {
@@ -234,7 +235,7 @@ impl World {
         let order = Order {
             event_id: "ev".into(),
             order_id,
-            holder_id: user.into(),
+            holder_id: user.clone(),
             hold_token: token,
             seat_ids: seats.clone(),
             amount_cents: PRICE_CENTS * seats.len() as i64,
@@ -247,7 +248,7 @@ impl World {
             updated_at_ms: now,
         };
         for s in &seats {
-            self.change_seat(s, ChangeCause::Checkout, Authority::token(token, &user.into()), |seat| {
+            self.change_seat(s, ChangeCause::Checkout, Authority::token(token, &user), |seat| {
                 seat.state = SeatState::PaymentPending;
                 seat.order_id = Some(order_id);
             });
@@ -273,7 +274,7 @@ impl World {
     /// A checkout request (first or retry) answered with `order_id`; returns the answer's seq.
     pub fn answer_checkout(
         &mut self,
-        user: &str,
+        user: impl Into<UserId>,
         token: HoldToken,
         key: &str,
         order_id: OrderId,
@@ -404,8 +405,13 @@ impl World {
     /// the order is released at its deadline, and then the charge succeeds
     /// (a late success): a compensation is opened and the order is
     /// compensating. Returns (order, compensation).
-    pub fn late_success_after_release(&mut self, user: &str, seat: &str) -> (OrderId, CompensationId) {
-        let t = self.hold(user, &[seat], 60_000);
+    pub fn late_success_after_release(
+        &mut self,
+        user: impl Into<UserId>,
+        seat: impl Into<SeatId>,
+    ) -> (OrderId, CompensationId) {
+        let (user, seat) = (user.into(), seat.into());
+        let t = self.hold(&user, &[seat], 60_000);
         let o = self.checkout(user, t, "k", 10_000);
         self.unknown(o);
         self.advance(10_000);
@@ -457,8 +463,8 @@ impl World {
 
     /// A broken store sells an already sold seat again to `user` (new order,
     /// succeeded op, second booking). Returns the sale's seq.
-    pub fn force_resell(&mut self, seat_id: &str, user: &str) -> u64 {
-        let now = self.now_ms;
+    pub fn force_resell(&mut self, seat_id: impl Into<SeatId>, user: impl Into<UserId>) -> u64 {
+        let (now, seat_id, user) = (self.now_ms, seat_id.into(), user.into());
         let (order_id, op_id, booking_id, token) = (
             OrderId::from(self.uuid()),
             PaymentOpId::from(self.uuid()),
@@ -468,9 +474,9 @@ impl World {
         let order = Order {
             event_id: "ev".into(),
             order_id,
-            holder_id: user.into(),
+            holder_id: user.clone(),
             hold_token: token,
-            seat_ids: vec![seat_id.into()],
+            seat_ids: vec![seat_id.clone()],
             amount_cents: PRICE_CENTS,
             status: OrderStatus::Confirmed,
             payment_op_id: op_id,
@@ -494,15 +500,15 @@ impl World {
         });
         self.snap.bookings.push(Booking {
             event_id: "ev".into(),
-            seat_id: seat_id.into(),
+            seat_id: seat_id.clone(),
             booking_id,
             order_id,
             payment_op_id: op_id,
-            holder_id: user.into(),
+            holder_id: user.clone(),
             created_at_ms: now,
         });
         let seq = self.change_seat(seat_id, ChangeCause::Sale, Authority::order(&order), |seat| {
-            seat.holder_id = Some(user.into());
+            seat.holder_id = Some(user);
             seat.hold_token = Some(token);
             seat.order_id = Some(order_id);
             seat.booking_id = Some(booking_id);
@@ -510,6 +516,11 @@ impl World {
         self.snap.orders.push(order);
         seq
     }
+}
+
+/// The seat ids `seats` name.
+fn seat_ids(seats: &[impl Into<SeatId> + Clone]) -> Vec<SeatId> {
+    seats.iter().cloned().map(Into::into).collect()
 }
 
 /// Clears a seat's ownership: back to available.
@@ -535,7 +546,8 @@ impl World {
 
 impl World {
     /// The seq of the last recorded change of `seat_id`.
-    pub fn last_change_of(&self, seat_id: &str) -> u64 {
+    pub fn last_change_of(&self, seat_id: impl Into<SeatId>) -> u64 {
+        let seat_id = seat_id.into();
         self.trace
             .events()
             .iter()

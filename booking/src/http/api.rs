@@ -401,13 +401,8 @@ mod tests {
 mod seat_range_tests {
     use super::*;
 
-    fn body(seat_ids: &[&str], ranges: Vec<SeatRange>) -> CreateEventBody {
-        CreateEventBody {
-            event_id: "e".into(),
-            seat_ids: seat_ids.iter().map(|s| SeatId::from(*s)).collect(),
-            seat_ranges: ranges,
-            price_cents: 1,
-        }
+    fn body(seat_ids: Vec<SeatId>, ranges: Vec<SeatRange>) -> CreateEventBody {
+        CreateEventBody { event_id: "e".into(), seat_ids, seat_ranges: ranges, price_cents: 1 }
     }
 
     fn range(prefix: &str, first: u32, count: u32, width: u8) -> SeatRange {
@@ -435,7 +430,7 @@ mod seat_range_tests {
 
     #[test]
     fn ranges_expand_after_the_listed_seats_zero_padded() {
-        let b = body(&["VIP"], vec![range("A-", 1, 3, 2), range("", 9, 2, 0)]);
+        let b = body(vec!["VIP".into()], vec![range("A-", 1, 3, 2), range("", 9, 2, 0)]);
         assert_eq!(b.all_seat_ids().unwrap(), ["VIP", "A-01", "A-02", "A-03", "9", "10"]);
     }
 
@@ -443,13 +438,16 @@ mod seat_range_tests {
     /// allows is never refused for it. A seat named twice is one seat.
     #[test]
     fn seats_named_twice_are_one_seat() {
-        let b = body(&["A-02", "x"], vec![range("A-", 1, 3, 2), range("A-0", 2, 3, 0), range("", 9, 1, 0)]);
+        let b = body(
+            vec!["A-02".into(), "x".into()],
+            vec![range("A-", 1, 3, 2), range("A-0", 2, 3, 0), range("", 9, 1, 0)],
+        );
         assert_eq!(b.all_seat_ids().unwrap(), ["A-02", "x", "A-01", "A-03", "A-04", "9"]);
     }
 
     #[test]
     fn every_bound_of_a_range_is_its_own_and_refused() {
-        let bad = |r| body(&[], vec![r]).all_seat_ids();
+        let bad = |r| body(vec![], vec![r]).all_seat_ids();
         assert_eq!(bad(range("A", 5, 0, 0)), Err(SeatRangeError::BadRange(0)));
         assert_eq!(bad(range("A", 1, MAX_SEAT_RANGE_LEN as u32 + 1, 0)), Err(SeatRangeError::BadRange(0)));
         assert_eq!(bad(range("A", MAX_SEAT_RANGE_FIRST + 1, 1, 0)), Err(SeatRangeError::BadRange(0)));
@@ -459,18 +457,16 @@ mod seat_range_tests {
         let last = bad(range(&"p".repeat(54), MAX_SEAT_RANGE_FIRST, MAX_SEAT_RANGE_LEN as u32, 9)).unwrap();
         assert_eq!(last.last().unwrap().len(), 63, "the largest number has 9 digits: every id fits 64");
         let many = (0..=MAX_SEAT_RANGES as u32).map(|i| range("r", i, 1, 0)).collect();
-        assert_eq!(body(&[], many).all_seat_ids(), Err(SeatRangeError::TooManyRanges));
-        let listed: Vec<String> = (0..=MAX_LISTED_SEATS).map(|i| format!("l{i}")).collect();
-        let listed: Vec<&str> = listed.iter().map(String::as_str).collect();
-        assert_eq!(body(&listed, vec![]).all_seat_ids(), Err(SeatRangeError::TooManyListed));
+        assert_eq!(body(vec![], many).all_seat_ids(), Err(SeatRangeError::TooManyRanges));
+        let listed: Vec<SeatId> = (0..=MAX_LISTED_SEATS).map(|i| SeatId::from(format!("l{i}"))).collect();
+        assert_eq!(body(listed, vec![]).all_seat_ids(), Err(SeatRangeError::TooManyListed));
     }
 
     #[test]
     fn the_largest_body_the_schema_allows_is_a_full_event() {
-        let listed: Vec<String> = (0..MAX_LISTED_SEATS).map(|i| format!("l{i}")).collect();
-        let listed: Vec<&str> = listed.iter().map(String::as_str).collect();
+        let listed: Vec<SeatId> = (0..MAX_LISTED_SEATS).map(|i| SeatId::from(format!("l{i}"))).collect();
         let rows = (0..MAX_SEAT_RANGES as u32).map(|r| range(&format!("R{r}-"), 1, MAX_SEAT_RANGE_LEN as u32, 4));
-        let full = body(&listed, rows.collect());
+        let full = body(listed, rows.collect());
         assert_eq!(full.all_seat_ids().unwrap().len(), crate::model::MAX_SEATS_PER_EVENT);
     }
 
@@ -479,7 +475,7 @@ mod seat_range_tests {
         assert!(SeatRange::covering("s", 0, 5).is_empty());
         let two = SeatRange::covering("s", 1_001, 5);
         assert_eq!((two.len(), two[1].first, two[1].count), (2, 1_000, 1));
-        let ids = body(&[], SeatRange::covering("s", 2_500, 5)).all_seat_ids().unwrap();
+        let ids = body(vec![], SeatRange::covering("s", 2_500, 5)).all_seat_ids().unwrap();
         assert_eq!((ids.len(), ids[0].as_str(), ids[2_499].as_str()), (2_500, "s00000", "s02499"));
     }
 }

@@ -315,19 +315,19 @@ mod tests {
         }));
     }
 
-    fn joined(w: &mut World, user: &str, tier: u8, now_ms: i64) {
-        w.record(TraceKind::Room(RoomEvent::Joined { event_id: "ev".into(), user: user.into(), tier, now_ms }));
+    fn joined(w: &mut World, user: &UserId, tier: u8, now_ms: i64) {
+        w.record(TraceKind::Room(RoomEvent::Joined { event_id: "ev".into(), user: user.clone(), tier, now_ms }));
     }
 
-    fn admitted(w: &mut World, user: &str) -> SessionId {
+    fn admitted(w: &mut World, user: &UserId) -> SessionId {
         let session_id = SessionId::from_u128(user.bytes().map(u128::from).sum());
         w.record(TraceKind::Room(RoomEvent::Admitted {
             event_id: "ev".into(),
-            user: user.into(),
+            user: user.clone(),
             session_id,
             expires_at_ms: 0,
         }));
-        w.record(TraceKind::Room(RoomEvent::Told { event_id: "ev".into(), user: user.into(), admitted: true }));
+        w.record(TraceKind::Room(RoomEvent::Told { event_id: "ev".into(), user: user.clone(), admitted: true }));
         session_id
     }
 
@@ -339,11 +339,11 @@ mod tests {
     fn an_orderly_room_passes() {
         let mut w = World::new(&["1A", "1B"]);
         opened(&mut w, Policy::Fifo, 2);
-        joined(&mut w, "ann", 0, 0);
-        joined(&mut w, "bob", 0, 0);
-        admitted(&mut w, "ann");
+        joined(&mut w, &"ann".into(), 0, 0);
+        joined(&mut w, &"bob".into(), 0, 0);
+        admitted(&mut w, &"ann".into());
         w.hold("ann", &["1A"], 5_000);
-        admitted(&mut w, "bob");
+        admitted(&mut w, &"bob".into());
         w.hold("bob", &["1B"], 5_000);
         assert_eq!(kinds(&w), vec![]);
     }
@@ -352,11 +352,11 @@ mod tests {
     fn a_hold_without_admission_a_room_overfilled_and_the_wrong_order_are_caught() {
         let mut w = World::new(&["1A", "1B"]);
         opened(&mut w, Policy::Fifo, 1);
-        joined(&mut w, "ann", 0, 0);
-        joined(&mut w, "bob", 0, 0);
+        joined(&mut w, &"ann".into(), 0, 0);
+        joined(&mut w, &"bob".into(), 0, 0);
         w.hold("cat", &["1A"], 5_000);
-        admitted(&mut w, "bob");
-        admitted(&mut w, "ann");
+        admitted(&mut w, &"bob".into());
+        admitted(&mut w, &"ann".into());
         let mut found = kinds(&w);
         found.sort_by_key(|i| i.as_str());
         assert_eq!(
@@ -369,10 +369,10 @@ mod tests {
     fn holds_after_a_session_ended_or_expired_are_caught_and_waiters_must_be_told() {
         let mut w = World::new(&["1A", "1B"]);
         opened(&mut w, Policy::Fifo, 5);
-        joined(&mut w, "ann", 0, 0);
-        joined(&mut w, "bob", 0, 0);
-        joined(&mut w, "cat", 0, 0);
-        let s = admitted(&mut w, "ann");
+        joined(&mut w, &"ann".into(), 0, 0);
+        joined(&mut w, &"bob".into(), 0, 0);
+        joined(&mut w, &"cat".into(), 0, 0);
+        let s = admitted(&mut w, &"ann".into());
         w.record(TraceKind::Room(RoomEvent::Ended {
             event_id: "ev".into(),
             user: "ann".into(),
@@ -380,7 +380,7 @@ mod tests {
             how: SessionEnd::Purchased { order_id: OrderId::from_u128(1), key_id: uuid::Uuid::from_u128(2) },
         }));
         w.hold("ann", &["1A"], 5_000);
-        admitted(&mut w, "bob");
+        admitted(&mut w, &"bob".into());
         w.advance(TTL_MS);
         w.hold("bob", &["1B"], 5_000);
         let v = check_waiting_room(&w.snap, w.trace.events(), &w.config());
@@ -397,24 +397,24 @@ mod tests {
         let mut w = World::new(&["1A"]);
         opened(&mut w, Policy::Lottery, 10);
         for u in users {
-            joined(&mut w, u, 0, 0);
+            joined(&mut w, &u.into(), 0, 0);
         }
-        joined(&mut w, "late", 0, 2_000);
+        joined(&mut w, &"late".into(), 0, 2_000);
         // The production draw agrees with the checker's own.
         let drawn = booking::admission::queue::lottery_order(&[9u8; 32], &users.map(UserId::from));
         assert_eq!(drawn, crate::model::queue::drawn_order(&[9u8; 32], &users.map(UserId::from)));
         for u in &drawn {
             admitted(&mut w, u);
         }
-        admitted(&mut w, "late");
+        admitted(&mut w, &"late".into());
         assert_eq!(kinds(&w), vec![]);
         let mut w = World::new(&["1A"]);
         opened(&mut w, Policy::Lottery, 10);
         for u in users {
-            joined(&mut w, u, 0, 0);
+            joined(&mut w, &u.into(), 0, 0);
         }
         for u in users {
-            admitted(&mut w, u);
+            admitted(&mut w, &u.into());
         }
         assert_eq!(kinds(&w), vec![Invariant::AdmissionOrder], "arrival order is not the draw");
         let member = |w: &mut World| {
@@ -424,28 +424,28 @@ mod tests {
         let mut w = World::new(&["1A"]);
         member(&mut w);
         opened(&mut w, Policy::Priority, 10);
-        joined(&mut w, "public", PUBLIC_TIER, 0);
-        joined(&mut w, "member", 0, 0);
-        admitted(&mut w, "member");
-        admitted(&mut w, "public");
+        joined(&mut w, &"public".into(), PUBLIC_TIER, 0);
+        joined(&mut w, &"member".into(), 0, 0);
+        admitted(&mut w, &"member".into());
+        admitted(&mut w, &"public".into());
         assert_eq!(kinds(&w), vec![]);
         // The service lines the member up as the public and admits in that
         // order: consistent with its own word, wrong by the world's credential.
         let mut w = World::new(&["1A"]);
         member(&mut w);
         opened(&mut w, Policy::Priority, 10);
-        joined(&mut w, "public", PUBLIC_TIER, 0);
-        joined(&mut w, "member", PUBLIC_TIER, 0);
-        admitted(&mut w, "public");
-        admitted(&mut w, "member");
+        joined(&mut w, &"public".into(), PUBLIC_TIER, 0);
+        joined(&mut w, &"member".into(), PUBLIC_TIER, 0);
+        admitted(&mut w, &"public".into());
+        admitted(&mut w, &"member".into());
         assert_eq!(kinds(&w), vec![Invariant::AdmissionOrder], "the tier is the credential's");
         // A tier the service grants with no credential behind it.
         let mut w = World::new(&["1A"]);
         opened(&mut w, Policy::Priority, 10);
-        joined(&mut w, "public", PUBLIC_TIER, 0);
-        joined(&mut w, "member", 0, 0);
-        admitted(&mut w, "member");
-        admitted(&mut w, "public");
+        joined(&mut w, &"public".into(), PUBLIC_TIER, 0);
+        joined(&mut w, &"member".into(), 0, 0);
+        admitted(&mut w, &"member".into());
+        admitted(&mut w, &"public".into());
         assert_eq!(kinds(&w), vec![Invariant::AdmissionOrder], "no credential, no tier");
     }
 }

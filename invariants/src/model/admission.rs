@@ -131,17 +131,17 @@ impl Room {
     /// `user` joins (at `now_ms`, service clock): in the line at their
     /// policy's place, unless they joined or were admitted before; a
     /// `rejoin` (their session ended) is a new arrival.
-    fn join(&mut self, user: &str, tier: u8, now_ms: i64, rejoin: bool) {
+    fn join(&mut self, user: &UserId, tier: u8, now_ms: i64, rejoin: bool) {
         self.drawn |= now_ms >= self.opens_at_ms;
         let before_draw = self.policy == booking::admission::room::Policy::Lottery && !self.drawn;
-        let join = crate::model::queue::Join { user: UserId::from(user), tier, before_draw };
+        let join = crate::model::queue::Join { user: user.clone(), tier, before_draw };
         let key = crate::model::queue::line_key(self.policy, &self.seed, &join, self.joins.len());
         if rejoin || (!self.keys.contains_key(user) && !self.admitted_users.contains(user)) {
-            self.keys.insert(UserId::from(user), key);
+            self.keys.insert(user.clone(), key);
             self.line.insert(key);
         }
         self.joins.push(join);
-        self.joined.insert(UserId::from(user));
+        self.joined.insert(user.clone());
     }
 }
 
@@ -202,7 +202,7 @@ impl Admissions {
 
     /// The tier `user` waits in under `policy`: their credential's in a
     /// priority room (the public's without one), 0 in any other.
-    pub fn tier_of(&self, policy: booking::admission::room::Policy, user: &str) -> u8 {
+    pub fn tier_of(&self, policy: booking::admission::room::Policy, user: &UserId) -> u8 {
         granted_tier(policy, self.credentials.get(user).copied())
     }
 
@@ -265,7 +265,7 @@ impl Admissions {
 
     /// An admission pass on `event_id` at the serving host's `now_ms`: a
     /// lottery is drawn once the sale opened; sessions past their expiry end.
-    fn pass(&mut self, event_id: &str, now_ms: i64) {
+    fn pass(&mut self, event_id: &EventId, now_ms: i64) {
         self.this_pass.remove(event_id);
         if let Some(room) = self.rooms.get_mut(event_id) {
             room.drawn |= now_ms >= room.opens_at_ms;
@@ -279,8 +279,8 @@ impl Admissions {
 
     /// A checkout of `hold_token` under `key` by `user` opened an order on
     /// `event_id` (the purchase that ends the session).
-    pub fn purchased(&mut self, event_id: &str, user: &str, hold_token: HoldToken, key: &str) {
-        if let Some(s) = self.sessions.get_mut(&(EventId::from(event_id), UserId::from(user)))
+    pub fn purchased(&mut self, event_id: &EventId, user: &UserId, hold_token: HoldToken, key: &str) {
+        if let Some(s) = self.sessions.get_mut(&(event_id.clone(), user.clone()))
             && s.ended.is_none()
         {
             s.purchase = Some((hold_token, key.to_string()));
@@ -290,15 +290,15 @@ impl Admissions {
     /// Whether `user`'s session on `event_id` was ended by the checkout of
     /// `hold_token` under `key`: the order the waiting room reads (before
     /// answering the user) to learn whether that purchase failed.
-    pub fn ended_by(&self, event_id: &str, user: &str, hold_token: HoldToken, key: &str) -> bool {
-        self.sessions.get(&(EventId::from(event_id), UserId::from(user))).is_some_and(|s| {
+    pub fn ended_by(&self, event_id: &EventId, user: &UserId, hold_token: HoldToken, key: &str) -> bool {
+        self.sessions.get(&(event_id.clone(), user.clone())).is_some_and(|s| {
             matches!(s.ended, Some(SessionEnd::Purchased { .. }))
                 && s.purchase.as_ref().is_some_and(|(t, k)| *t == hold_token && k == key)
         })
     }
 
     /// Whether `event_id` has a waiting room.
-    pub fn has_room(&self, event_id: &str) -> bool {
+    pub fn has_room(&self, event_id: &EventId) -> bool {
         self.rooms.contains_key(event_id)
     }
 
@@ -338,7 +338,7 @@ impl Admissions {
     }
 
     /// `event_id`'s room, if it has one.
-    pub fn room(&self, event_id: &str) -> Option<&Room> {
+    pub fn room(&self, event_id: &EventId) -> Option<&Room> {
         self.rooms.get(event_id)
     }
 
@@ -348,20 +348,20 @@ impl Admissions {
     pub fn gate(
         &self,
         secret: &[u8],
-        event_id: &str,
-        user: &str,
+        event_id: &EventId,
+        user: &UserId,
         token: Option<&str>,
         what: &Use<'_>,
         host_now_ms: i64,
     ) -> Result<SessionId, ProblemKind> {
         let claims = read_token(token.ok_or(ProblemKind::AdmissionRequired)?, secret)?;
-        if claims.event_id != event_id {
+        if claims.event_id != *event_id {
             return Err(ProblemKind::AdmissionOtherEvent);
         }
-        if claims.user_id != user {
+        if claims.user_id != *user {
             return Err(ProblemKind::AdmissionOtherUser);
         }
-        let session = self.sessions.get(&(EventId::from(event_id), UserId::from(user)));
+        let session = self.sessions.get(&(event_id.clone(), user.clone()));
         let session = session.filter(|s| s.id == claims.session_id);
         let retry = session.is_some_and(|s| match (&s.ended, what) {
             (Some(SessionEnd::Purchased { .. }), Use::Checkout { hold_token, key }) => {
@@ -412,38 +412,40 @@ mod tests {
             session_id: sid,
             expires_at_ms: 100,
         });
-        let gate = |a: &Admissions, t: Option<&str>, ev: &str, u: &str, now: i64, what: Use| {
+        let (ev, ev2) = (EventId::from("ev"), EventId::from("ev2"));
+        let (u, v) = (UserId::from("u"), UserId::from("v"));
+        let gate = |a: &Admissions, t: Option<&str>, ev: &EventId, u: &UserId, now: i64, what: Use| {
             a.gate(secret, ev, u, t, &what, now)
         };
         let retry = || Use::Checkout { hold_token: HoldToken::from_u128(1), key: "k" };
         let other = || Use::Checkout { hold_token: HoldToken::from_u128(1), key: "k2" };
-        assert_eq!(gate(&a, Some(&good), "ev", "u", 99, Use::Hold), Ok(sid));
-        assert_eq!(gate(&a, None, "ev", "u", 0, Use::Hold), Err(ProblemKind::AdmissionRequired));
-        assert_eq!(gate(&a, Some("nope"), "ev", "u", 0, Use::Hold), Err(ProblemKind::AdmissionMalformed));
+        assert_eq!(gate(&a, Some(&good), &ev, &u, 99, Use::Hold), Ok(sid));
+        assert_eq!(gate(&a, None, &ev, &u, 0, Use::Hold), Err(ProblemKind::AdmissionRequired));
+        assert_eq!(gate(&a, Some("nope"), &ev, &u, 0, Use::Hold), Err(ProblemKind::AdmissionMalformed));
         assert_eq!(
-            gate(&a, Some(&token(b"another-secret-000000", &claims)), "ev", "u", 0, Use::Hold),
+            gate(&a, Some(&token(b"another-secret-000000", &claims)), &ev, &u, 0, Use::Hold),
             Err(ProblemKind::AdmissionForged)
         );
-        assert_eq!(gate(&a, Some(&token(secret, "{}")), "ev", "u", 0, Use::Hold), Err(ProblemKind::AdmissionMalformed));
-        assert_eq!(gate(&a, Some(&good), "ev2", "u", 0, Use::Hold), Err(ProblemKind::AdmissionOtherEvent));
-        assert_eq!(gate(&a, Some(&good), "ev", "v", 0, Use::Hold), Err(ProblemKind::AdmissionOtherUser));
-        assert_eq!(gate(&a, Some(&good), "ev", "u", 100, Use::Hold), Err(ProblemKind::AdmissionExpired));
-        a.purchased("ev", "u", HoldToken::from_u128(1), "k");
+        assert_eq!(gate(&a, Some(&token(secret, "{}")), &ev, &u, 0, Use::Hold), Err(ProblemKind::AdmissionMalformed));
+        assert_eq!(gate(&a, Some(&good), &ev2, &u, 0, Use::Hold), Err(ProblemKind::AdmissionOtherEvent));
+        assert_eq!(gate(&a, Some(&good), &ev, &v, 0, Use::Hold), Err(ProblemKind::AdmissionOtherUser));
+        assert_eq!(gate(&a, Some(&good), &ev, &u, 100, Use::Hold), Err(ProblemKind::AdmissionExpired));
+        a.purchased(&ev, &u, HoldToken::from_u128(1), "k");
         a.observe(&RoomEvent::Ended {
             event_id: "ev".into(),
             user: "u".into(),
             session_id: sid,
             how: SessionEnd::Purchased { order_id: OrderId::from_u128(1), key_id: uuid::Uuid::from_u128(2) },
         });
-        assert_eq!(gate(&a, Some(&good), "ev", "u", 0, Use::Hold), Err(ProblemKind::AdmissionSessionEnded));
-        assert_eq!(gate(&a, Some(&good), "ev", "u", 0, retry()), Ok(sid), "a purchase's retry");
+        assert_eq!(gate(&a, Some(&good), &ev, &u, 0, Use::Hold), Err(ProblemKind::AdmissionSessionEnded));
+        assert_eq!(gate(&a, Some(&good), &ev, &u, 0, retry()), Ok(sid), "a purchase's retry");
         assert_eq!(
-            gate(&a, Some(&good), "ev", "u", 0, other()),
+            gate(&a, Some(&good), &ev, &u, 0, other()),
             Err(ProblemKind::AdmissionSessionEnded),
             "another checkout"
         );
-        assert_eq!(gate(&a, Some(&good), "ev", "u", 100, retry()), Ok(sid), "a purchase's retry past the expiry");
-        assert_eq!(gate(&a, Some(&good), "ev", "u", 100, other()), Err(ProblemKind::AdmissionExpired));
-        assert_eq!(gate(&a, Some(&good), "ev", "u", 100, Use::Hold), Err(ProblemKind::AdmissionExpired));
+        assert_eq!(gate(&a, Some(&good), &ev, &u, 100, retry()), Ok(sid), "a purchase's retry past the expiry");
+        assert_eq!(gate(&a, Some(&good), &ev, &u, 100, other()), Err(ProblemKind::AdmissionExpired));
+        assert_eq!(gate(&a, Some(&good), &ev, &u, 100, Use::Hold), Err(ProblemKind::AdmissionExpired));
     }
 }

@@ -94,13 +94,13 @@ pub fn first_out_of_order<'a>(order: &'a [UserId], admitted: &[UserId]) -> Optio
 mod tests {
     use super::*;
 
-    fn j(user: &str, tier: u8, before_draw: bool) -> Join {
-        Join { user: user.into(), tier, before_draw }
+    fn j(user: UserId, tier: u8, before_draw: bool) -> Join {
+        Join { user, tier, before_draw }
     }
 
     #[test]
     fn each_policy_orders_its_joiners_as_documented() {
-        let joins = [j("a", 1, true), j("b", 0, true), j("c", 1, false)];
+        let joins = [j("a".into(), 1, true), j("b".into(), 0, true), j("c".into(), 1, false)];
         assert_eq!(policy_order(Policy::Fifo, "", &joins), ["a", "b", "c"]);
         assert_eq!(policy_order(Policy::Priority, "", &joins), ["b", "a", "c"]);
         let seed = [9u8; 32];

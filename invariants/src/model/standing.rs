@@ -50,9 +50,9 @@ pub enum Standing {
 impl Admissions {
     /// Where `user` stands on `event_id` at `host_now_ms` (the serving host's
     /// clock), `None` when the event has no room.
-    pub fn standing(&self, event_id: &EventId, user: &str, host_now_ms: i64) -> Option<Standing> {
+    pub fn standing(&self, event_id: &EventId, user: &UserId, host_now_ms: i64) -> Option<Standing> {
         let room = self.rooms.get(event_id)?;
-        if let Some(s) = self.sessions.get(&(EventId::from(event_id), UserId::from(user))) {
+        if let Some(s) = self.sessions.get(&(event_id.clone(), user.clone())) {
             let over = s.ended.is_some() || s.expires_at_ms <= host_now_ms;
             return Some(if over { Standing::SessionEnded } else { Standing::Admitted(s.id, s.expires_at_ms) });
         }
@@ -73,7 +73,7 @@ impl Admissions {
     }
 
     /// Whether a queue answer's `body` states `want`, for `user` on `event_id`.
-    pub fn states(&self, secret: &[u8], event_id: &EventId, user: &str, body: &Value, want: &Standing) -> bool {
+    pub fn states(&self, secret: &[u8], event_id: &EventId, user: &UserId, body: &Value, want: &Standing) -> bool {
         let state = body["state"].as_str().unwrap_or("");
         match want {
             Standing::NotJoined => state == "not_joined",
@@ -86,7 +86,7 @@ impl Admissions {
                 state == "admitted"
                     && claims.is_some_and(|c| {
                         c.event_id == *event_id
-                            && c.user_id == user
+                            && c.user_id == *user
                             && c.session_id == *session
                             && c.expires_at_ms == *expires
                     })

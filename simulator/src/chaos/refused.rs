@@ -10,17 +10,18 @@
 //! its holder alone (the disconnecting clients send random tokens).
 
 use super::client::{Op, Outcome};
-use booking::model::Snapshot;
+use booking::model::{HoldToken, Snapshot};
 use std::collections::BTreeMap;
 
 /// The invariant this judge reports.
 pub const INVARIANT: &str = "refusal-changes-nothing";
 
-/// The hold token a checkout request names (`POST /v1/events/E/holds/T/checkout`).
-fn checkout_token(request: &str) -> Option<&str> {
+/// The hold token a checkout request names (`POST /v1/events/E/holds/T/checkout`),
+/// when `T` is one.
+fn checkout_token(request: &str) -> Option<HoldToken> {
     let path = request.strip_prefix("POST ")?.strip_suffix("/checkout")?;
     let (_, token) = path.rsplit_once("/holds/")?;
-    Some(token)
+    token.parse().ok()
 }
 
 /// Whether `op` was answered with a refusal (a 4xx).
@@ -32,7 +33,7 @@ fn refused(op: &Op) -> bool {
 /// `(INVARIANT, what)`, one each.
 pub fn judge(ops: &[Op], snap: &Snapshot) -> Vec<(&'static str, String)> {
     // Per hold token: the refusals seen, or None once any other answer was.
-    let mut checkouts: BTreeMap<&str, Option<Vec<&Op>>> = BTreeMap::new();
+    let mut checkouts: BTreeMap<HoldToken, Option<Vec<&Op>>> = BTreeMap::new();
     for op in ops {
         let Some(token) = checkout_token(&op.request) else { continue };
         let entry = checkouts.entry(token).or_insert_with(|| Some(Vec::new()));
@@ -43,8 +44,8 @@ pub fn judge(ops: &[Op], snap: &Snapshot) -> Vec<(&'static str, String)> {
     }
     let mut found = Vec::new();
     for order in &snap.orders {
-        let token = order.hold_token.to_string();
-        let Some(Some(refusals)) = checkouts.get(token.as_str()) else { continue };
+        let token = order.hold_token;
+        let Some(Some(refusals)) = checkouts.get(&token) else { continue };
         let told: Vec<String> = refusals.iter().map(|o| format!("{:?} at {} ms", o.outcome, o.end_ms)).collect();
         found.push((
             INVARIANT,
@@ -66,16 +67,16 @@ mod tests {
     use booking::model::{Order, OrderStatus};
     use serde_json::json;
 
-    const T1: &str = "00000000-0000-0000-0000-000000000001";
-    const T2: &str = "00000000-0000-0000-0000-000000000002";
+    const T1: HoldToken = HoldToken::from_u128(1);
+    const T2: HoldToken = HoldToken::from_u128(2);
 
-    fn checkout(token: &str, status: Option<u16>) -> Op {
+    fn checkout(token: HoldToken, status: Option<u16>) -> Op {
         let mut op = Op::answered("user1", &format!("POST /v1/events/ev/holds/{token}/checkout"), (1, 2), 200, None);
         op.outcome = status.map_or(Outcome::Unknown("timed out".into()), Outcome::Status);
         op
     }
 
-    fn snap_with_order_of(token: &str) -> Snapshot {
+    fn snap_with_order_of(token: HoldToken) -> Snapshot {
         let order: Order = serde_json::from_value(json!({
             "event_id": "ev", "order_id": uuid::Uuid::from_u128(7), "holder_id": "user1", "hold_token": token,
             "seat_ids": ["s1"], "amount_cents": 100, "status": OrderStatus::Pending, "payment_op_id": uuid::Uuid::from_u128(9),

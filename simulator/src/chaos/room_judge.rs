@@ -42,7 +42,7 @@ pub struct RoomFacts<'a> {
     /// The events with a room.
     pub events: &'a [EventId],
     /// Each user's tier (absent: the public).
-    pub tiers: &'a BTreeMap<String, u8>,
+    pub tiers: &'a BTreeMap<UserId, u8>,
     /// The system clock's epoch ms at the history's 0.
     pub epoch_start_ms: i64,
     /// The final orders.
@@ -154,7 +154,7 @@ fn must_precede(policy: Policy, opens_at_ms: i64, u: (&Arrival, u8), v: (&Arriva
 /// Admissions out of the room's order.
 pub fn order(arrivals: &BTreeMap<(EventId, UserId), Arrival>, facts: &RoomFacts) -> Vec<Finding> {
     let mut found = Vec::new();
-    let tier = |user: &str| facts.tiers.get(user).copied().unwrap_or(u8::MAX);
+    let tier = |user: &UserId| facts.tiers.get(user).copied().unwrap_or(u8::MAX);
     for event in facts.events {
         let here: Vec<(&UserId, &Arrival)> =
             arrivals.iter().filter(|((e, _), _)| e == event).map(|((_, u), a)| (u, a)).collect();

@@ -18,7 +18,7 @@ use super::log::{ChaosFault, FaultLog};
 use super::room::ChaosRoom;
 use crate::world::user::UserParams;
 use booking::clock::{Clock, SystemClock};
-use booking::model::{EventId, SeatId};
+use booking::model::{EventId, HoldToken, SeatId};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
@@ -172,7 +172,7 @@ impl Buyer {
         &mut self,
         client: &str,
         event: &EventId,
-        hold_token: &str,
+        hold_token: HoldToken,
         seats: &[SeatId],
         admission: Option<&str>,
     ) -> Option<String> {
@@ -241,11 +241,14 @@ async fn shop(b: &mut Buyer, event: &EventId, seats: &[SeatId], admission: &str,
             b.think().await;
             continue;
         }
-        let hold_token = held["hold_token"].as_str().unwrap_or_default().to_string();
+        let Some(hold_token) = held["hold_token"].as_str().and_then(|t| t.parse::<HoldToken>().ok()) else {
+            b.think().await;
+            continue;
+        };
         b.think().await;
         let roll: f64 = b.rng.random();
         if roll < b.cfg.user.checkout_share {
-            if let Some(order) = b.checkout(&name, event, &hold_token, &want, Some(admission)).await {
+            if let Some(order) = b.checkout(&name, event, hold_token, &want, Some(admission)).await {
                 return SessionEnd::Purchased(order);
             }
         } else if roll >= b.cfg.user.checkout_share + b.cfg.user.abandon_share {
@@ -362,7 +365,9 @@ async fn intruder(k: usize, seed: u64, cfg: Arc<RoomWorkloadConfig>, api: Api, l
             && let Some(hold_token) = held["hold_token"].as_str()
         {
             b.log.record(ChaosFault::Note, format!("{client} was granted a hold without an admission on {event}"));
-            let _ = b.checkout(&client, event, hold_token, &seat, None).await;
+            if let Ok(hold_token) = hold_token.parse::<HoldToken>() {
+                let _ = b.checkout(&client, event, hold_token, &seat, None).await;
+            }
         }
         b.pause(INTRUSION_MS).await;
     }

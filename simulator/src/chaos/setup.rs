@@ -121,7 +121,7 @@ pub(super) struct People {
     /// The room in front of every event (waiting-room runs).
     pub(super) room: Option<room::ChaosRoom>,
     /// Users with a members' credential, by name (priority rooms).
-    pub(super) tiers: BTreeMap<String, u8>,
+    pub(super) tiers: BTreeMap<UserId, u8>,
 }
 
 impl People {
@@ -170,14 +170,14 @@ pub(super) async fn create_events(
     let mut tiers = BTreeMap::new();
     let tokens = (0..users)
         .map(|i| {
-            let sub = format!("user{i}");
+            let sub = UserId::from(format!("user{i}"));
             let member = room.is_some_and(|r| r.policy == booking::admission::room::Policy::Priority)
                 && rng.random_bool(room.map(|r| r.member_share).unwrap_or(0.0));
             let tier = member.then_some(0u8);
             if let Some(t) = tier {
                 tiers.insert(sub.clone(), t);
             }
-            auth.issue(&Claims { sub: UserId::from(sub), events: vec!["*".into()], exp_ms: far, admin: false, tier })
+            auth.issue(&Claims { sub, events: vec!["*".into()], exp_ms: far, admin: false, tier })
         })
         .collect();
     Ok(People { events, tokens, room, tiers })

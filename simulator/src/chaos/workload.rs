@@ -7,7 +7,7 @@
 use super::client::{Api, Resp};
 use super::log::{ChaosFault, FaultLog};
 use crate::world::user::UserParams;
-use booking::model::{EventId, SeatId};
+use booking::model::{EventId, HoldToken, SeatId};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
@@ -132,7 +132,7 @@ async fn user(i: usize, seed: u64, cfg: Arc<WorkloadConfig>, api: Api, token: St
     let auth = [("authorization", format!("Bearer {token}"))];
     let (a_lo, a_hi) = cfg.user.arrival_ms;
     tokio::time::sleep(Duration::from_millis(rng.random_range(a_lo.min(a_hi)..=a_hi).min(cfg.duration_ms / 2))).await;
-    let mut old_holds: Vec<(EventId, String, Vec<SeatId>)> = Vec::new();
+    let mut old_holds: Vec<(EventId, HoldToken, Vec<SeatId>)> = Vec::new();
     let mut flows = 0;
     while log.now_ms() < cfg.duration_ms && flows < cfg.user.max_flows {
         flows += 1;
@@ -145,12 +145,13 @@ async fn user(i: usize, seed: u64, cfg: Arc<WorkloadConfig>, api: Api, token: St
         };
         let (path, body) = (format!("/v1/events/{event}/holds"), Some(json!({"seat_ids": seats})));
         let held = api.send_keeping(&name, slot, "POST", &path, &auth, body, super::hold_life::hold_fact).await;
-        let hold_token = match &held {
-            Ok(r) if r.status == 201 => r.body["hold_token"].as_str().unwrap_or_default().to_string(),
-            _ => {
-                tokio::time::sleep(think(&mut rng, &cfg)).await;
-                continue;
-            }
+        let granted = match &held {
+            Ok(r) if r.status == 201 => r.body["hold_token"].as_str().and_then(|t| t.parse::<HoldToken>().ok()),
+            _ => None,
+        };
+        let Some(hold_token) = granted else {
+            tokio::time::sleep(think(&mut rng, &cfg)).await;
+            continue;
         };
         let held_at = tokio::time::Instant::now();
         tokio::time::sleep(think(&mut rng, &cfg)).await;
@@ -163,7 +164,7 @@ async fn user(i: usize, seed: u64, cfg: Arc<WorkloadConfig>, api: Api, token: St
         let roll: f64 = rng.random();
         // Whether this hold's token is spent for good: checked out into an order, or released.
         let spent = if roll < cfg.user.checkout_share {
-            let ordered = checkout(&mut rng, &cfg, &api, &who, &auth, &event, &hold_token, &seats).await;
+            let ordered = checkout(&mut rng, &cfg, &api, &who, &auth, &event, hold_token, &seats).await;
             if let Some(p) = cfg.user.stale_replay
                 && rng.random_bool(p.clamp(0.0, 1.0))
                 && let Some((e, t, s)) = old_holds.get(rng.random_range(0..old_holds.len().max(1)))
@@ -203,7 +204,7 @@ async fn checkout(
     name: &str,
     auth: &[(&str, String); 1],
     event: &EventId,
-    hold_token: &str,
+    hold_token: HoldToken,
     seats: &[SeatId],
 ) -> bool {
     let key = Uuid::from_u128(rng.random()).to_string();

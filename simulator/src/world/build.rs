@@ -419,9 +419,9 @@ fn world_params(cfg: &WorldConfig, events: &[(EventId, Vec<SeatId>)]) -> crate::
 }
 
 /// A user's bearer token: every event, longer than any run, a priority tier if a member.
-fn user_token(auth: &Authenticator, user: &str, tier: Option<u8>) -> String {
+fn user_token(auth: &Authenticator, user: &UserId, tier: Option<u8>) -> String {
     auth.issue(&Claims {
-        sub: UserId::from(user),
+        sub: user.clone(),
         events: vec!["*".into()],
         exp_ms: EPOCH_MS + USER_TOKEN_TTL_MS,
         admin: false,
@@ -447,16 +447,11 @@ fn install_users(
         let actors: Vec<Actor> = (c..cfg.users)
             .step_by(cfg.client_hosts)
             .map(|u| {
-                let user = format!("u{u:05}");
+                let user = UserId::from(format!("u{u:05}"));
                 let clients =
                     services.iter().map(|s| SimClient::new(format!("{s}:{SERVICE_PORT}"), CLIENT_TIMEOUT)).collect();
-                Actor::new(
-                    UserId::from(&user),
-                    user_token(&auth, &user, None),
-                    clients,
-                    recorder.clone(),
-                    host_seed(seed, &user),
-                )
+                let (token, user_seed) = (user_token(&auth, &user, None), host_seed(seed, &user));
+                Actor::new(user, token, clients, recorder.clone(), user_seed)
             })
             .collect();
         let (params, seen) = (params.clone(), seen.clone());
@@ -501,15 +496,15 @@ fn install_room_users(
         let actors: Vec<Actor> = (c..cfg.users)
             .step_by(cfg.client_hosts)
             .map(|u| {
-                let user = format!("u{u:06}");
+                let user = UserId::from(format!("u{u:06}"));
                 let user_seed = host_seed(seed, &user);
                 // A member with `member_share`, drawn from the user's own stream (not its actor's).
                 let member = ((user_seed >> 11) as f64 / (1u64 << 53) as f64) < room.member_share;
                 if member {
-                    recorder.world(WorldFact::Credential { user: UserId::from(&user), tier: MEMBER_TIER });
+                    recorder.world(WorldFact::Credential { user: user.clone(), tier: MEMBER_TIER });
                 }
                 let token = user_token(&auth, &user, member.then_some(MEMBER_TIER));
-                Actor::new(UserId::from(&user), token, clients.clone(), recorder.clone(), user_seed)
+                Actor::new(user, token, clients.clone(), recorder.clone(), user_seed)
             })
             .collect();
         let (params, shared) = (params.clone(), shared.clone());
@@ -546,18 +541,12 @@ fn install_probers(
         services.iter().map(|s| SimClient::new(format!("{s}:{SERVICE_PORT}"), CLIENT_TIMEOUT)).collect();
     let mut pairs = Vec::new();
     for i in 0..cfg.probers {
-        let users = [format!("p{i:04}"), format!("p{i:04}b"), format!("p{i:04}c")];
+        let users = [format!("p{i:04}"), format!("p{i:04}b"), format!("p{i:04}c")].map(UserId::from);
         for u in &users {
-            recorder.world(WorldFact::Prober { user: UserId::from(u) });
+            recorder.world(WorldFact::Prober { user: u.clone() });
         }
-        let actor = |u: &str| {
-            Actor::new(
-                UserId::from(u),
-                user_token(&auth, u, None),
-                clients.clone(),
-                recorder.clone(),
-                host_seed(seed, u),
-            )
+        let actor = |u: &UserId| {
+            Actor::new(u.clone(), user_token(&auth, u, None), clients.clone(), recorder.clone(), host_seed(seed, u))
         };
         pairs.push((actor(&users[0]), actor(&users[1]), actor(&users[2]), prober_kit(cfg, events, &auth, &users[0])));
     }
@@ -581,11 +570,11 @@ fn prober_kit(
     cfg: &WorldConfig,
     events: &[(EventId, Vec<SeatId>)],
     auth: &Authenticator,
-    user: &str,
+    user: &UserId,
 ) -> crate::world::prober::ProberKit {
     let forger = Authenticator::new(b"not-the-holdfast-token-secret", Arc::new(SimClock::new(0)));
-    let claims = |sub: &str, events: Vec<String>, exp_ms: i64, admin: bool| Claims {
-        sub: sub.into(),
+    let claims = |sub: &UserId, events: Vec<String>, exp_ms: i64, admin: bool| Claims {
+        sub: sub.clone(),
         events,
         exp_ms,
         admin,
@@ -594,7 +583,7 @@ fn prober_kit(
     let until = EPOCH_MS + USER_TOKEN_TTL_MS;
     crate::world::prober::ProberKit {
         events: events.to_vec(),
-        admin_token: auth.issue(&claims("operator", vec!["*".into()], until, true)),
+        admin_token: auth.issue(&claims(&UserId::from("operator"), vec!["*".into()], until, true)),
         scoped_token: auth.issue(&claims(user, vec![crate::world::prober::SCOPED_TO.into()], until, false)),
         expired_token: auth.issue(&claims(user, vec!["*".into()], EPOCH_MS, false)),
         forged_token: forger.issue(&claims(user, vec!["*".into()], until, false)),

@@ -22,11 +22,11 @@ fn user(name: &str) -> UserId {
     UserId::from(name)
 }
 
-fn ids(seats: &[&str]) -> Vec<SeatId> {
-    seats.iter().map(|s| SeatId::from(*s)).collect()
+fn ids(names: &[&str]) -> Vec<SeatId> {
+    names.iter().map(|s| SeatId::from(*s)).collect()
 }
 
-fn available(seat_id: &str) -> Seat {
+fn available(seat_id: impl Into<SeatId>) -> Seat {
     Seat {
         event_id: "ev".into(),
         seat_id: seat_id.into(),
@@ -40,7 +40,7 @@ fn available(seat_id: &str) -> Seat {
     }
 }
 
-fn held(seat_id: &str, token: u128, holder: &str, expires_at_ms: i64) -> Seat {
+fn held(seat_id: impl Into<SeatId>, token: u128, holder: impl Into<UserId>, expires_at_ms: i64) -> Seat {
     Seat {
         state: SeatState::Held,
         hold_token: Some(tok(token)),
@@ -50,7 +50,7 @@ fn held(seat_id: &str, token: u128, holder: &str, expires_at_ms: i64) -> Seat {
     }
 }
 
-fn pending(seat_id: &str, token: u128, holder: &str) -> Seat {
+fn pending(seat_id: impl Into<SeatId>, token: u128, holder: impl Into<UserId>) -> Seat {
     Seat {
         state: SeatState::PaymentPending,
         order_id: Some(OrderId::from_u128(70)),

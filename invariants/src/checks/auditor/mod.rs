@@ -251,6 +251,7 @@ mod tests {
     use super::*;
     use crate::trace::{RoomEvent, Trace};
     use booking::admission::room::Policy;
+    use booking::model::UserId;
 
     /// A deployment of one host, its model's settings small and round.
     pub(super) fn cfg() -> Config {
@@ -281,10 +282,10 @@ mod tests {
         t.into_events()
     }
 
-    fn admitted(user: &str) -> RoomEvent {
+    fn admitted(user: UserId) -> RoomEvent {
         RoomEvent::Admitted {
             event_id: "ev".into(),
-            user: user.into(),
+            user,
             session_id: booking::model::SessionId::nil(),
             expires_at_ms: 9_000,
         }
@@ -300,28 +301,32 @@ mod tests {
             session_ttl_ms: 8_000,
             seed: String::new(),
         };
-        let joined =
-            |u: &str, at: i64| RoomEvent::Joined { event_id: "ev".into(), user: u.into(), tier: 0, now_ms: at };
+        let joined = |user: UserId, at: i64| RoomEvent::Joined { event_id: "ev".into(), user, tier: 0, now_ms: at };
         let details = |events: &[(i64, RoomEvent)]| -> Vec<String> {
             check_auditor(&Snapshot::default(), &room_trace(events), &cfg()).into_iter().map(|v| v.detail).collect()
         };
         let fair = [
             (0, opened.clone()),
-            (0, joined("a", 0)),
-            (0, joined("b", 0)),
-            (1_000, admitted("a")),
-            (1_000, admitted("b")),
+            (0, joined("a".into(), 0)),
+            (0, joined("b".into(), 0)),
+            (1_000, admitted("a".into())),
+            (1_000, admitted("b".into())),
         ];
         assert_eq!(details(&fair), Vec::<String>::new());
-        let unfair = [(0, opened.clone()), (0, joined("a", 0)), (0, joined("b", 0)), (1_000, admitted("b"))];
+        let unfair = [
+            (0, opened.clone()),
+            (0, joined("a".into(), 0)),
+            (0, joined("b".into(), 0)),
+            (1_000, admitted("b".into())),
+        ];
         assert!(details(&unfair)[0].contains("admission #1 went to b"), "{:?}", details(&unfair));
-        let early = [(0, opened.clone()), (0, joined("a", 0)), (999, admitted("a"))];
+        let early = [(0, opened.clone()), (0, joined("a".into(), 0)), (999, admitted("a".into()))];
         assert!(details(&early)[0].contains("before ev's sale opened"));
         let sold = [
             (0, opened),
-            (0, joined("a", 0)),
+            (0, joined("a".into(), 0)),
             (1_000, RoomEvent::SoldOut { event_id: "ev".into() }),
-            (1_000, admitted("a")),
+            (1_000, admitted("a".into())),
         ];
         assert!(details(&sold)[0].contains("after ev sold out"));
     }

@@ -27,7 +27,7 @@ pub const MAX_ADMISSION_TOKEN_BYTES: usize = 2048;
 /// A request in flight.
 #[derive(Debug)]
 pub(super) struct OpRecord<'a> {
-    client: &'a str,
+    client: &'a UserId,
     /// The request as sent.
     sent: &'a ClientOp,
     /// A raw request as the surface read it (`None` for typed operations).
@@ -108,7 +108,7 @@ impl<'a> Auditor<'a> {
     }
 
     /// The gate's answer for `op` at host time `now_ms`, if `op` meets the gate.
-    fn gate(&self, client: &str, op: Option<&ClientOp>, now_ms: i64) -> Option<Result<SessionId, ProblemKind>> {
+    fn gate(&self, client: &UserId, op: Option<&ClientOp>, now_ms: i64) -> Option<Result<SessionId, ProblemKind>> {
         let (event_id, token, what) = gated(op?)?;
         self.admissions
             .has_room(event_id)
@@ -119,7 +119,7 @@ impl<'a> Auditor<'a> {
         &mut self,
         e: &'a TraceEvent,
         op_id: OpId,
-        client: &'a str,
+        client: &'a UserId,
         op: &'a ClientOp,
         host: Option<u32>,
     ) {
@@ -168,7 +168,7 @@ impl<'a> Auditor<'a> {
         if let StoreCall::Order { answer: Ok(order), .. } = &linked.call
             && room_call
             && rec.calls.is_empty()
-            && order.holder_id == rec.client
+            && order.holder_id == *rec.client
             && self.admissions.ended_by(&order.event_id, rec.client, order.hold_token, &order.idempotency_key)
         {
             let rec = self.ops.get_mut(&op_id).expect("looked up");
@@ -179,7 +179,7 @@ impl<'a> Auditor<'a> {
         if rec.calls.is_empty()
             && let Some(Err(kind)) = self.gate(rec.client, rec.op(), host_now)
         {
-            let subject = Subject::Request { op_id, client: UserId::from(rec.client) };
+            let subject = Subject::Request { op_id, client: rec.client.clone() };
             let f = Finding::new(
                 subject,
                 format!("reached the store past the waiting room's gate, which refuses it ({kind})"),
@@ -194,7 +194,7 @@ impl<'a> Auditor<'a> {
             StoreCall::BeginPayment { req, answer: Ok(BeginPaymentOutcome { replayed: false, .. }) },
         ) = (rec.op().and_then(gated), &linked.call)
         {
-            let (event_id, client) = (event_id.to_string(), rec.client);
+            let (event_id, client) = (event_id.clone(), rec.client);
             self.admissions.purchased(&event_id, client, req.hold_token, &req.idempotency_key);
         }
         let rec = self.ops.get_mut(&op_id).expect("looked up");
@@ -241,7 +241,7 @@ impl<'a> Auditor<'a> {
         };
         let detail = detail.or(reopen).or_else(|| retry_hint(&e.kind, from, to));
         if let Some(detail) = detail {
-            self.report(Finding::new(Subject::Request { op_id, client: UserId::from(rec.client) }, detail), rec.seqs);
+            self.report(Finding::new(Subject::Request { op_id, client: rec.client.clone() }, detail), rec.seqs);
         }
     }
 

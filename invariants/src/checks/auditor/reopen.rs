@@ -16,8 +16,8 @@ use booking::model::{EventId, OrderId, OrderStatus, UserId};
 impl Auditor<'_> {
     /// The order that ended `user`'s session on `event_id`, if it has come to
     /// nothing in the store model (the session is then due to reopen).
-    pub(super) fn undone_purchase(&self, event_id: &EventId, user: &str) -> Option<OrderId> {
-        let key = (EventId::from(event_id), UserId::from(user));
+    pub(super) fn undone_purchase(&self, event_id: &EventId, user: &UserId) -> Option<OrderId> {
+        let key = (event_id.clone(), user.clone());
         let Some(SessionEnd::Purchased { order_id, .. }) = self.admissions.sessions.get(&key)?.ended else {
             return None;
         };
@@ -33,11 +33,11 @@ impl Auditor<'_> {
     pub(super) fn missed_reopen(
         &self,
         event_id: &EventId,
-        user: &str,
+        user: &UserId,
         order_id: OrderId,
         to_ms: i64,
     ) -> Option<String> {
-        let key = (EventId::from(event_id), UserId::from(user));
+        let key = (event_id.clone(), user.clone());
         let s = self.admissions.sessions.get(&key)?;
         let still_ended = matches!(s.ended, Some(SessionEnd::Purchased { order_id: o, .. }) if o == order_id);
         (still_ended && s.expires_at_ms > to_ms).then(|| {
@@ -96,12 +96,12 @@ mod tests {
             (OrderStatus::Compensating, true),
         ] {
             a.store.orders.insert(("ev".into(), order_id), order(order_id, status));
-            assert_eq!(a.undone_purchase(&"ev".into(), "u"), undone.then_some(order_id), "{status}");
+            assert_eq!(a.undone_purchase(&"ev".into(), &"u".into()), undone.then_some(order_id), "{status}");
         }
-        assert!(a.missed_reopen(&"ev".into(), "u", order_id, 4_999).is_some(), "still ended before its expiry");
-        assert!(a.missed_reopen(&"ev".into(), "u", order_id, 5_000).is_none(), "expired: nothing to give back");
+        assert!(a.missed_reopen(&"ev".into(), &"u".into(), order_id, 4_999).is_some(), "still ended before its expiry");
+        assert!(a.missed_reopen(&"ev".into(), &"u".into(), order_id, 5_000).is_none(), "expired: nothing to give back");
         a.admissions.observe(&RoomEvent::Reopened { event_id: "ev".into(), user: "u".into(), session_id });
-        assert!(a.missed_reopen(&"ev".into(), "u", order_id, 4_999).is_none(), "reopened");
-        assert_eq!(a.undone_purchase(&"ev".into(), "u"), None);
+        assert!(a.missed_reopen(&"ev".into(), &"u".into(), order_id, 4_999).is_none(), "reopened");
+        assert_eq!(a.undone_purchase(&"ev".into(), &"u".into()), None);
     }
 }

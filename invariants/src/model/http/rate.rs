@@ -12,6 +12,7 @@
 //! until the host's next minute starts, rounded up, at least 1 — for some
 //! moment of the span.
 
+use booking::model::UserId;
 use std::collections::BTreeMap;
 
 /// The length of one window, ms.
@@ -29,7 +30,7 @@ struct Attempt {
 /// The attempts every host's limiter has counted.
 #[derive(Debug, Default)]
 pub struct Limiter {
-    attempts: BTreeMap<(u32, String), Vec<Attempt>>,
+    attempts: BTreeMap<(u32, UserId), Vec<Attempt>>,
 }
 
 /// What the limit says of one attempt.
@@ -46,8 +47,8 @@ pub enum Verdict {
 impl Limiter {
     /// The verdict on an attempt by `user` at `host` whose span on the
     /// host's clock is `from_ms..=to_ms`, with `per_minute` allowed.
-    pub fn judge(&self, host: u32, user: &str, from_ms: i64, to_ms: i64, per_minute: u32) -> Verdict {
-        let earlier = self.attempts.get(&(host, user.to_string())).map(Vec::as_slice).unwrap_or(&[]);
+    pub fn judge(&self, host: u32, user: &UserId, from_ms: i64, to_ms: i64, per_minute: u32) -> Verdict {
+        let earlier = self.attempts.get(&(host, user.clone())).map(Vec::as_slice).unwrap_or(&[]);
         let (first, last) = (from_ms.div_euclid(WINDOW_MS), to_ms.div_euclid(WINDOW_MS));
         let per = per_minute as usize;
         let mut all_refuse = true;
@@ -72,8 +73,8 @@ impl Limiter {
     }
 
     /// Counts an attempt that met the limiter and passed it (`surely`), or may have.
-    pub fn count(&mut self, host: u32, user: &str, from_ms: i64, to_ms: i64, surely: bool) {
-        self.attempts.entry((host, user.to_string())).or_default().push(Attempt { from_ms, to_ms, surely });
+    pub fn count(&mut self, host: u32, user: &UserId, from_ms: i64, to_ms: i64, surely: bool) {
+        self.attempts.entry((host, user.clone())).or_default().push(Attempt { from_ms, to_ms, surely });
     }
 
     /// Host `host` restarted: its counts are gone.
@@ -123,23 +124,24 @@ mod tests {
 
     #[test]
     fn refusals_are_certain_only_when_every_possible_minute_is_full() {
+        let (u, v) = (UserId::from("u"), UserId::from("v"));
         let mut l = Limiter::default();
-        assert_eq!(l.judge(0, "u", 10, 20, 2), Verdict::Passes);
-        l.count(0, "u", 10, 20, true);
-        l.count(0, "u", 30, 40, true);
-        assert_eq!(l.judge(0, "u", 50, 60, 2), Verdict::Refused);
-        assert_eq!(l.judge(1, "u", 50, 60, 2), Verdict::Passes, "per host");
-        assert_eq!(l.judge(0, "v", 50, 60, 2), Verdict::Passes, "per user");
-        assert_eq!(l.judge(0, "u", 59_990, 60_010, 2), Verdict::Maybe, "the span reaches the next minute");
-        assert_eq!(l.judge(0, "u", 60_000, 60_010, 2), Verdict::Passes, "a new minute");
+        assert_eq!(l.judge(0, &u, 10, 20, 2), Verdict::Passes);
+        l.count(0, &u, 10, 20, true);
+        l.count(0, &u, 30, 40, true);
+        assert_eq!(l.judge(0, &u, 50, 60, 2), Verdict::Refused);
+        assert_eq!(l.judge(1, &u, 50, 60, 2), Verdict::Passes, "per host");
+        assert_eq!(l.judge(0, &v, 50, 60, 2), Verdict::Passes, "per user");
+        assert_eq!(l.judge(0, &u, 59_990, 60_010, 2), Verdict::Maybe, "the span reaches the next minute");
+        assert_eq!(l.judge(0, &u, 60_000, 60_010, 2), Verdict::Passes, "a new minute");
         let mut m = Limiter::default();
-        m.count(0, "u", 59_990, 60_010, true);
+        m.count(0, &u, 59_990, 60_010, true);
         assert_eq!(
-            m.judge(0, "u", 60_020, 60_030, 1),
+            m.judge(0, &u, 60_020, 60_030, 1),
             Verdict::Maybe,
             "the earlier one may have counted in either minute"
         );
         m.forget(0);
-        assert_eq!(m.judge(0, "u", 60_020, 60_030, 1), Verdict::Passes);
+        assert_eq!(m.judge(0, &u, 60_020, 60_030, 1), Verdict::Passes);
     }
 }

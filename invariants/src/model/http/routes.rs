@@ -34,7 +34,7 @@ use crate::model::standing::Standing;
 use crate::model::{ModelConfig, shown};
 use crate::store_call::StoreCall;
 use crate::trace::OpResult;
-use booking::model::{CompensationId, EventId, PaymentOpId};
+use booking::model::{CompensationId, EventId, PaymentOpId, UserId};
 use booking::payment::webhook::{WebhookEvent, WebhookKind};
 use booking::problem_kind::ProblemKind;
 use booking::store::{CompensationOutcome, CreateEvent};
@@ -73,7 +73,13 @@ fn no_calls(calls: &[Linked], e: Expected) -> Result<Expected, String> {
 }
 
 /// The answer `route` must get.
-pub fn expect(route: &Route, raw: &Raw<'_>, client: &str, ctx: &Ctx<'_>, calls: &[Linked]) -> Result<Expected, String> {
+pub fn expect(
+    route: &Route,
+    raw: &Raw<'_>,
+    client: &UserId,
+    ctx: &Ctx<'_>,
+    calls: &[Linked],
+) -> Result<Expected, String> {
     let calls_of: Vec<&StoreCall> = calls.iter().map(|l| &l.call).collect();
     match route {
         Route::CreateEvent { event_id, seat_ids, price_cents } => {

@@ -19,10 +19,10 @@ fn op(client: &str, request: &str, start_ms: u64, end_ms: u64, status: u16, deta
 }
 
 /// A queue answer at `at`: `state`, and for an admission the expiry of one admitted at `admitted_ms`.
-fn queue(user: &str, method: &str, (start, end): (u64, u64), state: &str, admitted_ms: Option<i64>) -> Op {
+fn queue(user: &UserId, method: &str, (start, end): (u64, u64), state: &str, admitted_ms: Option<i64>) -> Op {
     let expires = admitted_ms.map(|a| booking::admission::token::rfc3339_ms(a + TTL_MS));
     op(
-        user,
+        user.as_str(),
         &format!("{method} /v1/events/ev/queue"),
         start,
         end,
@@ -31,7 +31,7 @@ fn queue(user: &str, method: &str, (start, end): (u64, u64), state: &str, admitt
     )
 }
 
-fn judge_ops(ops: &[Op], room: &ChaosRoom, tiers: &BTreeMap<String, u8>) -> Vec<Finding> {
+fn judge_ops(ops: &[Op], room: &ChaosRoom, tiers: &BTreeMap<UserId, u8>) -> Vec<Finding> {
     let events = vec![booking::model::EventId::from("ev")];
     let joined = BTreeMap::new();
     let facts = RoomFacts { room, events: &events, tiers, epoch_start_ms: 0, orders: &[], joined: &joined };
@@ -61,25 +61,25 @@ fn fifo_joiners_are_admitted_in_real_time_order() {
     let tiers = BTreeMap::new();
     // a's join was answered (at 20) before b's was sent (30): a goes first.
     let in_order = [
-        queue("a", "POST", (10, 20), "waiting", None),
-        queue("b", "POST", (30, 40), "waiting", None),
-        queue("a", "GET", (100, 110), "admitted", Some(90)),
-        queue("b", "GET", (200, 210), "admitted", Some(190)),
+        queue(&"a".into(), "POST", (10, 20), "waiting", None),
+        queue(&"b".into(), "POST", (30, 40), "waiting", None),
+        queue(&"a".into(), "GET", (100, 110), "admitted", Some(90)),
+        queue(&"b".into(), "GET", (200, 210), "admitted", Some(190)),
     ];
     assert!(judge_ops(&in_order, &r, &tiers).is_empty());
     let out_of_order = [
-        queue("a", "POST", (10, 20), "waiting", None),
-        queue("b", "POST", (30, 40), "waiting", None),
-        queue("b", "GET", (100, 110), "admitted", Some(90)),
-        queue("a", "GET", (200, 210), "admitted", Some(190)),
+        queue(&"a".into(), "POST", (10, 20), "waiting", None),
+        queue(&"b".into(), "POST", (30, 40), "waiting", None),
+        queue(&"b".into(), "GET", (100, 110), "admitted", Some(90)),
+        queue(&"a".into(), "GET", (200, 210), "admitted", Some(190)),
     ];
     assert_eq!(invariants(&judge_ops(&out_of_order, &r, &tiers)), ["admission-order"]);
     // Overlapping joins may go either way.
     let concurrent = [
-        queue("a", "POST", (10, 40), "waiting", None),
-        queue("b", "POST", (30, 50), "waiting", None),
-        queue("b", "GET", (100, 110), "admitted", Some(90)),
-        queue("a", "GET", (200, 210), "admitted", Some(190)),
+        queue(&"a".into(), "POST", (10, 40), "waiting", None),
+        queue(&"b".into(), "POST", (30, 50), "waiting", None),
+        queue(&"b".into(), "GET", (100, 110), "admitted", Some(90)),
+        queue(&"a".into(), "GET", (200, 210), "admitted", Some(190)),
     ];
     assert!(judge_ops(&concurrent, &r, &tiers).is_empty());
 }
@@ -87,14 +87,14 @@ fn fifo_joiners_are_admitted_in_real_time_order() {
 #[test]
 fn a_first_attempt_that_went_unanswered_still_counts_as_sent() {
     let r = room(Policy::Fifo, 0);
-    let mut lost = queue("b", "POST", (15, 5_015), "waiting", None);
+    let mut lost = queue(&"b".into(), "POST", (15, 5_015), "waiting", None);
     lost.outcome = Outcome::Unknown("timed out".into());
     let ops = [
         lost,
-        queue("a", "POST", (10, 20), "waiting", None),
-        queue("b", "POST", (5_100, 5_110), "waiting", None),
-        queue("b", "GET", (5_200, 5_210), "admitted", Some(90)),
-        queue("a", "GET", (5_300, 5_310), "admitted", Some(190)),
+        queue(&"a".into(), "POST", (10, 20), "waiting", None),
+        queue(&"b".into(), "POST", (5_100, 5_110), "waiting", None),
+        queue(&"b".into(), "GET", (5_200, 5_210), "admitted", Some(90)),
+        queue(&"a".into(), "GET", (5_300, 5_310), "admitted", Some(190)),
     ];
     // b's first attempt (sent at 15) may have joined before a's answer (20).
     assert!(judge_ops(&ops, &r, &BTreeMap::new()).is_empty());
@@ -103,19 +103,19 @@ fn a_first_attempt_that_went_unanswered_still_counts_as_sent() {
 #[test]
 fn members_waiting_go_before_the_public() {
     let r = room(Policy::Priority, 0);
-    let tiers: BTreeMap<String, u8> = [("m".to_string(), 0)].into();
+    let tiers: BTreeMap<UserId, u8> = [(UserId::from("m"), 0)].into();
     let ops = [
-        queue("p", "POST", (10, 20), "waiting", None),
-        queue("m", "POST", (30, 40), "waiting", None),
-        queue("p", "GET", (100, 110), "admitted", Some(90)),
-        queue("m", "GET", (200, 210), "admitted", Some(190)),
+        queue(&"p".into(), "POST", (10, 20), "waiting", None),
+        queue(&"m".into(), "POST", (30, 40), "waiting", None),
+        queue(&"p".into(), "GET", (100, 110), "admitted", Some(90)),
+        queue(&"m".into(), "GET", (200, 210), "admitted", Some(190)),
     ];
     assert_eq!(invariants(&judge_ops(&ops, &r, &tiers)), ["admission-order"], "m waited when p was admitted");
     let ops = [
-        queue("p", "POST", (10, 20), "waiting", None),
-        queue("p", "GET", (100, 110), "admitted", Some(90)),
-        queue("m", "POST", (130, 140), "waiting", None),
-        queue("m", "GET", (200, 210), "admitted", Some(190)),
+        queue(&"p".into(), "POST", (10, 20), "waiting", None),
+        queue(&"p".into(), "GET", (100, 110), "admitted", Some(90)),
+        queue(&"m".into(), "POST", (130, 140), "waiting", None),
+        queue(&"m".into(), "GET", (200, 210), "admitted", Some(190)),
     ];
     assert!(judge_ops(&ops, &r, &tiers).is_empty(), "m joined after p's admission");
 }
@@ -125,17 +125,17 @@ fn a_lottery_orders_pre_opening_joiners_freely_and_ahead_of_later_arrivals() {
     let r = room(Policy::Lottery, 1_000);
     let tiers = BTreeMap::new();
     let drawn_freely = [
-        queue("a", "POST", (10, 20), "awaiting_draw", None),
-        queue("b", "POST", (30, 40), "awaiting_draw", None),
-        queue("b", "GET", (1_100, 1_110), "admitted", Some(1_050)),
-        queue("a", "GET", (1_300, 1_310), "admitted", Some(1_250)),
+        queue(&"a".into(), "POST", (10, 20), "awaiting_draw", None),
+        queue(&"b".into(), "POST", (30, 40), "awaiting_draw", None),
+        queue(&"b".into(), "GET", (1_100, 1_110), "admitted", Some(1_050)),
+        queue(&"a".into(), "GET", (1_300, 1_310), "admitted", Some(1_250)),
     ];
     assert!(judge_ops(&drawn_freely, &r, &tiers).is_empty());
     let late_first = [
-        queue("a", "POST", (10, 20), "awaiting_draw", None),
-        queue("c", "POST", (1_030, 1_040), "waiting", None),
-        queue("c", "GET", (1_100, 1_110), "admitted", Some(1_050)),
-        queue("a", "GET", (1_300, 1_310), "admitted", Some(1_250)),
+        queue(&"a".into(), "POST", (10, 20), "awaiting_draw", None),
+        queue(&"c".into(), "POST", (1_030, 1_040), "waiting", None),
+        queue(&"c".into(), "GET", (1_100, 1_110), "admitted", Some(1_050)),
+        queue(&"a".into(), "GET", (1_300, 1_310), "admitted", Some(1_250)),
     ];
     assert_eq!(invariants(&judge_ops(&late_first, &r, &tiers)), ["admission-order"]);
 }
@@ -143,7 +143,8 @@ fn a_lottery_orders_pre_opening_joiners_freely_and_ahead_of_later_arrivals() {
 #[test]
 fn a_user_left_waiting_breaks_liveness_and_one_told_sold_out_does_not() {
     let r = room(Policy::Fifo, 0);
-    let ops = [queue("a", "POST", (10, 20), "waiting", None), queue("b", "POST", (10, 20), "sold_out", None)];
+    let ops =
+        [queue(&"a".into(), "POST", (10, 20), "waiting", None), queue(&"b".into(), "POST", (10, 20), "sold_out", None)];
     let found = judge_ops(&ops, &r, &BTreeMap::new());
     assert_eq!(invariants(&found), ["queue-liveness"]);
     assert!(found[0].1.contains("a on ev"), "{found:?}");

@@ -20,12 +20,13 @@ use super::{Probe, ProberKit};
 use crate::world::recorder::Recorder;
 use crate::world::sim_clock::EPOCH_MS;
 use crate::world::user::Actor;
-use booking::model::{EventId, HoldToken, MAX_SEATS_PER_HOLD, OrderId, SeatId, SeatState};
+use booking::model::{
+    CompensationId, EventId, HoldToken, MAX_SEATS_PER_HOLD, OrderId, PaymentOpId, SeatId, SeatState, UserId,
+};
 use booking::payment::webhook::sign;
 use invariants::trace::{ClientOp, Credential, OpResult};
 use serde_json::json;
 use std::time::Duration;
-use uuid::Uuid;
 
 /// The instants a boundary is met at, in ticks of the simulation from it: one before, at, one after.
 pub const BOUNDARY_TICKS: [i64; 3] = [-1, 0, 1];
@@ -214,12 +215,12 @@ async fn takeover_at_deadline(a: &mut Actor, b: &mut Actor, kit: &ProberKit, ev:
 pub async fn conflicting_webhooks(a: &mut Actor, kit: &ProberKit) {
     let list = a.probe(Probe::user("GET", "/v1/admin/unresolved").as_(Credential::Admin), kit).await;
     let Some((200, body)) = list else { return };
-    let charged: Vec<Uuid> = body["orders"]
+    let charged: Vec<PaymentOpId> = body["orders"]
         .as_array()
         .into_iter()
         .flatten()
         .filter(|o| matches!(o["status"].as_str(), Some("compensating" | "compensation_failed")))
-        .filter_map(|o| o["payment_op_id"].as_str().and_then(|id| Uuid::parse_str(id).ok()))
+        .filter_map(|o| o["payment_op_id"].as_str().and_then(|id| id.parse::<PaymentOpId>().ok()))
         .take(2)
         .collect();
     for payment in charged {
@@ -230,7 +231,14 @@ pub async fn conflicting_webhooks(a: &mut Actor, kit: &ProberKit) {
 }
 
 /// A webhook event's JSON.
-fn webhook_event(user: &str, kind: &str, payment: Uuid, refund: Option<Uuid>, provider_id: &str, now: i64) -> String {
+fn webhook_event(
+    user: &UserId,
+    kind: &str,
+    payment: PaymentOpId,
+    refund: Option<CompensationId>,
+    provider_id: &str,
+    now: i64,
+) -> String {
     json!({
         "provider_event_id": format!("evt_probe_{user}_{kind}_{payment}"),
         "sequence": 1,
@@ -259,13 +267,14 @@ fn signed(kit: &ProberKit, body: String, at_ms: i64) -> Probe {
 }
 
 /// Webhook probes: unsigned, stale, oversized, and signed ones the service must refuse (or accept and ignore).
-pub fn webhooks(kit: &ProberKit, user: &str) -> Vec<Probe> {
+pub fn webhooks(kit: &ProberKit, user: &UserId) -> Vec<Probe> {
     let now = EPOCH_MS + Recorder::now_ms();
-    let event = |kind: &str, payment: Uuid, refund: Option<Uuid>, provider_id: &str| {
+    let event = |kind: &str, payment: PaymentOpId, refund: Option<CompensationId>, provider_id: &str| {
         webhook_event(user, kind, payment, refund, provider_id, now)
     };
     let signed = |body: String, at_ms: i64| signed(kit, body, at_ms);
-    let unknown = Uuid::from_u128(0x0bad_f00d);
+    // A payment and a refund no order made.
+    let (unknown, unknown_refund) = (PaymentOpId::from_u128(0x0bad_f00d), CompensationId::from_u128(0x0bad_f00d));
     vec![
         Probe::user("POST", "/v1/webhooks/provider").as_(Credential::None).json(event(
             "payment_succeeded",
@@ -284,9 +293,9 @@ pub fn webhooks(kit: &ProberKit, user: &str) -> Vec<Probe> {
         signed(event("payment_succeeded", unknown, None, "pi_x"), now),
         signed(event("payment_succeeded", unknown, None, ""), now),
         signed(event("payment_failed", unknown, None, "pi_x"), now),
-        signed(event("refund_succeeded", unknown, Some(unknown), "pi_x"), now),
+        signed(event("refund_succeeded", unknown, Some(unknown_refund), "pi_x"), now),
         signed(event("refund_succeeded", unknown, None, "pi_x"), now),
-        signed(event("refund_failed", unknown, Some(unknown), "pi_x"), now),
+        signed(event("refund_failed", unknown, Some(unknown_refund), "pi_x"), now),
         signed(format!("{{\"pad\":\"{}\"}}", "x".repeat(20 * 1024)), now),
     ]
 }

@@ -7,6 +7,7 @@ use super::{Probe, ProberKit};
 use booking::http::api::{
     MAX_LISTED_SEATS, MAX_SEAT_RANGE_FIRST, MAX_SEAT_RANGE_LEN, MAX_SEAT_RANGE_PREFIX_LEN, MAX_SEAT_RANGES,
 };
+use booking::model::UserId;
 use invariants::trace::Credential;
 use serde_json::json;
 
@@ -16,7 +17,7 @@ const NO_SEAT: &str = "no-such-seat";
 const NO_EVENT: &str = "no-such-event";
 
 /// Every probe of `kit`'s world, for prober `user`.
-pub fn all(kit: &ProberKit, user: &str) -> Vec<Probe> {
+pub fn all(kit: &ProberKit, user: &UserId) -> Vec<Probe> {
     let mut out = surface(kit);
     out.extend(store_and_operations(kit));
     out.extend(super::flows::webhooks(kit, user));

@@ -10,7 +10,7 @@ fn spec(policy: Policy) -> RoomSpec {
     RoomSpec { policy, opens_at_ms: OPEN_MS, target_active_sessions: 3, session_ttl_ms: TTL_MS }
 }
 
-fn joined(user: &str, tier: u8, at: i64, seq: i64) -> JournalUser {
+fn joined(user: impl Into<UserId>, tier: u8, at: i64, seq: i64) -> JournalUser {
     JournalUser { user_id: user.into(), tier, first_joined: (at, seq), joined: (at, seq), session: None }
 }
 
@@ -46,7 +46,7 @@ fn sessions_come_back_and_expire_by_their_time() {
 #[test]
 fn a_lottery_redraws_its_pre_opening_joiners_by_the_same_seed() {
     let seed = [3u8; 32];
-    let early: Vec<JournalUser> = (0..8).map(|i| joined(&format!("u{i}"), 0, 100 + i, i)).collect();
+    let early: Vec<JournalUser> = (0..8).map(|i| joined(format!("u{i}"), 0, 100 + i, i)).collect();
     let mut users = early.clone();
     users.push(joined("late", 0, OPEN_MS + 1, 50));
     // u3 was admitted; u5 was admitted, bought, and joined again after opening.

@@ -35,7 +35,7 @@ fn available() -> Seat {
     }
 }
 
-fn held(token: u128, holder: &str, expires_at_ms: i64) -> Seat {
+fn held(token: u128, holder: impl Into<UserId>, expires_at_ms: i64) -> Seat {
     Seat {
         state: S::Held,
         hold_token: Some(tok(token)),
