@@ -94,22 +94,7 @@ pub fn expect(
             Ok(answer.as_ref().map_or_else(|e| Expected::refused(e.kind), |_| ok(201)))
         }
         Route::OpenRoom { event_id, body } => open_room(event_id, body, ctx, &calls_of),
-        Route::Join { event_id } => no_calls(
-            calls,
-            match ctx.admissions.room(event_id) {
-                None => Expected::refused(ProblemKind::NoWaitingRoom),
-                // A new arrival (never joined, or their session is over) finds the sale sold out.
-                Some(r)
-                    if r.sold_out
-                        && (!r.joined.contains(client)
-                            || ctx.admissions.standing(event_id, client, ctx.host_now_ms)
-                                == Some(Standing::SessionEnded)) =>
-                {
-                    Expected::refused(ProblemKind::SoldOut)
-                }
-                Some(_) => ok(200),
-            },
-        ),
+        Route::Join { event_id } => no_calls(calls, join(event_id, client, ctx)),
         Route::QueueStatus { event_id } => no_calls(
             calls,
             match ctx.admissions.room(event_id) {
@@ -146,6 +131,22 @@ pub fn expect(
             let fields = ["info", "openapi", "paths"].map(String::from).to_vec();
             no_calls(calls, Expected::Answered(200, OpResult::Answered { fields, body: None }))
         }
+    }
+}
+
+/// The answer `client`'s join of `event_id`'s room must get.
+fn join(event_id: &EventId, client: &UserId, ctx: &Ctx<'_>) -> Expected {
+    match ctx.admissions.room(event_id) {
+        None => Expected::refused(ProblemKind::NoWaitingRoom),
+        // A new arrival (never joined, or their session is over) finds the sale sold out.
+        Some(r)
+            if r.sold_out
+                && (!r.joined.contains(client)
+                    || ctx.admissions.standing(event_id, client, ctx.host_now_ms) == Some(Standing::SessionEnded)) =>
+        {
+            Expected::refused(ProblemKind::SoldOut)
+        }
+        Some(_) => ok(200),
     }
 }
 
