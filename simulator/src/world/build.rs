@@ -594,7 +594,7 @@ fn prober_kit(
         max_body_bytes: ServiceConfig::default().max_body_bytes,
         active_until_ms: cfg.fault_ms,
         give_up_at_ms: cfg.fault_ms + cfg.settle_ms,
-        store_outage: cfg.store_outage.map(|o| (o.from_ms, o.to_ms)),
+        store_outage: crate::world::fault_kind::store_outage::window(&cfg.faults).map(|w| (w.from_ms, w.to_ms)),
         room: cfg.waiting_room.map(|r| crate::world::prober::room::RoomKit {
             policy: match r.policy {
                 booking::admission::room::Policy::Fifo => "fifo",

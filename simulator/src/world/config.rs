@@ -1,7 +1,7 @@
 //! What one world is made of: its configuration (built from a scenario by
 //! [`crate::world::plan`]) and the seeds of its streams.
 
-use crate::world::fault_params::{CacheFault, CacheFaults, LinkFault, LinkFaults, StoreOutage, SweeperStall};
+use crate::world::fault_params::{CacheFault, CacheFaults, LinkFault, LinkFaults};
 use crate::world::faults::CrashFault;
 use crate::world::room_user::RoomWorld;
 use crate::world::user::UserParams;
@@ -46,15 +46,6 @@ pub struct WorldConfig {
     pub message_latency_ms: (u64, u64),
     /// Largest service-host clock skew, ms (each host draws one in ±skew).
     pub clock_skew_ms: i64,
-    /// Sweeper stalled between these simulated times.
-    pub sweeper_stall: Option<SweeperStall>,
-    /// The store unreachable between these simulated times.
-    pub store_outage: Option<StoreOutage>,
-    /// When the waiting rooms' store stops, simulated ms (it comes back
-    /// without a room `rooms_down_ms` later).
-    pub rooms_lost_at_ms: Option<u64>,
-    /// How long the waiting rooms' store is unreachable before it comes back empty, ms.
-    pub rooms_down_ms: u64,
     /// The planted bug, if any (see `simulator plants`).
     pub plant: Option<Plant>,
     /// The payment workflow's settings.

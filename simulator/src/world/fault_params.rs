@@ -39,22 +39,24 @@ pub struct CacheFault {
     pub mode: CacheMode,
 }
 
-/// The sweeper skips its passes from `from_ms` to `to_ms` (simulated ms).
+/// A window of simulated time, ms after the world starts: from `from_ms`
+/// to `to_ms` (exclusive).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct SweeperStall {
-    /// Start of the stall, ms after the world starts.
+pub struct MsWindow {
+    /// Its start.
     pub from_ms: u64,
-    /// End of the stall (exclusive), ms after the world starts.
+    /// Its end (exclusive).
     pub to_ms: u64,
 }
 
-/// The store is unreachable from `from_ms` to `to_ms` (simulated ms).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct StoreOutage {
-    /// Start of the outage, ms after the world starts.
-    pub from_ms: u64,
-    /// End of the outage (exclusive), ms after the world starts.
-    pub to_ms: u64,
+impl MsWindow {
+    /// A scenario's window (`from_ms`, `to_ms` validated `0 <= from_ms < to_ms`).
+    pub fn of(from_ms: i64, to_ms: i64) -> Self {
+        MsWindow {
+            from_ms: u64::try_from(from_ms).expect("validated start"),
+            to_ms: u64::try_from(to_ms).expect("validated end"),
+        }
+    }
 }
 
 /// A paused client: a user who checks out pauses first with `probability`,

@@ -48,7 +48,7 @@ pub use build::SELF_TEST_PANIC_VAR;
 pub fn run(cfg: &WorldConfig, seed: u64) -> RunOutcome {
     let schedule = schedule::draw(cfg, seed);
     let mut world = build::build(cfg, seed, &schedule);
-    let mut nemeses = Nemeses::new(&schedule, &world);
+    let mut nemeses = Nemeses::new(cfg, &schedule, &world);
     crate::world::panic_note::install();
     let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let brownout = cfg.provider_window_ms.map(|(from, to)| (from, to, &cfg.provider));

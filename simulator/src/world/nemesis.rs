@@ -7,6 +7,7 @@
 //! faults, the sweeper's stall, seat-map cache faults).
 
 use crate::world::build::World;
+use crate::world::config::WorldConfig;
 use crate::world::fault_kind::KINDS;
 use crate::world::fault_kind::crash_after_commit::CrashNemesis;
 use crate::world::recorder::Recorder;
@@ -43,12 +44,12 @@ pub struct Nemeses {
 }
 
 impl Nemeses {
-    /// The nemeses that carry out `schedule` on `world`.
-    pub fn new(schedule: &FaultSchedule, world: &World) -> Self {
+    /// The nemeses that carry out `cfg`'s faults and `schedule` on `world`.
+    pub fn new(cfg: &WorldConfig, schedule: &FaultSchedule, world: &World) -> Self {
         let restart_after_ms = schedule.crash.as_ref().map(|c| c.restart_after_ms);
         Nemeses {
             crash: CrashNemesis::new(world.switches.clone(), restart_after_ms),
-            others: KINDS.iter().filter_map(|kind| kind.nemesis(schedule, world)).collect(),
+            others: KINDS.iter().filter_map(|kind| kind.nemesis(cfg, schedule, world)).collect(),
         }
     }
 

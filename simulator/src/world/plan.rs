@@ -3,7 +3,7 @@
 //! or the users. Swarm scenarios switch and weigh faults per seed.
 
 use crate::world::config::WorldConfig;
-use crate::world::fault_params::{CacheFault, CacheFaults, LinkFault, LinkFaults, PausedClients, SweeperStall};
+use crate::world::fault_params::{CacheFault, CacheFaults, LinkFault, LinkFaults, PausedClients};
 use crate::world::faults::CrashFault;
 use crate::world::faulty_cache::CacheMode;
 use crate::world::room_user::RoomWorld;
@@ -104,16 +104,6 @@ impl Plan {
             link_faults: link_faults(&f),
             message_latency_ms: message_latency_ms(f.network.as_ref()),
             clock_skew_ms: f.clock_skew.as_ref().map(|c| c.max_skew_ms).unwrap_or(0),
-            sweeper_stall: f
-                .sweeper_stall
-                .as_ref()
-                .map(|st| SweeperStall { from_ms: st.from_ms as u64, to_ms: st.to_ms as u64 }),
-            store_outage: f
-                .store_outage
-                .as_ref()
-                .map(|o| crate::world::fault_params::StoreOutage { from_ms: o.from_ms as u64, to_ms: o.to_ms as u64 }),
-            rooms_lost_at_ms: f.rooms_lost.as_ref().map(|r| r.at_ms as u64),
-            rooms_down_ms: f.rooms_lost.as_ref().map_or(0, |r| r.down_ms as u64),
             plant: self.plant,
             workflow: workflow_config(s),
             tick_ms: TICK_MS,

@@ -4,7 +4,9 @@
 //! Faults whose moments do not depend on what the system does are drawn
 //! here in full: each service host's clock skew, every link fault (when it
 //! starts and ends, which link, cut or held), every seat-map cache fault
-//! (when, and which: down, stale, poisoned) and the sweeper's stall window.
+//! (when, and which: down, stale, poisoned). The windows a scenario fixes
+//! itself (the sweeper's stall, the store's outage, the rooms' loss) are
+//! their kinds' own, which describe them ([`crate::world::fault_kind`]).
 //! The others are policies whose moments depend on the run itself, drawn at
 //! the moment from a stream of their own seeded by the same seed: a crash
 //! after a commit (each host's stream, per commit at the scenario's points),
@@ -14,9 +16,7 @@
 
 use crate::world::config::{WorldConfig, host_seed};
 use crate::world::fault_kind::KINDS;
-use crate::world::fault_params::{
-    CacheFault, CacheFaults, HostSkew, LinkFault, LinkMode, PausedClients, StoreOutage, SweeperStall,
-};
+use crate::world::fault_params::{CacheFault, CacheFaults, HostSkew, LinkFault, LinkMode, PausedClients};
 use crate::world::faults::CrashFault;
 use crate::world::faulty_cache::CacheMode;
 use booking::fake_provider::ProviderFaults;
@@ -35,15 +35,6 @@ pub struct FaultSchedule {
     pub clock_skews: Vec<HostSkew>,
     /// Link faults, by start time.
     pub link_faults: Vec<LinkFault>,
-    /// The sweeper's stall window.
-    pub sweeper_stall: Option<SweeperStall>,
-    /// The store's outage window.
-    pub store_outage: Option<StoreOutage>,
-    /// When the waiting rooms' store stops, ms after the world starts; it
-    /// comes back without a room `rooms_down_ms` later.
-    pub rooms_lost_at_ms: Option<u64>,
-    /// How long the waiting rooms' store is unreachable before it comes back empty, ms.
-    pub rooms_down_ms: u64,
     /// Seat-map cache faults, by start time, one at a time.
     pub cache_faults: Vec<CacheFault>,
     /// Crash after commit (a policy: each host's stream decides per commit).
@@ -141,10 +132,6 @@ pub fn draw(cfg: &WorldConfig, seed: u64) -> FaultSchedule {
         fault_phase_ms: cfg.fault_ms,
         clock_skews,
         link_faults,
-        sweeper_stall: cfg.sweeper_stall,
-        store_outage: cfg.store_outage,
-        rooms_lost_at_ms: cfg.rooms_lost_at_ms,
-        rooms_down_ms: cfg.rooms_down_ms,
         cache_faults,
         crash: cfg.crash.clone(),
         paused_clients: cfg.user.pause,
@@ -192,18 +179,6 @@ impl fmt::Display for FaultSchedule {
         }
         for c in &self.cache_faults {
             writeln!(f, "  seat-map cache {}: from {} to {} ms", c.mode.as_str(), c.start_ms, c.end_ms)?;
-        }
-        if let Some(s) = self.sweeper_stall {
-            writeln!(f, "  sweeper stalled: from {} to {} ms", s.from_ms, s.to_ms)?;
-        }
-        if let Some(o) = self.store_outage {
-            writeln!(f, "  store unreachable: from {} to {} ms", o.from_ms, o.to_ms)?;
-        }
-        if let Some(at) = self.rooms_lost_at_ms {
-            match self.rooms_down_ms {
-                0 => writeln!(f, "  waiting rooms lost by their store at {at} ms")?,
-                d => writeln!(f, "  waiting rooms' store down from {at} to {} ms, then back without a room", at + d)?,
-            }
         }
         if let Some(c) = &self.crash {
             let points: Vec<String> = c.points.iter().map(ToString::to_string).collect();

@@ -4,6 +4,7 @@
 
 use super::Strike;
 use crate::world::build::World;
+use crate::world::config::WorldConfig;
 use crate::world::fault_params::CacheFault;
 use crate::world::faulty_cache::{CacheMode, CacheSwitch};
 use crate::world::nemesis::{Nemesis, Stage};
@@ -59,7 +60,7 @@ impl Nemesis for CacheNemesis {
 pub struct Kind;
 
 impl Strike for Kind {
-    fn nemesis(&self, schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
+    fn nemesis(&self, _cfg: &WorldConfig, schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
         Some(Box::new(CacheNemesis::new(schedule.cache_faults.clone(), world.cache_switch.clone())))
     }
 }

@@ -17,8 +17,9 @@ use std::sync::Arc;
 /// One fault kind's hooks into a world; each does nothing unless the kind says otherwise.
 pub trait Strike: Sync {
     /// The nemesis that carries the kind out from outside the hosts, if it
-    /// has one (the world steps it after every turmoil step).
-    fn nemesis(&self, _schedule: &FaultSchedule, _world: &World) -> Option<Box<dyn Nemesis>> {
+    /// has one (the world steps it after every turmoil step), from its table
+    /// in `cfg.faults` or the seed's `schedule`.
+    fn nemesis(&self, _cfg: &WorldConfig, _schedule: &FaultSchedule, _world: &World) -> Option<Box<dyn Nemesis>> {
         None
     }
 

@@ -4,6 +4,7 @@
 
 use super::Strike;
 use crate::world::build::World;
+use crate::world::config::WorldConfig;
 use crate::world::fault_params::{LinkFault, LinkMode};
 use crate::world::nemesis::{Nemesis, Stage};
 use crate::world::schedule::FaultSchedule;
@@ -69,7 +70,7 @@ impl Nemesis for LinkNemesis {
 pub struct Kind;
 
 impl Strike for Kind {
-    fn nemesis(&self, schedule: &FaultSchedule, _world: &World) -> Option<Box<dyn Nemesis>> {
+    fn nemesis(&self, _cfg: &WorldConfig, schedule: &FaultSchedule, _world: &World) -> Option<Box<dyn Nemesis>> {
         Some(Box::new(LinkNemesis::new(schedule.link_faults.clone())))
     }
 }

@@ -1,5 +1,5 @@
 //! The waiting rooms' store down, then back without a room: at the
-//! schedule's moment it stops answering (every call fails, as Redis
+//! scenario's moment it stops answering (every call fails, as Redis
 //! stopped), and `down_ms` later it comes back having forgotten every room,
 //! as a restart without persistence does (at once when `down_ms` is 0).
 //! While it is down every call on a room's event must fail closed; once
@@ -9,6 +9,7 @@
 
 use super::Strike;
 use crate::world::build::World;
+use crate::world::config::WorldConfig;
 use crate::world::nemesis::{Nemesis, Stage};
 use crate::world::recording_rooms::RecordingRooms;
 use crate::world::schedule::FaultSchedule;
@@ -51,11 +52,25 @@ impl Nemesis for RoomsNemesis {
     }
 }
 
-/// `faults.rooms_lost`'s part in a world: its nemesis.
+/// `faults.rooms_lost`'s part in a world: its nemesis and its plan line.
 pub struct Kind;
 
 impl Strike for Kind {
-    fn nemesis(&self, schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
-        Some(Box::new(RoomsNemesis::new(schedule.rooms_lost_at_ms, schedule.rooms_down_ms, world.rooms.clone())))
+    fn nemesis(&self, cfg: &WorldConfig, _schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
+        let (at_ms, down_ms) = moments(&cfg.faults).unzip();
+        Some(Box::new(RoomsNemesis::new(at_ms, down_ms.unwrap_or(0), world.rooms.clone())))
     }
+
+    fn describe(&self, faults: &scenarios::Faults) -> Option<String> {
+        Some(match moments(faults)? {
+            (at, 0) => format!("waiting rooms lost by their store at {at} ms"),
+            (at, d) => format!("waiting rooms' store down from {at} to {} ms, then back without a room", at + d),
+        })
+    }
+}
+
+/// When the rooms' store stops and for how long, ms, if the seed's faults say so.
+fn moments(faults: &scenarios::Faults) -> Option<(u64, u64)> {
+    let r = faults.rooms_lost.as_ref()?;
+    Some((u64::try_from(r.at_ms).expect("validated moment"), u64::try_from(r.down_ms).expect("validated length")))
 }

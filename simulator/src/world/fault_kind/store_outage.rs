@@ -1,9 +1,10 @@
 //! The store's outage: every store call of every service host fails, as
-//! when the database is unreachable, within the schedule's window.
+//! when the database is unreachable, within the scenario's window.
 
 use super::Strike;
 use crate::world::build::World;
-use crate::world::fault_params::StoreOutage;
+use crate::world::config::WorldConfig;
+use crate::world::fault_params::MsWindow;
 use crate::world::nemesis::{Nemesis, Stage};
 use crate::world::schedule::FaultSchedule;
 use invariants::trace::FaultEvent;
@@ -12,13 +13,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Flips the store's outage switch at the window's edges.
 pub struct OutageNemesis {
-    window: Option<StoreOutage>,
+    window: Option<MsWindow>,
     down: Arc<AtomicBool>,
 }
 
 impl OutageNemesis {
     /// Takes the store down through `down` (the faulty store's switch) within `window`.
-    pub fn new(window: Option<StoreOutage>, down: Arc<AtomicBool>) -> Self {
+    pub fn new(window: Option<MsWindow>, down: Arc<AtomicBool>) -> Self {
         Self { window, down }
     }
 }
@@ -35,11 +36,20 @@ impl Nemesis for OutageNemesis {
     }
 }
 
-/// `faults.store_outage`'s part in a world: its nemesis.
+/// `faults.store_outage`'s part in a world: its nemesis and its plan line.
 pub struct Kind;
 
 impl Strike for Kind {
-    fn nemesis(&self, schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
-        Some(Box::new(OutageNemesis::new(schedule.store_outage, world.store_down.clone())))
+    fn nemesis(&self, cfg: &WorldConfig, _schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
+        Some(Box::new(OutageNemesis::new(window(&cfg.faults), world.store_down.clone())))
     }
+
+    fn describe(&self, faults: &scenarios::Faults) -> Option<String> {
+        window(faults).map(|w| format!("store unreachable: from {} to {} ms", w.from_ms, w.to_ms))
+    }
+}
+
+/// The outage's window, if the seed's faults have one.
+pub fn window(faults: &scenarios::Faults) -> Option<MsWindow> {
+    faults.store_outage.as_ref().map(|o| MsWindow::of(o.from_ms, o.to_ms))
 }

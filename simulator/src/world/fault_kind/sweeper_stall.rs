@@ -1,9 +1,10 @@
 //! The sweeper's stall: every service host's sweeper skips its passes within
-//! the schedule's window.
+//! the scenario's window.
 
 use super::Strike;
 use crate::world::build::World;
-use crate::world::fault_params::SweeperStall;
+use crate::world::config::WorldConfig;
+use crate::world::fault_params::MsWindow;
 use crate::world::nemesis::{Nemesis, Stage};
 use crate::world::schedule::FaultSchedule;
 use invariants::trace::FaultEvent;
@@ -12,13 +13,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Flips the sweepers' stall switch at the window's edges.
 pub struct StallNemesis {
-    window: Option<SweeperStall>,
+    window: Option<MsWindow>,
     stalled: Arc<AtomicBool>,
 }
 
 impl StallNemesis {
     /// Stalls through `stalled` (the hosts' shared switch) within `window`.
-    pub fn new(window: Option<SweeperStall>, stalled: Arc<AtomicBool>) -> Self {
+    pub fn new(window: Option<MsWindow>, stalled: Arc<AtomicBool>) -> Self {
         Self { window, stalled }
     }
 }
@@ -35,11 +36,20 @@ impl Nemesis for StallNemesis {
     }
 }
 
-/// `faults.sweeper_stall`'s part in a world: its nemesis.
+/// `faults.sweeper_stall`'s part in a world: its nemesis and its plan line.
 pub struct Kind;
 
 impl Strike for Kind {
-    fn nemesis(&self, schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
-        Some(Box::new(StallNemesis::new(schedule.sweeper_stall, world.switches.sweeper_stalled.clone())))
+    fn nemesis(&self, cfg: &WorldConfig, _schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
+        Some(Box::new(StallNemesis::new(window(&cfg.faults), world.switches.sweeper_stalled.clone())))
     }
+
+    fn describe(&self, faults: &scenarios::Faults) -> Option<String> {
+        window(faults).map(|w| format!("sweeper stalled: from {} to {} ms", w.from_ms, w.to_ms))
+    }
+}
+
+/// The stall's window, if the seed's faults have one.
+fn window(faults: &scenarios::Faults) -> Option<MsWindow> {
+    faults.sweeper_stall.as_ref().map(|s| MsWindow::of(s.from_ms, s.to_ms))
 }
