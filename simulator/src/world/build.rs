@@ -7,7 +7,6 @@ use crate::world::client::SimClient;
 use crate::world::config::{WorldConfig, host_seed};
 use crate::world::deployment::{ADMISSION_SECRET, SERVICE_PORT, TOKEN_SECRET, WEBHOOK_SECRET};
 use crate::world::exchanges::Exchanges;
-use crate::world::fault_kind::KINDS;
 use crate::world::faults::{HostFaults, WorldSwitches};
 use crate::world::faulty_cache::{CacheSwitch, FaultyCache};
 use crate::world::net::SimListener;
@@ -106,7 +105,7 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
     let events = event_seats(cfg);
     let store_down = Arc::new(AtomicBool::new(false));
     let store = seeded_store(cfg, seed, &store_clock, &recorder, &events, &store_down);
-    let store = KINDS.iter().fold(store, |store, kind| kind.store(cfg, seed, store, &store_clock, &recorder));
+    let store = crate::world::fault_kind::store(cfg, seed, store, &store_clock, &recorder);
     let recording = cfg.waiting_room.map(|_| Arc::new(RecordingRooms::new(recorder.clone())));
     let rooms = cfg.waiting_room.zip(recording.clone()).map(|(r, rooms)| open_rooms(&r, &events, rooms, &recorder));
     // One seat-map cache for every service host, outside them as one Redis

@@ -8,7 +8,7 @@
 
 use crate::world::build::World;
 use crate::world::config::WorldConfig;
-use crate::world::fault_kind::KINDS;
+use crate::world::fault_kind;
 use crate::world::fault_kind::crash_after_commit::CrashNemesis;
 use crate::world::recorder::Recorder;
 use crate::world::schedule::FaultSchedule;
@@ -49,7 +49,7 @@ impl Nemeses {
         let restart_after_ms = schedule.crash.as_ref().map(|c| c.restart_after_ms);
         Nemeses {
             crash: CrashNemesis::new(world.switches.clone(), restart_after_ms),
-            others: KINDS.iter().filter_map(|kind| kind.nemesis(cfg, schedule, world)).collect(),
+            others: fault_kind::nemeses(cfg, schedule, world),
         }
     }
 

@@ -15,7 +15,6 @@
 //! names those policies too, so that it lists every fault the seed can meet.
 
 use crate::world::config::{WorldConfig, host_seed};
-use crate::world::fault_kind::KINDS;
 use crate::world::fault_params::{CacheFault, CacheFaults, HostSkew, LinkFault, LinkMode, PausedClients};
 use crate::world::faults::CrashFault;
 use crate::world::faulty_cache::CacheMode;
@@ -138,7 +137,7 @@ pub fn draw(cfg: &WorldConfig, seed: u64) -> FaultSchedule {
         stale_token_probability: cfg.user.stale_replay,
         provider: cfg.provider.clone(),
         message_latency_ms: cfg.message_latency_ms,
-        kind_policies: KINDS.iter().filter_map(|kind| kind.describe(&cfg.faults)).collect(),
+        kind_policies: crate::world::fault_kind::policies(&cfg.faults),
     }
 }
 

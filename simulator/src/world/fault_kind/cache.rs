@@ -57,10 +57,8 @@ impl Nemesis for CacheNemesis {
 }
 
 /// `faults.cache`'s part in a world: its nemesis.
-pub struct Kind;
-
-impl Strike for Kind {
-    fn nemesis(&self, _cfg: &WorldConfig, schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
+impl Strike for scenarios::CacheFaults {
+    fn nemesis(_cfg: &WorldConfig, schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
         Some(Box::new(CacheNemesis::new(schedule.cache_faults.clone(), world.cache_switch.clone())))
     }
 }

@@ -3,7 +3,5 @@
 
 use super::Strike;
 
-/// `faults.clock_skew`: no hook of its own.
-pub struct Kind;
-
-impl Strike for Kind {}
+/// `faults.clock_skew` has no hook of its own.
+impl Strike for scenarios::ClockSkew {}

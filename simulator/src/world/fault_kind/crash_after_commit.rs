@@ -65,6 +65,4 @@ impl Nemesis for CrashNemesis {
 /// before every other nemesis (the world asks it which hosts are down), so
 /// [`crate::world::nemesis::Nemeses`] builds it itself; a crash is decided
 /// at each commit by the host's injector ([`crate::world::faults`]).
-pub struct Kind;
-
-impl Strike for Kind {}
+impl Strike for scenarios::CrashAfterCommit {}

@@ -3,7 +3,5 @@
 
 use super::Strike;
 
-/// `faults.delayed_callback`: no hook of its own.
-pub struct Kind;
-
-impl Strike for Kind {}
+/// `faults.delayed_callback` has no hook of its own.
+impl Strike for scenarios::DelayedCallback {}

@@ -67,10 +67,8 @@ impl Nemesis for LinkNemesis {
 }
 
 /// `faults.network`'s part in a world: its nemesis.
-pub struct Kind;
-
-impl Strike for Kind {
-    fn nemesis(&self, _cfg: &WorldConfig, schedule: &FaultSchedule, _world: &World) -> Option<Box<dyn Nemesis>> {
+impl Strike for scenarios::Network {
+    fn nemesis(_cfg: &WorldConfig, schedule: &FaultSchedule, _world: &World) -> Option<Box<dyn Nemesis>> {
         Some(Box::new(LinkNemesis::new(schedule.link_faults.clone())))
     }
 }

@@ -3,7 +3,5 @@
 
 use super::Strike;
 
-/// `faults.paused_client`: no hook of its own.
-pub struct Kind;
-
-impl Strike for Kind {}
+/// `faults.paused_client` has no hook of its own.
+impl Strike for scenarios::PausedClient {}

@@ -3,7 +3,5 @@
 
 use super::Strike;
 
-/// `faults.provider`: no hook of its own.
-pub struct Kind;
-
-impl Strike for Kind {}
+/// `faults.provider` has no hook of its own.
+impl Strike for scenarios::Provider {}

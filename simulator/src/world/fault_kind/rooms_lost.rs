@@ -53,15 +53,13 @@ impl Nemesis for RoomsNemesis {
 }
 
 /// `faults.rooms_lost`'s part in a world: its nemesis and its plan line.
-pub struct Kind;
-
-impl Strike for Kind {
-    fn nemesis(&self, cfg: &WorldConfig, _schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
+impl Strike for scenarios::RoomsLost {
+    fn nemesis(cfg: &WorldConfig, _schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
         let (at_ms, down_ms) = moments(&cfg.faults).unzip();
         Some(Box::new(RoomsNemesis::new(at_ms, down_ms.unwrap_or(0), world.rooms.clone())))
     }
 
-    fn describe(&self, faults: &scenarios::Faults) -> Option<String> {
+    fn describe(faults: &scenarios::Faults) -> Option<String> {
         Some(match moments(faults)? {
             (at, 0) => format!("waiting rooms lost by their store at {at} ms"),
             (at, d) => format!("waiting rooms' store down from {at} to {} ms, then back without a room", at + d),

@@ -24,11 +24,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// `faults.slow_commit`: wraps the shared store.
-pub struct Kind;
-
-impl Strike for Kind {
+impl Strike for scenarios::SlowCommit {
     fn store(
-        &self,
         cfg: &WorldConfig,
         seed: u64,
         store: Arc<dyn Store>,
@@ -48,7 +45,7 @@ impl Strike for Kind {
         }
     }
 
-    fn describe(&self, faults: &scenarios::Faults) -> Option<String> {
+    fn describe(faults: &scenarios::Faults) -> Option<String> {
         let s = faults.slow_commit.as_ref()?;
         Some(format!("slow commit (per store write, its own stream): p={} waits {} ms", s.probability, s.delay_ms))
     }

@@ -3,7 +3,5 @@
 
 use super::Strike;
 
-/// `faults.stale_token`: no hook of its own.
-pub struct Kind;
-
-impl Strike for Kind {}
+/// `faults.stale_token` has no hook of its own.
+impl Strike for scenarios::StaleToken {}

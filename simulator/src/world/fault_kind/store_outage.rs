@@ -37,14 +37,12 @@ impl Nemesis for OutageNemesis {
 }
 
 /// `faults.store_outage`'s part in a world: its nemesis and its plan line.
-pub struct Kind;
-
-impl Strike for Kind {
-    fn nemesis(&self, cfg: &WorldConfig, _schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
+impl Strike for scenarios::StoreOutage {
+    fn nemesis(cfg: &WorldConfig, _schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
         Some(Box::new(OutageNemesis::new(window(&cfg.faults), world.store_down.clone())))
     }
 
-    fn describe(&self, faults: &scenarios::Faults) -> Option<String> {
+    fn describe(faults: &scenarios::Faults) -> Option<String> {
         window(faults).map(|w| format!("store unreachable: from {} to {} ms", w.from_ms, w.to_ms))
     }
 }

@@ -37,14 +37,12 @@ impl Nemesis for StallNemesis {
 }
 
 /// `faults.sweeper_stall`'s part in a world: its nemesis and its plan line.
-pub struct Kind;
-
-impl Strike for Kind {
-    fn nemesis(&self, cfg: &WorldConfig, _schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
+impl Strike for scenarios::SweeperStall {
+    fn nemesis(cfg: &WorldConfig, _schedule: &FaultSchedule, world: &World) -> Option<Box<dyn Nemesis>> {
         Some(Box::new(StallNemesis::new(window(&cfg.faults), world.switches.sweeper_stalled.clone())))
     }
 
-    fn describe(&self, faults: &scenarios::Faults) -> Option<String> {
+    fn describe(faults: &scenarios::Faults) -> Option<String> {
         window(faults).map(|w| format!("sweeper stalled: from {} to {} ms", w.from_ms, w.to_ms))
     }
 }
