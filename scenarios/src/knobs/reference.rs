@@ -5,7 +5,7 @@
 use super::{Bound, Check, KNOBS, Knob};
 
 /// The line before the rendered table in the README.
-pub const BEGIN: &str = "<!-- knob table: rendered from scenarios/src/knobs/table.rs -->";
+pub const BEGIN: &str = "<!-- knob table: rendered from scenarios/src/knobs/table.rs and scenarios/src/faults/ -->";
 /// The line after it.
 pub const END: &str = "<!-- end of knob table -->";
 

@@ -105,7 +105,7 @@ pub fn build(cfg: &WorldConfig, seed: u64, schedule: &FaultSchedule) -> World {
     let events = event_seats(cfg);
     let store_down = Arc::new(AtomicBool::new(false));
     let store = seeded_store(cfg, seed, &store_clock, &recorder, &events, &store_down);
-    let store = crate::world::fault_kind::store(cfg, seed, store, &store_clock, &recorder);
+    let store = crate::world::fault_kind::store(cfg, seed, store, &recorder);
     let recording = cfg.waiting_room.map(|_| Arc::new(RecordingRooms::new(recorder.clone())));
     let rooms = cfg.waiting_room.zip(recording.clone()).map(|(r, rooms)| open_rooms(&r, &events, rooms, &recorder));
     // One seat-map cache for every service host, outside them as one Redis

@@ -11,7 +11,6 @@ use crate::world::config::WorldConfig;
 use crate::world::nemesis::Nemesis;
 use crate::world::recorder::Recorder;
 use crate::world::schedule::FaultSchedule;
-use crate::world::sim_clock::SimClock;
 use booking::store::Store;
 use std::sync::Arc;
 
@@ -28,14 +27,8 @@ pub trait Strike {
 
     /// The shared store as every service host sees it: `store` (already
     /// traced: a call is recorded when the store answers it) with this
-    /// kind's wrapper around it, if any. `clock` is the store's.
-    fn store(
-        _cfg: &WorldConfig,
-        _seed: u64,
-        store: Arc<dyn Store>,
-        _clock: &SimClock,
-        _recorder: &Recorder,
-    ) -> Arc<dyn Store> {
+    /// kind's wrapper around it, if any.
+    fn store(_cfg: &WorldConfig, _seed: u64, store: Arc<dyn Store>, _recorder: &Recorder) -> Arc<dyn Store> {
         store
     }
 
@@ -63,10 +56,9 @@ macro_rules! declare_strikes {
             cfg: &WorldConfig,
             seed: u64,
             store: Arc<dyn Store>,
-            clock: &SimClock,
             recorder: &Recorder,
         ) -> Arc<dyn Store> {
-            $(let store = <scenarios::$table as Strike>::store(cfg, seed, store, clock, recorder);)+
+            $(let store = <scenarios::$table as Strike>::store(cfg, seed, store, recorder);)+
             store
         }
 

@@ -10,7 +10,6 @@
 use super::Strike;
 use crate::world::config::{WorldConfig, host_seed};
 use crate::world::recorder::Recorder;
-use crate::world::sim_clock::SimClock;
 use async_trait::async_trait;
 use booking::model::{
     Booking, Compensation, CompensationId, EventId, Order, OrderId, OutboxEvent, OutboxId, PaymentOp, PaymentOpId,
@@ -25,13 +24,7 @@ use std::time::Duration;
 
 /// `faults.slow_commit`: wraps the shared store.
 impl Strike for scenarios::SlowCommit {
-    fn store(
-        cfg: &WorldConfig,
-        seed: u64,
-        store: Arc<dyn Store>,
-        _clock: &SimClock,
-        recorder: &Recorder,
-    ) -> Arc<dyn Store> {
+    fn store(cfg: &WorldConfig, seed: u64, store: Arc<dyn Store>, recorder: &Recorder) -> Arc<dyn Store> {
         match &cfg.faults.slow_commit {
             Some(slow) => Arc::new(SlowCommitStore {
                 inner: store,
